@@ -1,0 +1,182 @@
+"""Sentence-aware passages capped at N tokens, and whole-document units truncated at a sentence boundary.
+
+Passage texts are exact slices of the document text, so character offsets and original order survive
+retrieval (DOS RAG packing and citations rely on both).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+from citesum.errors import ConfigError
+from citesum.tokens import Tokenizer
+from citesum.types import Document, Passage
+
+Unit = Literal["passage", "document"]
+UNITS: tuple[Unit, ...] = ("passage", "document")
+
+DEFAULT_PASSAGE_TOKENS = 100  # DOS RAG (Laitenberger et al.)
+DEFAULT_DOCUMENT_TOKENS = 1024  # hybrid RAG (Pratapa & Mitamura)
+
+# A sentence ends at . ! ? (plus closing quotes/brackets) followed by whitespace, or at a line break.
+_SENTENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+|\n\s*""")
+# Abbreviations whose period does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st vs etc e.g i.e u.s u.k inc ltd co corp no fig al approx dept est gen gov".split()
+)
+_CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+")
+_WORD_BREAK = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+def sentence_spans(text: str) -> list[Span]:
+    """Split ``text`` into sentence spans (whitespace between sentences is left out)."""
+    spans: list[Span] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.start()
+        # "Dr. Smith": the word before the period is a known abbreviation, keep going.
+        if match.group(0)[0] != "\n" and end > start:
+            last_word = text[start:end].rsplit(None, 1)[-1].rstrip(".").lower() if text[start:end].strip() else ""
+            if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
+                continue
+        _append_trimmed(text, start, end, spans)
+        start = match.end()
+    _append_trimmed(text, start, len(text), spans)
+    return spans
+
+
+def _append_trimmed(text: str, start: int, end: int, spans: list[Span]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append(Span(start, end))
+
+
+_SPLIT_LEVELS = (_CLAUSE_BREAK, _WORD_BREAK)
+
+
+def _split_long(
+    text: str, span: Span, max_tokens: int, tokenizer: Tokenizer, levels: tuple[re.Pattern[str], ...]
+) -> Iterator[Span]:
+    """Split a span longer than the cap: at , ; : first, then by words, then by tokens."""
+    for depth, pattern in enumerate(levels):
+        pieces = _pieces(text, span, pattern)
+        if len(pieces) > 1:
+            yield from _pack(text, pieces, max_tokens, tokenizer, levels[depth + 1 :])
+            return
+    # A single "word" longer than the cap (e.g. a base64 blob): cut by tokens.
+    start = span.start
+    while start < span.end:
+        piece = tokenizer.truncate(text[start : span.end], max_tokens) or text[start]
+        yield Span(start, start + len(piece))
+        start += len(piece)
+        while start < span.end and text[start].isspace():
+            start += 1
+
+
+def _pieces(text: str, span: Span, pattern: re.Pattern[str]) -> list[Span]:
+    pieces: list[Span] = []
+    start = span.start
+    for match in pattern.finditer(text, span.start, span.end):
+        _append_trimmed(text, start, match.start(), pieces)
+        start = match.end()
+    _append_trimmed(text, start, span.end, pieces)
+    return pieces
+
+
+def _pack(
+    text: str,
+    spans: list[Span],
+    max_tokens: int,
+    tokenizer: Tokenizer,
+    levels: tuple[re.Pattern[str], ...] = _SPLIT_LEVELS,
+) -> Iterator[Span]:
+    """Greedily join consecutive spans while the joined slice stays within ``max_tokens``."""
+    current: Span | None = None
+    for span in spans:
+        if tokenizer.count(text[span.start : span.end]) > max_tokens:
+            if current is not None:
+                yield current
+                current = None
+            yield from _split_long(text, span, max_tokens, tokenizer, levels)
+            continue
+        if current is None:
+            current = span
+        elif tokenizer.count(text[current.start : span.end]) <= max_tokens:
+            current = Span(current.start, span.end)
+        else:
+            yield current
+            current = span
+    if current is not None:
+        yield current
+
+
+def _make_passage(document: Document, ordinal: int, span: Span, tokenizer: Tokenizer) -> Passage:
+    text = document.text[span.start : span.end]
+    return Passage(
+        id=f"{document.id}::{ordinal}",
+        document_id=document.id,
+        ordinal=ordinal,
+        char_start=span.start,
+        char_end=span.end,
+        text=text,
+        token_count=tokenizer.count(text),
+    )
+
+
+def chunk_passages(document: Document, tokenizer: Tokenizer, max_tokens: int = DEFAULT_PASSAGE_TOKENS) -> list[Passage]:
+    """Sentence-aware passages of at most ``max_tokens`` tokens (DOS RAG's retrieval unit).
+
+    Example:
+        >>> from citesum.tokens import get_tokenizer
+        >>> doc = Document(id="d", title="d", text="One sentence. Another one.")
+        >>> [p.text for p in chunk_passages(doc, get_tokenizer(), max_tokens=100)]
+        ['One sentence. Another one.']
+    """
+    if max_tokens < 1:
+        raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+    spans = _pack(document.text, sentence_spans(document.text), max_tokens, tokenizer)
+    return [_make_passage(document, ordinal, span, tokenizer) for ordinal, span in enumerate(spans)]
+
+
+def document_unit(document: Document, tokenizer: Tokenizer, max_tokens: int = DEFAULT_DOCUMENT_TOKENS) -> list[Passage]:
+    """The whole document as one unit, truncated to ``max_tokens`` at a sentence boundary (hybrid RAG).
+
+    When even the first sentence is longer than the cap, it is cut at the token limit.
+    """
+    if max_tokens < 1:
+        raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+    text = document.text
+    spans = sentence_spans(text)
+    if not spans:
+        return []
+    end = spans[0].start
+    if tokenizer.count(text[spans[0].start : spans[-1].end]) <= max_tokens:
+        end = spans[-1].end
+    else:
+        for span in spans:
+            if tokenizer.count(text[spans[0].start : span.end]) > max_tokens:
+                break
+            end = span.end
+        if end == spans[0].start:
+            end = spans[0].start + len(tokenizer.truncate(text[spans[0].start : spans[0].end], max_tokens))
+    return [_make_passage(document, 0, Span(spans[0].start, end), tokenizer)]
+
+
+def make_units(document: Document, tokenizer: Tokenizer, unit: Unit, max_tokens: int) -> list[Passage]:
+    """Retrieval units of one document: ``passage`` chunks or one ``document`` unit."""
+    if unit == "passage":
+        return chunk_passages(document, tokenizer, max_tokens)
+    if unit == "document":
+        return document_unit(document, tokenizer, max_tokens)
+    raise ConfigError(f"unknown unit '{unit}'; choose one of: {', '.join(UNITS)}")

@@ -1,0 +1,44 @@
+"""citesum's exception hierarchy; lower-level errors are mapped into it at the edges."""
+
+from __future__ import annotations
+
+
+class CitesumError(Exception):
+    """Base class of every error citesum raises on purpose."""
+
+
+class ConfigError(CitesumError):
+    """An unknown strategy name, a bad option value or a missing optional dependency."""
+
+
+class MissingExtraError(ConfigError):
+    """An optional backend was requested but its extra is not installed."""
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{what} needs the optional dependency '{module}', which is not installed. "
+            f"Install it with: pip install 'citesum[{extra}]'"
+        )
+        self.extra = extra
+        self.module = module
+
+
+class IngestError(CitesumError):
+    """A file or record could not be turned into documents (the reason is user-facing)."""
+
+
+class IndexStoreError(CitesumError):
+    """The index directory is missing, corrupt or incompatible."""
+
+
+class IndexLockedError(IndexStoreError):
+    """Another process is writing to the index."""
+
+
+class IndexMismatchError(IndexStoreError):
+    """The index was built with another embedder, tokenizer or schema version."""
+
+
+def unknown_name_error(kind: str, name: str, valid: list[str]) -> ConfigError:
+    """Error for a registry lookup that failed, listing the valid names."""
+    return ConfigError(f"unknown {kind} '{name}'; choose one of: {', '.join(sorted(valid))}")

@@ -1,0 +1,151 @@
+"""Turn files and folders into documents, reporting every file: ingested, or skipped with the reason.
+
+Bad input never stops a run: each failure becomes a ``skipped`` line in the :class:`IngestReport`.
+
+Example:
+    >>> from citesum.ingest import ingest_paths
+    >>> documents, report = ingest_paths(["docs/"], include=["*.md"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from citesum.errors import IngestError
+from citesum.ingest.base import FileReport, IngestOptions, IngestReport
+from citesum.ingest.formats import READERS
+from citesum.types import Document
+
+__all__ = ["FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths", "ingest_file"]
+
+SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
+
+
+def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[Document], FileReport]:
+    """Read one file; never raises for bad content, the report says what went wrong."""
+    reader = READERS.get(path.suffix.lower())
+    if reader is None:
+        return [], FileReport(str(path), "skipped", reason=f"unsupported format '{path.suffix or path.name}'")
+    fmt = path.suffix.lower().lstrip(".")
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            raise IngestError("empty file (0 bytes)")
+        if size > options.max_bytes:
+            raise IngestError(f"file is {size:,} bytes, over the {options.max_bytes:,}-byte limit (--max-bytes)")
+        data = path.read_bytes()
+        documents, problems = reader(data, doc_id, path, options)
+    except IngestError as exc:
+        return [], FileReport(str(path), "skipped", reason=str(exc), format=fmt)
+    except PermissionError:
+        return [], FileReport(str(path), "skipped", reason="permission denied", format=fmt)
+    except OSError as exc:
+        return [], FileReport(str(path), "skipped", reason=f"cannot read ({exc.strerror or exc})", format=fmt)
+    except RecursionError:
+        return [], FileReport(str(path), "skipped", reason="content nested too deeply to parse", format=fmt)
+    reason = f"{len(problems)} part(s) left out: " + "; ".join(problems[:5]) if problems else ""
+    return documents, FileReport(str(path), "ingested", documents=len(documents), reason=reason, format=fmt)
+
+
+def _matches(relative: str, patterns: Sequence[str]) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _walk(root: Path, report: IngestReport) -> Iterator[Path]:
+    """Files under ``root`` in sorted order, following symlinks but never into a loop."""
+    seen: set[tuple[int, int]] = set()
+
+    def visit(directory: Path) -> Iterator[Path]:
+        try:
+            stat = directory.stat()
+        except OSError as exc:
+            reason = "symlink loop" if exc.errno == errno.ELOOP else f"cannot open folder ({exc.strerror})"
+            report.files.append(FileReport(str(directory), "skipped", reason=reason))
+            return
+        key = (stat.st_dev, stat.st_ino)
+        if key in seen:
+            report.files.append(FileReport(str(directory), "skipped", reason="symlink loop (folder already visited)"))
+            return
+        seen.add(key)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            reason = "permission denied" if isinstance(exc, PermissionError) else f"cannot list ({exc.strerror})"
+            report.files.append(FileReport(str(directory), "skipped", reason=reason))
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue  # hidden files and folders (.git, .DS_Store) are not documents
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+                is_file = entry.is_file(follow_symlinks=True)
+            except OSError as exc:
+                report.files.append(FileReport(str(path), "skipped", reason=f"cannot stat ({exc.strerror})"))
+                continue
+            if is_dir:
+                yield from visit(path)
+            elif is_file:
+                yield path
+            elif entry.is_symlink():
+                reason = "symlink loop" if _is_loop(path) else "broken symlink"
+                report.files.append(FileReport(str(path), "skipped", reason=reason))
+
+    yield from visit(root)
+
+
+def _is_loop(path: Path) -> bool:
+    try:
+        path.stat()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def ingest_paths(
+    paths: Iterable[str | Path],
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    options: IngestOptions | None = None,
+) -> tuple[list[Document], IngestReport]:
+    """Ingest files and folders (recursively). Globs match the path relative to the folder, or the file name.
+
+    Document ids are paths relative to the folder given (the file name for a single file), so re-ingesting
+    the same folder updates documents in place.
+    """
+    options = options or IngestOptions()
+    report = IngestReport()
+    documents: list[Document] = []
+    ids: dict[str, str] = {}
+    for given in paths:
+        root = Path(given)
+        if root.is_dir():
+            candidates = [(p, p.relative_to(root).as_posix()) for p in _walk(root, report)]
+        elif root.exists() or root.is_symlink():
+            candidates = [(root, root.name)]
+        else:
+            report.files.append(FileReport(str(root), "skipped", reason="no such file or folder"))
+            continue
+        for path, relative in candidates:
+            if include and not _matches(relative, include):
+                continue
+            if exclude and _matches(relative, exclude):
+                continue
+            found, file_report = ingest_file(path, relative, options)
+            clashes = [d.id for d in found if d.id in ids]
+            if clashes:
+                file_report = FileReport(
+                    str(path), "skipped", reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}"
+                )
+                found = []
+            for document in found:
+                ids[document.id] = str(path)
+            documents.extend(found)
+            report.files.append(file_report)
+    return documents, report

@@ -1,0 +1,115 @@
+"""Shared pieces of ingestion: limits, the per-file report, and robust text decoding."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from citesum.errors import IngestError
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+# Share of control characters above which "text" is really binary content.
+_BINARY_CONTROL_RATIO = 0.10
+_WESTERN = ("cp1252", "latin_1", "iso8859_15")
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """Limits and field names that apply to every file of one ingestion run."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    # .docx/.xlsx are zip files: refuse archives whose content would inflate past this (zip bombs).
+    max_uncompressed_bytes: int = 200 * 1024 * 1024
+    max_compression_ratio: float = 200.0
+    rows_per_block: int = 25
+    json_id_field: str = "id"
+    json_title_field: str = "title"
+    json_text_field: str = "text"
+
+
+@dataclass
+class FileReport:
+    """What happened to one file (or one record inside a file)."""
+
+    path: str
+    status: Literal["ingested", "skipped"]
+    documents: int = 0
+    reason: str = ""
+    format: str = ""
+
+
+@dataclass
+class IngestReport:
+    """Every file an ingestion run looked at, ingested or skipped with the reason."""
+
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def ingested(self) -> list[FileReport]:
+        return [f for f in self.files if f.status == "ingested"]
+
+    @property
+    def skipped(self) -> list[FileReport]:
+        return [f for f in self.files if f.status == "skipped"]
+
+    @property
+    def document_count(self) -> int:
+        return sum(f.documents for f in self.files)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "documents": self.document_count,
+                "ingested_files": len(self.ingested),
+                "skipped_files": len(self.skipped),
+                "files": [asdict(f) for f in self.files],
+            },
+            indent=2,
+        )
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for bytes that are not text in any encoding: NUL bytes or many control characters."""
+    sample = data[:8192]
+    if not sample:
+        return False
+    if b"\x00" in sample and not _is_utf16(sample):
+        return True
+    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return controls / len(sample) > _BINARY_CONTROL_RATIO
+
+
+def _is_utf16(sample: bytes) -> bool:
+    return sample.startswith((b"\xff\xfe", b"\xfe\xff"))
+
+
+def decode_text(data: bytes) -> str:
+    """Decode bytes of unknown encoding: UTF-8 (with or without BOM), UTF-16 with BOM, else detected.
+
+    Raises:
+        IngestError: the bytes are binary content, not text.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="replace")
+    if _is_utf16(data[:2]):
+        return data.decode("utf-16", errors="replace")
+    if looks_binary(data):
+        raise IngestError("binary content, not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        # Every byte decodes in cp1252 except five; replacing them keeps the text readable and the run going.
+        return data.decode("cp1252", errors="replace")
+    best = matches[0]
+    # Short Western text is ambiguous between the single-byte code pages (cp1250 turns "è" into "č");
+    # among equally plausible decodings, prefer the most common legacy encoding, cp1252.
+    for match in matches:
+        if match.encoding in _WESTERN and match.chaos <= best.chaos and match.coherence >= best.coherence:
+            return str(match)
+    return str(best)

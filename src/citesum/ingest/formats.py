@@ -1,0 +1,279 @@
+"""One reader per file format. Each turns a file's bytes into documents or raises IngestError."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import zipfile
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from citesum.errors import IngestError
+from citesum.ingest.base import IngestOptions, decode_text
+from citesum.types import Document
+
+# A reader returns the documents of a file and the problems with parts it had to leave out.
+Read = tuple[list[Document], list[str]]
+Reader = Callable[[bytes, str, Path, IngestOptions], Read]
+
+
+def _document(doc_id: str, title: str, text: str, path: Path, fmt: str, **metadata: Any) -> Document:
+    return Document(id=doc_id, title=title, text=text, source=str(path), format=fmt, metadata=metadata)
+
+
+def _require_text(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise IngestError("no text content")
+    return text
+
+
+def read_text(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    text = _require_text(decode_text(data))
+    return [_document(doc_id, path.stem, text, path, "txt")], []
+
+
+class _HTMLText(HTMLParser):
+    """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart."""
+
+    _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+    _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
+              "blockquote", "table", "ul", "ol", "header", "footer", "td", "th"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title = ""
+        self._skip_depth = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._in_title = True
+        elif tag in self._SKIP:
+            self._skip_depth += 1
+        if tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        elif tag in self._SKIP and self._skip_depth:
+            self._skip_depth -= 1
+        if tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+        elif not self._skip_depth:
+            self.parts.append(data)
+
+    def text(self) -> str:
+        joined = "".join(self.parts)
+        lines = (re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in joined.split("\n"))
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    """(title, visible text) of an HTML string."""
+    parser = _HTMLText()
+    parser.feed(html)
+    parser.close()
+    return parser.title.strip(), parser.text()
+
+
+def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    title, text = html_to_text(decode_text(data))
+    return [_document(doc_id, title or path.stem, _require_text(text), path, "html")], []
+
+
+def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    import markdown
+
+    source = decode_text(data)
+    heading = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", source, flags=re.MULTILINE)
+    _, text = html_to_text(markdown.markdown(source, extensions=["tables"]))
+    return [_document(doc_id, heading.group(1) if heading else path.stem, _require_text(text), path, "md")], []
+
+
+def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            # Many PDFs are "encrypted" with an empty user password only to restrict printing.
+            try:
+                if not reader.decrypt(""):
+                    raise IngestError("encrypted PDF (a password is required)")
+            except (NotImplementedError, PyPdfError) as exc:
+                raise IngestError(f"encrypted PDF that cannot be opened ({exc})") from exc
+        pages = [page.extract_text() or "" for page in reader.pages]
+        title = (reader.metadata.title if reader.metadata else None) or path.stem
+    except IngestError:
+        raise
+    except Exception as exc:  # pypdf raises many error types on corrupt input
+        raise IngestError(f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
+    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    if not text:
+        raise IngestError("PDF has no extractable text (scanned images need OCR first)")
+    return [_document(doc_id, str(title), text, path, "pdf", pages=len(pages))], []
+
+
+def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
+    """Refuse a corrupt archive or one that would inflate past the limits (a zip bomb)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except zipfile.BadZipFile as exc:
+        raise IngestError(f"corrupt {kind} (not a valid zip archive)") from exc
+    total = sum(info.file_size for info in infos)
+    compressed = max(1, sum(info.compress_size for info in infos))
+    if total > options.max_uncompressed_bytes or total / compressed > options.max_compression_ratio:
+        raise IngestError(
+            f"{kind} would inflate to {total:,} bytes (ratio {total / compressed:.0f}x): refused as a possible zip bomb"
+        )
+
+
+def read_docx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    check_zip(data, options, "DOCX")
+    import docx
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception as exc:  # python-docx raises KeyError/ValueError/PackageNotFoundError on bad parts
+        raise IngestError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
+    blocks = [p.text for p in document.paragraphs if p.text.strip()]
+    for table in document.tables:
+        for row in table.rows:
+            blocks.append(" | ".join(cell.text.strip() for cell in row.cells))
+    title = document.core_properties.title or path.stem
+    return [_document(doc_id, title, _require_text("\n".join(blocks)), path, "docx")], []
+
+
+def render_rows(header: list[str], rows: list[list[str]], rows_per_block: int) -> str:
+    """Rows as text, in blocks that each repeat the header, so every passage knows its columns."""
+    header_line = " | ".join(header)
+    blocks: list[str] = []
+    for start in range(0, len(rows), rows_per_block):
+        lines = [header_line]
+        for row in rows[start : start + rows_per_block]:
+            lines.append(" | ".join(f"{name}: {value}" for name, value in zip(header, row) if str(value).strip()))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def read_delimited(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    text = decode_text(data)
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)]
+    except csv.Error as exc:
+        raise IngestError(f"malformed {path.suffix.lstrip('.').upper()} ({exc})") from exc
+    if len(rows) < 2:
+        raise IngestError("table has no data rows")
+    header = [h.strip() or f"column{i + 1}" for i, h in enumerate(rows[0])]
+    body = render_rows(header, rows[1:], options.rows_per_block)
+    return [_document(doc_id, path.stem, body, path, path.suffix.lower().lstrip("."), rows=len(rows) - 1)], []
+
+
+def read_xlsx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    check_zip(data, options, "XLSX")
+    import openpyxl
+
+    try:
+        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:
+        raise IngestError(f"corrupt XLSX ({type(exc).__name__}: {exc})") from exc
+    documents = []
+    try:
+        for sheet in workbook.worksheets:
+            rows = [
+                ["" if v is None else str(v) for v in row]
+                for row in sheet.iter_rows(values_only=True)
+                if any(v is not None and str(v).strip() for v in row)
+            ]
+            if len(rows) < 2:
+                continue
+            header = [h.strip() or f"column{i + 1}" for i, h in enumerate(rows[0])]
+            documents.append(
+                _document(
+                    f"{doc_id}#{sheet.title}", f"{path.stem} — {sheet.title}",
+                    render_rows(header, rows[1:], options.rows_per_block), path, "xlsx",
+                    sheet=sheet.title, rows=len(rows) - 1,
+                )
+            )
+    finally:
+        workbook.close()
+    if not documents:
+        raise IngestError("workbook has no sheet with data rows")
+    return documents, []
+
+
+def _json_records(data: bytes, path: Path) -> Iterator[tuple[int, Any]]:
+    text = decode_text(data)
+    if path.suffix.lower() == ".jsonl":
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    yield line_number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise IngestError(f"line {line_number}: invalid JSON ({exc.msg})") from exc
+        return
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+    records = parsed if isinstance(parsed, list) else [parsed]
+    yield from enumerate(records, start=1)
+
+
+def read_json(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """Records of a .json (object or list) or .jsonl file; id/title/text field names are configurable."""
+    documents = []
+    problems = []
+    for number, record in _json_records(data, path):
+        if not isinstance(record, dict):
+            problems.append(f"record {number} is not an object")
+            continue
+        text = record.get(options.json_text_field)
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"record {number} has no text in field '{options.json_text_field}'")
+            continue
+        record_id = str(record.get(options.json_id_field, number))
+        extra = {k: v for k, v in record.items() if k not in (options.json_text_field,) and _is_scalar(v)}
+        documents.append(
+            _document(
+                f"{doc_id}#{record_id}", str(record.get(options.json_title_field) or f"{path.stem} #{record_id}"),
+                text.strip(), path, path.suffix.lower().lstrip("."), **extra,
+            )
+        )
+    if not documents:
+        raise IngestError("; ".join(problems[:3]) or "no records")
+    return documents, problems
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+READERS: dict[str, Reader] = {
+    ".txt": read_text,
+    ".text": read_text,
+    ".md": read_markdown,
+    ".markdown": read_markdown,
+    ".html": read_html,
+    ".htm": read_html,
+    ".pdf": read_pdf,
+    ".docx": read_docx,
+    ".csv": read_delimited,
+    ".tsv": read_delimited,
+    ".xlsx": read_xlsx,
+    ".json": read_json,
+    ".jsonl": read_json,
+}

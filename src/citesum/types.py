@@ -1,0 +1,69 @@
+"""The data model shared by every stage: documents, passages and retrieval hits."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document.
+
+    Attributes:
+        id: Stable identifier (a path relative to the ingested root, ``path#record`` for
+            multi-record files, or a dataset's own id). Re-ingesting the same source yields the same id.
+        title: Human-readable title (file stem, HTML ``<title>``, first Markdown heading...).
+        text: Plain text; passages keep character offsets into it.
+        source: Where it came from (file path or ``dataset:name``).
+        format: Format name (``txt``, ``pdf``, ``summhay``...).
+        metadata: Free-form extra fields (JSON-serialisable).
+    """
+
+    id: str
+    title: str
+    text: str
+    source: str = ""
+    format: str = "txt"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        """Digest of everything that changes what gets indexed (used for incremental updates)."""
+        digest = hashlib.sha256()
+        for part in (self.title, self.text):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+        return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieval unit: a span ``[char_start, char_end)`` of one document's text.
+
+    ``ordinal`` is the passage's position within its document, so the original document order can be
+    restored after retrieval (DOS RAG).
+    """
+
+    id: str
+    document_id: str
+    ordinal: int
+    char_start: int
+    char_end: int
+    text: str
+    token_count: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked retrieval result."""
+
+    passage: Passage
+    score: float
+    rank: int
+    retriever: str = ""
+
+    @property
+    def document_id(self) -> str:
+        return self.passage.document_id
