@@ -1,0 +1,49 @@
+"""Loaders for evaluation datasets: SummHay haystacks and ODSum Story / Meeting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from citesum.types import Document
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query with graded relevance of document ids (and reference summaries when the dataset has them)."""
+
+    id: str
+    text: str
+    relevance: Mapping[str, int]
+    references: tuple[str, ...] = ()
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    documents: list[Document]
+    queries: list[Query]
+
+
+DATASETS = ("summhay", "odsum-story", "odsum-meeting")
+
+
+def load_dataset(name: str, path: str) -> Dataset:
+    """Dataset by name: ``summhay`` (a topic_*.json file), ``odsum-story`` (a documents_*.jsonl file),
+    ``odsum-meeting`` (the meeting folder holding transcripts/ and queries_*.json)."""
+    from citesum.errors import unknown_name_error
+
+    if name == "summhay":
+        from citesum.datasets.summhay import load_haystack
+
+        return load_haystack(path).as_dataset()
+    if name == "odsum-story":
+        from citesum.datasets.odsum import load_story
+
+        return load_story(path)
+    if name == "odsum-meeting":
+        from citesum.datasets.odsum import load_meeting
+
+        return load_meeting(path)
+    raise unknown_name_error("dataset", name, list(DATASETS))

@@ -1,0 +1,37 @@
+"""The embedder interface: separate query and document encoding, L2-normalised float32 rows."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+import numpy as np
+
+
+class Embedder(ABC):
+    """Maps texts to unit-length float32 vectors, so a dot product is the cosine similarity.
+
+    Subclasses implement :meth:`_encode`; asymmetric models (e5) override the query/document methods.
+    """
+
+    #: Registry name stored in the index manifest; opening an index with another embedder is refused.
+    name: str
+    dim: int
+
+    @abstractmethod
+    def _encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        batches = [self._encode(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        return normalize(np.vstack(batches))
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return normalize(self._encode([text]))[0]
+
+
+def normalize(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)

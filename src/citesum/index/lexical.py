@@ -1,0 +1,62 @@
+"""BM25 over the index units (bm25s + PyStemmer), with the same tokenisation for corpus and queries."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+_STOPWORDS = "en"
+# bm25s logs every index build at DEBUG; keep it quiet even when an application enables DEBUG globally.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+def _stemmer():  # type: ignore[no-untyped-def]
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Lower-cased, stop-word-free, stemmed tokens (the analyser BM25 uses on both sides)."""
+    import bm25s
+
+    return bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), return_ids=False,
+                          show_progress=False)
+
+
+class LexicalIndex:
+    def __init__(self, model: object, size: int) -> None:
+        self._model = model
+        self.size = size
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> "LexicalIndex":
+        import bm25s
+
+        model = bm25s.BM25()
+        if texts:
+            model.index(bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False),
+                        show_progress=False)
+        return cls(model, len(texts))
+
+    @classmethod
+    def load(cls, path: Path) -> "LexicalIndex":
+        import bm25s
+
+        model = bm25s.BM25.load(str(path))
+        return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0)
+
+    def save(self, path: Path) -> None:
+        self._model.save(str(path))  # type: ignore[attr-defined]
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
+        if self.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        terms = [t for t in tokenize([query])[0] if t in self._model.vocab_dict]  # type: ignore[attr-defined]
+        if not terms:
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self._model.get_scores(terms), dtype=np.float32)  # type: ignore[attr-defined]

@@ -1,0 +1,486 @@
+"""The persistent index: one directory holding SQLite (source of truth) and derived search artifacts.
+
+Layout::
+
+    DIR/index.sqlite     documents, passages (+ their embeddings) and the manifest, in one database
+    DIR/gen-<N>/         BM25 (bm25s) and the dense matrix for generation N, built from the database
+    DIR/write.lock       held (flock) by the one process allowed to write
+
+Why this shape: SQLite gives atomic, crash-safe updates of the documents; the derived artifacts of a new
+generation are written to ``gen-<N>.tmp``, fsynced and renamed *before* the transaction that makes N current
+commits, and the old generation is removed only after that commit. A writer killed at any point therefore
+leaves the previous generation current and complete; the next writer sweeps the leftovers.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UNITS, Unit, make_units
+from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
+from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.index.lexical import LexicalIndex
+from citesum.tokens import get_tokenizer
+from citesum.types import Document, Passage
+
+SCHEMA_VERSION = 1
+DB_NAME = "index.sqlite"
+LOCK_NAME = "write.lock"
+
+#: Progress callback: (stage, done, total).
+ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """What an index is built with; fixed at creation and checked on every open."""
+
+    unit: Unit = "passage"
+    max_tokens: int = DEFAULT_PASSAGE_TOKENS
+    tokenizer: str = "cl100k"
+    embedder: str = DEFAULT_EMBEDDER
+
+    @classmethod
+    def for_unit(cls, unit: Unit, max_tokens: int | None = None, **kwargs: str) -> "IndexSettings":
+        if unit not in UNITS:
+            raise ConfigError(f"unknown unit '{unit}'; choose one of: {', '.join(UNITS)}")
+        default = DEFAULT_PASSAGE_TOKENS if unit == "passage" else DEFAULT_DOCUMENT_TOKENS
+        return cls(unit=unit, max_tokens=max_tokens or default, **kwargs)
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    passages_embedded: int = 0
+    generation: int = 0
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, position INTEGER NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
+    source TEXT NOT NULL, format TEXT NOT NULL, metadata TEXT NOT NULL, content_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS passages (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+    document_id TEXT NOT NULL REFERENCES documents(id), ordinal INTEGER NOT NULL,
+    char_start INTEGER NOT NULL, char_end INTEGER NOT NULL, token_count INTEGER NOT NULL,
+    text TEXT NOT NULL, embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    return conn
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Index:
+    """A persistent, incrementally updatable index of documents, passages, BM25 and dense vectors.
+
+    Example:
+        >>> index = Index.create("my-index")  # doctest: +SKIP
+        >>> index.add(documents)  # doctest: +SKIP
+        >>> Index.open("my-index").bm25_scores("muscle cars")  # doctest: +SKIP
+    """
+
+    def __init__(self, path: Path, settings: IndexSettings, generation: int) -> None:
+        self.path = path
+        self.settings = settings
+        self.generation = generation
+        self._loaded_generation = -1
+        self._passages: list[Passage] = []
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        self._lexical: LexicalIndex | None = None
+        self._document_positions: dict[str, int] = {}
+
+    # ---- opening -------------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path, settings: IndexSettings | None = None) -> "Index":
+        """Open the index at ``path``, creating it with ``settings`` when it does not exist yet.
+
+        Raises:
+            IndexMismatchError: it exists and was built with other settings.
+        """
+        path = Path(path)
+        if (path / DB_NAME).exists():
+            return cls.open(path, expect=settings)
+        settings = settings or IndexSettings()
+        path.mkdir(parents=True, exist_ok=True)
+        with cls._write_lock(path):
+            conn = _connect(path / DB_NAME)
+            try:
+                conn.executescript(_SCHEMA)
+                manifest = {"schema_version": str(SCHEMA_VERSION), "generation": "0", "created": str(time.time()),
+                            **{k: str(v) for k, v in asdict(settings).items()}}
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("INSERT OR IGNORE INTO manifest VALUES (?, ?)", manifest.items())
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        return cls.open(path, expect=settings)
+
+    @classmethod
+    def open(cls, path: str | Path, expect: IndexSettings | None = None, *, embedder: str | None = None) -> "Index":
+        """Open an existing index; with ``expect``/``embedder``, refuse one built differently."""
+        path = Path(path)
+        if not (path / DB_NAME).exists():
+            raise IndexStoreError(f"no index at {path} (create one with: citesum index PATH --index {path})")
+        manifest = cls._read_manifest(path)
+        if manifest.get("schema_version") != str(SCHEMA_VERSION):
+            raise IndexMismatchError(
+                f"index at {path} has schema version {manifest.get('schema_version')}, this citesum reads "
+                f"version {SCHEMA_VERSION}; rebuild it into a new directory"
+            )
+        settings = IndexSettings(
+            unit=manifest["unit"], max_tokens=int(manifest["max_tokens"]),  # type: ignore[arg-type]
+            tokenizer=manifest["tokenizer"], embedder=manifest["embedder"],
+        )
+        if embedder is not None and embedder != settings.embedder:
+            raise IndexMismatchError(
+                f"index at {path} was built with embedder '{settings.embedder}', not '{embedder}'; "
+                "use that embedder or build a new index"
+            )
+        if expect is not None and expect != settings:
+            diffs = [f"{k}={getattr(settings, k)!r} (asked {getattr(expect, k)!r})"
+                     for k in asdict(settings) if getattr(settings, k) != getattr(expect, k)]
+            raise IndexMismatchError(f"index at {path} was built with other settings: {', '.join(diffs)}")
+        return cls(path, settings, int(manifest["generation"]))
+
+    @staticmethod
+    def _read_manifest(path: Path) -> dict[str, str]:
+        try:
+            conn = sqlite3.connect(f"file:{path / DB_NAME}?mode=ro", uri=True, timeout=30)
+            try:
+                return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
+
+    # ---- reading -------------------------------------------------------------------------------------
+    def _ensure_loaded(self) -> None:
+        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
+        try:
+            conn.execute("BEGIN")  # one snapshot: generation, passages and positions agree
+            current = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
+            if current == self._loaded_generation:
+                return
+            rows = conn.execute(
+                "SELECT rowid, id, document_id, ordinal, char_start, char_end, token_count, text "
+                "FROM passages ORDER BY rowid"
+            ).fetchall()
+            self._document_positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
+            row_ids = np.array([r[0] for r in rows], dtype=np.int64)
+            self._vectors, self._lexical = self._load_artifacts(conn, current, row_ids, [r[7] for r in rows])
+        except sqlite3.DatabaseError as exc:
+            raise IndexStoreError(f"index at {self.path} is unreadable or corrupt: {exc}") from exc
+        finally:
+            conn.close()
+        self._passages = [Passage(id=r[1], document_id=r[2], ordinal=r[3], char_start=r[4], char_end=r[5],
+                                  token_count=r[6], text=r[7]) for r in rows]
+        self.generation = self._loaded_generation = current
+
+    def _load_artifacts(
+        self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]
+    ) -> tuple[np.ndarray, LexicalIndex]:
+        artifacts = self.path / f"gen-{generation}"
+        try:
+            if np.array_equal(np.load(artifacts / "rows.npy"), row_ids):
+                return np.load(artifacts / "vectors.npy", mmap_mode="r"), LexicalIndex.load(artifacts / "bm25")
+        except (OSError, ValueError):
+            pass
+        # Generation 0 (empty), artifacts removed by hand, or swept by a writer that committed after our
+        # snapshot: rebuild them in memory from the database, which is the source of truth.
+        return self._read_vectors(conn), LexicalIndex.build(texts)
+
+    def _read_vectors(self, conn: sqlite3.Connection) -> np.ndarray:
+        blobs = [row[0] for row in conn.execute("SELECT embedding FROM passages ORDER BY rowid")]
+        if not blobs:
+            return np.zeros((0, self.embedder_dim(conn)), dtype=np.float32)
+        return np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])
+
+    def embedder_dim(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM manifest WHERE key = 'dim'").fetchone()
+        return int(row[0]) if row else 0
+
+    @property
+    def passages(self) -> list[Passage]:
+        """All retrieval units, in the row order of :attr:`vectors` and of the BM25 scores."""
+        self._ensure_loaded()
+        return self._passages
+
+    @property
+    def vectors(self) -> np.ndarray:
+        self._ensure_loaded()
+        return self._vectors
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        self._ensure_loaded()
+        assert self._lexical is not None
+        return self._lexical
+
+    def document_position(self, document_id: str) -> int:
+        """Position of a document in the collection (ingestion order), for original-order packing."""
+        self._ensure_loaded()
+        return self._document_positions[document_id]
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def documents(self) -> Iterator[Document]:
+        """Every document, in collection order."""
+        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
+        try:
+            for row in conn.execute(
+                "SELECT id, title, text, source, format, metadata FROM documents ORDER BY position"
+            ):
+                yield Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4],
+                               metadata=json.loads(row[5]))
+        finally:
+            conn.close()
+
+    def document(self, document_id: str) -> Document:
+        for document in self.documents_by_id([document_id]):
+            return document
+        raise KeyError(document_id)
+
+    def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
+        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
+        try:
+            found = {}
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                for row in conn.execute(
+                    f"SELECT id, title, text, source, format, metadata FROM documents WHERE id IN ({marks})", chunk
+                ):
+                    found[row[0]] = Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4],
+                                             metadata=json.loads(row[5]))
+        finally:
+            conn.close()
+        return [found[i] for i in ids if i in found]
+
+    def info(self) -> dict[str, object]:
+        manifest = self._read_manifest(self.path)
+        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
+        try:
+            documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+            passages, tokens = conn.execute("SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM passages").fetchone()
+        finally:
+            conn.close()
+        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        return {"path": str(self.path), **manifest, "documents": documents, "units": passages,
+                "unit_tokens": tokens, "bytes_on_disk": size}
+
+    # ---- writing -------------------------------------------------------------------------------------
+    @staticmethod
+    @contextmanager
+    def _write_lock(path: Path) -> Iterator[None]:
+        handle = open(path / LOCK_NAME, "a+")
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise IndexLockedError(
+                    f"index at {path} is locked: another process is writing to it; try again when it finishes"
+                ) from None
+            yield
+        finally:
+            handle.close()  # closing releases the lock; the kernel also releases it if the process dies
+
+    def add(self, documents: Iterable[Document], *, progress: ProgressFn | None = None) -> UpdateStats:
+        """Add new documents and update changed ones (same id, new content); unchanged ones cost nothing."""
+        return self.update(upsert=documents, progress=progress)
+
+    def delete(self, document_ids: Iterable[str]) -> UpdateStats:
+        return self.update(delete=document_ids)
+
+    def update(
+        self,
+        upsert: Iterable[Document] = (),
+        delete: Iterable[str] = (),
+        *,
+        progress: ProgressFn | None = None,
+        embedder: Embedder | None = None,
+    ) -> UpdateStats:
+        """Apply upserts and deletions atomically as one new generation."""
+        upsert = list(upsert)
+        delete = set(delete)
+        with self._write_lock(self.path):
+            conn = _connect(self.path / DB_NAME)
+            try:
+                return self._update_locked(conn, upsert, delete, progress, embedder)
+            finally:
+                conn.close()
+
+    def _update_locked(
+        self,
+        conn: sqlite3.Connection,
+        upsert: list[Document],
+        delete: set[str],
+        progress: ProgressFn | None,
+        embedder: Embedder | None,
+    ) -> UpdateStats:
+        known = dict(conn.execute("SELECT id, content_hash FROM documents").fetchall())
+        changed = [d for d in upsert if known.get(d.id) != d.content_hash]
+        unchanged = len(upsert) - len(changed)
+        delete &= set(known)
+        if not changed and not delete:
+            return UpdateStats(unchanged=unchanged, generation=self.generation)
+
+        # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
+        tokenizer = get_tokenizer(self.settings.tokenizer)
+        units: list[list[Passage]] = []
+        for number, document in enumerate(changed, start=1):
+            units.append(make_units(document, tokenizer, self.settings.unit, self.settings.max_tokens))
+            if progress:
+                progress("chunking", number, len(changed))
+        texts = [p.text for group in units for p in group]
+        embedder = embedder or get_embedder(self.settings.embedder)
+        if embedder.name != self.settings.embedder:
+            raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
+        vectors = self._embed(embedder, texts, progress)
+
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            generation = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0]) + 1
+            replaced = [d.id for d in changed if d.id in known] + sorted(delete)
+            removed_rows = self._remove(conn, replaced, drop_documents=delete)
+            next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
+            offset = 0
+            for document, group in zip(changed, units):
+                if document.id not in known:
+                    position, next_position = next_position, next_position + 1
+                    conn.execute(
+                        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (document.id, position, document.title, document.text, document.source, document.format,
+                         json.dumps(dict(document.metadata), default=str), document.content_hash),
+                    )
+                else:
+                    conn.execute(
+                        "UPDATE documents SET title=?, text=?, source=?, format=?, metadata=?, content_hash=? "
+                        "WHERE id=?",
+                        (document.title, document.text, document.source, document.format,
+                         json.dumps(dict(document.metadata), default=str), document.content_hash, document.id),
+                    )
+                conn.executemany(
+                    "INSERT INTO passages (id, document_id, ordinal, char_start, char_end, token_count, text, embedding)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(p.id, p.document_id, p.ordinal, p.char_start, p.char_end, p.token_count, p.text,
+                      vectors[offset + i].tobytes()) for i, p in enumerate(group)],
+                )
+                offset += len(group)
+            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(embedder.dim),))
+            self._write_generation(conn, generation, removed_rows, progress)
+            conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._sweep(keep=generation)
+        self.generation = generation
+        return UpdateStats(
+            added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
+            unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
+        )
+
+    @staticmethod
+    def _embed(embedder: Embedder, texts: list[str], progress: ProgressFn | None, batch: int = 512) -> np.ndarray:
+        parts = []
+        for start in range(0, len(texts), batch):
+            parts.append(embedder.encode_documents(texts[start : start + batch]))
+            if progress:
+                progress("embedding", min(start + batch, len(texts)), len(texts))
+        return np.vstack(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+
+    @staticmethod
+    def _remove(conn: sqlite3.Connection, document_ids: list[str], drop_documents: set[str]) -> set[int]:
+        removed: set[int] = set()
+        for start in range(0, len(document_ids), 500):
+            chunk = document_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            removed.update(r[0] for r in conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({marks})", chunk))
+            conn.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", chunk)
+            dropped = [d for d in chunk if d in drop_documents]
+            if dropped:
+                conn.execute(f"DELETE FROM documents WHERE id IN ({','.join('?' * len(dropped))})", dropped)
+        return removed
+
+    def _write_generation(
+        self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None
+    ) -> None:
+        """Write gen-<N> from the (uncommitted) database state; reuse the previous vectors where possible."""
+        rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
+        current = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
+        vectors = self._patched_vectors(conn, self.path / f"gen-{current}", rows, removed_rows)
+        texts = [r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")]
+        if progress:
+            progress("bm25", 0, 1)
+        lexical = LexicalIndex.build(texts)
+
+        final = self.path / f"gen-{generation}"
+        staging = self.path / f"gen-{generation}.tmp"
+        for stale in (final, staging):  # leftovers of a writer killed before its commit
+            shutil.rmtree(stale, ignore_errors=True)
+        staging.mkdir()
+        np.save(staging / "rows.npy", rows)
+        np.save(staging / "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
+        lexical.save(staging / "bm25")
+        for file in staging.rglob("*"):
+            if file.is_file():
+                with open(file, "rb") as handle:
+                    os.fsync(handle.fileno())
+        _fsync_dir(staging)
+        os.rename(staging, final)
+        _fsync_dir(self.path)
+        if progress:
+            progress("bm25", 1, 1)
+
+    def _patched_vectors(
+        self, conn: sqlite3.Connection, previous: Path, rows: np.ndarray, removed_rows: set[int]
+    ) -> np.ndarray:
+        """The new dense matrix: the previous one minus removed rows plus the new rows (row ids only grow)."""
+        if not (previous / "rows.npy").exists():
+            return self._read_vectors(conn)
+        old_rows = np.load(previous / "rows.npy")
+        keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
+        kept_rows = old_rows[keep]
+        if not np.array_equal(kept_rows, rows[: len(kept_rows)]):
+            return self._read_vectors(conn)  # not the expected shape of history: rebuild from the source of truth
+        last = int(old_rows.max()) if len(old_rows) else -1
+        fresh = [np.frombuffer(blob, dtype=np.float32) for (blob,) in conn.execute(
+            "SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid", (last,))]
+        kept = np.load(previous / "vectors.npy")[keep]
+        return np.vstack([kept, *fresh]) if fresh else kept
+
+    def _sweep(self, keep: int) -> None:
+        for entry in self.path.glob("gen-*"):
+            if entry.name != f"gen-{keep}":
+                shutil.rmtree(entry, ignore_errors=True)
