@@ -9,8 +9,7 @@ from typing import Sequence
 import numpy as np
 
 _STOPWORDS = "en"
-# bm25s logs every index build at DEBUG; keep it quiet even when an application enables DEBUG globally.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+
 
 
 def _stemmer():  # type: ignore[no-untyped-def]
@@ -19,11 +18,17 @@ def _stemmer():  # type: ignore[no-untyped-def]
     return Stemmer.Stemmer("english")
 
 
-def tokenize(texts: Sequence[str]) -> list[list[str]]:
-    """Lower-cased, stop-word-free, stemmed tokens (the analyser BM25 uses on both sides)."""
+def _bm25s():  # type: ignore[no-untyped-def]
     import bm25s
 
-    return bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), return_ids=False,
+    # bm25s sets its logger to DEBUG on import and logs every index build; keep it to warnings.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
+def tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Lower-cased, stop-word-free, stemmed tokens (the analyser BM25 uses on both sides)."""
+    return _bm25s().tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), return_ids=False,
                           show_progress=False)
 
 
@@ -34,8 +39,7 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
-        import bm25s
-
+        bm25s = _bm25s()
         model = bm25s.BM25()
         if texts:
             model.index(bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False),
@@ -44,9 +48,7 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, path: Path) -> "LexicalIndex":
-        import bm25s
-
-        model = bm25s.BM25.load(str(path))
+        model = _bm25s().BM25.load(str(path))
         return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0)
 
     def save(self, path: Path) -> None:
