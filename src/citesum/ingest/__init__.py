@@ -86,7 +86,8 @@ def _walk(root: Path, report: IngestReport) -> Iterator[Path]:
                 is_dir = entry.is_dir(follow_symlinks=True)
                 is_file = entry.is_file(follow_symlinks=True)
             except OSError as exc:
-                report.files.append(FileReport(str(path), "skipped", reason=f"cannot stat ({exc.strerror})"))
+                reason = "symlink loop" if exc.errno == errno.ELOOP else f"cannot stat ({exc.strerror})"
+                report.files.append(FileReport(str(path), "skipped", reason=reason))
                 continue
             if is_dir:
                 yield from visit(path)

@@ -20,8 +20,10 @@ Read = tuple[list[Document], list[str]]
 Reader = Callable[[bytes, str, Path, IngestOptions], Read]
 
 
-def _document(doc_id: str, title: str, text: str, path: Path, fmt: str, **metadata: Any) -> Document:
-    return Document(id=doc_id, title=title, text=text, source=str(path), format=fmt, metadata=metadata)
+def _document(
+    doc_id: str, title: str, text: str, path: Path, fmt: str, metadata: dict[str, Any] | None = None
+) -> Document:
+    return Document(id=doc_id, title=title, text=text, source=str(path), format=fmt, metadata=metadata or {})
 
 
 def _require_text(text: str) -> str:
@@ -122,7 +124,7 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
-    return [_document(doc_id, str(title), text, path, "pdf", pages=len(pages))], []
+    return [_document(doc_id, str(title), text, path, "pdf", {"pages": len(pages)})], []
 
 
 def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
@@ -179,7 +181,7 @@ def read_delimited(data: bytes, doc_id: str, path: Path, options: IngestOptions)
         raise IngestError("table has no data rows")
     header = [h.strip() or f"column{i + 1}" for i, h in enumerate(rows[0])]
     body = render_rows(header, rows[1:], options.rows_per_block)
-    return [_document(doc_id, path.stem, body, path, path.suffix.lower().lstrip("."), rows=len(rows) - 1)], []
+    return [_document(doc_id, path.stem, body, path, path.suffix.lower().lstrip("."), {"rows": len(rows) - 1})], []
 
 
 def read_xlsx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -205,7 +207,7 @@ def read_xlsx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
                 _document(
                     f"{doc_id}#{sheet.title}", f"{path.stem} — {sheet.title}",
                     render_rows(header, rows[1:], options.rows_per_block), path, "xlsx",
-                    sheet=sheet.title, rows=len(rows) - 1,
+                    {"sheet": sheet.title, "rows": len(rows) - 1},
                 )
             )
     finally:
@@ -250,7 +252,7 @@ def read_json(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
         documents.append(
             _document(
                 f"{doc_id}#{record_id}", str(record.get(options.json_title_field) or f"{path.stem} #{record_id}"),
-                text.strip(), path, path.suffix.lower().lstrip("."), **extra,
+                text.strip(), path, path.suffix.lower().lstrip("."), extra,
             )
         )
     if not documents:

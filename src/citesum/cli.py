@@ -1,0 +1,258 @@
+"""The ``citesum`` command line: index, search, info, delete, demo.
+
+Errors print one line (``error: ...``) to stderr and exit with status 1; results go to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import click
+
+from citesum.chunking import UNITS
+from citesum.errors import CitesumError
+
+EXIT_ERROR = 1
+
+
+class CitesumCommand(click.Group):
+    """Maps citesum's own errors (and OS errors) to a one-line message and a non-zero exit."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (CitesumError, OSError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=CitesumCommand)
+@click.version_option(package_name="citesum")
+def main() -> None:
+    """Query-focused summarization of document collections, with precise citations."""
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr, one task per stage, fed by the index's progress callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    tasks: dict[str, Any] = {}
+    with Progress(TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+def _echo_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False), help="Index directory.")
+@click.option("--unit", type=click.Choice(UNITS), default="passage", show_default=True,
+              help="Retrieval unit: sentence-aware passages, or whole documents truncated at a sentence.")
+@click.option("--chunk-tokens", type=click.IntRange(min=1), default=None,
+              help="Token cap of a unit (default 100 for passages, 1024 for documents).")
+@click.option("--embedder", default=None, help="Embedder name (default wordllama; fixed when the index is created).")
+@click.option("--dataset", type=click.Choice(["summhay", "odsum-story", "odsum-meeting"]), default=None,
+              help="Read PATHS as a dataset instead of files.")
+@click.option("--include", multiple=True, help="Only files matching this glob (repeatable).")
+@click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None, help="Skip files larger than this.")
+@click.option("--json-id-field", default="id", show_default=True)
+@click.option("--json-title-field", default="title", show_default=True)
+@click.option("--json-text-field", default="text", show_default=True)
+@click.option("--sync", is_flag=True, help="Also delete indexed documents that are no longer among PATHS.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
+def index(
+    paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
+    dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
+    json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, as_json: bool,
+) -> None:
+    """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
+    from citesum.index.store import DB_NAME, Index, IndexSettings
+    from citesum.ingest import IngestOptions, IngestReport, ingest_paths
+
+    if dataset:
+        from citesum.datasets import load_dataset
+
+        documents = [d for path in paths for d in load_dataset(dataset, path).documents]
+        report = IngestReport()
+    else:
+        options = IngestOptions(json_id_field=json_id_field, json_title_field=json_title_field,
+                                json_text_field=json_text_field,
+                                **({"max_bytes": max_bytes} if max_bytes else {}))
+        documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options)
+    exists = (Path(index_dir) / DB_NAME).exists()
+    if exists:
+        index_ = Index.open(index_dir, embedder=embedder)
+        if chunk_tokens and chunk_tokens != index_.settings.max_tokens or unit != index_.settings.unit and (
+            click.get_current_context().get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
+        ):
+            raise CitesumError(
+                f"index at {index_dir} uses unit={index_.settings.unit}, chunk_tokens={index_.settings.max_tokens}; "
+                "build a new index to change them"
+            )
+    else:
+        settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
+        index_ = Index.create(index_dir, settings)
+    stale: list[str] = []
+    if sync:
+        wanted = {d.id for d in documents}
+        stale = [d.id for d in index_.documents() if d.id not in wanted]
+    started = time.perf_counter()
+    with _progress(not as_json and sys.stderr.isatty()) as progress:
+        stats = index_.update(upsert=documents, delete=stale, progress=progress)
+    elapsed = time.perf_counter() - started
+    if as_json:
+        _echo_json({"report": json.loads(report.to_json()), "stats": stats.__dict__, "seconds": round(elapsed, 3)})
+        return
+    for skipped in report.skipped:
+        click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
+    for ingested in report.ingested:
+        if ingested.reason:
+            click.echo(f"partly ingested {ingested.path}: {ingested.reason}", err=True)
+    click.echo(
+        f"{index_dir}: {stats.added} added, {stats.updated} updated, {stats.unchanged} unchanged, "
+        f"{stats.deleted} deleted; {stats.passages_embedded} units embedded; "
+        f"{len(report.skipped)} file(s) skipped ({elapsed:.1f}s)"
+    )
+
+
+def _load_qrels(path: str | None) -> dict[str, float] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in data.items()}
+    except (ValueError, AttributeError) as exc:
+        raise CitesumError(f"{path}: qrels must be a JSON object {{document_id: grade}} ({exc})") from exc
+
+
+@main.command()
+@click.argument("query")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--retriever", default="hybrid", show_default=True,
+              help="bm25, dense, hybrid, hybrid:<a>+<b>..., keywords, random, oracle.")
+@click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--documents", "by_document", is_flag=True, help="Rank documents (best unit) instead of units.")
+@click.option("--qrels", default=None, help="JSON {document_id: grade} for the oracle retriever.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random retriever.")
+@click.option("--json", "as_json", is_flag=True)
+def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool, qrels: str | None, seed: int,
+           as_json: bool) -> None:
+    """Search the index; prints ranked units (or documents) with scores."""
+    from citesum.index.store import Index
+    from citesum.retrieve import get_retriever
+
+    if not query.strip():
+        raise CitesumError("the query is empty")
+    index_ = Index.open(index_dir)
+    ranker = get_retriever(retriever, index_, relevance=_load_qrels(qrels), seed=seed)
+    started = time.perf_counter()
+    if by_document:
+        ranked = ranker.rank_documents(query, k)
+        elapsed = time.perf_counter() - started
+        titles = {d.id: d.title for d in index_.documents_by_id([doc_id for doc_id, _ in ranked])}
+        if as_json:
+            _echo_json({"query": query, "retriever": ranker.name, "seconds": elapsed,
+                        "documents": [{"rank": r, "document_id": d, "title": titles.get(d, ""), "score": s}
+                                      for r, (d, s) in enumerate(ranked, start=1)]})
+            return
+        for rank, (doc_id, score) in enumerate(ranked, start=1):
+            click.echo(f"{rank:>3}. {score:8.4f}  {doc_id}  {titles.get(doc_id, '')}")
+        return
+    hits = ranker.retrieve(query, k)
+    elapsed = time.perf_counter() - started
+    if as_json:
+        _echo_json({"query": query, "retriever": ranker.name, "seconds": elapsed, "hits": [
+            {"rank": h.rank, "score": h.score, "passage_id": h.passage.id, "document_id": h.document_id,
+             "ordinal": h.passage.ordinal, "char_start": h.passage.char_start, "char_end": h.passage.char_end,
+             "text": h.passage.text} for h in hits]})
+        return
+    for hit in hits:
+        snippet = " ".join(hit.passage.text.split())
+        click.echo(f"{hit.rank:>3}. {hit.score:8.4f}  {hit.document_id} [{hit.passage.ordinal}]  {snippet[:160]}")
+
+
+@main.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def info(index_dir: str, as_json: bool) -> None:
+    """Show an index's settings and size."""
+    from citesum.index.store import Index
+
+    details = Index.open(index_dir).info()
+    if as_json:
+        _echo_json(details)
+        return
+    for key, value in details.items():
+        click.echo(f"{key:>16}: {value}")
+
+
+@main.command()
+@click.argument("document_ids", nargs=-1, required=True)
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+def delete(document_ids: Sequence[str], index_dir: str) -> None:
+    """Delete documents from the index by id."""
+    from citesum.index.store import Index
+
+    stats = Index.open(index_dir).delete(document_ids)
+    click.echo(f"{stats.deleted} document(s) deleted")
+
+
+@main.command()
+@click.option("--dir", "folder", default="demo-data", show_default=True, type=click.Path(file_okay=False),
+              help="Where to write the corpus and the index.")
+@click.option("--documents", type=click.IntRange(min=5), default=60, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def demo(folder: str, documents: int, seed: int) -> None:
+    """Generate our synthetic haystack, index it offline, and answer its questions with cited sources."""
+    from citesum.demo.haystack import generate_haystack
+    from citesum.index.store import Index
+    from citesum.ingest import ingest_paths
+    from citesum.retrieve import get_retriever
+
+    haystack = generate_haystack(documents=documents, seed=seed)
+    corpus = haystack.write(Path(folder) / "corpus")
+    loaded, report = ingest_paths([corpus], exclude=["gold.json"])
+    index_ = Index.create(Path(folder) / "index")
+    with _progress(sys.stderr.isatty()) as progress:
+        stats = index_.update(upsert=loaded, progress=progress)
+    click.echo(f"indexed {len(loaded)} documents from {corpus} ({stats.passages_embedded} passages embedded, "
+               f"{len(report.skipped)} skipped)")
+    ranker = get_retriever("hybrid", index_)
+    for subtopic, query in haystack.queries.items():
+        relevant = haystack.relevance(subtopic)
+        best_passage: dict[str, str] = {}
+        for hit in ranker.retrieve(query, len(index_)):
+            best_passage.setdefault(hit.document_id, " ".join(hit.passage.text.split()))
+            if len(best_passage) == 5:
+                break
+        found = sum(1 for doc_id in best_passage if doc_id in relevant)
+        click.echo(f"\nQ: {query}   ({found}/5 of the top documents state one of its facts)")
+        for doc_id, text in best_passage.items():
+            click.echo(f"  [{doc_id}] {text[:150]}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

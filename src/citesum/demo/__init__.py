@@ -1,0 +1,1 @@
+"""A deterministic synthetic haystack: our own demo corpus and test fixture, with known fact-to-document gold."""

@@ -1,0 +1,162 @@
+"""Generate a SummHay-like haystack: subtopics, insights repeated across documents, filler, known gold.
+
+Every insight has several paraphrases; each document states a few insights (in one of their wordings) among
+topic filler, so retrieval and citation can be checked against an exact insight -> documents map.
+
+Example:
+    >>> haystack = generate_haystack(documents=20, seed=1)
+    >>> sorted(haystack.gold)[:1]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from citesum.types import Document
+
+# subtopic -> (query, [(insight id, [paraphrases])])
+SUBTOPICS: dict[str, tuple[str, list[tuple[str, list[str]]]]] = {
+    "water": (
+        "What is happening with the city's water supply?",
+        [
+            ("water-reservoir", [
+                "The Lakemont reservoir fell to 41 percent of capacity in August, its lowest level since 1998.",
+                "By August the Lakemont reservoir held only 41 percent of its capacity, a low not seen since 1998.",
+            ]),
+            ("water-pipes", [
+                "Engineers estimate that 18 percent of treated water is lost through leaking cast-iron pipes.",
+                "Leaks in the old cast-iron mains waste about 18 percent of all treated water, engineers say.",
+            ]),
+            ("water-desal", [
+                "The council approved a $212 million desalination plant to be built at Port Ardeen by 2029.",
+                "A desalination plant costing $212 million will be built at Port Ardeen and should open by 2029.",
+            ]),
+            ("water-rates", [
+                "Household water rates will rise by 7.5 percent on January 1 to pay for pipe replacement.",
+                "From January 1, households will pay 7.5 percent more for water, money earmarked for new pipes.",
+            ]),
+        ],
+    ),
+    "transit": (
+        "How is public transit in the city changing?",
+        [
+            ("transit-tram", [
+                "The new Eastline tram will connect the airport to the central station in 22 minutes.",
+                "Riders on the Eastline tram will get from the airport to the central station in 22 minutes.",
+            ]),
+            ("transit-fares", [
+                "Bus fares for students under 19 were eliminated in March, and ridership among teenagers rose 31 percent.",
+                "Since March students under 19 ride buses for free, and teenage ridership has climbed 31 percent.",
+            ]),
+            ("transit-electric", [
+                "Half of the 420 city buses will be battery-electric by 2027 under a deal with Voltaro Motors.",
+                "Under its contract with Voltaro Motors, the city will run 210 of its 420 buses on batteries by 2027.",
+            ]),
+            ("transit-strike", [
+                "A three-day drivers' strike in May cancelled about 9,000 bus trips across the network.",
+                "About 9,000 bus trips were cancelled during the three-day strike by drivers in May.",
+            ]),
+        ],
+    ),
+    "housing": (
+        "What is the state of housing and rents in the city?",
+        [
+            ("housing-rent", [
+                "Median rent for a two-bedroom flat reached $2,340 a month, up 12 percent in a year.",
+                "A two-bedroom flat now rents for a median $2,340 a month, 12 percent more than a year ago.",
+            ]),
+            ("housing-permits", [
+                "Building permits for new homes fell to 3,100 last year, the fewest in a decade.",
+                "Only 3,100 permits for new homes were issued last year, a ten-year low.",
+            ]),
+            ("housing-vacancy", [
+                "The rental vacancy rate dropped to 1.8 percent, far below the healthy level of 5 percent.",
+                "Just 1.8 percent of rental homes are vacant, well under the 5 percent considered healthy.",
+            ]),
+            ("housing-zoning", [
+                "A zoning reform now allows four-storey apartment buildings near every tram and train stop.",
+                "Under the new zoning rules, apartment blocks of up to four storeys may be built near any tram or train stop.",
+            ]),
+        ],
+    ),
+}
+
+FILLER = [
+    "Residents gathered at the community hall on Tuesday evening to hear from local officials.",
+    "The mayor's office did not respond to a request for comment before publication.",
+    "Local business owners said they were watching the situation closely.",
+    "Several neighbourhood associations have asked for more public consultation.",
+    "Critics argue that the plans were drawn up without enough input from residents.",
+    "The city has grown by roughly 60,000 people over the past decade.",
+    "Officials said more details would be released in the coming weeks.",
+    "Opposition councillors called for an independent review of the figures.",
+    "The debate is expected to feature prominently in next year's municipal elections.",
+    "A spokesperson for the regional government said it supported the city's efforts.",
+    "Some residents said they had only learned about the proposals from social media.",
+    "Economists at the state university have published a report on the city's finances.",
+]
+
+TITLES = ["City Report", "Council Notes", "Metro Desk", "Local Briefing", "Civic Affairs", "Neighbourhood News"]
+
+
+@dataclass(frozen=True)
+class SyntheticHaystack:
+    documents: list[Document]
+    #: insight id -> ids of the documents that state it
+    gold: dict[str, list[str]]
+    #: subtopic -> query
+    queries: dict[str, str]
+
+    def relevance(self, subtopic: str) -> dict[str, int]:
+        """Graded relevance for a subtopic: how many of its insights each document states."""
+        grades: dict[str, int] = {}
+        for insight_id, _ in SUBTOPICS[subtopic][1]:
+            for document_id in self.gold.get(insight_id, []):
+                grades[document_id] = grades.get(document_id, 0) + 1
+        return grades
+
+    def write(self, folder: str | Path) -> Path:
+        """Write the documents as .txt/.md/.html files plus ``gold.json``; returns the folder."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for document in self.documents:
+            (folder / document.id).write_text(_render(document), encoding="utf-8")
+        (folder / "gold.json").write_text(
+            json.dumps({"queries": self.queries, "insights": {i: p[0] for _, (_, ins) in SUBTOPICS.items() for i, p in ins},
+                        "gold": self.gold}, indent=2),
+            encoding="utf-8",
+        )
+        return folder
+
+
+def _render(document: Document) -> str:
+    if document.id.endswith(".md"):
+        return f"# {document.title}\n\n{document.text}\n"
+    if document.id.endswith(".html"):
+        paragraphs = "".join(f"<p>{p}</p>" for p in document.text.split("\n\n"))
+        return f"<html><head><title>{document.title}</title></head><body>{paragraphs}</body></html>"
+    return f"{document.title}\n\n{document.text}\n"
+
+
+def generate_haystack(documents: int = 60, seed: int = 0, insights_per_document: int = 2) -> SyntheticHaystack:
+    """A deterministic haystack of ``documents`` news-style documents over three subtopics."""
+    rng = random.Random(seed)
+    insights = [(sub, iid, phrasings) for sub, (_, items) in SUBTOPICS.items() for iid, phrasings in items]
+    gold: dict[str, list[str]] = {iid: [] for _, iid, _ in insights}
+    result = []
+    extensions = [".txt", ".md", ".html"]
+    for number in range(documents):
+        doc_id = f"doc{number + 1:03d}{extensions[number % 3]}"
+        chosen = rng.sample(insights, k=min(insights_per_document, len(insights)))
+        sentences = [rng.choice(phrasings) for _, _, phrasings in chosen]
+        sentences += rng.sample(FILLER, k=4)
+        rng.shuffle(sentences)
+        paragraphs = ["  ".join(sentences[i : i + 3]).replace("  ", " ") for i in range(0, len(sentences), 3)]
+        for _, iid, _ in chosen:
+            gold[iid].append(doc_id)
+        title = f"{rng.choice(TITLES)} #{number + 1}"
+        result.append(Document(id=doc_id, title=title, text="\n\n".join(paragraphs), format=doc_id.rsplit(".", 1)[1]))
+    return SyntheticHaystack(documents=result, gold=gold, queries={s: q for s, (q, _) in SUBTOPICS.items()})

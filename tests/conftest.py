@@ -1,0 +1,55 @@
+"""Shared fixtures: a deterministic stand-in embedder, our synthetic haystack, and the shared data path."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from citesum.demo.haystack import SyntheticHaystack, generate_haystack
+from citesum.embed.base import Embedder
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+class HashingEmbedder(Embedder):
+    """Bag-of-words hashed into 64 dimensions: deterministic, instant, and similar texts score high.
+
+    It stands in for a model when a test is about the index, not about embedding quality; it counts calls so
+    tests can check that unchanged documents are not embedded again.
+    """
+
+    name = "test-hashing"
+    dim = 64
+
+    def __init__(self) -> None:
+        self.embedded_texts: list[str] = []
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.embedded_texts.extend(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        out[:, 0] += 1e-3  # never an all-zero row
+        return out
+
+
+@pytest.fixture
+def hashing_embedder() -> HashingEmbedder:
+    return HashingEmbedder()
+
+
+@pytest.fixture(scope="session")
+def haystack() -> SyntheticHaystack:
+    return generate_haystack(documents=40, seed=7)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip(f"shared evaluation data not found at {SHARED_DATA}")
+    return SHARED_DATA

@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from citesum.ingest import IngestOptions, ingest_paths
+from citesum.ingest.base import decode_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fixtures import make_docx, make_encrypted_pdf, make_pdf, make_xlsx, make_zip_bomb  # noqa: E402
+
+
+def _by_name(report) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return {Path(f.path).name: f for f in report.files}
+
+
+def test_every_supported_format_is_ingested(tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("The harbour opened in 1887. It still serves ferries.", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# Harbour notes\n\nThe **harbour** has *three* piers.\n\n- one\n- two\n")
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Harbour page</title><style>p {color: red}</style></head>"
+        "<body><script>var x = 1;</script><p>Ferries leave every 20 minutes.</p></body></html>"
+    )
+    (tmp_path / "report.pdf").write_bytes(make_pdf(["The harbour budget is 4 million.", "Approved in May."]))
+    make_docx(tmp_path / "memo.docx", ["The ferry fleet has 12 boats."], table=[["boat", "seats"], ["Aurora", "300"]])
+    (tmp_path / "table.csv").write_text("boat,seats\nAurora,300\nBorealis,250\n")
+    (tmp_path / "table.tsv").write_text("boat\tseats\nAurora\t300\n")
+    make_xlsx(tmp_path / "sales.xlsx", ["month", "tickets"], [["May", 1200], ["June", 1500]])
+    (tmp_path / "records.jsonl").write_text(
+        json.dumps({"id": "r1", "title": "First", "text": "Record one text."}) + "\n"
+        + json.dumps({"id": "r2", "text": "Record two text."}) + "\n"
+    )
+    (tmp_path / "single.json").write_text(json.dumps({"id": "only", "text": "A single JSON object."}))
+
+    documents, report = ingest_paths([tmp_path])
+    by_id = {d.id: d for d in documents}
+    assert not report.skipped, report.to_json()
+    assert by_id["plain.txt"].text.startswith("The harbour opened")
+    assert by_id["notes.md"].title == "Harbour notes"
+    assert "**" not in by_id["notes.md"].text and "three" in by_id["notes.md"].text
+    assert by_id["page.html"].title == "Harbour page"
+    assert by_id["page.html"].text == "Ferries leave every 20 minutes."  # no script, no style
+    assert "4 million" in by_id["report.pdf"].text
+    assert "12 boats" in by_id["memo.docx"].text and "Aurora | 300" in by_id["memo.docx"].text
+    assert by_id["table.csv"].text.splitlines() == ["boat | seats", "boat: Aurora | seats: 300",
+                                                     "boat: Borealis | seats: 250"]
+    assert "boat: Aurora | seats: 300" in by_id["table.tsv"].text
+    assert "month: June | tickets: 1500" in by_id["sales.xlsx#Sales"].text
+    assert by_id["records.jsonl#r1"].title == "First" and by_id["records.jsonl#r2"].text == "Record two text."
+    assert by_id["single.json#only"].text == "A single JSON object."
+    assert report.document_count == len(documents) == 11
+
+
+def test_tabular_blocks_repeat_the_header(tmp_path: Path) -> None:
+    rows = "\n".join(f"{i},{i * 10}" for i in range(7))
+    (tmp_path / "t.csv").write_text("id,value\n" + rows + "\n")
+    [document], _ = ingest_paths([tmp_path], options=IngestOptions(rows_per_block=3))
+    blocks = document.text.split("\n\n")
+    assert len(blocks) == 3
+    assert all(block.startswith("id | value\n") for block in blocks)
+
+
+def test_json_fields_are_configurable_and_bad_records_reported(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_text(
+        json.dumps({"key": "a", "body": "Alpha text.", "name": "Alpha"}) + "\n"
+        + json.dumps({"key": "b", "body": ""}) + "\n" + json.dumps([1, 2]) + "\n"
+    )
+    options = IngestOptions(json_id_field="key", json_text_field="body", json_title_field="name")
+    documents, report = ingest_paths([tmp_path], options=options)
+    assert [(d.id, d.title) for d in documents] == [("x.jsonl#a", "Alpha")]
+    [entry] = report.files
+    assert entry.status == "ingested" and "2 part(s) left out" in entry.reason and "record 3" in entry.reason
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("empty.txt", b"", "empty file"),
+        ("blank.md", b"   \n\n  ", "no text content"),
+        ("binary.txt", bytes(range(256)) * 20, "binary content"),
+        ("corrupt.pdf", b"%PDF-1.4\n1 0 obj garbage", "corrupt PDF"),
+        ("random.docx", os.urandom(2048), "corrupt DOCX"),
+        ("random.xlsx", b"PK\x03\x04 not really a zip", "corrupt XLSX"),
+        ("bad.json", b'{"id": 1, "text": ', "invalid JSON"),
+        ("bad.jsonl", b'{"text": "ok"}\n{broken\n', "line 2: invalid JSON"),
+        ("onlyheader.csv", b"a,b,c\n", "no data rows"),
+        ("image.png", b"\x89PNG\r\n", "unsupported format '.png'"),
+    ],
+)
+def test_bad_files_are_skipped_with_reason_and_the_run_goes_on(
+    tmp_path: Path, name: str, content: bytes, reason: str
+) -> None:
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "good.txt").write_text("A good document survives.")
+    documents, report = ingest_paths([tmp_path])
+    assert [d.id for d in documents] == ["good.txt"]
+    entry = _by_name(report)[name]
+    assert entry.status == "skipped"
+    assert reason in entry.reason
+
+
+def test_encrypted_pdf_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "locked.pdf").write_bytes(make_encrypted_pdf(["Top secret."]))
+    documents, report = ingest_paths([tmp_path])
+    assert documents == []
+    assert "encrypted PDF" in report.files[0].reason
+
+
+def test_pdf_encrypted_with_empty_password_is_read(tmp_path: Path) -> None:
+    (tmp_path / "open.pdf").write_bytes(make_encrypted_pdf(["Readable anyway."], password=""))
+    documents, _ = ingest_paths([tmp_path])
+    assert "Readable anyway." in documents[0].text
+
+
+def test_docx_zip_bomb_is_refused(tmp_path: Path) -> None:
+    make_zip_bomb(tmp_path / "bomb.docx", inflated_bytes=8 << 20)
+    documents, report = ingest_paths([tmp_path], options=IngestOptions(max_uncompressed_bytes=4 << 20))
+    assert documents == []
+    assert "zip bomb" in report.files[0].reason
+    # the ratio alone is enough, whatever the absolute limit
+    documents, report = ingest_paths([tmp_path])
+    assert "zip bomb" in report.files[0].reason
+
+
+def test_file_over_size_limit_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("word " * 1000)
+    documents, report = ingest_paths([tmp_path], options=IngestOptions(max_bytes=1000))
+    assert documents == []
+    assert "over the 1,000-byte limit" in report.files[0].reason
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Café crème brûlée, naïve façade — déjà vu à la carte.", "cp1252"),
+        ("Привет, мир! Это проверка кодировки для русского текста.", "cp1251"),
+        ("Grüße aus München, schöne Straße.", "latin-1"),
+        ("UTF-16 text with a BOM: ünïcödé.", "utf-16"),
+        ("UTF-8 with BOM: ✓ naïve.", "utf-8-sig"),
+        ("こんにちは世界、これは日本語のテストです。", "shift_jis"),
+    ],
+)
+def test_non_utf8_text_is_decoded(text: str, encoding: str) -> None:
+    assert decode_text(text.encode(encoding)) == text
+
+
+def test_undecodable_bytes_never_crash(tmp_path: Path) -> None:
+    (tmp_path / "mixed.txt").write_bytes("valid start ".encode() + b"\xff\xfe\xfa mixed \x81\x8d bytes end.")
+    documents, report = ingest_paths([tmp_path])
+    assert report.files[0].status == "ingested"
+    assert documents[0].text.startswith("valid start")
+
+
+def test_symlink_loop_and_broken_link_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("Inside the folder.")
+    (tmp_path / "sub" / "loop").symlink_to(tmp_path)
+    (tmp_path / "self").symlink_to(tmp_path / "self")
+    (tmp_path / "dangling.txt").symlink_to(tmp_path / "missing.txt")
+    documents, report = ingest_paths([tmp_path])
+    assert [d.id for d in documents] == ["sub/a.txt"]
+    reasons = {Path(f.path).name: f.reason for f in report.skipped}
+    assert "symlink loop" in reasons["loop"]
+    assert "symlink loop" in reasons["self"]
+    assert reasons["dangling.txt"] == "broken symlink"
+
+
+def test_include_exclude_globs_and_missing_path(tmp_path: Path) -> None:
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "a.txt").write_text("Alpha.")
+    (tmp_path / "keep" / "b.md").write_text("Beta.")
+    (tmp_path / "drop.txt").write_text("Gamma.")
+    (tmp_path / ".hidden.txt").write_text("Hidden.")
+    documents, _ = ingest_paths([tmp_path], include=["keep/*"], exclude=["*.md"])
+    assert [d.id for d in documents] == ["keep/a.txt"]
+    _, report = ingest_paths([tmp_path / "nope"])
+    assert report.files[0].reason == "no such file or folder"
+
+
+def test_unreadable_file_is_reported(tmp_path: Path) -> None:
+    """Permissions are checked for real: as root, the ingestion runs in a child process as 'nobody'."""
+    folder = Path(tempfile.mkdtemp(prefix="citesum-perm-"))
+    try:
+        os.chmod(folder, 0o755)
+        (folder / "open.txt").write_text("Readable text.")
+        (folder / "closed.txt").write_text("Unreadable text.")
+        os.chmod(folder / "open.txt", 0o644)
+        os.chmod(folder / "closed.txt", 0o000)
+        # As root, permission bits are not enforced: the child imports citesum, then drops to 'nobody'.
+        code = (
+            "import json, os\nfrom citesum.ingest import ingest_paths\n"
+            "if os.geteuid() == 0:\n    os.setgid(65534)\n    os.setuid(65534)\n"
+            f"docs, report = ingest_paths([{str(folder)!r}])\n"
+            "print(json.dumps([[d.id for d in docs], json.loads(report.to_json())['files']]))"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True)
+        ids, files = json.loads(result.stdout)
+        assert ids == ["open.txt"]
+        closed = next(f for f in files if f["path"].endswith("closed.txt"))
+        assert closed["status"] == "skipped" and closed["reason"] == "permission denied"
+    finally:
+        os.chmod(folder / "closed.txt", 0o644)
+        for file in folder.iterdir():
+            file.unlink()
+        folder.rmdir()
+
+
+def test_duplicate_ids_across_roots_are_reported(tmp_path: Path) -> None:
+    for root in ("one", "two"):
+        (tmp_path / root).mkdir()
+        (tmp_path / root / "same.txt").write_text(f"Text in {root}.")
+    documents, report = ingest_paths([tmp_path / "one", tmp_path / "two"])
+    assert len(documents) == 1
+    assert "already taken" in report.skipped[0].reason

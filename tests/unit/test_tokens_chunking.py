@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import pytest
+
+from citesum.chunking import chunk_passages, document_unit, make_units, sentence_spans
+from citesum.errors import ConfigError
+from citesum.tokens import get_tokenizer
+from citesum.types import Document
+
+TOKENIZER = get_tokenizer()
+
+
+def test_cl100k_counts_known_values() -> None:
+    assert TOKENIZER.count("hello world") == 2
+    assert TOKENIZER.count("") == 0
+    # special-token text inside a document is counted, not rejected
+    assert TOKENIZER.count("<|endoftext|>") > 1
+    assert TOKENIZER.truncate("one two three four", 2) == "one two"
+
+
+def test_unknown_tokenizer_lists_valid_names() -> None:
+    with pytest.raises(ConfigError, match="cl100k"):
+        get_tokenizer("nope")
+
+
+def test_sentence_spans_respect_abbreviations_and_newlines() -> None:
+    text = "Dr. Smith met Mr. Jones in the U.S. capital. They talked!\nA new line starts here"
+    sentences = [text[s.start : s.end] for s in sentence_spans(text)]
+    assert sentences == ["Dr. Smith met Mr. Jones in the U.S. capital.", "They talked!", "A new line starts here"]
+
+
+def _doc(text: str) -> Document:
+    return Document(id="d", title="t", text=text)
+
+
+def test_passages_are_capped_exact_slices_in_order() -> None:
+    text = " ".join(f"Sentence number {i} talks about topic {i % 7} in some detail." for i in range(60))
+    passages = chunk_passages(_doc(text), TOKENIZER, max_tokens=40)
+    assert len(passages) > 5
+    assert all(p.token_count <= 40 for p in passages)
+    assert all(p.text == text[p.char_start : p.char_end] for p in passages)
+    assert [p.ordinal for p in passages] == list(range(len(passages)))
+    # sentences are never broken when they fit: every passage ends at a sentence end
+    assert all(p.text.endswith(".") for p in passages)
+    assert all(p.char_start < q.char_start for p, q in zip(passages, passages[1:]))
+
+
+def test_long_sentence_splits_at_clauses_then_words_then_tokens() -> None:
+    clauses = ", ".join(f"clause {i} has several words in it" for i in range(30)) + "."
+    passages = chunk_passages(_doc(clauses), TOKENIZER, max_tokens=20)
+    assert all(p.token_count <= 20 for p in passages)
+    assert all(p.text.endswith((",", ".")) for p in passages)  # clause boundaries
+
+    words = " ".join(f"word{i}" for i in range(100))
+    passages = chunk_passages(_doc(words), TOKENIZER, max_tokens=10)
+    assert all(p.token_count <= 10 for p in passages)
+    assert " ".join(p.text for p in passages) == words
+
+    blob = "x" * 3000
+    passages = chunk_passages(_doc(blob), TOKENIZER, max_tokens=25)
+    assert all(p.token_count <= 25 for p in passages)
+    assert "".join(p.text for p in passages) == blob
+
+
+def test_document_unit_truncates_at_sentence_boundary() -> None:
+    text = " ".join(f"This is sentence {i} of the document." for i in range(200))
+    [unit] = document_unit(_doc(text), TOKENIZER, max_tokens=100)
+    assert unit.token_count <= 100
+    assert unit.text.endswith("document.")
+    assert text.startswith(unit.text)
+    # adding the next sentence would break the cap
+    next_end = text.index(".", len(unit.text) + 1) + 1
+    assert TOKENIZER.count(text[:next_end]) > 100
+
+
+def test_document_unit_keeps_short_documents_whole_and_cuts_one_huge_sentence() -> None:
+    assert document_unit(_doc("Short. Text."), TOKENIZER, 1024)[0].text == "Short. Text."
+    [unit] = document_unit(_doc("a" * 20000), TOKENIZER, max_tokens=50)
+    assert 0 < unit.token_count <= 50
+
+
+def test_empty_and_bad_settings() -> None:
+    assert chunk_passages(_doc("   \n "), TOKENIZER) == []
+    assert document_unit(_doc(""), TOKENIZER) == []
+    with pytest.raises(ConfigError):
+        chunk_passages(_doc("x"), TOKENIZER, max_tokens=0)
+    with pytest.raises(ConfigError, match="passage, document"):
+        make_units(_doc("x"), TOKENIZER, "sentence", 10)  # type: ignore[arg-type]
