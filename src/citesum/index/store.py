@@ -333,6 +333,9 @@ class Index:
         """Apply upserts and deletions atomically as one new generation."""
         upsert = list(upsert)
         delete = set(delete)
+        both = delete.intersection(d.id for d in upsert)
+        if both:
+            raise ConfigError(f"documents both updated and deleted in one call: {', '.join(sorted(both)[:5])}")
         with self._write_lock(self.path):
             conn = _connect(self.path / DB_NAME)
             try:
@@ -363,10 +366,12 @@ class Index:
             if progress:
                 progress("chunking", number, len(changed))
         texts = [p.text for group in units for p in group]
-        embedder = embedder or get_embedder(self.settings.embedder)
-        if embedder.name != self.settings.embedder:
-            raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
-        vectors = self._embed(embedder, texts, progress)
+        vectors = np.zeros((0, 0), dtype=np.float32)
+        if texts:  # a pure deletion needs no model
+            embedder = embedder or get_embedder(self.settings.embedder)
+            if embedder.name != self.settings.embedder:
+                raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
+            vectors = self._embed(embedder, texts, progress)
 
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -397,7 +402,8 @@ class Index:
                       vectors[offset + i].tobytes()) for i, p in enumerate(group)],
                 )
                 offset += len(group)
-            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(embedder.dim),))
+            if texts:
+                conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
             self._write_generation(conn, generation, removed_rows, progress)
             conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
             conn.execute("COMMIT")

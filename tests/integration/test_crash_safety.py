@@ -1,0 +1,120 @@
+"""A writer killed with SIGKILL at any point leaves the previous index loadable and consistent.
+
+The writer is a real subprocess; it announces each stage through the index's public progress callback and
+then stalls there, so the kill lands exactly in that stage (including the window after the new generation's
+files are in place but before the database commit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citesum.index.store import Index, IndexSettings
+from citesum.types import Document
+
+TESTS = Path(__file__).resolve().parents[1]
+
+WRITER = r"""
+import json, sys, time
+sys.path.insert(0, {tests!r})
+from conftest import HashingEmbedder
+from citesum.index.store import Index
+from citesum.types import Document
+
+stop_at = sys.argv[1]
+docs = [Document(**d) for d in json.loads(sys.stdin.read())]
+
+def progress(stage, done, total):
+    marker = f"{{stage}} {{done}}/{{total}}"
+    if marker == stop_at or (stop_at == "embedding" and stage == "embedding"):
+        print("AT", marker, flush=True)
+        time.sleep(60)
+
+index = Index.open({path!r})
+index.update(upsert=docs[2:], delete=["doc0", "doc1"], progress=progress, embedder=HashingEmbedder())
+print("DONE", flush=True)
+"""
+
+
+def _version(n: int, tag: str) -> list[Document]:
+    return [Document(id=f"doc{i}", title=f"Doc {i}",
+                     text=" ".join(f"Sentence {j} of document {i} version {tag} mentions topic{(i + j) % 9}." for j in range(25)))
+            for i in range(n)]
+
+
+def _snapshot(index: Index) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    passages = [(p.id, p.text) for p in index.passages]
+    return passages, np.array(index.vectors), index.lexical.scores("topic3 version")
+
+
+def _run_writer(path: Path, stop_at: str, docs: list[Document]) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRITER.format(tests=str(TESTS), path=str(path)), stop_at],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps([{"id": d.id, "title": d.title, "text": d.text} for d in docs]))
+    process.stdin.close()
+    return process
+
+
+@pytest.fixture
+def baseline(tmp_path: Path, hashing_embedder):  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing"))
+    index.update(_version(30, "one"), embedder=hashing_embedder)
+    return tmp_path / "ix", _snapshot(Index.open(tmp_path / "ix"))
+
+
+@pytest.mark.parametrize("stop_at", ["embedding", "bm25 0/1", "bm25 1/1"])
+def test_sigkill_mid_update_keeps_previous_index(baseline, stop_at: str, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    path, before = baseline
+    update = _version(32, "two")
+    process = _run_writer(path, stop_at, update)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("AT " + stop_at.split()[0]), (line, process.stderr.read() if process.stderr else "")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+
+    after = _snapshot(Index.open(path))
+    assert after[0] == before[0]
+    np.testing.assert_array_equal(after[1], before[1])
+    np.testing.assert_array_equal(after[2], before[2])
+
+    # the lock died with the writer; the next update succeeds and sweeps the leftovers
+    stats = Index.open(path).update(upsert=update[2:], delete=["doc0", "doc1"], embedder=hashing_embedder)
+    assert (stats.updated, stats.added, stats.deleted) == (28, 2, 2)
+    final = Index.open(path)
+    assert {p.document_id for p in final.passages} == {f"doc{i}" for i in range(2, 32)}
+    assert all("version two" in p.text for p in final.passages if p.ordinal == 0)
+    assert final.vectors.shape[0] == len(final.passages)
+    assert [p.name for p in path.glob("gen-*")] == [f"gen-{stats.generation}"]
+
+
+def test_sigkill_at_random_moments_is_all_or_nothing(baseline, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    path, before = baseline
+    rng = np.random.default_rng(3)
+    for round_number in range(6):
+        tag = f"r{round_number}"
+        process = _run_writer(path, "never", _version(32, tag))
+        time.sleep(float(rng.uniform(0.05, 0.6)))
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        index = Index.open(path)
+        passages, vectors, _ = _snapshot(index)
+        assert vectors.shape[0] == len(passages)
+        texts = {p[1].split(" version ")[1].split()[0] for p in passages}
+        assert len(texts) == 1, "a mix of two versions means a torn write"
+        if process.returncode == 0:  # finished before the kill; the new state is complete
+            assert texts == {tag}
+        np.testing.assert_allclose(vectors, hashing_embedder.encode_documents([p[1] for p in passages]), rtol=1e-6)

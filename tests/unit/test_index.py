@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citesum.errors import IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.index.store import DB_NAME, LOCK_NAME, Index, IndexSettings
+from citesum.types import Document
+
+SETTINGS = IndexSettings(embedder="test-hashing")
+
+
+def _docs(*pairs: tuple[str, str]) -> list[Document]:
+    return [Document(id=i, title=i, text=t) for i, t in pairs]
+
+
+def _state(index: Index) -> dict[str, list[str]]:
+    state: dict[str, list[str]] = {}
+    for passage in index.passages:
+        state.setdefault(passage.document_id, []).append(passage.text)
+    return state
+
+
+def test_add_update_delete_are_incremental(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    stats = index.update(_docs(("a", "Apples are red. Apples grow on trees."), ("b", "Bananas are yellow.")),
+                         embedder=hashing_embedder)
+    assert (stats.added, stats.updated, stats.unchanged, stats.passages_embedded) == (2, 0, 0, 2)
+
+    hashing_embedder.embedded_texts.clear()
+    stats = index.update(
+        _docs(("a", "Apples are red. Apples grow on trees."), ("b", "Bananas are yellow and sweet."),
+              ("c", "Cherries are small.")),
+        embedder=hashing_embedder,
+    )
+    assert (stats.added, stats.updated, stats.unchanged) == (1, 1, 1)
+    # only the changed and the new document were embedded
+    assert hashing_embedder.embedded_texts == ["Bananas are yellow and sweet.", "Cherries are small."]
+
+    reopened = Index.open(tmp_path / "ix")
+    assert _state(reopened) == {"a": ["Apples are red. Apples grow on trees."],
+                                "b": ["Bananas are yellow and sweet."], "c": ["Cherries are small."]}
+    assert reopened.vectors.shape == (3, 64)
+    # the stored vectors are those of the current texts, in passage order
+    expected = hashing_embedder.encode_documents([p.text for p in reopened.passages])
+    np.testing.assert_allclose(reopened.vectors, expected, rtol=1e-6)
+    assert reopened.lexical.scores("bananas sweet").argmax() == [p.document_id for p in reopened.passages].index("b")
+
+    stats = reopened.delete(["a", "not-there"])
+    assert stats.deleted == 1
+    assert sorted(_state(Index.open(tmp_path / "ix"))) == ["b", "c"]
+    assert [d.id for d in Index.open(tmp_path / "ix").documents()] == ["b", "c"]  # collection order kept
+    # one generation directory remains
+    assert [p.name for p in (tmp_path / "ix").glob("gen-*")] == [f"gen-{stats.generation}"]
+
+
+def test_unchanged_input_writes_nothing(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    docs = _docs(("a", "Some text here."))
+    first = index.update(docs, embedder=hashing_embedder)
+    second = index.update(docs, embedder=hashing_embedder)
+    assert second.generation == first.generation and second.unchanged == 1
+
+
+def test_document_positions_follow_ingestion_order(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(("z", "Zed."), ("m", "Em."), ("a", "Ay.")), embedder=hashing_embedder)
+    index.update(_docs(("m", "Em changed.")), embedder=hashing_embedder)  # an update keeps its position
+    assert [index.document_position(i) for i in ("z", "m", "a")] == [0, 1, 2]
+
+
+def test_reader_rebuilds_missing_artifacts_from_the_database(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    stats = index.update(_docs(("a", "Alpha beta."), ("b", "Gamma delta.")), embedder=hashing_embedder)
+    vectors = np.array(Index.open(tmp_path / "ix").vectors)
+    for file in (tmp_path / "ix" / f"gen-{stats.generation}").rglob("*"):
+        if file.is_file():
+            file.unlink()
+    reopened = Index.open(tmp_path / "ix")
+    np.testing.assert_array_equal(reopened.vectors, vectors)
+    assert reopened.lexical.scores("gamma")[1] > 0
+
+
+def test_second_writer_gets_index_locked(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    with open(tmp_path / "ix" / LOCK_NAME, "a+") as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another writer holds the lock
+        with pytest.raises(IndexLockedError, match="locked"):
+            index.update(_docs(("a", "Text.")), embedder=hashing_embedder)
+    assert index.update(_docs(("a", "Text.")), embedder=hashing_embedder).added == 1
+
+
+def test_other_embedder_or_settings_are_refused(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    Index.create(tmp_path / "ix", SETTINGS)
+    with pytest.raises(IndexMismatchError, match="embedder 'test-hashing', not 'wordllama'"):
+        Index.open(tmp_path / "ix", embedder="wordllama")
+    with pytest.raises(IndexMismatchError, match="max_tokens=100"):
+        Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing", max_tokens=50))
+    from citesum.embed import get_embedder
+
+    with pytest.raises(IndexMismatchError, match="got 'wordllama'"):
+        Index.open(tmp_path / "ix").update(_docs(("a", "x")), embedder=get_embedder("wordllama"))
+
+
+def test_schema_version_and_corruption_errors(tmp_path: Path) -> None:
+    Index.create(tmp_path / "ix", SETTINGS)
+    conn = sqlite3.connect(tmp_path / "ix" / DB_NAME)
+    conn.execute("UPDATE manifest SET value='999' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IndexMismatchError, match="schema version 999"):
+        Index.open(tmp_path / "ix")
+
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / DB_NAME).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(IndexStoreError, match="corrupt"):
+        Index.open(tmp_path / "bad")
+    with pytest.raises(IndexStoreError, match="no index at"):
+        Index.open(tmp_path / "missing")
+
+
+def test_document_unit_index(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    settings = IndexSettings.for_unit("document", embedder="test-hashing")
+    assert settings.max_tokens == 1024
+    index = Index.create(tmp_path / "ix", settings)
+    long_text = " ".join(f"Sentence {i} is here." for i in range(600))
+    index.update(_docs(("long", long_text), ("short", "Short one.")), embedder=hashing_embedder)
+    assert [p.document_id for p in index.passages] == ["long", "short"]
+    assert index.passages[0].token_count <= 1024 and index.passages[0].text.endswith("here.")
+    assert index.document("long").text == long_text  # the full text stays in the content store
+
+
+def test_update_and_delete_of_the_same_document_is_refused(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    from citesum.errors import ConfigError
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    with pytest.raises(ConfigError, match="both updated and deleted in one call: a"):
+        index.update(_docs(("a", "Text.")), delete=["a"], embedder=hashing_embedder)
