@@ -315,9 +315,11 @@ class Index:
         finally:
             handle.close()  # closing releases the lock; the kernel also releases it if the process dies
 
-    def add(self, documents: Iterable[Document], *, progress: ProgressFn | None = None) -> UpdateStats:
+    def add(
+        self, documents: Iterable[Document], *, progress: ProgressFn | None = None, embedder: Embedder | None = None
+    ) -> UpdateStats:
         """Add new documents and update changed ones (same id, new content); unchanged ones cost nothing."""
-        return self.update(upsert=documents, progress=progress)
+        return self.update(upsert=documents, progress=progress, embedder=embedder)
 
     def delete(self, document_ids: Iterable[str]) -> UpdateStats:
         return self.update(delete=document_ids)

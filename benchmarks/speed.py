@@ -1,0 +1,122 @@
+"""Speed and memory on this machine (2 cores): index builds, search latency, growth to 100,000 documents.
+
+Each scenario runs in its own subprocess so its peak RSS is its own.
+  * build one SummHay haystack (100 documents, 100-token passages, wordllama)
+  * build the 232 ODSum meeting transcripts (~1.4M words); then p50/p95 search latency of bm25, dense and
+    hybrid over its 296 dev queries (index opened once, as a server would)
+  * build + query a generated corpus of 10,000 / 30,000 / 100,000 documents, to show how cost grows
+
+Run: python benchmarks/speed.py [--sizes 10000,30000,100000]
+Writes: benchmarks/results/speed.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED_DATA, peak_rss_mb, write_result  # noqa: E402
+
+RETRIEVERS = ["bm25", "dense", "hybrid"]
+
+
+def _latencies(index, queries: list[str]) -> dict[str, dict[str, float]]:  # type: ignore[no-untyped-def]
+    from citesum.retrieve import get_retriever
+
+    out = {}
+    for name in RETRIEVERS:
+        retriever = get_retriever(name, index)
+        retriever.retrieve(queries[0], 10)  # warm-up: loads the model and the artifacts
+        times = []
+        for query in queries:
+            started = time.perf_counter()
+            retriever.retrieve(query, 10)
+            times.append((time.perf_counter() - started) * 1000)
+        out[name] = {"p50_ms": round(float(np.percentile(times, 50)), 2),
+                     "p95_ms": round(float(np.percentile(times, 95)), 2), "queries": len(times)}
+    return out
+
+
+def _build(documents, folder: Path) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    from citesum.index.store import Index
+
+    started = time.perf_counter()
+    index = Index.create(folder)
+    stats = index.add(documents)
+    seconds = time.perf_counter() - started
+    info = index.info()
+    return {"documents": len(documents), "units": int(info["units"]), "unit_tokens": int(info["unit_tokens"]),
+            "build_seconds": round(seconds, 2), "units_per_second": round(stats.passages_embedded / seconds, 1),
+            "bytes_on_disk": int(info["bytes_on_disk"])}
+
+
+def scenario(name: str, argument: str) -> dict[str, object]:
+    from citesum.index.store import Index
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "ix"
+        if name == "summhay":
+            from citesum.datasets.summhay import load_haystack
+
+            haystack = load_haystack(SHARED_DATA / "summhay" / "topic_news1.json")
+            result = _build(haystack.documents, folder)
+            result["search"] = _latencies(Index.open(folder), [s.query for s in haystack.subtopics])
+        elif name == "meeting":
+            from citesum.datasets import load_dataset
+
+            dataset = load_dataset("odsum-meeting", str(SHARED_DATA / "odsum" / "meeting"))
+            result = _build(dataset.documents, folder)
+            result["words"] = sum(len(d.text.split()) for d in dataset.documents)
+            opened = time.perf_counter()
+            index = Index.open(folder)
+            index.passages  # noqa: B018 - load passages, vectors and BM25
+            result["open_seconds"] = round(time.perf_counter() - opened, 2)
+            result["search"] = _latencies(index, [q.text for q in dataset.queries])
+        else:
+            from citesum.demo.haystack import generate_haystack
+
+            size = int(argument)
+            documents = generate_haystack(documents=size, seed=size).documents
+            result = _build(documents, folder)
+            opened = time.perf_counter()
+            index = Index.open(folder)
+            index.passages  # noqa: B018
+            result["open_seconds"] = round(time.perf_counter() - opened, 2)
+            result["search"] = _latencies(index, [
+                "What is happening with the city's water supply?", "How is public transit changing?",
+                "What is the state of housing and rents?", "Lakemont reservoir capacity in August",
+                "desalination plant cost", "bus drivers strike in May", "zoning reform near tram stops",
+                "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5)
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,30000,100000")
+    parser.add_argument("--scenario", nargs=2, help=argparse.SUPPRESS)  # internal: run one scenario, print JSON
+    args = parser.parse_args()
+    if args.scenario:
+        print(json.dumps(scenario(*args.scenario)))
+        return
+    results = {}
+    plan = [("summhay", "-"), ("meeting", "-")] + [("generated", size) for size in args.sizes.split(",")]
+    for name, argument in plan:
+        label = name if argument == "-" else f"generated_{argument}"
+        output = subprocess.run([sys.executable, __file__, "--scenario", name, argument], check=True,
+                                capture_output=True, text=True).stdout
+        results[label] = json.loads(output.strip().splitlines()[-1])
+        print(label, json.dumps(results[label]), flush=True)
+    write_result("speed", {"embedder": "wordllama", "unit": "passage (100 tokens)", "results": results})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Evaluation: retrieval metrics (graded NDCG, precision, recall, budgeted insight recall)."""
