@@ -92,6 +92,23 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+@contextmanager
+def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the index database at ``path`` (a directory)."""
+    conn = sqlite3.connect(f"file:{path / DB_NAME}?mode=ro", uri=True, timeout=30)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+_DOCUMENT_COLUMNS = "id, title, text, source, format, metadata"
+
+
+def _document(row: tuple[str, str, str, str, str, str]) -> Document:
+    return Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4], metadata=json.loads(row[5]))
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -175,33 +192,28 @@ class Index:
     @staticmethod
     def _read_manifest(path: Path) -> dict[str, str]:
         try:
-            conn = sqlite3.connect(f"file:{path / DB_NAME}?mode=ro", uri=True, timeout=30)
-            try:
+            with _read_only(path) as conn:
                 return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
-            finally:
-                conn.close()
         except sqlite3.DatabaseError as exc:
             raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
 
     # ---- reading -------------------------------------------------------------------------------------
     def _ensure_loaded(self) -> None:
-        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
         try:
-            conn.execute("BEGIN")  # one snapshot: generation, passages and positions agree
-            current = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
-            if current == self._loaded_generation:
-                return
-            rows = conn.execute(
-                "SELECT rowid, id, document_id, ordinal, char_start, char_end, token_count, text "
-                "FROM passages ORDER BY rowid"
-            ).fetchall()
-            self._document_positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
-            row_ids = np.array([r[0] for r in rows], dtype=np.int64)
-            self._vectors, self._lexical = self._load_artifacts(conn, current, row_ids, [r[7] for r in rows])
+            with _read_only(self.path) as conn:
+                conn.execute("BEGIN")  # one snapshot: generation, passages and positions agree
+                current = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
+                if current == self._loaded_generation:
+                    return
+                rows = conn.execute(
+                    "SELECT rowid, id, document_id, ordinal, char_start, char_end, token_count, text "
+                    "FROM passages ORDER BY rowid"
+                ).fetchall()
+                self._document_positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
+                row_ids = np.array([r[0] for r in rows], dtype=np.int64)
+                self._vectors, self._lexical = self._load_artifacts(conn, current, row_ids, [r[7] for r in rows])
         except sqlite3.DatabaseError as exc:
             raise IndexStoreError(f"index at {self.path} is unreadable or corrupt: {exc}") from exc
-        finally:
-            conn.close()
         self._passages = [Passage(id=r[1], document_id=r[2], ordinal=r[3], char_start=r[4], char_end=r[5],
                                   token_count=r[6], text=r[7]) for r in rows]
         self.generation = self._loaded_generation = current
@@ -222,10 +234,11 @@ class Index:
     def _read_vectors(self, conn: sqlite3.Connection) -> np.ndarray:
         blobs = [row[0] for row in conn.execute("SELECT embedding FROM passages ORDER BY rowid")]
         if not blobs:
-            return np.zeros((0, self.embedder_dim(conn)), dtype=np.float32)
+            return np.zeros((0, self._stored_dim(conn)), dtype=np.float32)
         return np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])
 
-    def embedder_dim(self, conn: sqlite3.Connection) -> int:
+    @staticmethod
+    def _stored_dim(conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT value FROM manifest WHERE key = 'dim'").fetchone()
         return int(row[0]) if row else 0
 
@@ -256,15 +269,9 @@ class Index:
 
     def documents(self) -> Iterator[Document]:
         """Every document, in collection order."""
-        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
-        try:
-            for row in conn.execute(
-                "SELECT id, title, text, source, format, metadata FROM documents ORDER BY position"
-            ):
-                yield Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4],
-                               metadata=json.loads(row[5]))
-        finally:
-            conn.close()
+        with _read_only(self.path) as conn:
+            for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY position"):
+                yield _document(row)
 
     def document(self, document_id: str) -> Document:
         for document in self.documents_by_id([document_id]):
@@ -272,29 +279,20 @@ class Index:
         raise KeyError(document_id)
 
     def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
-        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
-        try:
-            found = {}
+        found = {}
+        with _read_only(self.path) as conn:
             for start in range(0, len(ids), 500):
                 chunk = list(ids[start : start + 500])
                 marks = ",".join("?" * len(chunk))
-                for row in conn.execute(
-                    f"SELECT id, title, text, source, format, metadata FROM documents WHERE id IN ({marks})", chunk
-                ):
-                    found[row[0]] = Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4],
-                                             metadata=json.loads(row[5]))
-        finally:
-            conn.close()
+                for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", chunk):
+                    found[row[0]] = _document(row)
         return [found[i] for i in ids if i in found]
 
     def info(self) -> dict[str, object]:
         manifest = self._read_manifest(self.path)
-        conn = sqlite3.connect(f"file:{self.path / DB_NAME}?mode=ro", uri=True, timeout=30)
-        try:
+        with _read_only(self.path) as conn:
             documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
             passages, tokens = conn.execute("SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM passages").fetchone()
-        finally:
-            conn.close()
         size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
         return {"path": str(self.path), **manifest, "documents": documents, "units": passages,
                 "unit_tokens": tokens, "bytes_on_disk": size}
