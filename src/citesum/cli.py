@@ -102,14 +102,14 @@ def index(
                                 json_text_field=json_text_field,
                                 **({"max_bytes": max_bytes} if max_bytes else {}))
         documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options)
-    exists = (Path(index_dir) / DB_NAME).exists()
-    if exists:
+    if (Path(index_dir) / DB_NAME).exists():
         index_ = Index.open(index_dir, embedder=embedder)
-        if chunk_tokens and chunk_tokens != index_.settings.max_tokens or unit != index_.settings.unit and (
-            click.get_current_context().get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
-        ):
+        settings = index_.settings
+        context = click.get_current_context()
+        unit_given = context.get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
+        if (unit_given and unit != settings.unit) or (chunk_tokens and chunk_tokens != settings.max_tokens):
             raise CitesumError(
-                f"index at {index_dir} uses unit={index_.settings.unit}, chunk_tokens={index_.settings.max_tokens}; "
+                f"index at {index_dir} uses unit={settings.unit}, chunk_tokens={settings.max_tokens}; "
                 "build a new index to change them"
             )
     else:
