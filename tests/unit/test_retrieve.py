@@ -33,7 +33,7 @@ def _precision_at(index: Index, name: str, haystack, k: int = 5) -> float:  # ty
 def test_exact_fact_query_finds_its_documents(haystack_index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
     query = "How much did the Lakemont reservoir fall?"
     gold = set(haystack.gold["water-reservoir"])
-    for name in ("bm25", "dense", "hybrid", "keywords"):
+    for name in ("bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords"):
         top = [doc_id for doc_id, _ in get_retriever(name, haystack_index).rank_documents(query, 3)]
         assert top[0] in gold, name
 
@@ -41,7 +41,7 @@ def test_exact_fact_query_finds_its_documents(haystack_index: Index, haystack) -
 def test_retrievers_beat_random_on_subtopic_queries(haystack_index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
     base_rate = np.mean([len(haystack.relevance(s)) / len(haystack.documents) for s in SUBTOPICS])
     random_precision = _precision_at(haystack_index, "random", haystack)
-    for name in ("bm25", "dense", "hybrid"):
+    for name in ("bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "hybrid:bm25-rm3+dense-prf"):
         assert _precision_at(haystack_index, name, haystack) > max(base_rate, random_precision), name
 
 
@@ -98,7 +98,7 @@ def test_random_is_seeded_and_oracle_reads_relevance(haystack_index: Index, hays
 
 
 def test_registry_errors() -> None:
-    with pytest.raises(ConfigError, match="bm25, dense, hybrid, keywords, oracle, random"):
+    with pytest.raises(ConfigError, match="bm25, bm25-rm3, dense, dense-prf, hybrid, keywords, oracle, random"):
         get_retriever("splade", None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="gold relevance"):
         get_retriever("oracle", None)  # type: ignore[arg-type]
@@ -111,3 +111,58 @@ def test_top_k_breaks_ties_by_position() -> None:
     assert top_k(scores, 2).tolist() == [1, 2]
     assert top_k(scores, 4).tolist() == [1, 2, 4, 3]
     assert top_k(scores, 0).tolist() == []
+
+
+def test_documents_score_the_sum_of_their_best_passages() -> None:
+    from citesum.retrieve.base import aggregate_documents
+    from citesum.types import Passage
+
+    passages = [Passage(f"{d}::{i}", d, i, 0, 1, "x", 1) for d, i in
+                [("a", 0), ("a", 1), ("a", 2), ("a", 3), ("b", 0), ("c", 0), ("c", 1)]]
+    scores = np.array([1.0, 1.0, 1.0, 1.0, 2.5, 2.0, 0.2], dtype=np.float32)
+    assert aggregate_documents(passages, scores, None, 3) == [("a", 3.0), ("b", 2.5), ("c", pytest.approx(2.2))]
+    assert aggregate_documents(passages, scores, 2, 1) == [("b", 2.5), ("c", 2.0)]  # MaxP
+
+
+def test_rm3_expands_the_query_with_feedback_terms(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    from citesum.retrieve.feedback import RM3Retriever
+
+    index = Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing"))
+    texts = {"a": "reservoir drought water shortage", "b": "reservoir drought rationing", "c": "drought rationing",
+             "d": "football match results", "e": "water shortage rationing"}
+    index.update([Document(id=i, title=i, text=t) for i, t in texts.items()], embedder=hashing_embedder)
+    plain = get_retriever("bm25", index).scores("reservoir")
+    expanded = RM3Retriever(index, feedback_units=2, feedback_terms=3).scores("reservoir")
+    ids = [p.document_id for p in index.passages]
+    # "c" and "e" lack the query word but share the feedback documents' vocabulary
+    assert plain[ids.index("c")] == 0 and expanded[ids.index("c")] > 0 and expanded[ids.index("e")] > 0
+    assert expanded[ids.index("d")] == 0
+    assert expanded.max() == pytest.approx(expanded[ids.index("a")]) or expanded.max() == pytest.approx(
+        expanded[ids.index("b")])
+
+
+def test_dense_prf_moves_the_query_towards_the_feedback_centroid(haystack_index: Index) -> None:
+    from citesum.retrieve.feedback import DensePRFRetriever
+
+    plain = get_retriever("dense", haystack_index)
+    feedback = DensePRFRetriever(haystack_index, feedback_units=5, beta=1.0)
+    query = "water"
+    first = plain.scores(query)
+    top = np.argsort(-first)[:5]
+    vectors = np.asarray(haystack_index.vectors)
+    expected_query = plain.embedder.encode_query(query) + vectors[top].mean(axis=0)
+    expected = vectors @ (expected_query / np.linalg.norm(expected_query))
+    np.testing.assert_allclose(feedback.scores(query), expected, rtol=1e-5)
+
+
+def test_hybrid_fuses_document_rankings_of_its_members(haystack_index: Index) -> None:
+    from citesum.retrieve.fusion import reciprocal_rank_fusion
+
+    assert get_retriever("hybrid", haystack_index).name == "hybrid(bm25-rm3+dense-prf)"
+    hybrid = get_retriever("hybrid:bm25+dense", haystack_index)
+    query = "electric buses"
+    members = [[d for d, s in get_retriever(n, haystack_index).rank_documents(query, 1000) if n == "dense" or s > 0]
+               for n in ("bm25", "dense")]
+    fused = reciprocal_rank_fusion(members)
+    expected = sorted(fused, key=lambda d: -fused[d])[:5]
+    assert [d for d, _ in hybrid.rank_documents(query, 5)] == expected

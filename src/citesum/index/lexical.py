@@ -56,9 +56,11 @@ class LexicalIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
-        if self.size == 0:
-            return np.zeros(0, dtype=np.float32)
-        terms = [t for t in tokenize([query])[0] if t in self._model.vocab_dict]  # type: ignore[attr-defined]
-        if not terms:
+        return self.term_scores(tokenize([query])[0])
+
+    def term_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 score of every unit for already-analysed (stemmed) terms."""
+        known = [t for t in terms if t in self._model.vocab_dict]  # type: ignore[attr-defined]
+        if self.size == 0 or not known:
             return np.zeros(self.size, dtype=np.float32)
-        return np.asarray(self._model.get_scores(terms), dtype=np.float32)  # type: ignore[attr-defined]
+        return np.asarray(self._model.get_scores(known), dtype=np.float32)  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
 """Retrievers by name.
 
-Names: ``bm25``, ``dense``, ``hybrid`` (RRF of bm25 + dense; ``hybrid:bm25+dense+keywords`` picks the parts),
-``keywords`` (SummHay keyword overlap), ``random`` (seeded), ``oracle`` (needs gold relevance).
+Names: ``bm25``, ``bm25-rm3`` (BM25 with RM3 query expansion), ``dense``, ``dense-prf`` (Rocchio feedback),
+``hybrid`` (RRF of bm25-rm3 + dense-prf; ``hybrid:bm25+dense`` picks the parts), ``keywords`` (SummHay keyword
+overlap), ``random`` (seeded), ``oracle`` (needs gold relevance).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from citesum.errors import ConfigError, unknown_name_error
 from citesum.index.store import Index
 from citesum.retrieve.base import Retriever
 from citesum.retrieve.dense import DenseRetriever
+from citesum.retrieve.feedback import DensePRFRetriever, RM3Retriever
 from citesum.retrieve.fusion import RRF_K, HybridRetriever
 from citesum.retrieve.lexical import BM25Retriever, KeywordRetriever
 from citesum.retrieve.reference import OracleRetriever, RandomRetriever
 
-RETRIEVER_NAMES = ["bm25", "dense", "hybrid", "keywords", "random", "oracle"]
-DEFAULT_HYBRID_PARTS = ("bm25", "dense")
+RETRIEVER_NAMES = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords", "random", "oracle"]
+# Measured best on the SummHay haystacks (benchmarks/retrieval_summhay.py); "hybrid:bm25+dense" is the classic.
+DEFAULT_HYBRID_PARTS = ("bm25-rm3", "dense-prf")
 
 
 def get_retriever(
@@ -37,8 +40,12 @@ def get_retriever(
         return HybridRetriever(index, members, k=rrf_k)
     if name == "bm25":
         return BM25Retriever(index)
+    if name == "bm25-rm3":
+        return RM3Retriever(index)
     if name == "dense":
         return DenseRetriever(index)
+    if name == "dense-prf":
+        return DensePRFRetriever(index)
     if name == "keywords":
         return KeywordRetriever(index)
     if name == "random":

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Hashable, Sequence, TypeVar
 
 import numpy as np
 
 from citesum.index.store import Index
-from citesum.retrieve.base import Retriever, top_k
+from citesum.retrieve.base import DEFAULT_PASSAGES_PER_DOCUMENT, Retriever, top_k
 
 RRF_K = 60
+Key = TypeVar("Key", bound=Hashable)
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Key]], k: int = RRF_K) -> dict[Key, float]:
+    """score(item) = sum over rankings of 1 / (k + rank), ranks starting at 1."""
+    fused: dict[Key, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return fused
 
 
 class HybridRetriever(Retriever):
-    """score(unit) = sum over retrievers of 1 / (k + rank), counting each retriever's top ``depth`` units."""
+    """Fuses its members' rankings with RRF, counting each member's top ``depth`` results.
+
+    Units are fused by unit rank; documents (:meth:`rank_documents`) by each member's document rank, so every
+    member aggregates its own scores before fusion and RRF never sums ranks of different granularity.
+    """
 
     def __init__(self, index: Index, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000) -> None:
         super().__init__(index)
@@ -22,11 +36,30 @@ class HybridRetriever(Retriever):
         self.depth = depth
         self.name = "hybrid(" + "+".join(r.name for r in self.retrievers) + ")"
 
+    @staticmethod
+    def _ranks_zero(retriever: Retriever) -> bool:
+        """A lexical score of 0 means "no query term": such results are not ranked at all."""
+        return not retriever.name.startswith(("bm25", "keywords"))
+
+    def _member_ranking(self, retriever: Retriever, query: str) -> list[int]:
+        scores = retriever.scores(query)
+        ranked = top_k(scores, self.depth)
+        return ranked.tolist() if self._ranks_zero(retriever) else ranked[scores[ranked] > 0].tolist()
+
     def scores(self, query: str) -> np.ndarray:
-        fused = np.zeros(len(self.index), dtype=np.float64)
-        for retriever in self.retrievers:
-            scores = retriever.scores(query)
-            ranked = top_k(scores, self.depth)
-            ranked = ranked[scores[ranked] > 0] if retriever.name in ("bm25", "keywords") else ranked
-            fused[ranked] += 1.0 / (self.k + np.arange(1, len(ranked) + 1))
-        return fused.astype(np.float32)
+        fused = reciprocal_rank_fusion([self._member_ranking(r, query) for r in self.retrievers], self.k)
+        out = np.zeros(len(self.index), dtype=np.float32)
+        if fused:
+            out[np.fromiter(fused.keys(), dtype=np.int64)] = np.fromiter(fused.values(), dtype=np.float64)
+        return out
+
+    def rank_documents(
+        self, query: str, k: int | None = None, *, passages_per_document: int = DEFAULT_PASSAGES_PER_DOCUMENT
+    ) -> list[tuple[str, float]]:
+        rankings = [
+            [doc_id for doc_id, score in r.rank_documents(query, self.depth, passages_per_document=passages_per_document)
+             if score > 0 or self._ranks_zero(r)]
+            for r in self.retrievers
+        ]
+        ranked = sorted(reciprocal_rank_fusion(rankings, self.k).items(), key=lambda item: -item[1])
+        return ranked if k is None else ranked[:k]
