@@ -115,13 +115,14 @@ def test_top_k_breaks_ties_by_position() -> None:
 
 def test_documents_score_the_sum_of_their_best_passages() -> None:
     from citesum.retrieve.base import aggregate_documents
-    from citesum.types import Passage
 
-    passages = [Passage(f"{d}::{i}", d, i, 0, 1, "x", 1) for d, i in
-                [("a", 0), ("a", 1), ("a", 2), ("a", 3), ("b", 0), ("c", 0), ("c", 1)]]
-    scores = np.array([1.0, 1.0, 1.0, 1.0, 2.5, 2.0, 0.2], dtype=np.float32)
-    assert aggregate_documents(passages, scores, None, 3) == [("a", 3.0), ("b", 2.5), ("c", pytest.approx(2.2))]
-    assert aggregate_documents(passages, scores, 2, 1) == [("b", 2.5), ("c", 2.0)]  # MaxP
+    owners = np.array([0, 2, 0, 0, 1, 0, 2])  # units of documents a, b, c, interleaved
+    scores = np.array([1.0, 2.0, 1.0, 1.0, 2.5, 1.0, 0.2], dtype=np.float32)
+    ids = ["a", "b", "c", "d"]  # "d" has no unit: not ranked
+    assert aggregate_documents(owners, ids, scores, None, 3) == [("a", 3.0), ("b", 2.5), ("c", pytest.approx(2.2))]
+    assert aggregate_documents(owners, ids, scores, 2, 1) == [("b", 2.5), ("c", 2.0)]  # MaxP
+    tied = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], dtype=np.float32)
+    assert [d for d, _ in aggregate_documents(owners, ids, tied, None, 1)] == ["a", "b", "c"]  # collection order
 
 
 def test_rm3_expands_the_query_with_feedback_terms(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]

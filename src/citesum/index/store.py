@@ -135,6 +135,7 @@ class Index:
         self._vectors = np.zeros((0, 0), dtype=np.float32)
         self._lexical: LexicalIndex | None = None
         self._document_positions: dict[str, int] = {}
+        self._unit_documents: tuple[np.ndarray, list[str]] | None = None
 
     # ---- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -216,6 +217,7 @@ class Index:
             raise IndexStoreError(f"index at {self.path} is unreadable or corrupt: {exc}") from exc
         self._passages = [Passage(id=r[1], document_id=r[2], ordinal=r[3], char_start=r[4], char_end=r[5],
                                   token_count=r[6], text=r[7]) for r in rows]
+        self._unit_documents = None
         self.generation = self._loaded_generation = current
 
     def _load_artifacts(
@@ -258,6 +260,18 @@ class Index:
         self._ensure_loaded()
         assert self._lexical is not None
         return self._lexical
+
+    @property
+    def unit_documents(self) -> tuple[np.ndarray, list[str]]:
+        """(for each unit, the index of its document in the list; the document ids, in collection order)."""
+        self._ensure_loaded()
+        if self._unit_documents is None:
+            document_ids = sorted(self._document_positions, key=self._document_positions.__getitem__)
+            number = {document_id: i for i, document_id in enumerate(document_ids)}
+            owners = np.fromiter((number[p.document_id] for p in self._passages), dtype=np.int64,
+                                 count=len(self._passages))
+            self._unit_documents = (owners, document_ids)
+        return self._unit_documents
 
     def document_position(self, document_id: str) -> int:
         """Position of a document in the collection (ingestion order), for original-order packing."""

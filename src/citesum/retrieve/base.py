@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from citesum.index.store import Index
-from citesum.types import Hit, Passage
+from citesum.types import Hit
 
 DEFAULT_PASSAGES_PER_DOCUMENT = 3
 
@@ -20,6 +20,9 @@ class Retriever(ABC):
     """
 
     name: str
+    #: True when every unit of a document gets that document's score (oracle, random): summing several
+    #: units would then only reward long documents, so documents are ranked by that one score.
+    scores_documents: bool = False
 
     def __init__(self, index: Index) -> None:
         self.index = index
@@ -45,22 +48,30 @@ class Retriever(ABC):
         best 3 passages beats MaxP for BM25 and dense alike (benchmarks/retrieval_summhay.py). An index of
         whole-document units has one unit per document, so the choice makes no difference there.
         """
-        return aggregate_documents(self.index.passages, self.scores(query), k, passages_per_document)
+        owners, document_ids = self.index.unit_documents
+        per_document = 1 if self.scores_documents else passages_per_document
+        return aggregate_documents(owners, document_ids, self.scores(query), k, per_document)
 
 
 def aggregate_documents(
-    passages: Sequence[Passage], scores: np.ndarray, k: int | None, passages_per_document: int
+    owners: np.ndarray, document_ids: Sequence[str], scores: np.ndarray, k: int | None, passages_per_document: int
 ) -> list[tuple[str, float]]:
-    """``[(document_id, score), ...]`` best first; a document's score sums its best units' scores."""
-    totals: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    for i in top_k(scores, len(scores)).tolist():
-        document_id = passages[i].document_id
-        if counts.get(document_id, 0) < passages_per_document:
-            counts[document_id] = counts.get(document_id, 0) + 1
-            totals[document_id] = totals.get(document_id, 0.0) + float(scores[i])
-    ranked = sorted(totals.items(), key=lambda item: -item[1])  # stable: ties keep first-appearance order
-    return ranked if k is None else ranked[:k]
+    """``[(document_id, score), ...]`` best first; a document's score sums its best units' scores.
+
+    ``owners[i]`` is the document (an index into ``document_ids``) of unit ``i``. Ties keep collection order.
+    """
+    if len(scores) == 0:
+        return []
+    order = np.lexsort((-scores, owners))  # grouped by document, best unit first within each
+    grouped = owners[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    rank_in_document = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    keep = order[rank_in_document < passages_per_document]
+    totals = np.bincount(owners[keep], weights=scores[keep].astype(np.float64), minlength=len(document_ids))
+    present = np.flatnonzero(np.bincount(owners, minlength=len(document_ids)))
+    # present is in collection order, and top_k breaks ties by position: ties keep collection order
+    ranked = present[top_k(totals[present], len(present) if k is None else k)]
+    return [(document_ids[i], float(totals[i])) for i in ranked]
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:

@@ -12,9 +12,10 @@ from citesum.retrieve.base import Retriever
 
 
 class RandomRetriever(Retriever):
-    """Random scores, reproducible for a (seed, query) pair."""
+    """Random document scores, reproducible for a (seed, query) pair (all units of a document share one)."""
 
     name = "random"
+    scores_documents = True
 
     def __init__(self, index: Index, seed: int = 0) -> None:
         super().__init__(index)
@@ -22,17 +23,22 @@ class RandomRetriever(Retriever):
 
     def scores(self, query: str) -> np.ndarray:
         digest = hashlib.sha256(f"{self.seed}\x00{query}".encode()).digest()
-        return np.random.default_rng(int.from_bytes(digest[:8], "little")).random(len(self.index)).astype(np.float32)
+        owners, document_ids = self.index.unit_documents
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        return rng.random(len(document_ids)).astype(np.float32)[owners]
 
 
 class OracleRetriever(Retriever):
     """Scores each unit by its document's gold relevance grade (e.g. SummHay: insights it contains)."""
 
     name = "oracle"
+    scores_documents = True
 
     def __init__(self, index: Index, relevance: Mapping[str, float]) -> None:
         super().__init__(index)
         self.relevance = relevance
 
     def scores(self, query: str) -> np.ndarray:
-        return np.array([self.relevance.get(p.document_id, 0.0) for p in self.index.passages], dtype=np.float32)
+        owners, document_ids = self.index.unit_documents
+        grades = np.array([self.relevance.get(d, 0.0) for d in document_ids], dtype=np.float32)
+        return grades[owners]
