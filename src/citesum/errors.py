@@ -39,6 +39,14 @@ class IndexMismatchError(IndexStoreError):
     """The index was built with another embedder, tokenizer or schema version."""
 
 
+class BudgetError(CitesumError):
+    """A token budget that cannot hold what it must (the prompt, the answer, or any context)."""
+
+
+class LLMError(CitesumError):
+    """An LLM call failed after its retries, or returned output that could not be used."""
+
+
 def unknown_name_error(kind: str, name: str, valid: list[str]) -> ConfigError:
     """Error for a registry lookup that failed, listing the valid names."""
     return ConfigError(f"unknown {kind} '{name}'; choose one of: {', '.join(sorted(valid))}")

@@ -67,3 +67,59 @@ class Hit:
     @property
     def document_id(self) -> str:
         return self.passage.document_id
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """One numbered block of a context: a document (or some of its passages) as the summarizer sees it."""
+
+    number: int
+    document_id: str
+    title: str
+    text: str
+    token_count: int
+    passages: tuple[Passage, ...] = ()
+    #: best retrieval score of its passages (None when the block was not retrieved, e.g. full context)
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """The packed context: numbered blocks in the order given to the summarizer.
+
+    ``numbers`` maps each citation number to its document id, so ``[3]`` in an answer maps back exactly.
+    """
+
+    blocks: tuple[ContextBlock, ...]
+    order: str
+    budget: int
+    token_count: int
+
+    @property
+    def numbers(self) -> dict[int, str]:
+        return {block.number: block.document_id for block in self.blocks}
+
+    def render(self) -> str:
+        return "\n\n".join(f"Document [{b.number}] {b.title}\n{b.text}" for b in self.blocks)
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One summary bullet and the documents it cites (ids, and the numbers used in the context)."""
+
+    text: str
+    citations: tuple[str, ...] = ()
+    numbers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Summary:
+    bullets: tuple[Bullet, ...]
+    context: Context
+    prompt: str = ""
+    raw_output: str = ""
+    #: citation numbers the model wrote that were not in the context (removed from the bullets)
+    dropped_citations: tuple[int, ...] = ()
+    usage: Mapping[str, int] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)
+    summarizer: str = ""

@@ -84,20 +84,24 @@ SUBTOPICS: dict[str, tuple[str, list[tuple[str, list[str]]]]] = {
     ),
 }
 
-FILLER = [
-    "Residents gathered at the community hall on Tuesday evening to hear from local officials.",
-    "The mayor's office did not respond to a request for comment before publication.",
-    "Local business owners said they were watching the situation closely.",
-    "Several neighbourhood associations have asked for more public consultation.",
-    "Critics argue that the plans were drawn up without enough input from residents.",
-    "The city has grown by roughly 60,000 people over the past decade.",
-    "Officials said more details would be released in the coming weeks.",
-    "Opposition councillors called for an independent review of the figures.",
-    "The debate is expected to feature prominently in next year's municipal elections.",
-    "A spokesperson for the regional government said it supported the city's efforts.",
-    "Some residents said they had only learned about the proposals from social media.",
-    "Economists at the state university have published a report on the city's finances.",
-]
+# Background sentences are assembled from parts, so (as in real news) they rarely repeat word for word.
+_WHO = ["Residents", "Shop owners", "Two councillors", "A local historian", "Parents at the school gate",
+        "Members of the chamber of commerce", "Volunteers", "Retired teachers", "Commuters", "A union representative"]
+_DID = ["gathered at the community hall on {day} evening", "spoke to reporters on {day}",
+        "signed an open letter on {day}", "met the regional minister on {day}",
+        "wrote to the local newspaper on {day}", "held a small rally on {day} afternoon"]
+_SAID = ["to ask for more consultation", "to raise concerns about transparency", "to demand a clearer timetable",
+         "to share their experiences", "to call for an independent review", "to thank the staff involved"]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+_CLOSERS = ["Officials said more details would follow in the coming weeks.",
+            "The mayor's office did not respond to a request for comment before publication.",
+            "A spokesperson for the regional government declined to comment.",
+            "The matter returns to the council chamber next month."]
+
+
+def _background(rng: random.Random) -> str:
+    return f"{rng.choice(_WHO)} {rng.choice(_DID).format(day=rng.choice(_DAYS))} {rng.choice(_SAID)}."
+
 
 TITLES = ["City Report", "Council Notes", "Metro Desk", "Local Briefing", "Civic Affairs", "Neighbourhood News"]
 
@@ -152,7 +156,7 @@ def generate_haystack(documents: int = 60, seed: int = 0, insights_per_document:
         doc_id = f"doc{number + 1:03d}{extensions[number % 3]}"
         chosen = rng.sample(insights, k=min(insights_per_document, len(insights)))
         sentences = [rng.choice(phrasings) for _, _, phrasings in chosen]
-        sentences += rng.sample(FILLER, k=4)
+        sentences += [_background(rng) for _ in range(3)] + [rng.choice(_CLOSERS)]
         rng.shuffle(sentences)
         paragraphs = ["  ".join(sentences[i : i + 3]).replace("  ", " ") for i in range(0, len(sentences), 3)]
         for _, iid, _ in chosen:

@@ -1,0 +1,95 @@
+"""The LLM interface: chat requests in, one or more completions out; async first, with a sync wrapper."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """Everything that determines an answer; the response cache is keyed by all of it."""
+
+    messages: tuple[Message, ...]
+    temperature: float = 0.0
+    top_p: float = 1.0
+    n: int = 1
+    seed: int | None = None
+    max_tokens: int = 1024
+
+    @classmethod
+    def from_prompt(cls, prompt: str, **options: object) -> "ChatRequest":
+        return cls(messages=(Message("user", prompt),), **options)  # type: ignore[arg-type]
+
+    def as_payload(self) -> dict[str, object]:
+        payload: dict[str, object] = {
+            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "temperature": self.temperature, "top_p": self.top_p, "n": self.n, "max_tokens": self.max_tokens,
+        }
+        if self.seed is not None:
+            payload["seed"] = self.seed
+        return payload
+
+
+@dataclass(frozen=True)
+class Completion:
+    texts: tuple[str, ...]
+    usage: Mapping[str, int] = field(default_factory=dict)
+    cached: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+
+@dataclass
+class Usage:
+    """Running totals over every call of one backend instance."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, completion: Completion) -> None:
+        if completion.cached:
+            self.cache_hits += 1
+            return
+        self.requests += 1
+        self.prompt_tokens += int(completion.usage.get("prompt_tokens", 0))
+        self.completion_tokens += int(completion.usage.get("completion_tokens", 0))
+
+
+class LLM(ABC):
+    """A chat model. Subclasses implement :meth:`amap`; :meth:`complete` runs one request synchronously."""
+
+    name: str
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+    @abstractmethod
+    async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        """Answer many requests (concurrently where the backend can), in order."""
+
+    async def acomplete(self, request: ChatRequest) -> Completion:
+        return (await self.amap([request]))[0]
+
+    def complete(self, request: ChatRequest) -> Completion:
+        return self.map([request])[0]
+
+    def map(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.amap(requests))
+        raise RuntimeError("LLM.map() was called inside a running event loop; await LLM.amap() instead")

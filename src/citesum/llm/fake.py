@@ -1,0 +1,46 @@
+"""A scripted LLM for tests: queued responses (or errors), every request recorded."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable, Sequence
+
+from citesum.llm.base import LLM, ChatRequest, Completion
+
+
+class FakeLLM(LLM):
+    """Answers each request with the next queued response; an Exception in the queue is raised instead.
+
+    Example:
+        >>> llm = FakeLLM(["- Water rates rise [1]"])
+        >>> llm.complete(ChatRequest.from_prompt("hi")).text
+        '- Water rates rise [1]'
+    """
+
+    name = "fake"
+
+    def __init__(self, responses: Iterable[str | Exception] = ()) -> None:
+        super().__init__()
+        self.responses: deque[str | Exception] = deque(responses)
+        self.requests: list[ChatRequest] = []
+
+    @property
+    def prompts(self) -> list[str]:
+        return [r.messages[-1].content for r in self.requests]
+
+    async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        out = []
+        for request in requests:
+            self.requests.append(request)
+            texts = []
+            for _ in range(request.n):
+                if not self.responses:
+                    raise AssertionError("FakeLLM: no scripted response left for this request")
+                response = self.responses.popleft()
+                if isinstance(response, Exception):
+                    raise response
+                texts.append(response)
+            completion = Completion(tuple(texts), {"prompt_tokens": 0, "completion_tokens": 0})
+            self.usage.add(completion)
+            out.append(completion)
+        return out

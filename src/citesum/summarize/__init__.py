@@ -1,0 +1,65 @@
+"""From query to cited summary: retrieve, pack, summarize (extractive offline, or an LLM).
+
+Example:
+    >>> from citesum.summarize import summarize_query  # doctest: +SKIP
+    >>> summary = summarize_query("What changed in water rates?", index)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Mapping, Protocol
+
+from citesum.index.store import Index
+from citesum.pack import PackOptions, pack
+from citesum.retrieve import get_retriever
+from citesum.types import Context, Summary
+
+SUMMARIZERS = ["extractive", "llm"]
+#: retrieved units considered before packing (the budget usually binds first)
+RETRIEVE_DEPTH = 1000
+
+
+class Summarizer(Protocol):
+    name: str
+
+    def summarize(self, query: str, context: Context) -> Summary: ...
+
+
+def build_context(query: str, index: Index, *, retriever: str = "hybrid", options: PackOptions | None = None,
+                  relevance: Mapping[str, float] | None = None) -> Context:
+    options = options or PackOptions()
+    if options.order == "full":
+        return pack(index, [], options)
+    ranker = get_retriever(retriever, index, relevance=relevance)
+    return pack(index, ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0)), options)
+
+
+def summarize_query(query: str, index: Index, summarizer: Summarizer | None = None, *, retriever: str = "hybrid",
+                    options: PackOptions | None = None, relevance: Mapping[str, float] | None = None) -> Summary:
+    """Retrieve, pack and summarize; the summary carries the context, the prompt and timings."""
+    if summarizer is None:
+        from citesum.summarize.extractive import ExtractiveSummarizer
+
+        summarizer = ExtractiveSummarizer()
+    started = time.perf_counter()
+    context = build_context(query, index, retriever=retriever, options=options, relevance=relevance)
+    retrieved = time.perf_counter()
+    summary = summarizer.summarize(query, context)
+    timings = {**summary.timings, "retrieve_pack_s": round(retrieved - started, 4),
+               "total_s": round(time.perf_counter() - started, 4)}
+    return Summary(summary.bullets, summary.context, summary.prompt, summary.raw_output, summary.dropped_citations,
+                   summary.usage, timings, summary.summarizer)
+
+
+def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_tokens: int) -> int:
+    """The context budget that leaves room in the model window for the prompt's own text and the answer."""
+    from citesum.errors import BudgetError
+
+    if window is None:
+        return budget
+    room = window - prompt_tokens - answer_tokens
+    if room < 1:
+        raise BudgetError(f"a {window}-token window cannot hold the prompt ({prompt_tokens} tokens) and the "
+                          f"answer ({answer_tokens} tokens); raise --window or lower --max-tokens")
+    return min(budget, room)

@@ -1,0 +1,203 @@
+"""The offline summarizer: query-focused, extractive, with every bullet citing all documents that state it.
+
+1. Split every context block into sentences; score each against the query (cosine of embeddings plus the
+   share of query keywords it contains).
+2. Group sentences that state the same fact in different documents: greedy clustering by embedding
+   similarity, where two sentences with numbers must share one (so "41 percent" and "18 percent" differ).
+3. Rank groups by relevance and support (how many documents state the fact), skip near-duplicates, and write
+   one bullet per group: its most central sentence, lightly trimmed, citing every document of the group.
+4. Stop at the bullet count, or at the word limit.
+
+No LLM and no network: it runs on the packaged embedder and is what ``citesum summarize`` uses by default.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from citesum.chunking import sentence_spans
+from citesum.embed import Embedder, get_embedder
+from citesum.errors import ConfigError
+from citesum.index.lexical import tokenize
+from citesum.types import Bullet, Context, Summary
+
+_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+_LEADING_CONNECTIVE = re.compile(
+    r"^(?:however|meanwhile|additionally|moreover|furthermore|in addition|also|but|and|so|still|indeed|"
+    r"notably|importantly|similarly|likewise|overall|in fact|as a result|for example|for instance)\b[,:]?\s+",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ExtractiveOptions:
+    """Knobs of the extractive summarizer (defaults chosen on our synthetic haystack, not on evaluation data)."""
+
+    bullets: int | None = 5
+    max_words: int | None = None
+    #: cosine at or above which two sentences are taken to state the same fact
+    same_fact_similarity: float = 0.65
+    #: lower bar when both sentences share a figure (a number is strong evidence of the same fact)
+    same_figure_similarity: float = 0.55
+    #: weight of support (log of the number of documents stating a fact) against relevance
+    support_weight: float = 0.5
+    #: facts whose relevance is below this share of the best one are not written
+    min_relative_relevance: float = 0.3
+    min_words: int = 5
+    max_bullet_words: int = 60
+    candidate_sentences: int = 400
+
+    def __post_init__(self) -> None:
+        if self.bullets is not None and self.bullets < 1:
+            raise ConfigError(f"bullets must be >= 1, got {self.bullets}")
+        if self.max_words is not None and self.max_words < 1:
+            raise ConfigError(f"max_words must be >= 1, got {self.max_words}")
+
+
+@dataclass
+class _Sentence:
+    text: str
+    number: int  # the context number of its document
+    document_id: str
+    numbers: frozenset[str]
+    block_prior: float | None  # its block's retrieval score, scaled to [0, 1] within the context
+    relevance: float = 0.0
+
+
+@dataclass
+class _Group:
+    members: list[int] = field(default_factory=list)
+
+    def documents(self, sentences: list[_Sentence]) -> list[int]:
+        return sorted({sentences[i].number for i in self.members})
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(n.replace(",", "") for n in _NUMBER.findall(text))
+
+
+def trim_sentence(text: str, max_words: int) -> str:
+    """Whitespace collapsed, a leading connective removed, quotes balanced, capped at ``max_words`` words."""
+    text = " ".join(text.split())
+    text = _LEADING_CONNECTIVE.sub("", text)
+    if text.count('"') % 2 == 1:
+        text = text.replace('"', "")
+    words = text.split()
+    if len(words) > max_words:
+        text = " ".join(words[:max_words]).rstrip(",;:") + "…"
+    return text[:1].upper() + text[1:]
+
+
+class ExtractiveSummarizer:
+    name = "extractive"
+
+    def __init__(self, options: ExtractiveOptions | None = None, embedder: Embedder | None = None) -> None:
+        self.options = options or ExtractiveOptions()
+        self._embedder = embedder
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder("wordllama")  # fast static embeddings suffice to compare sentences
+        return self._embedder
+
+    def summarize(self, query: str, context: Context) -> Summary:
+        started = time.perf_counter()
+        sentences = self._sentences(context)
+        if not sentences:
+            return Summary((), context, summarizer=self.name, timings={"summarize_s": time.perf_counter() - started})
+        vectors = self.embedder.encode_documents([s.text for s in sentences])
+        self._score(query, sentences, vectors)
+        order = sorted(range(len(sentences)), key=lambda i: -sentences[i].relevance)
+        order = order[: self.options.candidate_sentences]
+        groups = self._group(order, sentences, vectors)
+        bullets = self._select(groups, sentences, vectors)
+        return Summary(tuple(bullets), context, summarizer=self.name,
+                       timings={"summarize_s": round(time.perf_counter() - started, 4)})
+
+    def _sentences(self, context: Context) -> list[_Sentence]:
+        scores = [b.score for b in context.blocks if b.score is not None]
+        low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+        out = []
+        for block in context.blocks:
+            prior = None
+            if block.score is not None:
+                prior = (block.score - low) / (high - low) if high > low else 1.0
+            for span in sentence_spans(block.text):
+                text = block.text[span.start : span.end]
+                if len(text.split()) >= self.options.min_words:
+                    out.append(_Sentence(text, block.number, block.document_id, _numbers(text), prior))
+        return out
+
+    def _score(self, query: str, sentences: list[_Sentence], vectors: np.ndarray) -> None:
+        """Relevance = mean of the query cosine and the IDF-weighted share of query keywords present, scaled
+        (for retrieved contexts) by the retrieval score of the sentence's block.
+
+        IDF is computed over the context's own sentences, so a word every sentence shares ("city" in a
+        corpus about a city) counts little, and a specific one ("reservoir") counts much. The block score
+        carries what retrieval knew (query expansion, fusion) down to the sentences.
+        """
+        cosine = vectors @ self.embedder.encode_query(query)
+        keywords = set(tokenize([query])[0])
+        token_sets = [set(tokens) for tokens in tokenize([s.text for s in sentences])]
+        idf = {k: math.log((len(sentences) + 1) / (1 + sum(k in tokens for tokens in token_sets))) for k in keywords}
+        total = sum(idf.values())
+        for sentence, similarity, tokens in zip(sentences, cosine.tolist(), token_sets):
+            overlap = sum(idf[k] for k in keywords & tokens) / total if total > 0 else 0.0
+            relevance = 0.5 * max(similarity, 0.0) + 0.5 * overlap
+            # The block score scales, never adds: a sentence with nothing of the query in it stays irrelevant
+            # even in the best document (boilerplate such as "declined to comment").
+            prior = 1.0 if sentence.block_prior is None else 0.5 + 0.5 * sentence.block_prior
+            sentence.relevance = relevance * prior
+
+    def _same_fact(self, a: _Sentence, b: _Sentence, similarity: float) -> bool:
+        if a.numbers and b.numbers:
+            # Facts with figures are the same only if they share one; sharing one is strong evidence.
+            return bool(a.numbers & b.numbers) and similarity >= self.options.same_figure_similarity
+        return similarity >= self.options.same_fact_similarity
+
+    def _group(self, order: list[int], sentences: list[_Sentence], vectors: np.ndarray) -> list[_Group]:
+        groups: list[_Group] = []
+        seeds: list[int] = []
+        for i in order:
+            if seeds:
+                similarities = vectors[seeds] @ vectors[i]
+                best = int(np.argmax(similarities))
+                if self._same_fact(sentences[seeds[best]], sentences[i], float(similarities[best])):
+                    groups[best].members.append(i)
+                    continue
+            groups.append(_Group([i]))
+            seeds.append(i)
+        return groups
+
+    def _select(self, groups: list[_Group], sentences: list[_Sentence], vectors: np.ndarray) -> list[Bullet]:
+        def score(group: _Group) -> float:
+            relevance = max(sentences[i].relevance for i in group.members)
+            return relevance * (1.0 + self.options.support_weight * math.log(len(group.documents(sentences))))
+
+        best = max(max(sentences[i].relevance for i in g.members) for g in groups)
+        # Support ranks facts, but only among those relevant enough: a sentence repeated in many documents
+        # with little of the query in it is boilerplate, not an insight.
+        relevant = [g for g in groups
+                    if max(sentences[i].relevance for i in g.members) >= self.options.min_relative_relevance * best]
+        bullets: list[Bullet] = []
+        words = 0
+        for group in sorted(relevant, key=score, reverse=True):
+            members = group.members
+            centre = vectors[members].mean(axis=0)
+            representative = members[int(np.argmax(vectors[members] @ centre))]
+            text = trim_sentence(sentences[representative].text, self.options.max_bullet_words)
+            if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
+                continue
+            numbers = group.documents(sentences)
+            by_number = {s.number: s.document_id for s in sentences}
+            bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
+            words += len(text.split())
+            if self.options.bullets is not None and len(bullets) >= self.options.bullets:
+                break
+        return bullets

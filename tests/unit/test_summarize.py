@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from citesum.cli import main
+from citesum.errors import BudgetError, LLMError
+from citesum.index.store import Index, IndexSettings
+from citesum.llm.fake import FakeLLM
+from citesum.pack import PackOptions
+from citesum.summarize import build_context, fit_budget, summarize_query
+from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, trim_sentence
+from citesum.summarize.llm import LLMSummarizer
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory, haystack) -> Index:  # type: ignore[no-untyped-def]
+    built = Index.create(tmp_path_factory.mktemp("sum") / "ix", IndexSettings())
+    built.add(haystack.documents)
+    return built
+
+
+def _gold_by_document(haystack) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    owners: dict[str, set[str]] = {}
+    for insight, documents in haystack.gold.items():
+        for document in documents:
+            owners.setdefault(document, set()).add(insight)
+    return owners
+
+
+def test_llm_summarizer_maps_citations_and_drops_unknown_numbers(index: Index) -> None:
+    llm = FakeLLM(["Sure! Here you go:\n- Rates rise 7.5 percent [1][2].\n- A plant is planned [99].\n"])
+    summary = summarize_query("water rates", index, LLMSummarizer(llm, bullets=2),
+                              options=PackOptions(budget=800))
+    numbers = summary.context.numbers
+    assert [b.citations for b in summary.bullets] == [(numbers[1], numbers[2]), ()]
+    assert summary.dropped_citations == (99,)
+    # the prompt holds the exact context and the requested bullet count
+    assert llm.prompts == [summary.prompt]
+    assert summary.context.render() in summary.prompt and "exactly 2 bullet points" in summary.prompt
+    assert summary.summarizer == "llm:fake" and "total_s" in summary.timings
+
+
+def test_empty_output_is_retried_once_with_a_new_seed_then_reported(index: Index) -> None:
+    llm = FakeLLM(["", "- Rates rise [1]."])
+    summary = LLMSummarizer(llm).summarize("water", build_context("water", index))
+    assert len(summary.bullets) == 1 and [r.seed for r in llm.requests] == [0, 1]
+    with pytest.raises(LLMError, match="no usable bullets in 2 attempt"):
+        LLMSummarizer(FakeLLM(["   ", "## Only a heading"])).summarize("water", build_context("water", index))
+
+
+def test_extractive_bullets_are_query_facts_citing_every_supporting_document(index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
+    owners = _gold_by_document(haystack)
+    summary = summarize_query("How much did household water rates rise, and why?", index,
+                              ExtractiveSummarizer(ExtractiveOptions(bullets=3)), options=PackOptions(budget=4000))
+    first = summary.bullets[0]
+    assert "7.5 percent" in first.text
+    # every cited document states that fact, and most of the documents that state it are cited
+    assert all("water-rates" in owners[c] for c in first.citations)
+    in_context = {b.document_id for b in summary.context.blocks} & set(haystack.gold["water-rates"])
+    assert len(set(first.citations)) >= 0.8 * len(in_context)
+    assert len(summary.bullets) <= 3 and summary.summarizer == "extractive"
+
+
+def test_extractive_honours_word_limit_and_empty_context(index: Index) -> None:
+    summary = summarize_query("water rates reservoir", index,
+                              ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=30)),
+                              options=PackOptions(budget=3000))
+    assert 0 < sum(len(b.text.split()) for b in summary.bullets) <= 30
+    empty = ExtractiveSummarizer().summarize("anything", build_context("x", index, options=PackOptions(budget=1)))
+    assert empty.bullets == ()
+
+
+def test_trim_sentence() -> None:
+    assert trim_sentence("However,   the rates  rose.", 60) == "The rates rose."
+    assert trim_sentence(" ".join(["word"] * 80), 10).endswith("…")
+
+
+def test_fit_budget_reserves_prompt_and_answer() -> None:
+    assert fit_budget(15_000, None, 300, 500) == 15_000
+    assert fit_budget(15_000, 8192, 300, 1024) == 8192 - 300 - 1024
+    with pytest.raises(BudgetError, match="cannot hold the prompt"):
+        fit_budget(15_000, 1000, 300, 1024)
+
+
+def test_cli_summarize_offline_markdown_and_json(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    corpus = haystack.write(tmp_path / "corpus")
+    assert runner.invoke(main, ["index", str(corpus), "--index", str(tmp_path / "ix"), "--exclude", "gold.json"]).exit_code == 0
+    result = runner.invoke(main, ["summarize", "How did household water rates change?", "--index",
+                                  str(tmp_path / "ix"), "--bullets", "3"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("- ") and "[" in lines[0]
+    assert any(line.startswith("[") and "corpus" in line for line in lines)  # sources resolved to paths
+    result = runner.invoke(main, ["summarize", "water rates", "--index", str(tmp_path / "ix"), "--json",
+                                  "--order", "score", "--budget", "2000"])
+    import json
+
+    payload = json.loads(result.stdout)
+    assert payload["context"]["tokens"] <= 2000 and payload["context"]["order"] == "score"
+    for bullet in payload["bullets"]:
+        assert all(payload["sources"][str(n)]["document_id"] == d for n, d in zip(bullet["numbers"], bullet["citations"]))
+    result = runner.invoke(main, ["summarize", "q", "--index", str(tmp_path / "ix"), "--summarizer", "llm",
+                                  "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 1 and "needs a model name" in result.stderr
