@@ -30,6 +30,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        # A cache may lose its last entries on power loss, never its consistency; NORMAL skips an fsync per
+        # write, which would otherwise serialise concurrent requests on the event loop.
+        self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
     def get(self, key: str) -> Completion | None:
