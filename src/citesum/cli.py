@@ -326,11 +326,13 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 @click.option("--documents", type=click.IntRange(min=5), default=60, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo(folder: str, documents: int, seed: int) -> None:
-    """Generate our synthetic haystack, index it offline, and answer its questions with cited sources."""
+    """Generate our synthetic haystack, index it offline, and answer its questions with cited bullet summaries."""
     from citesum.demo.haystack import generate_haystack
     from citesum.index.store import Index
     from citesum.ingest import ingest_paths
-    from citesum.retrieve import get_retriever
+    from citesum.pack import PackOptions
+    from citesum.summarize import summarize_query
+    from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
     haystack = generate_haystack(documents=documents, seed=seed)
     corpus = haystack.write(Path(folder) / "corpus")
@@ -340,18 +342,18 @@ def demo(folder: str, documents: int, seed: int) -> None:
         stats = index_.update(upsert=loaded, progress=progress)
     click.echo(f"indexed {len(loaded)} documents from {corpus} ({stats.passages_embedded} passages embedded, "
                f"{len(report.skipped)} skipped)")
-    ranker = get_retriever("hybrid", index_)
+    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=4))
     for subtopic, query in haystack.queries.items():
-        relevant = haystack.relevance(subtopic)
-        best_passage: dict[str, str] = {}
-        for hit in ranker.retrieve(query, len(index_)):
-            best_passage.setdefault(hit.document_id, " ".join(hit.passage.text.split()))
-            if len(best_passage) == 5:
-                break
-        found = sum(1 for doc_id in best_passage if doc_id in relevant)
-        click.echo(f"\nQ: {query}   ({found}/5 of the top documents state one of its facts)")
-        for doc_id, text in best_passage.items():
-            click.echo(f"  [{doc_id}] {text[:150]}")
+        summary = summarize_query(query, index_, summarizer, options=PackOptions(budget=3000))
+        click.echo(f"\nQ: {query}")
+        for bullet in summary.bullets:
+            click.echo(f"  - {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
+        # The generator knows which documents state which fact: show how many citations are right.
+        cited = sum(len(b.citations) for b in summary.bullets)
+        supported = sum(1 for b in summary.bullets for d in b.citations
+                        if d in haystack.gold.get(haystack.insight_stated(b.text) or "", []))
+        click.echo(f"  ({supported}/{cited} citations point to a document that states the bullet's fact; "
+                   f"{summary.timings['total_s']:.2f}s)")
 
 
 if __name__ == "__main__":  # pragma: no cover

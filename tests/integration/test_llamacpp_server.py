@@ -89,3 +89,13 @@ def test_summarize_through_a_real_llamacpp_server(llama_server: str, tmp_path: P
     rerun = summarize_query(query, index, LLMSummarizer(again, bullets=3, max_tokens=160), options=options)
     assert again.usage.cache_hits == 1 and again.usage.requests == 0
     assert rerun.raw_output == summary.raw_output and rerun.bullets == summary.bullets
+
+
+def test_in_process_llamacpp_backend() -> None:
+    from citesum.llm import ChatRequest, get_llm
+
+    _require_llamacpp()
+    llm = get_llm("llamacpp")  # the packaged SmolLM2 GGUF
+    completion = llm.complete(ChatRequest.from_prompt("Name a colour.", max_tokens=8, seed=1, n=2))
+    assert len(completion.texts) == 2 and all(text.strip() for text in completion.texts)
+    assert completion.usage["completion_tokens"] > 0 and llm.usage.requests == 1

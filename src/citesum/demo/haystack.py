@@ -122,6 +122,14 @@ class SyntheticHaystack:
                 grades[document_id] = grades.get(document_id, 0) + 1
         return grades
 
+    def insight_stated(self, sentence: str) -> str | None:
+        """The id of the insight a sentence states word for word in one of its wordings, if any."""
+        for _, (_, items) in SUBTOPICS.items():
+            for insight_id, phrasings in items:
+                if sentence.strip() in phrasings:
+                    return insight_id
+        return None
+
     def write(self, folder: str | Path) -> Path:
         """Write the documents as .txt/.md/.html files plus ``gold.json``; returns the folder."""
         folder = Path(folder)
