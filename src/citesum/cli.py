@@ -221,6 +221,8 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Answer tokens.")
+@click.option("--tokenizer", default=None,
+              help="Summarizer's tokenizer for the budget: cl100k, or hf:<tokenizer.json> (default: the index's).")
 @click.option("--window", type=click.IntRange(min=1), default=None,
               help="Model context window: the budget shrinks to leave room for the prompt and the answer.")
 @click.option("--timeout", type=float, default=120.0, show_default=True)
@@ -230,7 +232,7 @@ def summarize(
     query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
-    window: int | None, timeout: float, no_cache: bool, as_json: bool,
+    tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, as_json: bool,
 ) -> None:
     """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
     from citesum.index.store import Index
@@ -241,6 +243,7 @@ def summarize(
     if not query.strip():
         raise CitesumError("the query is empty")
     index_ = Index.open(index_dir)
+    budget_tokenizer = get_tokenizer(tokenizer or index_.settings.tokenizer)
     engine: Any
     if summarizer == "llm":
         from citesum.llm import ResponseCache, get_llm
@@ -251,7 +254,7 @@ def summarize(
             if backend == "openai" else get_llm(backend, model)
         engine = LLMSummarizer(llm, template, bullets=bullets, num_words=words, temperature=temperature, seed=seed,
                                max_tokens=max_tokens)
-        prompt_tokens = get_tokenizer(index_.settings.tokenizer).count(engine.prompt(query, _empty_context()))
+        prompt_tokens = budget_tokenizer.count(engine.prompt(query, _empty_context()))
         budget = fit_budget(budget, window, prompt_tokens, max_tokens)
     else:
         from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
@@ -259,7 +262,8 @@ def summarize(
         engine = ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
     pack_options = PackOptions(budget=budget, order=order, stop_at_first_overflow=stop_at_first_overflow,  # type: ignore[arg-type]
                                top_k=top_k)
-    result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options)
+    result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options,
+                             tokenizer=budget_tokenizer)
     titles = {b.document_id: b.title for b in result.context.blocks}
     sources = {d.id: d.source for d in index_.documents_by_id(list(titles))}
     if as_json:

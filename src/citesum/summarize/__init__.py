@@ -13,6 +13,7 @@ from typing import Mapping, Protocol
 from citesum.index.store import Index
 from citesum.pack import PackOptions, pack
 from citesum.retrieve import get_retriever
+from citesum.tokens import Tokenizer
 from citesum.types import Context, Summary
 
 SUMMARIZERS = ["extractive", "llm"]
@@ -27,23 +28,26 @@ class Summarizer(Protocol):
 
 
 def build_context(query: str, index: Index, *, retriever: str = "hybrid", options: PackOptions | None = None,
-                  relevance: Mapping[str, float] | None = None) -> Context:
+                  relevance: Mapping[str, float] | None = None, tokenizer: Tokenizer | None = None) -> Context:
+    """Retrieve and pack; ``tokenizer`` should be the summarizer's (default: the index's cl100k)."""
     options = options or PackOptions()
     if options.order == "full":
-        return pack(index, [], options)
+        return pack(index, [], options, tokenizer)
     ranker = get_retriever(retriever, index, relevance=relevance)
-    return pack(index, ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0)), options)
+    return pack(index, ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0)), options, tokenizer)
 
 
 def summarize_query(query: str, index: Index, summarizer: Summarizer | None = None, *, retriever: str = "hybrid",
-                    options: PackOptions | None = None, relevance: Mapping[str, float] | None = None) -> Summary:
+                    options: PackOptions | None = None, relevance: Mapping[str, float] | None = None,
+                    tokenizer: Tokenizer | None = None) -> Summary:
     """Retrieve, pack and summarize; the summary carries the context, the prompt and timings."""
     if summarizer is None:
         from citesum.summarize.extractive import ExtractiveSummarizer
 
         summarizer = ExtractiveSummarizer()
     started = time.perf_counter()
-    context = build_context(query, index, retriever=retriever, options=options, relevance=relevance)
+    context = build_context(query, index, retriever=retriever, options=options, relevance=relevance,
+                            tokenizer=tokenizer)
     retrieved = time.perf_counter()
     summary = summarizer.summarize(query, context)
     timings = {**summary.timings, "retrieve_pack_s": round(retrieved - started, 4),
