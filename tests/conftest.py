@@ -49,7 +49,7 @@ def haystack() -> SyntheticHaystack:
     return generate_haystack(documents=40, seed=7)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():
         message = f"shared evaluation data not found at {SHARED_DATA}"

@@ -6,6 +6,7 @@ Errors print one line (``error: ...``) to stderr and exit with status 1; results
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -32,6 +33,11 @@ class CitesumCommand(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away (`citesum ... | head`): not an error worth a message.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(0)
         except (CitesumError, OSError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)
@@ -358,6 +364,54 @@ def demo(folder: str, documents: int, seed: int) -> None:
                         if d in haystack.gold.get(haystack.insight_stated(b.text) or "", []))
         click.echo(f"  ({supported}/{cited} citations point to a document that states the bullet's fact; "
                    f"{summary.timings['total_s']:.2f}s)")
+
+
+@main.group(name="eval")
+def eval_group() -> None:
+    """Evaluate summaries and retrieval with the papers' protocols."""
+
+
+@eval_group.command(name="summhay")
+@click.option("--haystack", "haystack_files", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
+@click.option("--system", "systems", multiple=True,
+              help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o (default: every stored system).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write every per-insight decision to this JSON file.")
+@click.option("--json", "as_json", is_flag=True)
+def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], report: str | None, as_json: bool) -> None:
+    """Score the summaries stored in SummHay haystacks with their stored GPT-4o judgments (paper protocol:
+    coverage, citation F1, joint). Judging new summaries needs a judge (not available yet)."""
+    from dataclasses import asdict
+
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.summhay import score_stored, stored_systems, system_label
+
+    haystacks = [load_haystack(f) for f in haystack_files]
+    available = stored_systems(haystacks)
+    unknown = [s for s in systems if s not in available]
+    if unknown:
+        raise CitesumError(f"no stored summaries and judgments for {unknown[0]!r} in every haystack; "
+                           f"{len(available)} systems are available, e.g. {', '.join(available[:3])}")
+    rows = []
+    decisions = {}
+    for system in systems or available:
+        scores, insights = score_stored(haystacks, system)
+        retriever, model = system_label(system)
+        rows.append({"system": system, "retriever": retriever, "model": model, **scores.as_dict()})
+        decisions[system] = [asdict(i) for i in insights]
+    rows.sort(key=lambda r: -r["joint"])
+    if report:
+        Path(report).write_text(json.dumps({"haystacks": list(haystack_files), "systems": rows,
+                                            "insights": decisions}, indent=1), encoding="utf-8")
+    if as_json:
+        _echo_json(rows)
+        return
+    click.echo(f"| retriever | model | coverage | citation | joint |  ({rows[0]['insights']} insights)")
+    click.echo("|---|---|---|---|---|")
+    for row in rows:
+        click.echo(f"| {row['retriever']} | {row['model']} | {row['coverage']:.1f} | {row['citation']:.1f} | "
+                   f"{row['joint']:.1f} |")
 
 
 if __name__ == "__main__":  # pragma: no cover

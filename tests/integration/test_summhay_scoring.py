@@ -1,0 +1,74 @@
+"""The SummHay protocol reproduced exactly on the stored summaries and GPT-4o judgments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from citesum.datasets.summhay import load_haystack
+from citesum.evaluate.summhay import (
+    Judgment, aggregate, bullet_citations, score_insights, score_stored, stored_systems, system_label,
+)
+
+pytestmark = pytest.mark.shared_data
+
+
+@pytest.fixture(scope="module")
+def haystacks(shared_data: Path):  # type: ignore[no-untyped-def]
+    return [load_haystack(shared_data / "summhay" / t) for t in
+            ("topic_news1.json", "topic_news2.json", "topic_news4.json")]
+
+
+@pytest.mark.parametrize(
+    ("system", "expected"),
+    [("summary_subtopic_gpt-4o", (79.1, 19.1, 15.7)),
+     ("summary_subtopic_oracle_gemini-1.5-pro", (75.6, 65.6, 51.7))],
+)
+def test_stored_summaries_reproduce_the_protocol(haystacks, system: str, expected: tuple[float, ...]) -> None:  # type: ignore[no-untyped-def]
+    scores, _ = score_stored(haystacks, system)
+    assert (round(scores.coverage, 1), round(scores.citation, 1), round(scores.joint, 1)) == expected
+
+
+def test_every_stored_system_is_scored(haystacks) -> None:  # type: ignore[no-untyped-def]
+    systems = stored_systems(haystacks)
+    assert len(systems) >= 70
+    assert system_label("summary_subtopic_rerank3_gpt-4o") == ("rerank3", "gpt-4o")
+    assert system_label("summary_subtopic_dwzhu/e5-base-4k_claude3-opus") == ("dwzhu/e5-base-4k", "claude3-opus")
+    assert system_label("summary_subtopic_gpt-4o") == ("full", "gpt-4o")
+    oracle, _ = score_stored(haystacks, "summary_subtopic_oracle_gpt-4o")
+    random, _ = score_stored(haystacks, "summary_subtopic_random_gpt-4o")
+    assert oracle.joint > random.joint
+
+
+def test_scoring_by_hand() -> None:
+    lines = ["Preamble line", "- Fact A [1][3]", "- Fact B [2, 4] and [9]"]
+    judgments = [Judgment("a", "FULL", 2), Judgment("b", "PARTIAL", 3), Judgment("c", "NO")]
+    gold = {"a": [1, 3], "b": [2, 4, 5], "c": [7]}
+    scores = score_insights(lines, judgments, gold)
+    assert bullet_citations(lines[2]) == (2, 4, 9)
+    assert [s.citation for s in scores] == [100.0, pytest.approx(200 * 2 / 6), None]
+    total = aggregate(scores)
+    assert total.coverage == pytest.approx(50.0)  # (100 + 50 + 0) / 3
+    assert total.citation == pytest.approx((100 + 200 * 2 / 6) / 2)
+    assert total.joint == pytest.approx((100 + 0.5 * 200 * 2 / 6) / 3)
+
+
+def test_cli_eval_summhay_stored(shared_data: Path, tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    files = [str(shared_data / "summhay" / t) for t in ("topic_news1.json", "topic_news2.json", "topic_news4.json")]
+    args = ["eval", "summhay", *[a for f in files for a in ("--haystack", f)], "--system",
+            "summary_subtopic_gpt-4o", "--report", str(tmp_path / "report.json"), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert (row["coverage"], row["citation"], row["joint"]) == (79.1, 19.1, 15.7)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert len(report["insights"]["summary_subtopic_gpt-4o"]) == row["insights"]
+    bad = CliRunner().invoke(main, ["eval", "summhay", "--haystack", files[0], "--system", "nope"])
+    assert bad.exit_code == 1 and "no stored summaries" in bad.stderr
