@@ -414,5 +414,36 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], report: 
                    f"{row['joint']:.1f} |")
 
 
+@eval_group.command(name="judge")
+@click.option("--annotations", required=True, type=click.Path(dir_okay=False),
+              help="Human-annotated judge benchmark, e.g. summhay/eval_benchmark_dev.json.")
+@click.option("--judge", "judge_name", default="offline", show_default=True,
+              help="offline, offline:<embedder>, or llm (with --model/--base-url).")
+@click.option("--model", default=None)
+@click.option("--base-url", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: str | None, as_json: bool) -> None:
+    """Meta-evaluate a coverage judge against human labels (Pearson r, linking accuracy), beside the stored
+    LLM judges."""
+    from citesum.evaluate.judges import get_judge, load_annotations, meta_evaluate
+
+    samples = load_annotations(annotations)
+    options: dict[str, Any] = {}
+    if judge_name == "llm":
+        from citesum.llm import ResponseCache, get_llm
+
+        options["llm"] = get_llm("openai", model, base_url=base_url, cache=ResponseCache())
+    judge = get_judge(judge_name, **options)
+    rows = [{"judge": name, **meta_evaluate(samples, name).__dict__} for name in samples[0].stored]
+    rows.append({"judge": judge.name, **meta_evaluate(samples, judge).__dict__})
+    if as_json:
+        _echo_json(rows)
+        return
+    click.echo(f"| judge | Pearson r | linking accuracy |  ({rows[-1]['judgments']} insight judgments)")
+    click.echo("|---|---|---|")
+    for row in rows:
+        click.echo(f"| {row['judge']} | {row['pearson']:.3f} | {row['linking_accuracy']:.3f} |")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -72,3 +72,32 @@ def test_cli_eval_summhay_stored(shared_data: Path, tmp_path: Path) -> None:
     assert len(report["insights"]["summary_subtopic_gpt-4o"]) == row["insights"]
     bad = CliRunner().invoke(main, ["eval", "summhay", "--haystack", files[0], "--system", "nope"])
     assert bad.exit_code == 1 and "no stored summaries" in bad.stderr
+
+
+def test_stored_judges_reproduce_the_published_correlations(shared_data: Path) -> None:
+    from citesum.evaluate.judges import load_annotations, meta_evaluate
+
+    samples = load_annotations(shared_data / "summhay" / "eval_benchmark_dev.json")
+    assert len(samples) == 114 and sum(len(s.insights) for s in samples) == 661
+    expected = {"prompted_gpt-4o": 0.714, "prompted_gemini-1.5-pro": 0.726, "prompted_claude3-opus": 0.660,
+                "prompted_gpt3.5": 0.464}
+    for name, r in expected.items():
+        assert round(meta_evaluate(samples, name).pearson, 3) == r
+    assert round(meta_evaluate(samples, "prompted_gpt-4o").linking_accuracy, 3) == 0.878
+
+
+def test_cli_eval_judge_lists_stored_judges_and_ours(shared_data: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    result = CliRunner().invoke(main, ["eval", "judge", "--annotations",
+                                       str(shared_data / "summhay" / "eval_benchmark_dev.json"),
+                                       "--judge", "offline:wordllama", "--json"])
+    assert result.exit_code == 0, result.stderr
+    rows = {r["judge"]: r for r in json.loads(result.stdout)}
+    assert round(rows["prompted_gpt-4o"]["pearson"], 3) == 0.714
+    ours = rows["offline:wordllama"]
+    assert ours["judgments"] == 661 and 0.5 < ours["pearson"] < 0.8 and ours["linking_accuracy"] > 0.8

@@ -1,0 +1,60 @@
+"""The SummHay baseline table, like for like: our offline pipeline (each retriever x the extractive
+summarizer, 15,000-token budget, original order) and a set of stored paper systems, all judged by the same
+offline judge on the three news haystacks; the stored systems' GPT-4o-judged scores are shown beside them.
+
+Run: python benchmarks/summhay_baselines.py [--judge offline] [--cache DIR]
+Writes: benchmarks/results/summhay_baselines.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+
+from citesum.datasets.summhay import load_haystack  # noqa: E402
+from citesum.evaluate.judges import get_judge  # noqa: E402
+from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries  # noqa: E402
+from citesum.evaluate.summhay import score_stored, system_label  # noqa: E402
+
+RETRIEVERS = ["random", "keywords", "bm25", "dense", "hybrid", "oracle"]
+STORED = [f"summary_subtopic_{r}{m}" for m in ("gpt-4o", "claude3-opus", "gemini-1.5-pro")
+          for r in ("", "random_", "vector_", "rerank3_", "oracle_")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--judge", default="offline")
+    parser.add_argument("--cache", default=None)
+    args = parser.parse_args()
+    judge = get_judge(args.judge)
+    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        for retriever in RETRIEVERS:
+            config = PipelineConfig(retriever=retriever)
+            started = time.perf_counter()
+            summaries = [pipeline_summaries(h, haystack_index(h, Path(args.cache or temporary) / f"{t}-doc", config),
+                                            config) for h, t in zip(haystacks, HAYSTACKS)]
+            scores, _ = judge_summaries(haystacks, summaries, judge)
+            rows.append({"system": f"citesum {retriever} + extractive", "retriever": retriever, "model": "extractive",
+                         "judge": judge.name, **scores.as_dict(), "seconds": round(time.perf_counter() - started, 1)})
+            print(rows[-1], flush=True)
+    for system in STORED:
+        by_haystack = [{s.id: s.summaries[system] for s in h.subtopics} for h in haystacks]
+        scores, _ = judge_summaries(haystacks, by_haystack, judge)
+        reference, _ = score_stored(haystacks, system)
+        retriever, model = system_label(system)
+        rows.append({"system": system, "retriever": retriever, "model": model, "judge": judge.name,
+                     **scores.as_dict(), "gpt4o_judged": reference.as_dict()})
+        print(rows[-1], flush=True)
+    write_result("summhay_baselines", {"budget": 15_000, "order": "original", "rows": rows})
+
+
+if __name__ == "__main__":
+    main()

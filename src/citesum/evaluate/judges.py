@@ -1,0 +1,267 @@
+"""Coverage judges: for each reference insight, a label (FULL / PARTIAL / NO) and the covering bullet.
+
+* ``offline`` — no LLM: the best bullet by embedding cosine + keyword recall; a linear score of a few robust
+  features (cosine, keyword recall, shared figures, margin over the runner-up bullet) cut by two thresholds.
+  Weights and thresholds come from ``benchmarks/calibrate_offline_judge.py`` (human labels of
+  ``eval_benchmark_dev.json`` plus the stored GPT-4o judgments of the news haystacks) and ship in
+  ``offline_judge.json``, one set per embedder.
+* ``llm`` — our own prompt (one insight and the numbered bullets as JSON in; label and bullet id as JSON out)
+  through any :class:`~citesum.llm.LLM`, cached like every LLM call.
+
+The meta-evaluation (Pearson r against human labels mapped to 1 / 0.5 / 0, and linking accuracy over insights
+both the human and the judge mark covered) reproduces the paper's numbers for the stored judges.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from citesum.errors import ConfigError, LLMError, unknown_name_error
+from citesum.evaluate.summhay import Coverage, Judgment
+
+LABEL_VALUE: dict[Coverage, float] = {"FULL": 1.0, "PARTIAL": 0.5, "NO": 0.0}
+HUMAN_LABELS: dict[str, Coverage] = {"fully_covered": "FULL", "partially_covered": "PARTIAL", "not_covered": "NO"}
+STORED_LABELS: dict[str, Coverage] = {"FULL_COVERAGE": "FULL", "PARTIAL_COVERAGE": "PARTIAL", "NO_COVERAGE": "NO"}
+CALIBRATION_FILE = Path(__file__).with_name("offline_judge.json")
+_FIGURE = re.compile(r"\d[\d,.]*\d|\d")
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[Judgment]:
+        """``insights`` are (id, text); bullet ids in the result are 1-based positions in ``bullets``."""
+        ...
+
+
+# ---- offline judge -----------------------------------------------------------------------------------
+FEATURES = ("cosine", "keyword_recall", "figure_share", "has_figures", "margin")
+
+
+def pair_features(insight: str, bullets: Sequence[str], insight_vector: np.ndarray, bullet_vectors: np.ndarray,
+                  insight_tokens: set[str], bullet_tokens: Sequence[set[str]]) -> tuple[int, list[float]]:
+    """(index of the best bullet, its features). The best bullet maximises cosine + keyword recall."""
+    cosine = bullet_vectors @ insight_vector
+    recall = np.array([len(insight_tokens & t) / max(1, len(insight_tokens)) for t in bullet_tokens])
+    combined = cosine + recall
+    best = int(np.argmax(combined))
+    figures = {f.replace(",", "") for f in _FIGURE.findall(insight)}
+    shared = {f.replace(",", "") for f in _FIGURE.findall(bullets[best])} & figures
+    ranked = np.sort(combined)[::-1]
+    margin = float(ranked[0] - ranked[1]) if len(ranked) > 1 else float(ranked[0])
+    return best, [float(cosine[best]), float(recall[best]), len(shared) / len(figures) if figures else 0.0,
+                  1.0 if figures else 0.0, margin]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """score = bias + weights . features; FULL if score >= full_at, PARTIAL if >= partial_at."""
+
+    bias: float
+    weights: tuple[float, ...]
+    partial_at: float
+    full_at: float
+
+    def score(self, features: Sequence[float]) -> float:
+        return self.bias + float(np.dot(self.weights, features))
+
+    def label(self, features: Sequence[float]) -> Coverage:
+        value = self.score(features)
+        return "FULL" if value >= self.full_at else "PARTIAL" if value >= self.partial_at else "NO"
+
+
+def fit_calibration(features: np.ndarray, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> Calibration:
+    """Least squares on the 1 / 0.5 / 0 targets, then the two thresholds that maximise Pearson r."""
+    design = np.hstack([np.ones((len(features), 1)), features])
+    weight = np.ones(len(targets)) if sample_weight is None else sample_weight
+    root = np.sqrt(weight)[:, None]
+    coefficients = np.linalg.lstsq(design * root, targets * root[:, 0], rcond=None)[0]
+    scores = design @ coefficients
+    candidates = np.quantile(scores, np.linspace(0.05, 0.99, 60))
+    best = (-2.0, 0.0, 0.0)
+    for i, low in enumerate(candidates):
+        for high in candidates[i + 1 :]:
+            labels = np.where(scores >= high, 1.0, np.where(scores >= low, 0.5, 0.0))
+            if labels.std() == 0:
+                continue
+            r = _weighted_pearson(labels, targets, weight)
+            if r > best[0]:
+                best = (r, float(low), float(high))
+    return Calibration(float(coefficients[0]), tuple(float(c) for c in coefficients[1:]), best[1], best[2])
+
+
+def _weighted_pearson(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> float:
+    weight = weight / weight.sum()
+    da, db = a - (weight * a).sum(), b - (weight * b).sum()
+    denominator = np.sqrt((weight * da * da).sum() * (weight * db * db).sum())
+    return float((weight * da * db).sum() / denominator) if denominator > 0 else 0.0
+
+
+def load_calibration(embedder: str, path: Path = CALIBRATION_FILE) -> Calibration:
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))["calibrations"][embedder]
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigError(f"no offline-judge calibration for embedder '{embedder}' in {path} "
+                          "(run benchmarks/calibrate_offline_judge.py)") from exc
+    return Calibration(stored["bias"], tuple(stored["weights"]), stored["partial_at"], stored["full_at"])
+
+
+class OfflineJudge:
+    """The judge without an LLM (see the module docstring)."""
+
+    def __init__(self, embedder: str = "minilm", calibration: Calibration | None = None) -> None:
+        from citesum.embed import get_embedder
+
+        self.embedder = get_embedder(embedder)
+        self.calibration = calibration or load_calibration(embedder)
+        self.name = f"offline:{embedder}"
+
+    def features(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[tuple[int, list[float]]]:
+        from citesum.index.lexical import tokenize
+
+        if not bullets:
+            return [(-1, [0.0] * len(FEATURES)) for _ in insights]
+        bullet_vectors = self.embedder.encode_documents(list(bullets))
+        insight_vectors = self.embedder.encode_documents([text for _, text in insights])
+        bullet_tokens = [set(t) for t in tokenize(list(bullets))]
+        insight_tokens = [set(t) for t in tokenize([text for _, text in insights])]
+        return [pair_features(text, bullets, vector, bullet_vectors, tokens, bullet_tokens)
+                for (_, text), vector, tokens in zip(insights, insight_vectors, insight_tokens)]
+
+    def judge(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[Judgment]:
+        out = []
+        for (insight_id, _), (best, features) in zip(insights, self.features(insights, bullets)):
+            label = self.calibration.label(features) if best >= 0 else "NO"
+            out.append(Judgment(insight_id, label, best + 1 if label != "NO" else None))
+        return out
+
+
+# ---- LLM judge -----------------------------------------------------------------------------------------
+LLM_JUDGE_PROMPT = """You check whether a summary covers a reference insight.
+
+Insight: {insight}
+
+Summary bullets (JSON, keyed by bullet id):
+{bullets}
+
+Does any bullet state the insight? Answer "FULL" if one bullet states all of it, "PARTIAL" if one bullet states
+part of it, "NO" otherwise. Reply with JSON only: {{"coverage": "FULL" | "PARTIAL" | "NO", "bullet_id": <id or null>}}"""
+
+
+class LLMJudge:
+    def __init__(self, llm: object) -> None:
+        from citesum.llm.base import LLM
+
+        if not isinstance(llm, LLM):
+            raise ConfigError("LLMJudge needs a citesum LLM backend")
+        self.llm = llm
+        self.name = f"llm:{llm.name}"
+
+    def judge(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[Judgment]:
+        from citesum.llm.base import ChatRequest
+
+        listing = json.dumps({str(i): b for i, b in enumerate(bullets, start=1)}, ensure_ascii=False, indent=1)
+        requests = [ChatRequest.from_prompt(LLM_JUDGE_PROMPT.format(insight=text, bullets=listing), max_tokens=64)
+                    for _, text in insights]
+        completions = self.llm.map(requests)
+        return [parse_llm_judgment(insight_id, c.text, len(bullets))
+                for (insight_id, _), c in zip(insights, completions)]
+
+
+def parse_llm_judgment(insight_id: str, text: str, bullets: int) -> Judgment:
+    """Read {"coverage": ..., "bullet_id": ...} from a reply (tolerating prose and code fences around it)."""
+    match = re.search(r"\{.*\}", text, flags=re.DOTALL)
+    try:
+        reply = json.loads(match.group(0) if match else "")
+        label = str(reply["coverage"]).upper().replace("_COVERAGE", "")
+        if label not in LABEL_VALUE:
+            raise ValueError(label)
+        bullet = reply.get("bullet_id")
+        bullet = int(bullet) if bullet not in (None, "", "null", "NA") else None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LLMError(f"judge reply for insight {insight_id} is not the expected JSON: {text[:120]!r}") from exc
+    if bullet is not None and not 1 <= bullet <= bullets:
+        bullet = None  # a bullet that does not exist cannot cover anything
+    if label != "NO" and bullet is None:
+        label = "NO"
+    return Judgment(insight_id, label, bullet if label != "NO" else None)  # type: ignore[arg-type]
+
+
+def get_judge(name: str, **options: object) -> Judge:
+    if name == "offline" or name.startswith("offline:"):
+        return OfflineJudge(name.split(":", 1)[1] if ":" in name else "minilm")
+    if name == "llm":
+        return LLMJudge(options["llm"])
+    raise unknown_name_error("judge", name, ["offline", "offline:<embedder>", "llm"])
+
+
+# ---- meta-evaluation ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AnnotatedSample:
+    """One summary of the human judge benchmark."""
+
+    topic: str
+    summary: tuple[str, ...]
+    insights: tuple[tuple[str, str], ...]
+    human: Mapping[str, Judgment]
+    stored: Mapping[str, Mapping[str, Judgment]]  # judge name -> insight id -> judgment
+
+
+def load_annotations(path: str | Path) -> list[AnnotatedSample]:
+    """``eval_benchmark_dev.json``: human labels (0-based ``candidate_id``) and stored LLM judges (1-based)."""
+    samples = []
+    for row in json.loads(Path(path).read_text(encoding="utf-8")):
+        human = {}
+        for a in row["annotation"]:
+            candidate = a.get("candidate_id")
+            bullet = int(candidate) + 1 if candidate not in (None, "no_selection") else None
+            human[a["insight_id"]] = Judgment(a["insight_id"], HUMAN_LABELS[a["coverage"]], bullet)
+        stored = {}
+        for key, predictions in row.items():
+            if key.startswith("predictions_"):
+                stored[key.removeprefix("predictions_")] = {
+                    p["insight_id"]: Judgment(p["insight_id"], STORED_LABELS[p["coverage"]],
+                                              p["bullet_id"] if isinstance(p["bullet_id"], int) else None)
+                    for p in predictions}
+        samples.append(AnnotatedSample(row["topic_fn"], tuple(row["summary"]),
+                                       tuple((i["insight_id"], i["insight"]) for i in row["reference_insights"]),
+                                       human, stored))
+    return samples
+
+
+@dataclass(frozen=True)
+class JudgeQuality:
+    pearson: float
+    linking_accuracy: float
+    judgments: int
+
+
+def judge_quality(pairs: Iterable[tuple[Judgment, Judgment]]) -> JudgeQuality:
+    """(human, judge) pairs -> Pearson r of the 1 / 0.5 / 0 labels and linking accuracy (same bullet, over
+    insights both mark covered)."""
+    human, judged, linked = [], [], []
+    for truth, guess in pairs:
+        human.append(LABEL_VALUE[truth.coverage])
+        judged.append(LABEL_VALUE[guess.coverage])
+        if truth.coverage != "NO" and guess.coverage != "NO":
+            linked.append(truth.bullet == guess.bullet)
+    r = float(np.corrcoef(human, judged)[0, 1]) if np.std(judged) > 0 and np.std(human) > 0 else 0.0
+    return JudgeQuality(r, float(np.mean(linked)) if linked else 0.0, len(human))
+
+
+def meta_evaluate(samples: Sequence[AnnotatedSample], judge: Judge | str) -> JudgeQuality:
+    """Quality of a judge (or of a stored judge, by name) against the human labels."""
+    pairs = []
+    for sample in samples:
+        if isinstance(judge, str):
+            predicted = sample.stored[judge]
+        else:
+            predicted = {j.insight_id: j for j in judge.judge(sample.insights, sample.summary)}
+        pairs.extend((sample.human[i], predicted[i]) for i, _ in sample.insights)
+    return judge_quality(pairs)

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from citesum.errors import LLMError
+from citesum.evaluate.judges import (
+    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, parse_llm_judgment,
+)
+from citesum.evaluate.summhay import Judgment
+from citesum.llm.fake import FakeLLM
+
+BULLETS = ["Household water rates will rise by 7.5 percent on January 1.",
+           "The Eastline tram links the airport and the central station in 22 minutes.",
+           "Median rent for a two-bedroom flat reached $2,340 a month."]
+
+
+def test_parse_llm_judgment_variants() -> None:
+    assert parse_llm_judgment("i", '{"coverage": "FULL", "bullet_id": 2}', 3) == Judgment("i", "FULL", 2)
+    fenced = '```json\n{"coverage": "PARTIAL_COVERAGE", "bullet_id": "1"}\n```'
+    assert parse_llm_judgment("i", fenced, 3) == Judgment("i", "PARTIAL", 1)
+    assert parse_llm_judgment("i", '{"coverage": "NO", "bullet_id": null}', 3) == Judgment("i", "NO", None)
+    # a bullet that does not exist cannot cover the insight
+    assert parse_llm_judgment("i", '{"coverage": "FULL", "bullet_id": 9}', 3) == Judgment("i", "NO", None)
+    with pytest.raises(LLMError, match="not the expected JSON"):
+        parse_llm_judgment("i", "I think it is covered.", 3)
+    with pytest.raises(LLMError):
+        parse_llm_judgment("i", '{"coverage": "MAYBE", "bullet_id": 1}', 3)
+
+
+def test_llm_judge_sends_one_insight_and_the_bullets_as_json() -> None:
+    llm = FakeLLM(['{"coverage": "FULL", "bullet_id": 1}', '{"coverage": "NO", "bullet_id": null}'])
+    judgments = LLMJudge(llm).judge([("a", "Water rates rise 7.5%."), ("b", "A stadium is planned.")], BULLETS)
+    assert judgments == [Judgment("a", "FULL", 1), Judgment("b", "NO", None)]
+    assert "Insight: Water rates rise 7.5%." in llm.prompts[0]
+    listing = llm.prompts[0].split("Summary bullets (JSON, keyed by bullet id):\n")[1].split("\n\nDoes")[0]
+    assert json.loads(listing) == {"1": BULLETS[0], "2": BULLETS[1], "3": BULLETS[2]}
+
+
+def test_judge_quality_by_hand() -> None:
+    human = [Judgment("a", "FULL", 1), Judgment("b", "NO"), Judgment("c", "PARTIAL", 2), Judgment("d", "FULL", 3)]
+    guess = [Judgment("a", "FULL", 1), Judgment("b", "PARTIAL", 2), Judgment("c", "PARTIAL", 1), Judgment("d", "NO")]
+    quality = judge_quality(zip(human, guess))
+    assert quality.judgments == 4
+    assert quality.linking_accuracy == 0.5  # a (same bullet), c (other bullet); b, d not covered by both
+    import numpy as np
+
+    assert quality.pearson == pytest.approx(np.corrcoef([1, 0, 0.5, 1], [1, 0.5, 0.5, 0])[0, 1])
+
+
+def test_fit_calibration_separates_three_levels() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    targets = np.repeat([0.0, 0.5, 1.0], 50)
+    features = (targets[:, None] * np.array([1.0, 2.0]) + rng.normal(0, 0.05, (150, 2)))
+    calibration = fit_calibration(features, targets)
+    labels = [calibration.label(f) for f in features]
+    assert labels[:50].count("NO") > 45 and labels[50:100].count("PARTIAL") > 45 and labels[100:].count("FULL") > 45
+
+
+def test_offline_judge_links_the_stating_bullet() -> None:
+    judge = OfflineJudge("wordllama")
+    judgments = judge.judge([("rates", "Water rates for households go up 7.5 percent from January 1."),
+                             ("stadium", "The football club will build a new 40,000-seat stadium.")], BULLETS)
+    assert judgments[0].coverage != "NO" and judgments[0].bullet == 1
+    assert judgments[1].coverage == "NO" and judgments[1].bullet is None
+    assert [j.coverage for j in judge.judge([("x", "Anything.")], [])] == ["NO"]
+
+
+def test_calibration_label_thresholds() -> None:
+    calibration = Calibration(bias=0.0, weights=(1.0,), partial_at=0.3, full_at=0.7)
+    assert [calibration.label([v]) for v in (0.1, 0.3, 0.69, 0.7)] == ["NO", "PARTIAL", "PARTIAL", "FULL"]
