@@ -414,6 +414,38 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], report: 
                    f"{row['joint']:.1f} |")
 
 
+@eval_group.command(name="position")
+@click.option("--haystack", "haystack_files", multiple=True, required=True, type=click.Path(dir_okay=False))
+@click.option("--model", "models", multiple=True, default=("claude3-opus", "gemini-1.5-pro", "gpt-4o"),
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def eval_position(haystack_files: Sequence[str], models: Sequence[str], as_json: bool) -> None:
+    """Position bias of the stored full-context runs (relevant documents at top / bottom / middle / random),
+    scored with the stored judgments; sensitivity = largest |joint - joint(random)|."""
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.position import STORED_PLACEMENT_KEYS, sensitivity
+    from citesum.evaluate.summhay import score_stored, stored_systems
+
+    haystacks = [load_haystack(f) for f in haystack_files]
+    available = set(stored_systems(haystacks))
+    rows = []
+    for model in models:
+        keys = {p: k.format(model=model) for p, k in STORED_PLACEMENT_KEYS.items()}
+        if not set(keys.values()) <= available:
+            raise CitesumError(f"the haystacks hold no position-bias runs for model '{model}'")
+        joint = {p: score_stored(haystacks, key)[0].joint for p, key in keys.items()}
+        rows.append({"model": model, **{p: round(v, 1) for p, v in joint.items()},
+                     "sensitivity": round(sensitivity(joint), 1)})
+    if as_json:
+        _echo_json(rows)
+        return
+    click.echo("| model | top | bottom | middle | random | sensitivity |")
+    click.echo("|---|---|---|---|---|---|")
+    for row in rows:
+        click.echo(f"| {row['model']} | {row['top']} | {row['bottom']} | {row['middle']} | {row['random']} | "
+                   f"{row['sensitivity']} |")
+
+
 @eval_group.command(name="judge")
 @click.option("--annotations", required=True, type=click.Path(dir_okay=False),
               help="Human-annotated judge benchmark, e.g. summhay/eval_benchmark_dev.json.")
@@ -443,6 +475,9 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     click.echo("|---|---|---|")
     for row in rows:
         click.echo(f"| {row['judge']} | {row['pearson']:.3f} | {row['linking_accuracy']:.3f} |")
+    if judge.name.startswith("offline"):
+        click.echo("note: the offline judge is calibrated on eval_benchmark_dev.json, so on that file its row is "
+                   "in-sample; cross-validated numbers: benchmarks/results/offline_judge.json", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -101,3 +101,29 @@ def test_cli_eval_judge_lists_stored_judges_and_ours(shared_data: Path) -> None:
     assert round(rows["prompted_gpt-4o"]["pearson"], 3) == 0.714
     ours = rows["offline:wordllama"]
     assert ours["judgments"] == 661 and 0.5 < ours["pearson"] < 0.8 and ours["linking_accuracy"] > 0.8
+
+
+def test_position_bias_of_the_stored_full_context_runs(haystacks) -> None:  # type: ignore[no-untyped-def]
+    from citesum.evaluate.position import STORED_PLACEMENT_KEYS, sensitivity
+
+    joint = {placement: score_stored(haystacks, key.format(model="gemini-1.5-pro"))[0].joint
+             for placement, key in STORED_PLACEMENT_KEYS.items()}
+    assert round(joint["random"], 1) == 52.3 and round(joint["top"], 1) == 58.1
+    assert sensitivity(joint) == pytest.approx(max(abs(v - joint["random"]) for v in joint.values()))
+
+
+def test_cli_eval_position(shared_data: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    files = [str(shared_data / "summhay" / t) for t in ("topic_news1.json", "topic_news2.json", "topic_news4.json")]
+    result = CliRunner().invoke(main, ["eval", "position", *[a for f in files for a in ("--haystack", f)],
+                                       "--model", "gemini-1.5-pro", "--json"])
+    assert result.exit_code == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert (row["top"], row["random"]) == (58.1, 52.3) and row["sensitivity"] == 5.8
+    bad = CliRunner().invoke(main, ["eval", "position", "--haystack", files[0], "--model", "gpt-9"])
+    assert bad.exit_code == 1 and "no position-bias runs" in bad.stderr
