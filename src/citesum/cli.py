@@ -376,30 +376,67 @@ def eval_group() -> None:
               help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
 @click.option("--system", "systems", multiple=True,
               help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o (default: every stored system).")
+@click.option("--retriever", default=None,
+              help="Run OUR pipeline with this retriever (instead of scoring stored summaries) and judge it.")
+@click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True)
+@click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True)
+@click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)
+@click.option("--judge", "judge_name", default="offline", show_default=True,
+              help="Judge for pipeline runs: offline, offline:<embedder>, llm (with --model/--base-url).")
+@click.option("--model", default=None, help="LLM judge model (OpenAI-compatible).")
+@click.option("--base-url", default=None)
+@click.option("--index-dir", default=None, type=click.Path(file_okay=False),
+              help="Keep the haystack indexes here (reused when unchanged).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write every per-insight decision to this JSON file.")
 @click.option("--json", "as_json", is_flag=True)
-def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], report: str | None, as_json: bool) -> None:
-    """Score the summaries stored in SummHay haystacks with their stored GPT-4o judgments (paper protocol:
-    coverage, citation F1, joint). Judging new summaries needs a judge (not available yet)."""
+def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None, budget: int,
+                 order: str, unit: str, judge_name: str, model: str | None, base_url: str | None,
+                 index_dir: str | None, report: str | None, as_json: bool) -> None:
+    """SummHay coverage / citation / joint (paper protocol). Without --retriever: the stored summaries with
+    their stored GPT-4o judgments. With --retriever: our pipeline (extractive summarizer, bullets = number
+    of insights), judged by --judge."""
+    import tempfile
     from dataclasses import asdict
 
     from citesum.datasets.summhay import load_haystack
     from citesum.evaluate.summhay import score_stored, stored_systems, system_label
 
     haystacks = [load_haystack(f) for f in haystack_files]
-    available = stored_systems(haystacks)
-    unknown = [s for s in systems if s not in available]
-    if unknown:
-        raise CitesumError(f"no stored summaries and judgments for {unknown[0]!r} in every haystack; "
-                           f"{len(available)} systems are available, e.g. {', '.join(available[:3])}")
     rows = []
     decisions = {}
-    for system in systems or available:
-        scores, insights = score_stored(haystacks, system)
-        retriever, model = system_label(system)
-        rows.append({"system": system, "retriever": retriever, "model": model, **scores.as_dict()})
-        decisions[system] = [asdict(i) for i in insights]
+    if retriever:
+        from citesum.evaluate.judges import get_judge
+        from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries
+
+        options: dict[str, Any] = {}
+        if judge_name == "llm":
+            from citesum.llm import ResponseCache, get_llm
+
+            options["llm"] = get_llm("openai", model, base_url=base_url, cache=ResponseCache())
+        judge = get_judge(judge_name, **options)
+        config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
+        with tempfile.TemporaryDirectory() as temporary:
+            folder = Path(index_dir or temporary)
+            summaries = [pipeline_summaries(h, haystack_index(h, folder / f"{Path(f).stem}-{unit}", config), config)
+                         for h, f in zip(haystacks, haystack_files)]
+        scores, insights = judge_summaries(haystacks, summaries, judge)
+        name = f"citesum:{retriever}:{order}:{budget}+extractive"
+        rows.append({"system": name, "retriever": retriever, "model": "extractive", "judge": judge.name,
+                     **scores.as_dict()})
+        decisions[name] = [asdict(i) for i in insights]
+    else:
+        available = stored_systems(haystacks)
+        unknown = [s for s in systems if s not in available]
+        if unknown:
+            raise CitesumError(f"no stored summaries and judgments for {unknown[0]!r} in every haystack; "
+                               f"{len(available)} systems are available, e.g. {', '.join(available[:3])}")
+        for system in systems or available:
+            scores, insights = score_stored(haystacks, system)
+            stored_retriever, stored_model = system_label(system)
+            rows.append({"system": system, "retriever": stored_retriever, "model": stored_model,
+                         "judge": "stored GPT-4o", **scores.as_dict()})
+            decisions[system] = [asdict(i) for i in insights]
     rows.sort(key=lambda r: -r["joint"])
     if report:
         Path(report).write_text(json.dumps({"haystacks": list(haystack_files), "systems": rows,
@@ -407,11 +444,11 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], report: 
     if as_json:
         _echo_json(rows)
         return
-    click.echo(f"| retriever | model | coverage | citation | joint |  ({rows[0]['insights']} insights)")
-    click.echo("|---|---|---|---|---|")
+    click.echo(f"| retriever | model | judge | coverage | citation | joint |  ({rows[0]['insights']} insights)")
+    click.echo("|---|---|---|---|---|---|")
     for row in rows:
-        click.echo(f"| {row['retriever']} | {row['model']} | {row['coverage']:.1f} | {row['citation']:.1f} | "
-                   f"{row['joint']:.1f} |")
+        click.echo(f"| {row['retriever']} | {row['model']} | {row['judge']} | {row['coverage']:.1f} | "
+                   f"{row['citation']:.1f} | {row['joint']:.1f} |")
 
 
 @eval_group.command(name="position")

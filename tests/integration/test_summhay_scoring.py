@@ -127,3 +127,22 @@ def test_cli_eval_position(shared_data: Path) -> None:
     assert (row["top"], row["random"]) == (58.1, 52.3) and row["sensitivity"] == 5.8
     bad = CliRunner().invoke(main, ["eval", "position", "--haystack", files[0], "--model", "gpt-9"])
     assert bad.exit_code == 1 and "no position-bias runs" in bad.stderr
+
+
+def test_cli_eval_summhay_runs_our_pipeline_with_the_offline_judge(shared_data: Path, tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    haystack = str(shared_data / "summhay" / "topic_news1.json")
+    args = ["eval", "summhay", "--haystack", haystack, "--retriever", "oracle", "--judge", "offline:wordllama",
+            "--index-dir", str(tmp_path / "ix"), "--report", str(tmp_path / "r.json"), "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["insights"] == 65 and row["judge"] == "offline:wordllama"
+    assert 0 < row["coverage"] <= 100 and 0 < row["citation"] <= 100 and row["joint"] <= row["coverage"]
+    decisions = json.loads((tmp_path / "r.json").read_text())["insights"][row["system"]]
+    assert len(decisions) == 65 and all(d["gold"] for d in decisions)

@@ -1,0 +1,46 @@
+"""Scores against the context budget: hybrid retrieval + DOS RAG packing + the extractive summarizer on the
+three news haystacks at several budgets, judged by the offline judge.
+
+Run: python benchmarks/summhay_budget.py [--cache DIR]
+Writes: benchmarks/results/summhay_budget.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+
+from citesum.datasets.summhay import load_haystack  # noqa: E402
+from citesum.evaluate.judges import get_judge  # noqa: E402
+from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries  # noqa: E402
+
+BUDGETS = [2_000, 4_000, 8_000, 15_000, 24_000, 32_000]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", default=None)
+    parser.add_argument("--judge", default="offline")
+    args = parser.parse_args()
+    judge = get_judge(args.judge)
+    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        for budget in BUDGETS:
+            config = PipelineConfig(retriever="hybrid", budget=budget)
+            summaries = [pipeline_summaries(h, haystack_index(h, Path(args.cache or temporary) / f"{t}-doc", config),
+                                            config) for h, t in zip(haystacks, HAYSTACKS)]
+            scores, _ = judge_summaries(haystacks, summaries, judge)
+            rows.append({"budget": budget, "judge": judge.name, **scores.as_dict()})
+            print(rows[-1], flush=True)
+    write_result("summhay_budget", {"retriever": "hybrid", "summarizer": "extractive", "order": "original",
+                                    "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
