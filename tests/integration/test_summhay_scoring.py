@@ -52,6 +52,9 @@ def test_scoring_by_hand() -> None:
     assert total.coverage == pytest.approx(50.0)  # (100 + 50 + 0) / 3
     assert total.citation == pytest.approx((100 + 200 * 2 / 6) / 2)
     assert total.joint == pytest.approx((100 + 0.5 * 200 * 2 / 6) / 3)
+    # the F1 broken down: bullet 3 cites 2, 4, 9 against gold 2, 4, 5
+    assert total.citation_precision == pytest.approx((100 + 200 / 3) / 2)
+    assert total.citation_recall == pytest.approx((100 + 200 / 3) / 2)
 
 
 def test_cli_eval_summhay_stored(shared_data: Path, tmp_path: Path) -> None:

@@ -34,11 +34,13 @@ class Judgment:
 class InsightScore:
     insight_id: str
     coverage: float
-    citation: float | None  # None when the insight is not covered
+    citation: float | None  # F1; None when the insight is not covered
     joint: float
     bullet: int | None
     cited: tuple[int, ...]
     gold: tuple[int, ...]
+    citation_precision: float | None = None
+    citation_recall: float | None = None
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,14 @@ class Scores:
     citation: float
     joint: float
     insights: int
+    #: the citation F1 broken down, over covered insights
+    citation_precision: float = 0.0
+    citation_recall: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {"coverage": round(self.coverage, 1), "citation": round(self.citation, 1),
-                "joint": round(self.joint, 1), "insights": self.insights}
+                "joint": round(self.joint, 1), "citation_precision": round(self.citation_precision, 1),
+                "citation_recall": round(self.citation_recall, 1), "insights": self.insights}
 
 
 def bullet_citations(line: str) -> tuple[int, ...]:
@@ -81,8 +87,10 @@ def score_insights(lines: Sequence[str], judgments: Iterable[Judgment],
         line = lines[bullet - 1] if bullet is not None and 0 < bullet <= len(lines) else ""
         cited = bullet_citations(line)
         citation = 100.0 * f1(cited, gold)
+        correct = len(set(cited) & set(gold))
         scores.append(InsightScore(judgment.insight_id, coverage, citation, coverage * citation / 100.0, bullet,
-                                   cited, gold))
+                                   cited, gold, 100.0 * correct / len(cited) if cited else 0.0,
+                                   100.0 * correct / len(gold) if gold else 0.0))
     return scores
 
 
@@ -90,10 +98,16 @@ def aggregate(scores: Sequence[InsightScore]) -> Scores:
     """Insight-level means: coverage and joint over all insights, citation over covered ones."""
     if not scores:
         return Scores(0.0, 0.0, 0.0, 0)
-    covered = [s.citation for s in scores if s.citation is not None]
+    covered = [s for s in scores if s.citation is not None]
+
+    def mean_over_covered(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
     return Scores(sum(s.coverage for s in scores) / len(scores),
-                  sum(covered) / len(covered) if covered else 0.0,
-                  sum(s.joint for s in scores) / len(scores), len(scores))
+                  mean_over_covered([s.citation for s in covered]),  # type: ignore[misc]
+                  sum(s.joint for s in scores) / len(scores), len(scores),
+                  mean_over_covered([s.citation_precision for s in covered]),  # type: ignore[misc]
+                  mean_over_covered([s.citation_recall for s in covered]))  # type: ignore[misc]
 
 
 def gold_positions(haystack: Haystack, subtopic: Subtopic) -> dict[str, list[int]]:
