@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
 
@@ -53,7 +55,13 @@ def main() -> None:
         rows.append({"system": system, "retriever": retriever, "model": model, "judge": judge.name,
                      **scores.as_dict(), "gpt4o_judged": reference.as_dict()})
         print(rows[-1], flush=True)
-    write_result("summhay_baselines", {"budget": 15_000, "order": "original", "rows": rows})
+    # How well the offline judge ranks systems like GPT-4o does: Pearson r of the joint scores over the
+    # stored systems (judged by both).
+    pairs = [(r["joint"], r["gpt4o_judged"]["joint"]) for r in rows if "gpt4o_judged" in r]
+    agreement = float(np.corrcoef([a for a, _ in pairs], [b for _, b in pairs])[0, 1])
+    print(f"system-level Pearson r (offline vs stored GPT-4o judge, joint): {agreement:.3f}")
+    write_result("summhay_baselines", {"budget": 15_000, "order": "original", "rows": rows,
+                                       "system_level_joint_pearson_vs_gpt4o_judge": round(agreement, 3)})
 
 
 if __name__ == "__main__":

@@ -233,12 +233,17 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
               help="Model context window: the budget shrinks to leave room for the prompt and the answer.")
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the LLM response cache.")
+@click.option("--verify-citations", is_flag=True, help="Check every citation against the context, with evidence.")
+@click.option("--repair-citations/--no-repair-citations", default=None,
+              help="Replace each bullet's citations by the context documents that support it "
+                   "(default: on for --summarizer llm, off for extractive).")
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
     query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
-    tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, as_json: bool,
+    tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
+    repair_citations: bool | None, as_json: bool,
 ) -> None:
     """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
     from citesum.index.store import Index
@@ -270,6 +275,14 @@ def summarize(
                                top_k=top_k)
     result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options,
                              tokenizer=budget_tokenizer)
+    if repair_citations is None:
+        # Measured: repair lifts every stored LLM system of SummHay (benchmarks/citation_repair.py).
+        repair_citations = summarizer == "llm"
+    checks = []
+    if verify_citations or repair_citations:
+        from citesum.summarize.verify import check_summary
+
+        result, checks = check_summary(result, repair=repair_citations)
     titles = {b.document_id: b.title for b in result.context.blocks}
     sources = {d.id: d.source for d in index_.documents_by_id(list(titles))}
     if as_json:
@@ -284,6 +297,7 @@ def summarize(
                         "tokens": result.context.token_count, "text": result.context.render()},
             "prompt": result.prompt, "raw_output": result.raw_output, "usage": dict(result.usage),
             "timings": dict(result.timings),
+            **({"verification": [_verification_json(v) for v in checks]} if checks else {}),
         })
         return
     if not result.bullets:
@@ -302,6 +316,66 @@ def summarize(
     if result.dropped_citations:
         click.echo(f"note: removed citations to documents not in the context: {list(result.dropped_citations)}",
                    err=True)
+    for number, check in enumerate(checks, start=1):
+        unsupported = [c.document_id for c in check.checks if not c.supported]
+        if unsupported and not repair_citations:
+            click.echo(f"note: bullet {number} cites documents that do not state it: {unsupported}", err=True)
+
+
+def _verification_json(checked: Any) -> dict[str, Any]:
+    return {
+        "text": checked.text,
+        "checks": [{"document_id": c.document_id, "supported": c.supported,
+                    "evidence": c.evidence.__dict__ if c.evidence else None} for c in checked.checks],
+        "repaired_citations": list(checked.citations),
+        "evidence": [e.__dict__ for e in checked.evidence],
+        "removed": list(checked.removed), "added": list(checked.added),
+    }
+
+
+@main.command()
+@click.argument("summary_file", type=click.Path(dir_okay=False))
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--verify-only", is_flag=True, help="Annotate the citations; do not change them.")
+@click.option("--json", "as_json", is_flag=True)
+def repair(summary_file: str, index_dir: str, verify_only: bool, as_json: bool) -> None:
+    """Verify and repair the citations of an existing summary against the whole index.
+
+    SUMMARY_FILE is our `summarize --json` output (citations as document ids) or plain lines with [n]
+    citations, where n is the 1-based position of a document in the index's collection order (SummHay's
+    convention).
+    """
+    from citesum.index.store import Index
+    from citesum.summarize.citations import bullet_lines, citation_numbers
+    from citesum.summarize.verify import CitationVerifier
+
+    raw = Path(summary_file).read_text(encoding="utf-8", errors="replace")
+    index_ = Index.open(index_dir)
+    documents = list(index_.documents())
+    if not documents:
+        raise CitesumError(f"index at {index_dir} holds no documents to check citations against")
+    by_position = {number: d.id for number, d in enumerate(documents, start=1)}
+    position_of = {d: n for n, d in by_position.items()}
+    try:
+        parsed = json.loads(raw)
+        bullets = [(b["text"], list(b.get("citations", []))) for b in parsed["bullets"]]
+    except (ValueError, KeyError, TypeError):
+        bullets = [(line, [by_position.get(n, f"#{n}") for n in citation_numbers(line)])
+                   for line in bullet_lines(raw)]
+    if not bullets:
+        raise CitesumError(f"{summary_file}: no bullets found (expected summarize --json output or lines of text)")
+    verifier = CitationVerifier(documents)
+    checked = [verifier.verify(text, cited) for text, cited in bullets]
+    if as_json:
+        _echo_json({"bullets": [_verification_json(v) for v in checked]})
+        return
+    for (text, cited), result in zip(bullets, checked):
+        citations = sorted(position_of[d] for d in (cited if verify_only else result.citations) if d in position_of)
+        click.echo(f"{result.text} " + "".join(f"[{n}]" for n in citations))
+        for check in result.checks:
+            if not check.supported:
+                reason = "not in the index" if check.evidence is None else "does not state it"
+                click.echo(f"  unsupported: {check.document_id} ({reason})", err=True)
 
 
 @main.command()
