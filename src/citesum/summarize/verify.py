@@ -149,6 +149,10 @@ class CitationVerifier:
         checks = tuple(CitationCheck(d, d in keep, by_document.get(d)) for d in dict.fromkeys(cited))
         return VerifiedBullet(strip_citations(text), checks, tuple(e.document_id for e in supported), tuple(supported))
 
+    @property
+    def sentence_count(self) -> int:
+        return len(self._texts)
+
     def is_known(self, document_id: str) -> bool:
         return document_id in self._known
 
