@@ -31,9 +31,19 @@ test: $(VENV)/.test
 	$(PY) -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: no tests were collected" >&2; exit 1; fi; exit $$status
 
+# Long measurements (minutes to tens of minutes); each writes benchmarks/results/<name>.json.
 bench: $(VENV)/.test
-	$(PY) benchmarks/retrieval_summhay.py
+	$(PY) benchmarks/retrieval_summhay.py --cache .bench-cache
 	$(PY) benchmarks/speed.py
+	$(PY) benchmarks/summarize_offline.py --cache .bench-cache
+	$(PY) benchmarks/llm_client.py
+	$(PY) benchmarks/calibrate_offline_judge.py
+	$(PY) benchmarks/summhay_baselines.py --cache .bench-cache
+	$(PY) benchmarks/summhay_budget.py --cache .bench-cache
+	$(PY) benchmarks/citation_repair.py
+	$(PY) benchmarks/citation_repair_scaling.py
+	$(PY) benchmarks/position_bias.py
+	$(PY) benchmarks/plot_results.py
 
 clean:
-	rm -rf $(VENV) demo-data .pytest_cache
+	rm -rf $(VENV) demo-data .pytest_cache .bench-cache
