@@ -237,13 +237,15 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
 @click.option("--repair-citations/--no-repair-citations", default=None,
               help="Replace each bullet's citations by the context documents that support it "
                    "(default: on for --summarizer llm, off for extractive).")
+@click.option("--confirm-model", default=None,
+              help="Let this OpenAI-compatible model (at --base-url) decide borderline citations.")
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
     query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
     tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
-    repair_citations: bool | None, as_json: bool,
+    repair_citations: bool | None, confirm_model: str | None, as_json: bool,
 ) -> None:
     """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
     from citesum.index.store import Index
@@ -282,7 +284,8 @@ def summarize(
     if verify_citations or repair_citations:
         from citesum.summarize.verify import check_summary
 
-        result, checks = check_summary(result, repair=repair_citations)
+        result, checks = check_summary(result, repair=repair_citations,
+                                       confirm=_confirming_llm(confirm_model, base_url, no_cache))
     titles = {b.document_id: b.title for b in result.context.blocks}
     sources = {d.id: d.source for d in index_.documents_by_id(list(titles))}
     if as_json:
@@ -322,6 +325,14 @@ def summarize(
             click.echo(f"note: bullet {number} cites documents that do not state it: {unsupported}", err=True)
 
 
+def _confirming_llm(model: str | None, base_url: str | None, no_cache: bool = False) -> Any:
+    if not model:
+        return None
+    from citesum.llm import ResponseCache, get_llm
+
+    return get_llm("openai", model, base_url=base_url, cache=None if no_cache else ResponseCache())
+
+
 def _verification_json(checked: Any) -> dict[str, Any]:
     return {
         "text": checked.text,
@@ -337,8 +348,11 @@ def _verification_json(checked: Any) -> dict[str, Any]:
 @click.argument("summary_file", type=click.Path(dir_okay=False))
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--verify-only", is_flag=True, help="Annotate the citations; do not change them.")
+@click.option("--confirm-model", default=None, help="Let this OpenAI-compatible model decide borderline citations.")
+@click.option("--base-url", default=None, help="Base URL of the --confirm-model server.")
 @click.option("--json", "as_json", is_flag=True)
-def repair(summary_file: str, index_dir: str, verify_only: bool, as_json: bool) -> None:
+def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: str | None, base_url: str | None,
+           as_json: bool) -> None:
     """Verify and repair the citations of an existing summary against the whole index.
 
     SUMMARY_FILE is our `summarize --json` output (citations as document ids) or plain lines with [n]
@@ -364,7 +378,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, as_json: bool) 
                    for line in bullet_lines(raw)]
     if not bullets:
         raise CitesumError(f"{summary_file}: no bullets found (expected summarize --json output or lines of text)")
-    verifier = CitationVerifier(documents)
+    verifier = CitationVerifier(documents, confirm=_confirming_llm(confirm_model, base_url))
     checked = [verifier.verify(text, cited) for text, cited in bullets]
     if as_json:
         _echo_json({"bullets": [_verification_json(v) for v in checked]})

@@ -104,3 +104,18 @@ def test_cli_summarize_with_repair_and_the_repair_command(tmp_path, haystack) ->
     Index.create(tmp_path / "empty-ix", IndexSettings())
     result = runner.invoke(main, ["repair", str(lines), "--index", str(tmp_path / "empty-ix")])
     assert result.exit_code == 1 and "holds no documents" in result.stderr
+
+
+def test_borderline_citations_are_confirmed_by_an_llm(haystack) -> None:  # type: ignore[no-untyped-def]
+    from citesum.llm.fake import FakeLLM
+
+    text = "Household water rates will rise by 7.5 percent on January 1."
+    offline = CitationVerifier(haystack.documents, borderline=1.0)  # every document counts as borderline
+    evidence = offline.evidence(text)
+    llm = FakeLLM(["no"] * len(evidence))  # the LLM rejects everything it is asked about
+    confirmed = CitationVerifier(haystack.documents, confirm=llm, borderline=1.0).verify(text, [])
+    assert confirmed.citations == () and len(llm.requests) == len(evidence)
+    assert "Statement: Household water rates" in llm.prompts[0] and "Passage: " in llm.prompts[0]
+    # unreadable replies keep the offline decision
+    garbled = CitationVerifier(haystack.documents, confirm=FakeLLM(["maybe?"] * len(evidence)), borderline=1.0)
+    assert garbled.verify(text, []).citations == offline.verify(text, []).citations

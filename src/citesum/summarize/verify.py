@@ -28,6 +28,7 @@ from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import tokenize
 from citesum.summarize.citations import strip_citations
+from citesum.llm.base import LLM
 from citesum.types import Context, Document, Summary
 
 DEFAULT_MIX = 0.7
@@ -35,6 +36,12 @@ DEFAULT_RELATIVE_THRESHOLD = 0.7
 #: a bullet whose best sentence supports it less than this states nothing the documents state (a preamble,
 #: a heading, an opinion): it gets no citation at all
 DEFAULT_MIN_SUPPORT = 0.3
+
+CONFIRM_PROMPT = """Statement: {statement}
+
+Passage: {evidence}
+
+Does the passage state what the statement says (or part of it)? Answer with one word: yes or no."""
 
 
 @dataclass(frozen=True)
@@ -82,15 +89,19 @@ class CitationVerifier:
 
     def __init__(self, documents: Sequence[Document], *, embedder: Embedder | None = None,
                  mix: float = DEFAULT_MIX, relative_threshold: float = DEFAULT_RELATIVE_THRESHOLD,
-                 min_support: float = DEFAULT_MIN_SUPPORT, offsets: Sequence[int] | None = None) -> None:
+                 min_support: float = DEFAULT_MIN_SUPPORT, offsets: Sequence[int] | None = None,
+                 confirm: LLM | None = None, borderline: float = 0.1) -> None:
         """``documents`` may hold several pieces of one document (same id, e.g. the passages of a packed
         context); ``offsets`` gives each piece's character offset in its document, so evidence spans are
-        document offsets."""
+        document offsets. With ``confirm``, an LLM decides the borderline documents: those whose support is
+        within ``borderline`` x the best support of the bar."""
         if not 0.0 <= mix <= 1.0 or not 0.0 < relative_threshold <= 1.0:
             raise ConfigError("mix must be in [0, 1] and relative_threshold in (0, 1]")
         self.mix = mix
         self.relative_threshold = relative_threshold
         self.min_support = min_support
+        self.confirm = confirm
+        self.borderline = borderline
         self.embedder = embedder or get_embedder("wordllama")
         self.document_ids = [d.id for d in documents]
         self._known = set(self.document_ids)
@@ -145,9 +156,28 @@ class CitationVerifier:
         top = evidence[0].support if evidence else 0.0
         bar = self.relative_threshold * top if top >= self.min_support and top > 0 else math.inf
         supported = [e for e in evidence if e.support >= bar]
+        if self.confirm is not None and bar < math.inf:
+            undecided = [e for e in evidence if abs(e.support - bar) <= self.borderline * top]
+            verdicts = self._ask(strip_citations(text), undecided)
+            supported = [e for e in evidence if verdicts.get(e.document_id, e.support >= bar)]
         keep = {e.document_id for e in supported}
         checks = tuple(CitationCheck(d, d in keep, by_document.get(d)) for d in dict.fromkeys(cited))
         return VerifiedBullet(strip_citations(text), checks, tuple(e.document_id for e in supported), tuple(supported))
+
+    def _ask(self, statement: str, candidates: Sequence[Evidence]) -> dict[str, bool]:
+        """The LLM's yes/no on each borderline piece of evidence; an unreadable reply keeps the offline call."""
+        from citesum.llm.base import ChatRequest
+
+        if not candidates or self.confirm is None:
+            return {}
+        requests = [ChatRequest.from_prompt(CONFIRM_PROMPT.format(statement=statement, evidence=e.text), max_tokens=8)
+                    for e in candidates]
+        verdicts = {}
+        for evidence, completion in zip(candidates, self.confirm.map(requests)):
+            answer = completion.text.strip().lower()
+            if answer.startswith(("yes", "no")):
+                verdicts[evidence.document_id] = answer.startswith("yes")
+        return verdicts
 
     @property
     def sentence_count(self) -> int:
