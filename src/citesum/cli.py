@@ -77,6 +77,14 @@ def _echo_json(payload: Any) -> None:
     click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
 
 
+def _echo_table(headers: Sequence[str], rows: Sequence[Sequence[object]], note: str = "") -> None:
+    """A Markdown table on stdout (pastes into docs and issues as is)."""
+    click.echo("| " + " | ".join(headers) + " |" + (f"  ({note})" if note else ""))
+    click.echo("|" + "---|" * len(headers))
+    for row in rows:
+        click.echo("| " + " | ".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row) + " |")
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False), help="Index directory.")
@@ -285,7 +293,7 @@ def summarize(
         from citesum.summarize.verify import check_summary
 
         result, checks = check_summary(result, repair=repair_citations,
-                                       confirm=_confirming_llm(confirm_model, base_url, no_cache))
+                                       confirm=_openai_llm(confirm_model, base_url, no_cache))
     titles = {b.document_id: b.title for b in result.context.blocks}
     sources = {d.id: d.source for d in index_.documents_by_id(list(titles))}
     if as_json:
@@ -325,7 +333,8 @@ def summarize(
             click.echo(f"note: bullet {number} cites documents that do not state it: {unsupported}", err=True)
 
 
-def _confirming_llm(model: str | None, base_url: str | None, no_cache: bool = False) -> Any:
+def _openai_llm(model: str | None, base_url: str | None, no_cache: bool = False) -> Any:
+    """An OpenAI-compatible backend with the response cache, or None without a model name."""
     if not model:
         return None
     from citesum.llm import ResponseCache, get_llm
@@ -378,7 +387,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
                    for line in bullet_lines(raw)]
     if not bullets:
         raise CitesumError(f"{summary_file}: no bullets found (expected summarize --json output or lines of text)")
-    verifier = CitationVerifier(documents, confirm=_confirming_llm(confirm_model, base_url))
+    verifier = CitationVerifier(documents, confirm=_openai_llm(confirm_model, base_url))
     checked = [verifier.verify(text, cited) for text, cited in bullets]
     if as_json:
         _echo_json({"bullets": [_verification_json(v) for v in checked]})
@@ -497,12 +506,7 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         from citesum.evaluate.judges import get_judge
         from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries
 
-        options: dict[str, Any] = {}
-        if judge_name == "llm":
-            from citesum.llm import ResponseCache, get_llm
-
-            options["llm"] = get_llm("openai", model, base_url=base_url, cache=ResponseCache())
-        judge = get_judge(judge_name, **options)
+        judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
         config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
         with tempfile.TemporaryDirectory() as temporary:
             folder = Path(index_dir or temporary)
@@ -532,11 +536,9 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
     if as_json:
         _echo_json(rows)
         return
-    click.echo(f"| retriever | model | judge | coverage | citation | joint |  ({rows[0]['insights']} insights)")
-    click.echo("|---|---|---|---|---|---|")
-    for row in rows:
-        click.echo(f"| {row['retriever']} | {row['model']} | {row['judge']} | {row['coverage']:.1f} | "
-                   f"{row['citation']:.1f} | {row['joint']:.1f} |")
+    _echo_table(["retriever", "model", "judge", "coverage", "citation", "joint"],
+                [[r["retriever"], r["model"], r["judge"], float(r["coverage"]), float(r["citation"]),
+                  float(r["joint"])] for r in rows], f"{rows[0]['insights']} insights")
 
 
 @eval_group.command(name="position")
@@ -564,11 +566,8 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], as_json:
     if as_json:
         _echo_json(rows)
         return
-    click.echo("| model | top | bottom | middle | random | sensitivity |")
-    click.echo("|---|---|---|---|---|---|")
-    for row in rows:
-        click.echo(f"| {row['model']} | {row['top']} | {row['bottom']} | {row['middle']} | {row['random']} | "
-                   f"{row['sensitivity']} |")
+    _echo_table(["model", "top", "bottom", "middle", "random", "sensitivity"],
+                [[r["model"], r["top"], r["bottom"], r["middle"], r["random"], r["sensitivity"]] for r in rows])
 
 
 @eval_group.command(name="judge")
@@ -585,21 +584,15 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     from citesum.evaluate.judges import get_judge, load_annotations, meta_evaluate
 
     samples = load_annotations(annotations)
-    options: dict[str, Any] = {}
-    if judge_name == "llm":
-        from citesum.llm import ResponseCache, get_llm
-
-        options["llm"] = get_llm("openai", model, base_url=base_url, cache=ResponseCache())
-    judge = get_judge(judge_name, **options)
+    judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
     rows = [{"judge": name, **meta_evaluate(samples, name).__dict__} for name in samples[0].stored]
     rows.append({"judge": judge.name, **meta_evaluate(samples, judge).__dict__})
     if as_json:
         _echo_json(rows)
         return
-    click.echo(f"| judge | Pearson r | linking accuracy |  ({rows[-1]['judgments']} insight judgments)")
-    click.echo("|---|---|---|")
-    for row in rows:
-        click.echo(f"| {row['judge']} | {row['pearson']:.3f} | {row['linking_accuracy']:.3f} |")
+    _echo_table(["judge", "Pearson r", "linking accuracy"],
+                [[r["judge"], f"{r['pearson']:.3f}", f"{r['linking_accuracy']:.3f}"] for r in rows],
+                f"{rows[-1]['judgments']} insight judgments")
     if judge.name.startswith("offline"):
         click.echo("note: the offline judge is calibrated on eval_benchmark_dev.json, so on that file its row is "
                    "in-sample; cross-validated numbers: benchmarks/results/offline_judge.json", err=True)

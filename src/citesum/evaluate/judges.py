@@ -197,6 +197,8 @@ def get_judge(name: str, **options: object) -> Judge:
     if name == "offline" or name.startswith("offline:"):
         return OfflineJudge(name.split(":", 1)[1] if ":" in name else "minilm")
     if name == "llm":
+        if options.get("llm") is None:
+            raise ConfigError("the 'llm' judge needs a model (--model and --base-url of an OpenAI-compatible server)")
         return LLMJudge(options["llm"])
     raise unknown_name_error("judge", name, ["offline", "offline:<embedder>", "llm"])
 

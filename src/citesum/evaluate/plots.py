@@ -32,12 +32,7 @@ def plot_scores_per_system(rows: Sequence[Mapping[str, object]], path: str | Pat
         axis.bar([i + offset for i in range(len(rows))], [float(r[metric]) for r in rows], width, label=metric)  # type: ignore[arg-type]
     axis.set_xticks(range(len(rows)), labels, rotation=45, ha="right", fontsize=8)
     axis.set_ylabel(ylabel)
-    axis.set_title(title)
-    axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return Path(path)
+    return _save(plt, figure, axis, title, path)
 
 
 def plot_scores_against_budget(budgets: Sequence[int], series: Mapping[str, Sequence[float]], path: str | Path,
@@ -48,6 +43,10 @@ def plot_scores_against_budget(budgets: Sequence[int], series: Mapping[str, Sequ
         axis.plot(list(budgets), list(values), marker="o", label=name)
     axis.set_xlabel("context budget (tokens)")
     axis.set_ylabel("score (0-100)")
+    return _save(plt, figure, axis, title, path)
+
+
+def _save(plt, figure, axis, title: str, path: str | Path) -> Path:  # type: ignore[no-untyped-def]
     axis.set_title(title)
     axis.legend()
     figure.tight_layout()
