@@ -39,14 +39,18 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
         for retriever in RETRIEVERS:
-            config = PipelineConfig(retriever=retriever)
-            started = time.perf_counter()
-            summaries = [pipeline_summaries(h, haystack_index(h, Path(args.cache or temporary) / f"{t}-doc", config),
-                                            config) for h, t in zip(haystacks, HAYSTACKS)]
-            scores, _ = judge_summaries(haystacks, summaries, judge)
-            rows.append({"system": f"citesum {retriever} + extractive", "retriever": retriever, "model": "extractive",
-                         "judge": judge.name, **scores.as_dict(), "seconds": round(time.perf_counter() - started, 1)})
-            print(rows[-1], flush=True)
+            for repair in (False, True):
+                config = PipelineConfig(retriever=retriever)
+                started = time.perf_counter()
+                summaries = [pipeline_summaries(h, haystack_index(h, Path(args.cache or temporary) / f"{t}-doc",
+                                                                  config), config, repair_citations=repair)
+                             for h, t in zip(haystacks, HAYSTACKS)]
+                scores, _ = judge_summaries(haystacks, summaries, judge)
+                model = "extractive + repair" if repair else "extractive"
+                rows.append({"system": f"citesum {retriever} + {model}", "retriever": retriever, "model": model,
+                             "judge": judge.name, **scores.as_dict(),
+                             "seconds": round(time.perf_counter() - started, 1)})
+                print(rows[-1], flush=True)
     for system in STORED:
         by_haystack = [{s.id: s.summaries[system] for s in h.subtopics} for h in haystacks]
         scores, _ = judge_summaries(haystacks, by_haystack, judge)

@@ -124,9 +124,12 @@ class OfflineJudge:
 
     def features(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[tuple[int, list[float]]]:
         from citesum.index.lexical import tokenize
+        from citesum.summarize.citations import strip_citations
 
         if not bullets:
             return [(-1, [0.0] * len(FEATURES)) for _ in insights]
+        # Judge what a bullet says, not what it cites: "[12]" must not match a figure "12" of the insight.
+        bullets = [strip_citations(b) for b in bullets]
         bullet_vectors = self.embedder.encode_documents(list(bullets))
         insight_vectors = self.embedder.encode_documents([text for _, text in insights])
         bullet_tokens = [set(t) for t in tokenize(list(bullets))]

@@ -36,7 +36,7 @@ def haystack_index(haystack: Haystack, folder: Path, config: PipelineConfig) -> 
 
 
 def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
-                       summarizer: Summarizer | None = None) -> dict[str, list[str]]:
+                       summarizer: Summarizer | None = None, repair_citations: bool = False) -> dict[str, list[str]]:
     """Subtopic id -> summary lines ``- text [p][q]`` with haystack positions as citation numbers."""
     position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
     out = {}
@@ -45,6 +45,10 @@ def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
         summary = summarize_query(subtopic.query, index, engine, retriever=config.retriever,
                                   options=PackOptions(budget=config.budget, order=config.order),  # type: ignore[arg-type]
                                   relevance=subtopic.relevance)
+        if repair_citations:
+            from citesum.summarize.verify import check_summary
+
+            summary, _ = check_summary(summary, repair=True)
         out[subtopic.id] = [f"- {b.text} " + "".join(f"[{position[d]}]" for d in b.citations) for b in summary.bullets]
     return out
 
