@@ -21,7 +21,7 @@ from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
 
 from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
-from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries  # noqa: E402
+from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
 from citesum.evaluate.summhay import score_stored, system_label  # noqa: E402
 
 RETRIEVERS = ["random", "keywords", "bm25", "dense", "hybrid", "oracle"]
@@ -42,9 +42,8 @@ def main() -> None:
             for repair in (False, True):
                 config = PipelineConfig(retriever=retriever)
                 started = time.perf_counter()
-                summaries = [pipeline_summaries(h, haystack_index(h, Path(args.cache or temporary) / f"{t}-doc",
-                                                                  config), config, repair_citations=repair)
-                             for h, t in zip(haystacks, HAYSTACKS)]
+                folders = [Path(args.cache or temporary) / f"{t}-doc" for t in HAYSTACKS]
+                summaries = run_on_haystacks(haystacks, folders, config, repair_citations=repair)
                 scores, _ = judge_summaries(haystacks, summaries, judge)
                 model = "extractive + repair" if repair else "extractive"
                 rows.append({"system": f"citesum {retriever} + {model}", "retriever": retriever, "model": model,

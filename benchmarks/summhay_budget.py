@@ -17,7 +17,7 @@ from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
 
 from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
-from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries  # noqa: E402
+from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
 
 BUDGETS = [2_000, 4_000, 8_000, 15_000, 24_000, 32_000]
 
@@ -33,8 +33,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temporary:
         for budget in BUDGETS:
             config = PipelineConfig(retriever="hybrid", budget=budget)
-            summaries = [pipeline_summaries(h, haystack_index(h, Path(args.cache or temporary) / f"{t}-doc", config),
-                                            config) for h, t in zip(haystacks, HAYSTACKS)]
+            folders = [Path(args.cache or temporary) / f"{t}-doc" for t in HAYSTACKS]
+            summaries = run_on_haystacks(haystacks, folders, config)
             scores, _ = judge_summaries(haystacks, summaries, judge)
             rows.append({"budget": budget, "judge": judge.name, **scores.as_dict()})
             print(rows[-1], flush=True)

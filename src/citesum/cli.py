@@ -504,14 +504,14 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
     decisions = {}
     if retriever:
         from citesum.evaluate.judges import get_judge
-        from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, pipeline_summaries
+        from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
 
         judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
         config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
         with tempfile.TemporaryDirectory() as temporary:
             folder = Path(index_dir or temporary)
-            summaries = [pipeline_summaries(h, haystack_index(h, folder / f"{Path(f).stem}-{unit}", config), config)
-                         for h, f in zip(haystacks, haystack_files)]
+            summaries = run_on_haystacks(haystacks, [folder / f"{Path(f).stem}-{unit}" for f in haystack_files],
+                                         config)
         scores, insights = judge_summaries(haystacks, summaries, judge)
         name = f"citesum:{retriever}:{order}:{budget}+extractive"
         rows.append({"system": name, "retriever": retriever, "model": "extractive", "judge": judge.name,

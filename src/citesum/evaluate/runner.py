@@ -53,6 +53,13 @@ def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
     return out
 
 
+def run_on_haystacks(haystacks: Sequence[Haystack], index_folders: Sequence[Path], config: PipelineConfig,
+                     summarizer: Summarizer | None = None, repair_citations: bool = False) -> list[dict[str, list[str]]]:
+    """:func:`pipeline_summaries` for each haystack, each with its own (reused) index folder."""
+    return [pipeline_summaries(h, haystack_index(h, folder, config), config, summarizer, repair_citations)
+            for h, folder in zip(haystacks, index_folders)]
+
+
 def judge_summaries(haystacks: Sequence[Haystack], summaries: Sequence[dict[str, Sequence[str]]],
                     judge: Judge) -> tuple[Scores, list[InsightScore]]:
     """Judge and score one system's summaries over the haystacks (insight-level pooled means)."""
