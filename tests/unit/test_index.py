@@ -140,3 +140,12 @@ def test_update_and_delete_of_the_same_document_is_refused(tmp_path: Path, hashi
     index = Index.create(tmp_path / "ix", SETTINGS)
     with pytest.raises(ConfigError, match="both updated and deleted in one call: a"):
         index.update(_docs(("a", "Text.")), delete=["a"], embedder=hashing_embedder)
+
+
+def test_duplicate_ids_in_one_update_are_refused(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    from citesum.errors import ConfigError
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    with pytest.raises(ConfigError, match="more than once in one update: a"):
+        index.update(_docs(("a", "One."), ("a", "Two.")), embedder=hashing_embedder)
+    assert len(Index.open(tmp_path / "ix")) == 0

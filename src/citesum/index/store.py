@@ -15,6 +15,7 @@ leaves the previous generation current and complete; the next writer sweeps the 
 from __future__ import annotations
 
 import fcntl
+from collections import Counter
 import json
 import os
 import shutil
@@ -347,7 +348,11 @@ class Index:
         """Apply upserts and deletions atomically as one new generation."""
         upsert = list(upsert)
         delete = set(delete)
-        both = delete.intersection(d.id for d in upsert)
+        ids = [d.id for d in upsert]
+        if len(set(ids)) != len(ids):
+            repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
+            raise ConfigError(f"the same document id appears more than once in one update: {', '.join(repeated[:5])}")
+        both = delete.intersection(ids)
         if both:
             raise ConfigError(f"documents both updated and deleted in one call: {', '.join(sorted(both)[:5])}")
         with self._write_lock(self.path):
