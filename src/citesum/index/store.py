@@ -15,12 +15,12 @@ leaves the previous generation current and complete; the next writer sweeps the 
 from __future__ import annotations
 
 import fcntl
-from collections import Counter
 import json
 import os
 import shutil
 import sqlite3
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
