@@ -478,6 +478,11 @@ def eval_group() -> None:
 @click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True)
 @click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True)
 @click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
+@click.option("--summarizer-base-url", default=None)
+@click.option("--repair-citations/--no-repair-citations", default=None,
+              help="Repair citations against the context (default: on for --summarizer llm).")
 @click.option("--judge", "judge_name", default="offline", show_default=True,
               help="Judge for pipeline runs: offline, offline:<embedder>, llm (with --model/--base-url).")
 @click.option("--model", default=None, help="LLM judge model (OpenAI-compatible).")
@@ -488,11 +493,13 @@ def eval_group() -> None:
               help="Write every per-insight decision to this JSON file.")
 @click.option("--json", "as_json", is_flag=True)
 def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None, budget: int,
-                 order: str, unit: str, judge_name: str, model: str | None, base_url: str | None,
-                 index_dir: str | None, report: str | None, as_json: bool) -> None:
+                 order: str, unit: str, summarizer: str, summarizer_model: str | None,
+                 summarizer_base_url: str | None, repair_citations: bool | None, judge_name: str,
+                 model: str | None, base_url: str | None, index_dir: str | None, report: str | None,
+                 as_json: bool) -> None:
     """SummHay coverage / citation / joint (paper protocol). Without --retriever: the stored summaries with
-    their stored GPT-4o judgments. With --retriever: our pipeline (extractive summarizer, bullets = number
-    of insights), judged by --judge."""
+    their stored GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by
+    --judge."""
     import tempfile
     from dataclasses import asdict
 
@@ -506,15 +513,31 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         from citesum.evaluate.judges import get_judge
         from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
 
+        from citesum.evaluate.runner import extractive_factory
+
+        make_summarizer = extractive_factory
+        if summarizer == "llm":
+            from citesum.summarize.llm import LLMSummarizer
+
+            llm = _openai_llm(summarizer_model, summarizer_base_url)
+            if llm is None:
+                raise CitesumError("--summarizer llm needs --summarizer-model (and --summarizer-base-url)")
+
+            def make_summarizer(bullets: int) -> Any:
+                return LLMSummarizer(llm, "summhay", bullets=bullets)
+
         judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
+
+        repair = summarizer == "llm" if repair_citations is None else repair_citations
         config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
         with tempfile.TemporaryDirectory() as temporary:
             folder = Path(index_dir or temporary)
             summaries = run_on_haystacks(haystacks, [folder / f"{Path(f).stem}-{unit}" for f in haystack_files],
-                                         config)
+                                         config, make_summarizer, repair_citations=repair)
         scores, insights = judge_summaries(haystacks, summaries, judge)
-        name = f"citesum:{retriever}:{order}:{budget}+extractive"
-        rows.append({"system": name, "retriever": retriever, "model": "extractive", "judge": judge.name,
+        label = (summarizer_model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
+        name = f"citesum:{retriever}:{order}:{budget}+{label}"
+        rows.append({"system": name, "retriever": retriever, "model": label, "judge": judge.name,
                      **scores.as_dict()})
         decisions[name] = [asdict(i) for i in insights]
     else:

@@ -149,3 +149,24 @@ def test_cli_eval_summhay_runs_our_pipeline_with_the_offline_judge(shared_data: 
     assert 0 < row["coverage"] <= 100 and 0 < row["citation"] <= 100 and row["joint"] <= row["coverage"]
     decisions = json.loads((tmp_path / "r.json").read_text())["insights"][row["system"]]
     assert len(decisions) == 65 and all(d["gold"] for d in decisions)
+
+
+def test_runner_with_an_llm_summarizer_asks_one_bullet_per_insight(shared_data: Path, tmp_path: Path) -> None:
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.judges import OfflineJudge
+    from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
+    from citesum.llm.fake import FakeLLM
+    from citesum.summarize.llm import LLMSummarizer
+
+    haystack = load_haystack(shared_data / "summhay" / "topic_news1.json")
+    llm = FakeLLM(["- The Demon 170 reaches 1,025 hp on E85 [1][2]."] * len(haystack.subtopics))
+    config = PipelineConfig(retriever="bm25", budget=3000)
+    [summaries] = run_on_haystacks([haystack], [tmp_path / "ix"], config,
+                                   lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets))
+    assert [f"exactly {len(s.insights)} bullet points" in p for s, p in zip(haystack.subtopics, llm.prompts)] == \
+        [True] * len(haystack.subtopics)
+    # citations were mapped from context numbers to haystack positions
+    first = summaries[haystack.subtopics[0].id][0]
+    assert first.startswith("- The Demon 170 reaches 1,025 hp on E85.") and first.count("[") == 2
+    scores, _ = judge_summaries([haystack], [summaries], OfflineJudge("wordllama"))
+    assert scores.insights == 65

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from citesum.datasets.summhay import Haystack
 from citesum.evaluate.judges import Judge
@@ -35,13 +35,22 @@ def haystack_index(haystack: Haystack, folder: Path, config: PipelineConfig) -> 
     return index
 
 
+#: builds the summarizer for a subtopic from its number of bullets (SummHay asks for one per insight)
+SummarizerFactory = Callable[[int], Summarizer]
+
+
+def extractive_factory(bullets: int) -> Summarizer:
+    return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets))
+
+
 def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
-                       summarizer: Summarizer | None = None, repair_citations: bool = False) -> dict[str, list[str]]:
+                       make_summarizer: SummarizerFactory = extractive_factory,
+                       repair_citations: bool = False) -> dict[str, list[str]]:
     """Subtopic id -> summary lines ``- text [p][q]`` with haystack positions as citation numbers."""
     position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
     out = {}
     for subtopic in haystack.subtopics:
-        engine = summarizer or ExtractiveSummarizer(ExtractiveOptions(bullets=len(subtopic.insights)))
+        engine = make_summarizer(len(subtopic.insights))
         summary = summarize_query(subtopic.query, index, engine, retriever=config.retriever,
                                   options=PackOptions(budget=config.budget, order=config.order),  # type: ignore[arg-type]
                                   relevance=subtopic.relevance)
@@ -54,9 +63,10 @@ def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
 
 
 def run_on_haystacks(haystacks: Sequence[Haystack], index_folders: Sequence[Path], config: PipelineConfig,
-                     summarizer: Summarizer | None = None, repair_citations: bool = False) -> list[dict[str, list[str]]]:
+                     make_summarizer: SummarizerFactory = extractive_factory,
+                     repair_citations: bool = False) -> list[dict[str, list[str]]]:
     """:func:`pipeline_summaries` for each haystack, each with its own (reused) index folder."""
-    return [pipeline_summaries(h, haystack_index(h, folder, config), config, summarizer, repair_citations)
+    return [pipeline_summaries(h, haystack_index(h, folder, config), config, make_summarizer, repair_citations)
             for h, folder in zip(haystacks, index_folders)]
 
 
