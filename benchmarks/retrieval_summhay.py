@@ -85,7 +85,7 @@ def main() -> None:
                         retriever = get_retriever(name, index)
                         suffix = "" if name in LEXICAL else f":{embedder}"
                         for per_document in ([1] if unit == "document" else [1, 3]):
-                            label = f"ours:{name}:{unit}" + (f"-maxp" if per_document == 1 and unit == "passage" else "")
+                            label = f"ours:{name}:{unit}" + ("-maxp" if per_document == 1 and unit == "passage" else "")
                             for subtopic in haystack.subtopics:
                                 ranked = retriever.rank_documents(subtopic.query, passages_per_document=per_document)
                                 rows.setdefault(label + suffix, []).append(

@@ -392,7 +392,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
     if as_json:
         _echo_json({"bullets": [_verification_json(v) for v in checked]})
         return
-    for (text, cited), result in zip(bullets, checked):
+    for (_, cited), result in zip(bullets, checked):
         citations = sorted(position_of[d] for d in (cited if verify_only else result.citations) if d in position_of)
         click.echo(f"{result.text} " + "".join(f"[{n}]" for n in citations))
         for check in result.checks:
@@ -450,7 +450,7 @@ def demo(folder: str, documents: int, seed: int) -> None:
     click.echo(f"indexed {len(loaded)} documents from {corpus} ({stats.passages_embedded} passages embedded, "
                f"{len(report.skipped)} skipped)")
     summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=4))
-    for subtopic, query in haystack.queries.items():
+    for query in haystack.queries.values():
         summary = summarize_query(query, index_, summarizer, options=PackOptions(budget=3000))
         click.echo(f"\nQ: {query}")
         for bullet in summary.bullets:
