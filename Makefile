@@ -43,6 +43,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/citation_repair.py
 	$(PY) benchmarks/citation_repair_scaling.py
 	$(PY) benchmarks/position_bias.py
+	$(PY) benchmarks/odsum_rouge.py --cache .bench-cache
 	$(PY) benchmarks/plot_results.py
 
 clean:
