@@ -6,6 +6,7 @@ Errors print one line (``error: ...``) to stderr and exit with status 1; results
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -48,8 +49,13 @@ class CitesumCommand(click.Group):
 
 @click.group(cls=CitesumCommand)
 @click.version_option(package_name="citesum")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Show the libraries' informational log messages.")
+def main(verbose: bool) -> None:
     """Query-focused summarization of document collections, with precise citations."""
+    # Configure logging before any backend is imported: wordllama calls logging.basicConfig(INFO) on import,
+    # which would otherwise print every library's INFO lines into the user's terminal.
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
 
 
 @contextmanager
