@@ -89,8 +89,13 @@ def _assemble(hits: list[Hit], titles: dict[str, str], options: PackOptions, tok
         number = numbers[document_id]
         blocks.append(ContextBlock(number, document_id, title, text, tokenizer.count(_header(number, title) + text),
                                    tuple(h.passage for h in group), max(h.score for h in group)))
-    context = Context(tuple(blocks), options.order, options.budget, 0)
-    return Context(context.blocks, context.order, context.budget, tokenizer.count(context.render()))
+    return _counted(blocks, options.order, options.budget, tokenizer)
+
+
+def _counted(blocks: list[ContextBlock], order: str, budget: int, tokenizer: Tokenizer) -> Context:
+    """The context with its exact token count (of the text the summarizer will read)."""
+    uncounted = Context(tuple(blocks), order, budget, 0)
+    return Context(uncounted.blocks, order, budget, tokenizer.count(uncounted.render()))
 
 
 def pack_full(documents: Sequence[Document], budget: int, tokenizer: Tokenizer) -> Context:
@@ -116,5 +121,4 @@ def pack_full(documents: Sequence[Document], budget: int, tokenizer: Tokenizer) 
         text = document.text if length <= cap else tokenizer.truncate(document.text, cap)
         blocks.append(ContextBlock(number, document.id, document.title, text,
                                    tokenizer.count(_header(number, document.title) + text)))
-    context = Context(tuple(blocks), "full", budget, 0)
-    return Context(context.blocks, "full", budget, tokenizer.count(context.render()))
+    return _counted(blocks, "full", budget, tokenizer)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
+from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -30,6 +32,25 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """Lower-cased, stop-word-free, stemmed tokens (the analyser BM25 uses on both sides)."""
     return _bm25s().tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), return_ids=False,
                           show_progress=False)
+
+
+def document_frequency(token_sets: Sequence[set[str]]) -> Counter[str]:
+    """How many of the token sets contain each token."""
+    frequency: Counter[str] = Counter()
+    for tokens in token_sets:
+        frequency.update(tokens)
+    return frequency
+
+
+def keyword_overlap(keywords: set[str], token_sets: Sequence[set[str]], frequency: Mapping[str, int]) -> np.ndarray:
+    """For each token set, the IDF-weighted share of ``keywords`` it contains (IDF over the sets counted in
+    ``frequency``), so a word every sentence shares counts little and a specific one counts much."""
+    count = len(token_sets)
+    idf = {k: math.log((count + 1) / (1 + frequency.get(k, 0))) for k in keywords}
+    total = sum(idf.values())
+    if total <= 0:
+        return np.zeros(count)
+    return np.array([sum(idf[k] for k in keywords & tokens) / total for tokens in token_sets])
 
 
 class LexicalIndex:

@@ -23,7 +23,7 @@ import numpy as np
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
-from citesum.index.lexical import tokenize
+from citesum.index.lexical import document_frequency, keyword_overlap, tokenize
 from citesum.types import Bullet, Context, Summary
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
@@ -145,10 +145,8 @@ class ExtractiveSummarizer:
         cosine = vectors @ self.embedder.encode_query(query)
         keywords = set(tokenize([query])[0])
         token_sets = [set(tokens) for tokens in tokenize([s.text for s in sentences])]
-        idf = {k: math.log((len(sentences) + 1) / (1 + sum(k in tokens for tokens in token_sets))) for k in keywords}
-        total = sum(idf.values())
-        for sentence, similarity, tokens in zip(sentences, cosine.tolist(), token_sets):
-            overlap = sum(idf[k] for k in keywords & tokens) / total if total > 0 else 0.0
+        overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets))
+        for sentence, similarity, overlap in zip(sentences, cosine.tolist(), overlaps.tolist()):
             relevance = 0.5 * max(similarity, 0.0) + 0.5 * overlap
             # The block score scales, never adds: a sentence with nothing of the query in it stays irrelevant
             # even in the best document (boilerplate such as "declined to comment").
@@ -185,6 +183,7 @@ class ExtractiveSummarizer:
         # with little of the query in it is boilerplate, not an insight.
         relevant = [g for g in groups
                     if max(sentences[i].relevance for i in g.members) >= self.options.min_relative_relevance * best]
+        by_number = {s.number: s.document_id for s in sentences}
         bullets: list[Bullet] = []
         words = 0
         for group in sorted(relevant, key=score, reverse=True):
@@ -195,7 +194,6 @@ class ExtractiveSummarizer:
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
                 continue
             numbers = group.documents(sentences)
-            by_number = {s.number: s.document_id for s in sentences}
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
             words += len(text.split())
             if self.options.bullets is not None and len(bullets) >= self.options.bullets:

@@ -26,7 +26,7 @@ import numpy as np
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
-from citesum.index.lexical import tokenize
+from citesum.index.lexical import document_frequency, keyword_overlap, tokenize
 from citesum.summarize.citations import strip_citations
 from citesum.llm.base import LLM
 from citesum.types import Context, Document, Summary
@@ -117,24 +117,13 @@ class CitationVerifier:
         self._spans = spans
         self._vectors = self.embedder.encode_documents(texts)
         self._tokens = [set(t) for t in tokenize(texts)] if texts else []
-        frequency: dict[str, int] = {}
-        for tokens in self._tokens:
-            for token in tokens:
-                frequency[token] = frequency.get(token, 0) + 1
-        self._frequency = frequency
+        self._frequency = document_frequency(self._tokens)
 
     def _sentence_support(self, text: str) -> np.ndarray:
         if not self._texts:
             return np.zeros(0)
         cosine = self._vectors @ self.embedder.encode_query(text)
-        keywords = set(tokenize([text])[0])
-        count = len(self._texts)
-        idf = {k: math.log((count + 1) / (1 + self._frequency.get(k, 0))) for k in keywords}
-        total = sum(idf.values())
-        if total > 0:
-            overlap = np.array([sum(idf[k] for k in keywords & tokens) / total for tokens in self._tokens])
-        else:
-            overlap = np.zeros(count)
+        overlap = keyword_overlap(set(tokenize([text])[0]), self._tokens, self._frequency)
         return self.mix * cosine + (1 - self.mix) * overlap
 
     def evidence(self, text: str) -> list[Evidence]:
