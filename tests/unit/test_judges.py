@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
-from citesum.errors import LLMError
+from citesum.embed.base import TokenVectors
+from citesum.errors import ConfigError, LLMError
 from citesum.evaluate.judges import (
-    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, parse_llm_judgment,
+    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, load_calibration, parse_llm_judgment,
+    token_recall_matrix,
 )
 from citesum.evaluate.summhay import Judgment
 from citesum.llm.fake import FakeLLM
@@ -44,13 +48,11 @@ def test_judge_quality_by_hand() -> None:
     quality = judge_quality(zip(human, guess))
     assert quality.judgments == 4
     assert quality.linking_accuracy == 0.5  # a (same bullet), c (other bullet); b, d not covered by both
-    import numpy as np
 
     assert quality.pearson == pytest.approx(np.corrcoef([1, 0, 0.5, 1], [1, 0.5, 0.5, 0])[0, 1])
 
 
 def test_fit_calibration_separates_three_levels() -> None:
-    import numpy as np
 
     rng = np.random.default_rng(0)
     targets = np.repeat([0.0, 0.5, 1.0], 50)
@@ -72,3 +74,35 @@ def test_offline_judge_links_the_stating_bullet() -> None:
 def test_calibration_label_thresholds() -> None:
     calibration = Calibration(bias=0.0, weights=(1.0,), partial_at=0.3, full_at=0.7)
     assert [calibration.label([v]) for v in (0.1, 0.3, 0.69, 0.7)] == ["NO", "PARTIAL", "PARTIAL", "FULL"]
+
+
+def _pieces(*pairs: tuple[str, tuple[float, float]]) -> TokenVectors:
+
+    vectors = np.array([v for _, v in pairs], dtype=np.float32).reshape(-1, 2)
+    return TokenVectors(tuple(t for t, _ in pairs), vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
+
+
+def test_token_recall_weights_pieces_by_local_idf_by_hand() -> None:
+    import math
+
+    x, y, diagonal = (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)
+    insight = _pieces(("rates", x), ("rise", y), (".", x))
+    bullets = [_pieces(("rates", x), ("climb", diagonal)), _pieces(("rates", x)), TokenVectors((), np.zeros((0, 2)))]
+    recall = token_recall_matrix([insight], bullets)
+    # 4 texts; "rates" is in 3 of them, "rise" in 1; "." weighs nothing.
+    w_rates, w_rise = math.log(5 / 4) + 0.1, math.log(5 / 2) + 0.1
+    cos45 = 1 / math.sqrt(2)
+    assert recall[0, 0] == pytest.approx((w_rates * 1.0 + w_rise * cos45) / (w_rates + w_rise), rel=1e-5)
+    assert recall[0, 1] == pytest.approx(w_rates / (w_rates + w_rise), rel=1e-5)  # "rise" finds only "rates" (cos 0)
+    assert recall[0, 2] == 0.0  # an empty bullet covers nothing
+    assert token_recall_matrix([insight], [TokenVectors((), np.zeros((0, 2)))]).tolist() == [[0.0]]
+
+
+def test_calibration_fit_on_other_features_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"features": ["cosine"], "calibrations": {
+        "wordllama": {"bias": 0.0, "weights": [1.0], "partial_at": 0.3, "full_at": 0.6}}}))
+    with pytest.raises(ConfigError, match="other features"):
+        load_calibration("wordllama", path)
+    with pytest.raises(ConfigError, match="no offline-judge calibration for embedder 'minilm'"):
+        load_calibration("minilm", path)

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from citesum.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TokenVectors:
+    """One text as the model sees it: its word pieces and one unit-length vector per piece."""
+
+    tokens: tuple[str, ...]
+    vectors: np.ndarray  # (len(tokens), dim) float32
 
 
 class Embedder(ABC):
@@ -29,6 +40,10 @@ class Embedder(ABC):
 
     def encode_query(self, text: str) -> np.ndarray:
         return normalize(self._encode([text]))[0]
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]:
+        """Per-piece vectors (special tokens left out), for token alignment such as the offline judge's."""
+        raise ConfigError(f"embedder '{self.name}' gives no token vectors (use minilm, st:<model> or wordllama)")
 
 
 def normalize(matrix: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from citesum.embed.base import Embedder
+from citesum.embed.base import Embedder, TokenVectors, normalize
 from citesum.errors import MissingExtraError
 
 
@@ -35,3 +35,18 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._model.encode(list(texts), convert_to_numpy=True, show_progress_bar=False))
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]:
+        # Contextual vectors of the last layer (what the model mean-pools into its sentence vector).
+        outputs = self._model.encode(list(texts), output_value="token_embeddings", convert_to_numpy=False,
+                                     show_progress_bar=False)
+        tokenizer = self._model.tokenizer
+        special = set(tokenizer.all_special_ids)
+        result = []
+        for text, matrix in zip(texts, outputs):
+            ids = tokenizer(text, truncation=True, max_length=self._model.max_seq_length)["input_ids"]
+            keep = [k for k, token_id in enumerate(ids) if token_id not in special]
+            vectors = np.asarray(matrix.float().cpu().numpy())[keep]
+            result.append(TokenVectors(tuple(tokenizer.convert_ids_to_tokens([ids[k] for k in keep])),
+                                       normalize(vectors)))
+        return result

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from citesum.embed.base import Embedder
+from citesum.embed.base import Embedder, TokenVectors, normalize
 
 
 class WordLlamaEmbedder(Embedder):
@@ -23,3 +23,14 @@ class WordLlamaEmbedder(Embedder):
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._model.embed(list(texts)), dtype=np.float32)
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]:
+        # Static vectors: the rows of the embedding table that the model averages into its text vector.
+        table = self._model.embedding
+        result = []
+        for encoding in self._model.tokenize(list(texts)):
+            keep = [k for k, mask in enumerate(encoding.attention_mask) if mask and encoding.special_tokens_mask[k] == 0]
+            ids = np.clip(np.asarray(encoding.ids)[keep], 0, table.shape[0] - 1)
+            result.append(TokenVectors(tuple(encoding.tokens[k] for k in keep),
+                                       normalize(table[ids] if keep else np.zeros((0, table.shape[1])))))
+        return result

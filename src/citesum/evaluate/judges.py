@@ -1,9 +1,10 @@
 """Coverage judges: for each reference insight, a label (FULL / PARTIAL / NO) and the covering bullet.
 
 * ``offline`` — no LLM: the best bullet by embedding cosine + keyword recall; a linear score of a few robust
-  features (cosine, keyword recall, shared figures, margin over the runner-up bullet) cut by two thresholds.
-  Weights and thresholds come from ``benchmarks/calibrate_offline_judge.py`` (human labels of
-  ``eval_benchmark_dev.json`` plus the stored GPT-4o judgments of the news haystacks) and ship in
+  features (cosine, keyword recall, token-alignment recall and its lift over the other bullets, shared figures,
+  margin over the runner-up bullet) cut by two thresholds. Weights and thresholds come from
+  ``benchmarks/calibrate_offline_judge.py`` (human labels of ``eval_benchmark_dev.json``; the stored GPT-4o
+  judgments of the news haystacks are used only where they cross-validate better) and ship in
   ``offline_judge.json``, one set per embedder.
 * ``llm`` — our own prompt (one insight and the numbered bullets as JSON in; label and bullet id as JSON out)
   through any :class:`~citesum.llm.LLM`, cached like every LLM call.
@@ -15,13 +16,16 @@ both the human and the judge mark covered) reproduces the paper's numbers for th
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from citesum.embed.base import TokenVectors
 from citesum.errors import ConfigError, LLMError, unknown_name_error
 from citesum.evaluate.summhay import Coverage, Judgment
 
@@ -30,6 +34,8 @@ HUMAN_LABELS: dict[str, Coverage] = {"fully_covered": "FULL", "partially_covered
 STORED_LABELS: dict[str, Coverage] = {"FULL_COVERAGE": "FULL", "PARTIAL_COVERAGE": "PARTIAL", "NO_COVERAGE": "NO"}
 CALIBRATION_FILE = Path(__file__).with_name("offline_judge.json")
 _FIGURE = re.compile(r"\d[\d,.]*\d|\d")
+_WORD_CHARACTER = re.compile(r"[^\W_]")
+_MARKUP = re.compile(r"[*#]+")
 
 
 class Judge(Protocol):
@@ -41,22 +47,53 @@ class Judge(Protocol):
 
 
 # ---- offline judge -----------------------------------------------------------------------------------
-FEATURES = ("cosine", "keyword_recall", "figure_share", "has_figures", "margin")
+FEATURES = ("cosine", "keyword_recall", "token_recall", "token_recall_lift", "figure_share", "has_figures", "margin")
 
 
-def pair_features(insight: str, bullets: Sequence[str], insight_vector: np.ndarray, bullet_vectors: np.ndarray,
-                  insight_tokens: set[str], bullet_tokens: Sequence[set[str]]) -> tuple[int, list[float]]:
-    """(index of the best bullet, its features). The best bullet maximises cosine + keyword recall."""
-    cosine = bullet_vectors @ insight_vector
-    recall = np.array([len(insight_tokens & t) / max(1, len(insight_tokens)) for t in bullet_tokens])
-    combined = cosine + recall
+def token_recall_matrix(insights: Sequence[TokenVectors], bullets: Sequence[TokenVectors]) -> np.ndarray:
+    """(insights x bullets) BERTScore-style recall: each insight piece's best cosine with a piece of the bullet,
+    averaged with IDF weights counted over this summary's bullets and insights.
+
+    The local IDF is the point: the words every text of the summary shares (its topic) weigh little, so the
+    score rewards a bullet for the insight's specific details (a name, a figure, a place), which is what separates
+    FULL from PARTIAL coverage. Punctuation pieces weigh nothing.
+    """
+    texts = [*insights, *bullets]
+    document_frequency = Counter(token for text in texts for token in set(text.tokens))
+    recall = np.zeros((len(insights), len(bullets)))
+    filled = [j for j, bullet in enumerate(bullets) if bullet.tokens]
+    if not filled:
+        return recall
+    stacked = np.vstack([bullets[j].vectors for j in filled])
+    starts = np.cumsum([0] + [len(bullets[j].tokens) for j in filled[:-1]])
+    for i, insight in enumerate(insights):
+        # +0.1: a piece found in every text still counts a little (log(...) would make it exactly 0).
+        weights = np.array([0.0 if not _WORD_CHARACTER.search(token) else
+                            math.log((len(texts) + 1) / (document_frequency[token] + 1)) + 0.1
+                            for token in insight.tokens])
+        if weights.sum() == 0:
+            continue
+        best_match = np.maximum.reduceat(insight.vectors @ stacked.T, starts, axis=1)  # pieces x filled bullets
+        recall[i, filled] = weights @ best_match / weights.sum()
+    return recall
+
+
+def insight_features(insight: str, bullets: Sequence[str], cosine: np.ndarray, keyword_recall: np.ndarray,
+                     token_recall: np.ndarray) -> tuple[int, list[float]]:
+    """(index of the best bullet, its features) from one insight's rows of the three similarity matrices.
+
+    The best bullet maximises cosine + keyword recall; ``token_recall_lift`` is how far that bullet's token
+    recall stands above the insight's mean over all bullets (a bullet that merely shares the topic does not).
+    """
+    combined = cosine + keyword_recall
     best = int(np.argmax(combined))
     figures = {f.replace(",", "") for f in _FIGURE.findall(insight)}
     shared = {f.replace(",", "") for f in _FIGURE.findall(bullets[best])} & figures
     ranked = np.sort(combined)[::-1]
     margin = float(ranked[0] - ranked[1]) if len(ranked) > 1 else float(ranked[0])
-    return best, [float(cosine[best]), float(recall[best]), len(shared) / len(figures) if figures else 0.0,
-                  1.0 if figures else 0.0, margin]
+    return best, [float(cosine[best]), float(keyword_recall[best]), float(token_recall[best]),
+                  float(token_recall[best] - token_recall.mean()),
+                  len(shared) / len(figures) if figures else 0.0, 1.0 if figures else 0.0, margin]
 
 
 @dataclass(frozen=True)
@@ -105,10 +142,15 @@ def _weighted_pearson(a: np.ndarray, b: np.ndarray, weight: np.ndarray) -> float
 
 def load_calibration(embedder: str, path: Path = CALIBRATION_FILE) -> Calibration:
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))["calibrations"][embedder]
+        content = json.loads(path.read_text(encoding="utf-8"))
+        stored = content["calibrations"][embedder]
     except (OSError, KeyError, ValueError) as exc:
         raise ConfigError(f"no offline-judge calibration for embedder '{embedder}' in {path} "
                           "(run benchmarks/calibrate_offline_judge.py)") from exc
+    if tuple(content.get("features", ())) != FEATURES:
+        raise ConfigError(f"the offline-judge calibration in {path} was fit on other features "
+                          f"({content.get('features')}, this version computes {list(FEATURES)}); "
+                          "run benchmarks/calibrate_offline_judge.py")
     return Calibration(stored["bias"], tuple(stored["weights"]), stored["partial_at"], stored["full_at"])
 
 
@@ -129,13 +171,16 @@ class OfflineJudge:
         if not bullets:
             return [(-1, [0.0] * len(FEATURES)) for _ in insights]
         # Judge what a bullet says, not what it cites: "[12]" must not match a figure "12" of the insight.
-        bullets = [strip_citations(b) for b in bullets]
-        bullet_vectors = self.embedder.encode_documents(list(bullets))
-        insight_vectors = self.embedder.encode_documents([text for _, text in insights])
-        bullet_tokens = [set(t) for t in tokenize(list(bullets))]
-        insight_tokens = [set(t) for t in tokenize([text for _, text in insights])]
-        return [pair_features(text, bullets, vector, bullet_vectors, tokens, bullet_tokens)
-                for (_, text), vector, tokens in zip(insights, insight_vectors, insight_tokens)]
+        # Markdown emphasis goes too: "**" would be a token of its own.
+        bullets = [_MARKUP.sub(" ", strip_citations(b)) for b in bullets]
+        texts = [text for _, text in insights]
+        cosine = self.embedder.encode_documents(texts) @ self.embedder.encode_documents(list(bullets)).T
+        bullet_words = [set(t) for t in tokenize(list(bullets))]
+        keyword_recall = np.array([[len(words & b) / max(1, len(words)) for b in bullet_words]
+                                   for words in (set(t) for t in tokenize(texts))])
+        token_recall = token_recall_matrix(self.embedder.encode_tokens(texts), self.embedder.encode_tokens(bullets))
+        return [insight_features(text, bullets, cosine[i], keyword_recall[i], token_recall[i])
+                for i, text in enumerate(texts)]
 
     def judge(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[Judgment]:
         out = []
@@ -212,6 +257,7 @@ class AnnotatedSample:
     """One summary of the human judge benchmark."""
 
     topic: str
+    subtopic: str
     summary: tuple[str, ...]
     insights: tuple[tuple[str, str], ...]
     human: Mapping[str, Judgment]
@@ -234,7 +280,7 @@ def load_annotations(path: str | Path) -> list[AnnotatedSample]:
                     p["insight_id"]: Judgment(p["insight_id"], STORED_LABELS[p["coverage"]],
                                               p["bullet_id"] if isinstance(p["bullet_id"], int) else None)
                     for p in predictions}
-        samples.append(AnnotatedSample(row["topic_fn"], tuple(row["summary"]),
+        samples.append(AnnotatedSample(row["topic_fn"], str(row.get("subtopic_id", "")), tuple(row["summary"]),
                                        tuple((i["insight_id"], i["insight"]) for i in row["reference_insights"]),
                                        human, stored))
     return samples

@@ -1,7 +1,9 @@
 """Run a pipeline on a SummHay haystack and score it with a judge, as the paper does.
 
 Bullets cite documents by their 1-based position in the haystack (the paper's citation numbers), so the
-scores are comparable with the stored systems judged by the same judge.
+scores are comparable with the stored systems judged by the same judge. Two kinds of run: a retrieval
+pipeline (:func:`run_on_haystacks`) and the position-bias experiment (:func:`position_experiment`: the whole
+haystack as context, the relevant documents placed at the top, bottom, middle or at random).
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from typing import Callable, Sequence
 
 from citesum.datasets.summhay import Haystack
 from citesum.evaluate.judges import Judge
+from citesum.evaluate.position import PLACEMENTS, Placement, place_relevant, sensitivity
 from citesum.evaluate.summhay import InsightScore, Scores, aggregate, gold_positions, score_insights
 from citesum.index.store import Index, IndexSettings
-from citesum.pack import PackOptions
+from citesum.pack import PackOptions, pack_full
 from citesum.summarize import Summarizer, summarize_query
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+from citesum.tokens import Tokenizer, get_tokenizer
+from citesum.types import Summary
 
 
 @dataclass(frozen=True)
@@ -47,19 +52,25 @@ def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
                        make_summarizer: SummarizerFactory = extractive_factory,
                        repair_citations: bool = False) -> dict[str, list[str]]:
     """Subtopic id -> summary lines ``- text [p][q]`` with haystack positions as citation numbers."""
-    position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
     out = {}
     for subtopic in haystack.subtopics:
         engine = make_summarizer(len(subtopic.insights))
         summary = summarize_query(subtopic.query, index, engine, retriever=config.retriever,
                                   options=PackOptions(budget=config.budget, order=config.order),  # type: ignore[arg-type]
                                   relevance=subtopic.relevance)
-        if repair_citations:
-            from citesum.summarize.verify import check_summary
-
-            summary, _ = check_summary(summary, repair=True)
-        out[subtopic.id] = [f"- {b.text} " + "".join(f"[{position[d]}]" for d in b.citations) for b in summary.bullets]
+        out[subtopic.id] = summary_lines(haystack, summary, repair_citations)
     return out
+
+
+def summary_lines(haystack: Haystack, summary: Summary, repair_citations: bool = False) -> list[str]:
+    """The summary as SummHay lines, its citations (optionally repaired against its context) as haystack
+    positions."""
+    if repair_citations:
+        from citesum.summarize.verify import check_summary
+
+        summary, _ = check_summary(summary, repair=True)
+    position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
+    return [f"- {b.text} " + "".join(f"[{position[d]}]" for d in b.citations) for b in summary.bullets]
 
 
 def run_on_haystacks(haystacks: Sequence[Haystack], index_folders: Sequence[Path], config: PipelineConfig,
@@ -80,3 +91,43 @@ def judge_summaries(haystacks: Sequence[Haystack], summaries: Sequence[dict[str,
             judgments = judge.judge([(i.id, i.text) for i in subtopic.insights], lines)
             every.extend(score_insights(lines, judgments, gold_positions(haystack, subtopic)))
     return aggregate(every), every
+
+
+@dataclass(frozen=True)
+class PositionResult:
+    """Scores per placement and the sensitivity (largest |joint - joint(random)|) of one summarizer."""
+
+    scores: dict[Placement, Scores]
+    insights: dict[Placement, list[InsightScore]]
+
+    @property
+    def sensitivity(self) -> float:
+        return sensitivity({p: s.joint for p, s in self.scores.items()})
+
+
+def placed_summaries(haystack: Haystack, placement: Placement, make_summarizer: SummarizerFactory, budget: int,
+                     tokenizer: Tokenizer, repair_citations: bool = False, seed: int = 0) -> dict[str, list[str]]:
+    """Subtopic id -> summary lines, each summarizing the whole haystack with that subtopic's relevant
+    documents (those holding one of its insights) in ``placement``. Over ``budget``, every document is cut to
+    a common length (:func:`~citesum.pack.pack_full`), so the placement is kept at any window size."""
+    by_id = {d.id: d for d in haystack.documents}
+    out = {}
+    for subtopic in haystack.subtopics:
+        ordered = place_relevant(list(by_id), subtopic.relevance, placement, seed)
+        context = pack_full([by_id[i] for i in ordered], budget, tokenizer)
+        summary = make_summarizer(len(subtopic.insights)).summarize(subtopic.query, context)
+        out[subtopic.id] = summary_lines(haystack, summary, repair_citations)
+    return out
+
+
+def position_experiment(haystacks: Sequence[Haystack], make_summarizer: SummarizerFactory, judge: Judge,
+                        budget: int, tokenizer: Tokenizer | None = None, repair_citations: bool = False,
+                        placements: Sequence[Placement] = PLACEMENTS) -> PositionResult:
+    """SummHay's position-bias experiment for any summarizer, judged by ``judge``."""
+    tokenizer = tokenizer or get_tokenizer()
+    scores, insights = {}, {}
+    for placement in placements:
+        summaries = [placed_summaries(h, placement, make_summarizer, budget, tokenizer, repair_citations)
+                     for h in haystacks]
+        scores[placement], insights[placement] = judge_summaries(haystacks, summaries, judge)
+    return PositionResult(scores, insights)
