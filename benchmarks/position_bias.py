@@ -9,7 +9,8 @@ Two parts:
   window sees short openings of all 100 documents in the same placement.
 
 Run: python benchmarks/position_bias.py [--budget 30000]
-     [--summarizer-model smollm2 --summarizer-base-url http://127.0.0.1:8765/v1 --llm-budget 5000]
+     [--summarizer-model smollm2 --summarizer-base-url http://127.0.0.1:8765/v1 --llm-budget 3000
+      --llm-max-tokens 400 --llm-haystacks topic_news1.json]
 Writes: benchmarks/results/position_bias.json
 """
 
@@ -49,7 +50,10 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=30_000, help="context tokens for the extractive run")
     parser.add_argument("--summarizer-model", default=None)
     parser.add_argument("--summarizer-base-url", default=None)
-    parser.add_argument("--llm-budget", type=int, default=5_000)
+    parser.add_argument("--llm-budget", type=int, default=3_000)
+    parser.add_argument("--llm-max-tokens", type=int, default=400)
+    parser.add_argument("--llm-haystacks", default=",".join(HAYSTACKS),
+                        help="comma-separated haystack files for the LLM run (a small model on a CPU is slow)")
     args = parser.parse_args()
     haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
     rows = []
@@ -65,9 +69,12 @@ def main() -> None:
         from citesum.summarize.llm import LLMSummarizer
 
         llm = get_llm("openai", args.summarizer_model, base_url=args.summarizer_base_url, cache=ResponseCache())
-        rows.append(ours(haystacks, f"citesum llm {args.summarizer_model} + repair",
-                         lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets), args.llm_budget,
-                         repair=True))
+        subset = [h for t, h in zip(HAYSTACKS, haystacks) if t in args.llm_haystacks.split(",")]
+        rows.append(ours(subset, f"citesum llm {args.summarizer_model} + repair",
+                         lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets,
+                                                       max_tokens=args.llm_max_tokens),
+                         args.llm_budget, repair=True))
+        rows[-1]["haystacks"] = args.llm_haystacks.split(",")
     write_result("position_bias", {"placements": dict(STORED_PLACEMENT_KEYS), "rows": rows})
 
 

@@ -5,7 +5,8 @@ Any OpenAI-compatible server works. Offline, the packaged SmolLM2-135M behind ll
 only model at hand: it measures that the whole LLM path runs on real data, not what a capable LLM scores.
 
 Run:  python -m llama_cpp.server --model <SmolLM2 GGUF> --n_ctx 8192 --model_alias smollm2 --port 8765 &
-      python benchmarks/summhay_llm.py --model smollm2 --base-url http://127.0.0.1:8765/v1 --budget 5000
+      python benchmarks/summhay_llm.py --model smollm2 --base-url http://127.0.0.1:8765/v1 --budget 3000 \
+          --max-tokens 400
 Writes: benchmarks/results/summhay_llm.json
 """
 
@@ -33,6 +34,7 @@ def main() -> None:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--budget", type=int, default=15_000)
     parser.add_argument("--retriever", default="hybrid")
+    parser.add_argument("--max-tokens", type=int, default=1024, help="answer length cap")
     parser.add_argument("--cache", default=None, help="folder for the haystack indexes")
     args = parser.parse_args()
     judge = get_judge("offline")
@@ -47,7 +49,8 @@ def main() -> None:
         for repair in (False, True):
             started = time.perf_counter()
             summaries = run_on_haystacks(haystacks, folders, config,
-                                         lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets),
+                                         lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets,
+                                                                         max_tokens=args.max_tokens),
                                          repair_citations=repair)
             seconds = time.perf_counter() - started
             scores, _ = judge_summaries(haystacks, summaries, judge)
@@ -56,6 +59,7 @@ def main() -> None:
                          "bullets": bullets, "seconds": round(seconds, 1)})
             print(rows[-1], flush=True)
     write_result("summhay_llm", {"budget": args.budget, "retriever": args.retriever, "order": "original",
+                                 "max_tokens": args.max_tokens,
                                  "rows": rows, "usage": llm.usage.__dict__})
 
 
