@@ -45,16 +45,20 @@ class HuggingFaceTokenizer:
     """A model's own tokenizer (``tokenizers`` package), e.g. for a summarizer with another vocabulary."""
 
     def __init__(self, path_or_name: str) -> None:
-        from citesum.errors import MissingExtraError
+        from citesum.errors import ConfigError, MissingExtraError
 
         try:
             from tokenizers import Tokenizer as _HFTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise MissingExtraError("a Hugging Face tokenizer", "minilm", "tokenizers") from exc
-        if path_or_name.endswith(".json"):
-            self._tokenizer = _HFTokenizer.from_file(path_or_name)
-        else:
-            self._tokenizer = _HFTokenizer.from_pretrained(path_or_name)
+        try:
+            if path_or_name.endswith(".json"):
+                self._tokenizer = _HFTokenizer.from_file(path_or_name)
+            else:
+                self._tokenizer = _HFTokenizer.from_pretrained(path_or_name)
+        except Exception as exc:  # the Rust bindings raise a bare Exception for a missing or invalid file
+            where = "file" if path_or_name.endswith(".json") else "model (offline, only local names work)"
+            raise ConfigError(f"cannot load the tokenizer {where} '{path_or_name}': {exc}") from exc
         self.name = f"hf:{path_or_name}"
 
     def count(self, text: str) -> int:

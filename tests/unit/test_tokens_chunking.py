@@ -23,6 +23,22 @@ def test_unknown_tokenizer_lists_valid_names() -> None:
         get_tokenizer("nope")
 
 
+def test_hf_tokenizer_loads_a_file_and_reports_a_missing_or_broken_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("tokenizers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = Tokenizer(models.WordLevel({"water": 0, "rates": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    words.save(str(tmp_path / "tokenizer.json"))
+    tokenizer = get_tokenizer(f"hf:{tmp_path / 'tokenizer.json'}")
+    assert tokenizer.count("water rates rise") == 3 and tokenizer.truncate("water rates rise", 2) == "water rates"
+    with pytest.raises(ConfigError, match="cannot load the tokenizer file '/nope/tokenizer.json'"):
+        get_tokenizer("hf:/nope/tokenizer.json")
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="broken.json"):
+        get_tokenizer(f"hf:{tmp_path / 'broken.json'}")
+
+
 def test_sentence_spans_respect_abbreviations_and_newlines() -> None:
     text = "Dr. Smith met Mr. Jones in the U.S. capital. They talked!\nA new line starts here"
     sentences = [text[s.start : s.end] for s in sentence_spans(text)]
