@@ -45,6 +45,10 @@ class Embedder(ABC):
         """Per-piece vectors (special tokens left out), for token alignment such as the offline judge's."""
         raise ConfigError(f"embedder '{self.name}' gives no token vectors (use minilm, st:<model> or wordllama)")
 
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """:meth:`encode_documents` and :meth:`encode_tokens` together (one model pass where the model allows)."""
+        return self.encode_documents(texts), self.encode_tokens(texts)
+
 
 def normalize(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)

@@ -37,16 +37,22 @@ class SentenceTransformerEmbedder(Embedder):
         return np.asarray(self._model.encode(list(texts), convert_to_numpy=True, show_progress_bar=False))
 
     def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]:
-        # Contextual vectors of the last layer (what the model mean-pools into its sentence vector).
-        outputs = self._model.encode(list(texts), output_value="token_embeddings", convert_to_numpy=False,
-                                     show_progress_bar=False)
+        return self.encode_with_tokens(texts)[1]
+
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        # One pass gives both the sentence vector and the contextual vectors of the last layer (which the
+        # model pools into the sentence vector).
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32), []
+        outputs = self._model.encode(list(texts), output_value=None, show_progress_bar=False)
         tokenizer = self._model.tokenizer
         special = set(tokenizer.all_special_ids)
-        result = []
-        for text, matrix in zip(texts, outputs):
+        pieces = []
+        for text, output in zip(texts, outputs):
             ids = tokenizer(text, truncation=True, max_length=self._model.max_seq_length)["input_ids"]
             keep = [k for k, token_id in enumerate(ids) if token_id not in special]
-            vectors = np.asarray(matrix.float().cpu().numpy())[keep]
-            result.append(TokenVectors(tuple(tokenizer.convert_ids_to_tokens([ids[k] for k in keep])),
+            vectors = np.asarray(output["token_embeddings"].float().cpu().numpy())[keep]
+            pieces.append(TokenVectors(tuple(tokenizer.convert_ids_to_tokens([ids[k] for k in keep])),
                                        normalize(vectors)))
-        return result
+        sentences = normalize(np.vstack([np.asarray(o["sentence_embedding"].float().cpu().numpy()) for o in outputs]))
+        return sentences, pieces

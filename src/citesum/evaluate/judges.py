@@ -174,11 +174,13 @@ class OfflineJudge:
         # Markdown emphasis goes too: "**" would be a token of its own.
         bullets = [_MARKUP.sub(" ", strip_citations(b)) for b in bullets]
         texts = [text for _, text in insights]
-        cosine = self.embedder.encode_documents(texts) @ self.embedder.encode_documents(list(bullets)).T
+        insight_vectors, insight_pieces = self.embedder.encode_with_tokens(texts)
+        bullet_vectors, bullet_pieces = self.embedder.encode_with_tokens(bullets)
+        cosine = insight_vectors @ bullet_vectors.T
         bullet_words = [set(t) for t in tokenize(list(bullets))]
         keyword_recall = np.array([[len(words & b) / max(1, len(words)) for b in bullet_words]
                                    for words in (set(t) for t in tokenize(texts))])
-        token_recall = token_recall_matrix(self.embedder.encode_tokens(texts), self.embedder.encode_tokens(bullets))
+        token_recall = token_recall_matrix(insight_pieces, bullet_pieces)
         return [insight_features(text, bullets, cosine[i], keyword_recall[i], token_recall[i])
                 for i, text in enumerate(texts)]
 
