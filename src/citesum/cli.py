@@ -590,11 +590,13 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
               help="Judge for our runs: offline, offline:<embedder>, llm (with --judge-model/--judge-base-url).")
 @click.option("--judge-model", default=None)
 @click.option("--judge-base-url", default=None)
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write every per-insight decision of our run, per placement, to this JSON file.")
 @click.option("--json", "as_json", is_flag=True)
 def eval_position(haystack_files: Sequence[str], models: Sequence[str], summarizer: str | None,
                   summarizer_model: str | None, summarizer_base_url: str | None, budget: int, tokenizer_name: str,
                   repair_citations: bool | None, judge_name: str, judge_model: str | None,
-                  judge_base_url: str | None, as_json: bool) -> None:
+                  judge_base_url: str | None, report: str | None, as_json: bool) -> None:
     """Position bias: the whole haystack as context with the relevant documents at the top / bottom / middle /
     in random order; sensitivity = largest |joint - joint(random)|. Without --summarizer: the stored runs with
     their stored judgments; with it: our summarizer, judged by --judge."""
@@ -618,6 +620,14 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
         rows.append({"model": f"citesum {label} ({budget} tokens)", "judge": judge.name,
                      **{p: round(s.joint, 1) for p, s in result.scores.items()},
                      "sensitivity": round(result.sensitivity, 1)})
+        if report:
+            from dataclasses import asdict
+
+            Path(report).write_text(json.dumps({
+                "haystacks": list(haystack_files), "run": rows[0],
+                "scores": {p: s.as_dict() for p, s in result.scores.items()},
+                "insights": {p: [asdict(i) for i in decisions] for p, decisions in result.insights.items()},
+            }, indent=1), encoding="utf-8")
     else:
         available = set(stored_systems(haystacks))
         for model in models:

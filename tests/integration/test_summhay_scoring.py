@@ -228,7 +228,7 @@ def test_placed_summaries_cite_haystack_positions(shared_data: Path) -> None:
         assert lines[subtopic.id] == [f"- A fact from the first document. [{position[first]}]"]
 
 
-def test_cli_eval_position_runs_our_extractive_summarizer(shared_data: Path) -> None:
+def test_cli_eval_position_runs_our_extractive_summarizer(shared_data: Path, tmp_path: Path) -> None:
     import json
 
     from click.testing import CliRunner
@@ -236,11 +236,17 @@ def test_cli_eval_position_runs_our_extractive_summarizer(shared_data: Path) -> 
     from citesum.cli import main
 
     haystack = str(shared_data / "summhay" / "topic_news1.json")
+    report = tmp_path / "position.json"
     result = CliRunner().invoke(main, ["eval", "position", "--haystack", haystack, "--summarizer", "extractive",
-                                       "--budget", "20000", "--judge", "offline:wordllama", "--json"])
+                                       "--budget", "20000", "--judge", "offline:wordllama", "--report", str(report),
+                                       "--json"])
     assert result.exit_code == 0, result.stderr
     [row] = json.loads(result.stdout)
     assert row["judge"] == "offline:wordllama" and row["model"].startswith("citesum extractive")
     assert all(0 <= row[p] <= 100 for p in ("top", "bottom", "middle", "random"))
+    written = json.loads(report.read_text())
+    assert written["run"] == row and set(written["insights"]) == {"top", "bottom", "middle", "random"}
+    assert all(len(decisions) == 65 for decisions in written["insights"].values())
+    assert written["scores"]["top"]["joint"] == row["top"]
     missing = CliRunner().invoke(main, ["eval", "position", "--haystack", haystack, "--summarizer", "llm"])
     assert missing.exit_code == 1 and "--summarizer-model" in missing.stderr
