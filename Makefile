@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test install install-test bench clean
+.PHONY: demo test install install-test bench bench-llm clean
 
 $(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,23 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/summhay_budget.py --cache .bench-cache
 	$(PY) benchmarks/citation_repair.py
 	$(PY) benchmarks/citation_repair_scaling.py
-	$(PY) benchmarks/position_bias.py
 	$(PY) benchmarks/odsum_rouge.py --cache .bench-cache
+	$(MAKE) bench-llm
 	$(PY) benchmarks/plot_results.py
+
+# The runs with a real LLM: the packaged SmolLM2-135M behind llama.cpp's OpenAI-compatible server on loopback
+# (about 20 minutes on 2 cores). Point the scripts at another server for a capable model.
+LLM_PORT ?= 8765
+LLM_URL := http://127.0.0.1:$(LLM_PORT)/v1
+bench-llm: $(VENV)/.test
+	$(PY) -m llama_cpp.server --model "$$($(PY) -c 'from citesum.llm.llamacpp import packaged_smollm2_path as p; print(p())')" \
+		--n_ctx 8192 --n_threads 2 --model_alias smollm2 --host 127.0.0.1 --port $(LLM_PORT) >/dev/null 2>&1 & \
+	server=$$!; trap "kill $$server" EXIT; \
+	for i in $$(seq 120); do curl -sf $(LLM_URL)/models >/dev/null && break; sleep 1; done; \
+	$(PY) benchmarks/summhay_llm.py --model smollm2 --base-url $(LLM_URL) --budget 3000 --max-tokens 400 \
+		--cache .bench-cache && \
+	$(PY) benchmarks/position_bias.py --summarizer-model smollm2 --summarizer-base-url $(LLM_URL) \
+		--llm-budget 3000 --llm-max-tokens 400 --llm-haystacks topic_news1.json
 
 clean:
 	rm -rf $(VENV) demo-data .pytest_cache .bench-cache

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -68,12 +69,15 @@ def main() -> None:
         from citesum.llm import ResponseCache, get_llm
         from citesum.summarize.llm import LLMSummarizer
 
-        llm = get_llm("openai", args.summarizer_model, base_url=args.summarizer_base_url, cache=ResponseCache())
         subset = [h for t, h in zip(HAYSTACKS, haystacks) if t in args.llm_haystacks.split(",")]
-        rows.append(ours(subset, f"citesum llm {args.summarizer_model} + repair",
-                         lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets,
-                                                       max_tokens=args.llm_max_tokens),
-                         args.llm_budget, repair=True))
+        # A fresh response cache: a rerun must measure the server again, not replay the last run's answers.
+        with tempfile.TemporaryDirectory() as folder:
+            llm = get_llm("openai", args.summarizer_model, base_url=args.summarizer_base_url,
+                          cache=ResponseCache(Path(folder) / "responses.sqlite"))
+            rows.append(ours(subset, f"citesum llm {args.summarizer_model} + repair",
+                             lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets,
+                                                           max_tokens=args.llm_max_tokens),
+                             args.llm_budget, repair=True))
         rows[-1]["haystacks"] = args.llm_haystacks.split(",")
     write_result("position_bias", {"placements": dict(STORED_PLACEMENT_KEYS), "rows": rows})
 
