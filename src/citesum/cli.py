@@ -348,7 +348,8 @@ def _openai_llm(model: str | None, base_url: str | None, no_cache: bool = False)
     return get_llm("openai", model, base_url=base_url, cache=None if no_cache else ResponseCache())
 
 
-def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None) -> Callable[[int], Any]:
+def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None,
+                        max_tokens: int = 1024) -> Callable[[int], Any]:
     """Bullets -> summarizer, for the SummHay runs (one bullet per insight)."""
     from citesum.evaluate.runner import extractive_factory
 
@@ -359,7 +360,7 @@ def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None
     llm = _openai_llm(model, base_url)
     if llm is None:
         raise CitesumError("--summarizer llm needs --summarizer-model (and --summarizer-base-url)")
-    return lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets)
+    return lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets, max_tokens=max_tokens)
 
 
 def _verification_json(checked: Any) -> dict[str, Any]:
@@ -501,6 +502,8 @@ def eval_group() -> None:
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
 @click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
 @click.option("--summarizer-base-url", default=None)
+@click.option("--summarizer-max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Answer tokens of the LLM summarizer.")
 @click.option("--repair-citations/--no-repair-citations", default=None,
               help="Repair citations against the context (default: on for --summarizer llm).")
 @click.option("--judge", "judge_name", default="offline", show_default=True,
@@ -514,9 +517,9 @@ def eval_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None, budget: int,
                  order: str, unit: str, summarizer: str, summarizer_model: str | None,
-                 summarizer_base_url: str | None, repair_citations: bool | None, judge_name: str,
-                 model: str | None, base_url: str | None, index_dir: str | None, report: str | None,
-                 as_json: bool) -> None:
+                 summarizer_base_url: str | None, summarizer_max_tokens: int, repair_citations: bool | None,
+                 judge_name: str, model: str | None, base_url: str | None, index_dir: str | None,
+                 report: str | None, as_json: bool) -> None:
     """SummHay coverage / citation / joint (paper protocol). Without --retriever: the stored summaries with
     their stored GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by
     --judge."""
@@ -533,7 +536,8 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         from citesum.evaluate.judges import get_judge
         from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
 
-        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url)
+        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
+                                              summarizer_max_tokens)
         judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
 
         repair = summarizer == "llm" if repair_citations is None else repair_citations
@@ -580,6 +584,8 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
               help="Run the experiment with OUR summarizer instead of scoring the stored runs.")
 @click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
 @click.option("--summarizer-base-url", default=None)
+@click.option("--summarizer-max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Answer tokens of the LLM summarizer.")
 @click.option("--budget", type=click.IntRange(min=1), default=120_000, show_default=True,
               help="Context tokens; over it every document is cut to a common length (placement is kept).")
 @click.option("--tokenizer", "tokenizer_name", default="cl100k", show_default=True,
@@ -594,7 +600,8 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
               help="Write every per-insight decision of our run, per placement, to this JSON file.")
 @click.option("--json", "as_json", is_flag=True)
 def eval_position(haystack_files: Sequence[str], models: Sequence[str], summarizer: str | None,
-                  summarizer_model: str | None, summarizer_base_url: str | None, budget: int, tokenizer_name: str,
+                  summarizer_model: str | None, summarizer_base_url: str | None, summarizer_max_tokens: int,
+                  budget: int, tokenizer_name: str,
                   repair_citations: bool | None, judge_name: str, judge_model: str | None,
                   judge_base_url: str | None, report: str | None, as_json: bool) -> None:
     """Position bias: the whole haystack as context with the relevant documents at the top / bottom / middle /
@@ -611,7 +618,8 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
         from citesum.evaluate.runner import position_experiment
         from citesum.tokens import get_tokenizer
 
-        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url)
+        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
+                                              summarizer_max_tokens)
         judge = get_judge(judge_name, llm=_openai_llm(judge_model, judge_base_url))
         repair = summarizer == "llm" if repair_citations is None else repair_citations
         result = position_experiment(haystacks, make_summarizer, judge, budget, get_tokenizer(tokenizer_name),

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from citesum.cli import main
@@ -91,3 +92,16 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     code, out, err = _run("demo", "--dir", str(tmp_path / "demo"), "--documents", "30")
     assert code == 0, err
     assert "indexed 30 documents" in out and out.count("Q: ") == 3
+
+
+def test_summhay_summarizer_factory_passes_the_answer_cap() -> None:
+    from citesum.cli import _summarizer_factory
+    from citesum.errors import CitesumError
+    from citesum.summarize.extractive import ExtractiveSummarizer
+
+    make = _summarizer_factory("llm", "some-model", "http://127.0.0.1:9/v1", max_tokens=300)
+    summarizer = make(7)  # nothing is sent until it summarizes
+    assert summarizer.request.max_tokens == 300 and summarizer.bullets == 7
+    assert isinstance(_summarizer_factory("extractive", None, None)(3), ExtractiveSummarizer)
+    with pytest.raises(CitesumError, match="--summarizer-model"):
+        _summarizer_factory("llm", None, None)
