@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-
 import pytest
 
 from citesum.embed.base import TokenVectors
@@ -48,12 +47,10 @@ def test_judge_quality_by_hand() -> None:
     quality = judge_quality(zip(human, guess))
     assert quality.judgments == 4
     assert quality.linking_accuracy == 0.5  # a (same bullet), c (other bullet); b, d not covered by both
-
     assert quality.pearson == pytest.approx(np.corrcoef([1, 0, 0.5, 1], [1, 0.5, 0.5, 0])[0, 1])
 
 
 def test_fit_calibration_separates_three_levels() -> None:
-
     rng = np.random.default_rng(0)
     targets = np.repeat([0.0, 0.5, 1.0], 50)
     features = (targets[:, None] * np.array([1.0, 2.0]) + rng.normal(0, 0.05, (150, 2)))
@@ -77,9 +74,8 @@ def test_calibration_label_thresholds() -> None:
 
 
 def _pieces(*pairs: tuple[str, tuple[float, float]]) -> TokenVectors:
-
     vectors = np.array([v for _, v in pairs], dtype=np.float32).reshape(-1, 2)
-    return TokenVectors(tuple(t for t, _ in pairs), vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
+    return TokenVectors(tuple(t for t, _ in pairs), vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
 
 
 def test_token_recall_weights_pieces_by_local_idf_by_hand() -> None:
