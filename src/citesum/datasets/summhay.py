@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -49,6 +50,11 @@ class Haystack:
     topic: str
     documents: list[Document]
     subtopics: list[Subtopic]
+
+    @cached_property
+    def citation_numbers(self) -> dict[str, int]:
+        """Document id -> its citation number in the paper's summaries (1-based position, ``idx + 1``)."""
+        return {d.id: int(d.metadata["idx"]) + 1 for d in self.documents}
 
     def as_dataset(self) -> Dataset:
         queries = [

@@ -69,7 +69,7 @@ def summary_lines(haystack: Haystack, summary: Summary, repair_citations: bool =
         from citesum.summarize.verify import check_summary
 
         summary, _ = check_summary(summary, repair=True)
-    position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
+    position = haystack.citation_numbers
     return [f"- {b.text} " + "".join(f"[{position[d]}]" for d in b.citations) for b in summary.bullets]
 
 

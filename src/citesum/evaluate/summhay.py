@@ -112,7 +112,7 @@ def aggregate(scores: Sequence[InsightScore]) -> Scores:
 
 def gold_positions(haystack: Haystack, subtopic: Subtopic) -> dict[str, list[int]]:
     """Insight id -> 1-based positions (citation numbers) of the documents containing it."""
-    position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
+    position = haystack.citation_numbers
     return {insight: [position[d] for d in documents] for insight, documents in subtopic.insight_documents.items()}
 
 
