@@ -9,7 +9,10 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citesum.datasets.summhay import Haystack
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -23,6 +26,13 @@ def machine() -> dict[str, Any]:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+def news_haystacks() -> list["Haystack"]:
+    """The three shared SummHay news haystacks, in the order of ``HAYSTACKS``."""
+    from citesum.datasets.summhay import load_haystack
+
+    return [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:

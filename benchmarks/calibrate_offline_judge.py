@@ -30,9 +30,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, ROOT, SHARED_DATA, write_result  # noqa: E402
+from _common import ROOT, SHARED_DATA, news_haystacks, write_result  # noqa: E402
 
-from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import (  # noqa: E402
     CALIBRATION_FILE, FEATURES, LABEL_VALUE, Calibration, OfflineJudge, fit_calibration, judge_quality,
     load_annotations, meta_evaluate,
@@ -112,7 +111,7 @@ def main() -> None:
     parser.add_argument("--news-systems", type=int, default=12)
     args = parser.parse_args()
     samples = load_annotations(SHARED_DATA / "summhay" / "eval_benchmark_dev.json")
-    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    haystacks = news_haystacks()
     systems = random.Random(0).sample(stored_systems(haystacks), args.news_systems)
     stored = {name: meta_evaluate(samples, name).__dict__ for name in samples[0].stored}
     results: dict[str, object] = {"stored_judges": stored, "features": FEATURES, "news_systems": systems,

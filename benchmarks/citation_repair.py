@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+from _common import news_haystacks, write_result  # noqa: E402
 
-from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.summhay import (  # noqa: E402
     aggregate, gold_positions, score_insights, score_stored, stored_judgments, stored_systems, system_label,
 )
@@ -37,7 +36,7 @@ def main() -> None:
     parser.add_argument("--relative-threshold", type=float, default=DEFAULT_RELATIVE_THRESHOLD)
     parser.add_argument("--min-support", type=float, default=DEFAULT_MIN_SUPPORT)
     args = parser.parse_args()
-    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    haystacks = news_haystacks()
     systems = stored_systems(haystacks)
     build_seconds, repair_seconds, lines_repaired = [], [], 0
     repaired: dict[str, list] = {s: [] for s in systems}
@@ -46,7 +45,7 @@ def main() -> None:
         verifier = CitationVerifier(haystack.documents, mix=args.mix, relative_threshold=args.relative_threshold,
                                     min_support=args.min_support)
         build_seconds.append(time.perf_counter() - started)
-        position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
+        position = haystack.citation_numbers
         for subtopic in haystack.subtopics:
             gold = gold_positions(haystack, subtopic)
             for system in systems:
@@ -112,7 +111,7 @@ def _context_scoped(haystacks, systems, args):  # type: ignore[no-untyped-def]
     out: dict[str, list] = {}
     for haystack in haystacks:
         tokens = {d.id: tokenizer.count(d.text) for d in haystack.documents}
-        position = {d.id: int(d.metadata["idx"]) + 1 for d in haystack.documents}
+        position = haystack.citation_numbers
         by_id = {d.id: d for d in haystack.documents}
         for subtopic in haystack.subtopics:
             gold = gold_positions(haystack, subtopic)

@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
 
-from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.position import STORED_PLACEMENT_KEYS, sensitivity  # noqa: E402
 from citesum.evaluate.runner import SummarizerFactory, extractive_factory, position_experiment  # noqa: E402
@@ -56,7 +55,7 @@ def main() -> None:
     parser.add_argument("--llm-haystacks", default=",".join(HAYSTACKS),
                         help="comma-separated haystack files for the LLM run (a small model on a CPU is slow)")
     args = parser.parse_args()
-    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    haystacks = news_haystacks()
     rows = []
     for model in MODELS:
         joint = {p: round(score_stored(haystacks, k.format(model=model))[0].joint, 1)

@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
 
-from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
 from citesum.evaluate.summhay import score_stored, system_label  # noqa: E402
@@ -35,7 +34,7 @@ def main() -> None:
     parser.add_argument("--cache", default=None)
     args = parser.parse_args()
     judge = get_judge(args.judge)
-    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    haystacks = news_haystacks()
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
         for retriever in RETRIEVERS:

@@ -13,9 +13,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
 
-from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
 
@@ -28,7 +27,7 @@ def main() -> None:
     parser.add_argument("--judge", default="offline")
     args = parser.parse_args()
     judge = get_judge(args.judge)
-    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    haystacks = news_haystacks()
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
         for budget in BUDGETS:

@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
 
-from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
 from citesum.llm import ResponseCache, get_llm  # noqa: E402
@@ -38,7 +37,7 @@ def main() -> None:
     parser.add_argument("--cache", default=None, help="folder for the haystack indexes")
     args = parser.parse_args()
     judge = get_judge("offline")
-    haystacks = [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+    haystacks = news_haystacks()
     with tempfile.TemporaryDirectory() as temporary:
         cache_dir = Path(temporary) / "responses"
         llm = get_llm("openai", args.model, base_url=args.base_url, cache=ResponseCache(cache_dir / "r.sqlite"))
