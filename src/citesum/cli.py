@@ -363,6 +363,12 @@ def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None
     return lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets, max_tokens=max_tokens)
 
 
+def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool | None) -> tuple[bool, str]:
+    """Whether a SummHay run repairs citations (default: with an LLM summarizer) and its label in reports."""
+    repair = summarizer == "llm" if repair_citations is None else repair_citations
+    return repair, (model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
+
+
 def _verification_json(checked: Any) -> dict[str, Any]:
     return {
         "text": checked.text,
@@ -539,15 +545,13 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
                                               summarizer_max_tokens)
         judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
-
-        repair = summarizer == "llm" if repair_citations is None else repair_citations
+        repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
         config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
         with tempfile.TemporaryDirectory() as temporary:
             folder = Path(index_dir or temporary)
             summaries = run_on_haystacks(haystacks, [folder / f"{Path(f).stem}-{unit}" for f in haystack_files],
                                          config, make_summarizer, repair_citations=repair)
         scores, insights = judge_summaries(haystacks, summaries, judge)
-        label = (summarizer_model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
         name = f"citesum:{retriever}:{order}:{budget}+{label}"
         rows.append({"system": name, "retriever": retriever, "model": label, "judge": judge.name,
                      **scores.as_dict()})
@@ -621,10 +625,9 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
         make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
                                               summarizer_max_tokens)
         judge = get_judge(judge_name, llm=_openai_llm(judge_model, judge_base_url))
-        repair = summarizer == "llm" if repair_citations is None else repair_citations
+        repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
         result = position_experiment(haystacks, make_summarizer, judge, budget, get_tokenizer(tokenizer_name),
                                      repair_citations=repair)
-        label = (summarizer_model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
         rows.append({"model": f"citesum {label} ({budget} tokens)", "judge": judge.name,
                      **{p: round(s.joint, 1) for p, s in result.scores.items()},
                      "sensitivity": round(result.sensitivity, 1)})
