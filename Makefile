@@ -47,7 +47,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/plot_results.py
 
 # The runs with a real LLM: the packaged SmolLM2-135M behind llama.cpp's OpenAI-compatible server on loopback
-# (about 20 minutes on 2 cores). Point the scripts at another server for a capable model.
+# (about 30 minutes on 2 cores). Point the scripts at another server for a capable model.
 LLM_PORT ?= 8765
 LLM_URL := http://127.0.0.1:$(LLM_PORT)/v1
 bench-llm: $(VENV)/.test
@@ -58,7 +58,8 @@ bench-llm: $(VENV)/.test
 	$(PY) benchmarks/summhay_llm.py --model smollm2 --base-url $(LLM_URL) --budget 3000 --max-tokens 400 \
 		--cache .bench-cache && \
 	$(PY) benchmarks/position_bias.py --summarizer-model smollm2 --summarizer-base-url $(LLM_URL) \
-		--llm-budget 3000 --llm-max-tokens 400 --llm-haystacks topic_news1.json
+		--llm-budget 3000 --llm-max-tokens 400 --llm-haystacks topic_news1.json && \
+	$(PY) benchmarks/judge_llm.py --model smollm2 --base-url $(LLM_URL)
 
 clean:
 	rm -rf $(VENV) demo-data .pytest_cache .bench-cache

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
 
 from citesum.demo.haystack import SyntheticHaystack, generate_haystack
 from citesum.embed.base import Embedder
+from loopback import Script, Server
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -57,3 +58,17 @@ def shared_data() -> Path:
             pytest.fail(message)  # CI sets this: real-data tests must never be skipped silently there
         pytest.skip(message)
     return SHARED_DATA
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Script], Server]]:
+    """Starts scripted loopback servers (see ``loopback.Server``) and shuts them down after the test."""
+    servers: list[Server] = []
+
+    def start(script: Script) -> Server:
+        servers.append(Server(script))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()

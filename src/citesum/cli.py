@@ -363,6 +363,20 @@ def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None
     return lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets, max_tokens=max_tokens)
 
 
+def _judge_columns(judge: Any) -> dict[str, Any]:
+    """A report's columns for its judge: the name and, for an LLM judge, how many replies it could not read
+    (counted as NO coverage), with a warning that shows the first one."""
+    from citesum.evaluate.judges import LLMJudge
+
+    if not isinstance(judge, LLMJudge):
+        return {"judge": judge.name}
+    if judge.unparsed:
+        click.echo(f"warning: {len(judge.unparsed)} judge replies were not the expected JSON after "
+                   f"{judge.retries_on_bad_output} retry(ies) and count as NO coverage; first: {judge.unparsed[0]}",
+                   err=True)
+    return {"judge": judge.name, "unparsed_judge_replies": len(judge.unparsed)}
+
+
 def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool | None) -> tuple[bool, str]:
     """Whether a SummHay run repairs citations (default: with an LLM summarizer) and its label in reports."""
     repair = summarizer == "llm" if repair_citations is None else repair_citations
@@ -553,7 +567,7 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
                                          config, make_summarizer, repair_citations=repair)
         scores, insights = judge_summaries(haystacks, summaries, judge)
         name = f"citesum:{retriever}:{order}:{budget}+{label}"
-        rows.append({"system": name, "retriever": retriever, "model": label, "judge": judge.name,
+        rows.append({"system": name, "retriever": retriever, "model": label, **_judge_columns(judge),
                      **scores.as_dict()})
         decisions[name] = [asdict(i) for i in insights]
     else:
@@ -628,7 +642,7 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
         repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
         result = position_experiment(haystacks, make_summarizer, judge, budget, get_tokenizer(tokenizer_name),
                                      repair_citations=repair)
-        rows.append({"model": f"citesum {label} ({budget} tokens)", "judge": judge.name,
+        rows.append({"model": f"citesum {label} ({budget} tokens)", **_judge_columns(judge),
                      **{p: round(s.joint, 1) for p, s in result.scores.items()},
                      "sensitivity": round(result.sensitivity, 1)})
         if report:
@@ -672,7 +686,8 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     samples = load_annotations(annotations)
     judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
     rows = [{"judge": name, **meta_evaluate(samples, name).__dict__} for name in samples[0].stored]
-    rows.append({"judge": judge.name, **meta_evaluate(samples, judge).__dict__})
+    quality = meta_evaluate(samples, judge)  # before _judge_columns: it reports the replies this run left unread
+    rows.append({**_judge_columns(judge), **quality.__dict__})
     if as_json:
         _echo_json(rows)
         return

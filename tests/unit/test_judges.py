@@ -37,8 +37,30 @@ def test_llm_judge_sends_one_insight_and_the_bullets_as_json() -> None:
     judgments = LLMJudge(llm).judge([("a", "Water rates rise 7.5%."), ("b", "A stadium is planned.")], BULLETS)
     assert judgments == [Judgment("a", "FULL", 1), Judgment("b", "NO", None)]
     assert "Insight: Water rates rise 7.5%." in llm.prompts[0]
-    listing = llm.prompts[0].split("Summary bullets (JSON, keyed by bullet id):\n")[1].split("\n\nDoes")[0]
+    listing = llm.prompts[0].split("Summary bullets (JSON, keyed by bullet id):\n")[1].split("\n\nInsight:")[0]
     assert json.loads(listing) == {"1": BULLETS[0], "2": BULLETS[1], "3": BULLETS[2]}
+
+
+def test_llm_judge_asks_for_its_json_schema() -> None:
+    llm = FakeLLM(['{"coverage": "PARTIAL", "bullet_id": 3}'])
+    assert LLMJudge(llm).judge([("a", "Rent is high.")], BULLETS) == [Judgment("a", "PARTIAL", 3)]
+    schema = llm.requests[0].json_schema
+    assert schema is not None and schema["properties"]["coverage"]["enum"] == ["FULL", "PARTIAL", "NO"]
+
+
+def test_unreadable_judge_replies_are_asked_again_then_counted_no_and_listed() -> None:
+    llm = FakeLLM(['{"coverage": "FULL", "bullet_id": 1}', "The insight is covered.",  # first round
+                   '{"coverage": "PARTIAL", "bullet_id": 2}'])  # the retry of the second insight
+    judge = LLMJudge(llm)
+    assert judge.judge([("a", "Rates rise."), ("b", "The tram takes 22 minutes.")], BULLETS) == [
+        Judgment("a", "FULL", 1), Judgment("b", "PARTIAL", 2)]
+    assert judge.unparsed == []
+    retry = llm.requests[2]
+    assert retry.messages == llm.requests[1].messages and (retry.seed, retry.temperature) == (1, 0.7)
+
+    stubborn = LLMJudge(FakeLLM(["Covered, I think.", "Still prose."]))
+    assert stubborn.judge([("c", "Rent is $2,340.")], BULLETS) == [Judgment("c", "NO", None)]
+    assert stubborn.unparsed == ["insight c: 'Still prose.'"]
 
 
 def test_judge_quality_by_hand() -> None:

@@ -2,80 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
 from citesum.errors import LLMError
 from citesum.llm import ChatRequest, ResponseCache
 from citesum.llm.openai_compat import OpenAIChat
+from loopback import ok, reply
 
 pytest.importorskip("httpx")
-
-Script = Callable[[BaseHTTPRequestHandler, dict, int], None]
-
-
-def _reply(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-    handler.send_response(status)
-    for key, value in (headers or {}).items():
-        handler.send_header(key, value)
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
-
-
-def ok(handler: BaseHTTPRequestHandler, request: dict, _: int) -> None:
-    text = "- echo: " + request["messages"][-1]["content"][:20]
-    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 5}}
-    _reply(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"})
-
-
-class Server:
-    """A loopback server whose n-th request (0-based) is answered by ``script(handler, body, n)``."""
-
-    def __init__(self, script: Script) -> None:
-        self.calls = 0
-        self.times: list[float] = []
-        lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with lock:
-                    number = outer.calls
-                    outer.calls += 1
-                    outer.times.append(time.monotonic())
-                script(self, request, number)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Script], Server]]:
-    servers: list[Server] = []
-
-    def start(script: Script) -> Server:
-        servers.append(Server(script))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def _client(url: str, **options: object) -> OpenAIChat:
@@ -88,7 +26,7 @@ REQUEST = ChatRequest.from_prompt("Summarize the documents.")
 def test_429_with_retry_after_then_200(serve) -> None:  # type: ignore[no-untyped-def]
     def script(handler: BaseHTTPRequestHandler, request: dict, n: int) -> None:
         if n == 0:
-            _reply(handler, 429, b'{"error": "slow down"}', {"Retry-After": "1"})
+            reply(handler, 429, b'{"error": "slow down"}', {"Retry-After": "1"})
         else:
             ok(handler, request, n)
 
@@ -102,11 +40,11 @@ def test_429_with_retry_after_then_200(serve) -> None:  # type: ignore[no-untype
 
 
 def test_5xx_are_retried_then_reported(serve) -> None:  # type: ignore[no-untyped-def]
-    server = serve(lambda h, r, n: _reply(h, 503, b"overloaded") if n < 2 else ok(h, r, n))
+    server = serve(lambda h, r, n: reply(h, 503, b"overloaded") if n < 2 else ok(h, r, n))
     assert _client(server.url).complete(REQUEST).text.startswith("- echo")
     assert server.calls == 3
 
-    always = serve(lambda h, r, n: _reply(h, 500, b"internal error"))
+    always = serve(lambda h, r, n: reply(h, 500, b"internal error"))
     with pytest.raises(LLMError, match=r"gave up after 3 attempt\(s\); last error: HTTP 500: internal error"):
         _client(always.url, max_retries=2).complete(REQUEST)
     assert always.calls == 3
@@ -126,16 +64,16 @@ def test_slow_server_times_out_and_is_retried(serve) -> None:  # type: ignore[no
 
 
 def test_malformed_json_is_retried_then_reported(serve) -> None:  # type: ignore[no-untyped-def]
-    server = serve(lambda h, r, n: _reply(h, 200, b"{not json") if n == 0 else ok(h, r, n))
+    server = serve(lambda h, r, n: reply(h, 200, b"{not json") if n == 0 else ok(h, r, n))
     assert _client(server.url).complete(REQUEST).text.startswith("- echo")
-    broken = serve(lambda h, r, n: _reply(h, 200, b'{"choices": "nope"}'))
+    broken = serve(lambda h, r, n: reply(h, 200, b'{"choices": "nope"}'))
     with pytest.raises(LLMError, match="malformed response body"):
         _client(broken.url, max_retries=1).complete(REQUEST)
 
 
 def test_other_4xx_fail_at_once_without_leaking_the_key(serve, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TEST_KEY", "sk-secret-value")
-    server = serve(lambda h, r, n: _reply(h, 401, b'{"error": "bad key"}'))
+    server = serve(lambda h, r, n: reply(h, 401, b'{"error": "bad key"}'))
     with pytest.raises(LLMError, match="HTTP 401 \\(not retried\\)") as caught:
         _client(server.url, api_key_env="TEST_KEY").complete(REQUEST)
     assert server.calls == 1 and "sk-secret-value" not in str(caught.value)
@@ -167,3 +105,49 @@ def test_concurrency_limit_runs_requests_in_parallel(serve) -> None:  # type: ig
     elapsed = time.monotonic() - started
     assert [c.text for c in completions] == [f"- echo: prompt {i}" for i in range(16)]  # order kept
     assert elapsed < 1.6  # 16 x 200 ms serially would be 3.2 s; 8 at a time is about 0.4 s
+
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+def test_json_schema_form_falls_back_to_what_the_server_takes(serve) -> None:  # type: ignore[no-untyped-def]
+    """OpenAI's json_schema first; a server refusing it (llama-cpp-python: a 500 naming response_format) gets
+    json_object with the schema, and every later request goes straight to that form."""
+    seen: list[object] = []
+
+    def llama_cpp_python(handler: BaseHTTPRequestHandler, request: dict, n: int) -> None:
+        seen.append(request.get("response_format"))
+        if request["response_format"]["type"] != "json_object":
+            reply(handler, 500, b'{"error": {"message": "loc: (body, response_format, type): '
+                                 b'Input should be text or json_object"}}')
+        else:
+            ok(handler, request, n)
+
+    llm = _client(serve(llama_cpp_python).url)
+    request = ChatRequest.from_prompt("Answer in JSON.", json_schema=SCHEMA)
+    assert llm.complete(request).text.startswith("- echo")
+    assert llm.complete(ChatRequest.from_prompt("Again.", json_schema=SCHEMA)).text.startswith("- echo")
+    assert seen == [{"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True}},
+                    {"type": "json_object", "schema": SCHEMA}, {"type": "json_object", "schema": SCHEMA}]
+    assert llm.usage.retries == 0  # a refused form is not a failed attempt
+
+
+def test_a_server_without_structured_output_gets_the_prompt_alone(serve) -> None:  # type: ignore[no-untyped-def]
+    seen: list[object] = []
+
+    def plain(handler: BaseHTTPRequestHandler, request: dict, n: int) -> None:
+        seen.append(request.get("response_format"))
+        if "response_format" in request:
+            reply(handler, 400, b'{"error": "unsupported parameter: response_format"}')
+        else:
+            ok(handler, request, n)
+
+    llm = _client(serve(plain).url)
+    assert llm.complete(ChatRequest.from_prompt("Answer in JSON.", json_schema=SCHEMA)).text.startswith("- echo")
+    assert [None if f is None else f["type"] for f in seen] == ["json_schema", "json_object", None]  # type: ignore[index]
+    # requests without a schema never carry response_format, and other 400s still fail at once
+    assert "response_format" not in REQUEST.as_payload()
+    other = serve(lambda h, r, n: reply(h, 400, b'{"error": "context too long"}'))
+    with pytest.raises(LLMError, match="HTTP 400"):
+        _client(other.url).complete(ChatRequest.from_prompt("x", json_schema=SCHEMA))
+    assert other.calls == 1

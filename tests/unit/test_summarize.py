@@ -47,6 +47,8 @@ def test_empty_output_is_retried_once_with_a_new_seed_then_reported(index: Index
     llm = FakeLLM(["", "- Rates rise [1]."])
     summary = LLMSummarizer(llm).summarize("water", build_context("water", index))
     assert len(summary.bullets) == 1 and [r.seed for r in llm.requests] == [0, 1]
+    # greedy decoding would give the same empty answer again: the retry samples
+    assert [r.temperature for r in llm.requests] == [0.0, 0.7]
     with pytest.raises(LLMError, match="no usable bullets in 2 attempt"):
         LLMSummarizer(FakeLLM(["   ", "## Only a heading"])).summarize("water", build_context("water", index))
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+
+RETRY_TEMPERATURE = 0.7
 
 
 @dataclass(frozen=True)
@@ -24,10 +27,18 @@ class ChatRequest:
     n: int = 1
     seed: int | None = None
     max_tokens: int = 1024
+    #: A JSON schema the answer must follow. Backends that can constrain decoding to it do (OpenAI's and
+    #: vLLM's structured outputs, llama.cpp's grammars); the caller still validates the answer.
+    json_schema: Mapping[str, Any] | None = field(default=None, hash=False)
 
     @classmethod
     def from_prompt(cls, prompt: str, **options: object) -> "ChatRequest":
         return cls(messages=(Message("user", prompt),), **options)  # type: ignore[arg-type]
+
+    def retry(self, attempt: int) -> "ChatRequest":
+        """The request to send again after an unusable answer: the next seed (so the response cache cannot replay
+        the answer) and at least :data:`RETRY_TEMPERATURE` (greedy decoding would repeat it)."""
+        return replace(self, seed=(self.seed or 0) + attempt, temperature=max(self.temperature, RETRY_TEMPERATURE))
 
     def as_payload(self) -> dict[str, object]:
         payload: dict[str, object] = {
@@ -36,7 +47,23 @@ class ChatRequest:
         }
         if self.seed is not None:
             payload["seed"] = self.seed
+        if self.json_schema is not None:
+            payload["response_format"] = json_response_format(self.json_schema, "json_schema")
         return payload
+
+
+#: The ways servers take a JSON schema in ``response_format``, most standard first: OpenAI, vLLM, the llama.cpp
+#: server and Ollama take ``json_schema``; llama-cpp-python's server only ``json_object`` with a ``schema``;
+#: ``none`` leaves the schema to the prompt.
+JSON_DIALECTS = ("json_schema", "json_object", "none")
+
+
+def json_response_format(schema: Mapping[str, Any], dialect: str) -> dict[str, Any] | None:
+    if dialect == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema), "strict": True}}
+    if dialect == "json_object":
+        return {"type": "json_object", "schema": dict(schema)}
+    return None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import asyncio
 from typing import Sequence
 
 from citesum.errors import LLMError, MissingExtraError
-from citesum.llm.base import LLM, ChatRequest, Completion
+from citesum.llm.base import LLM, ChatRequest, Completion, json_response_format
 
 
 def packaged_smollm2_path() -> str:
@@ -45,6 +45,9 @@ class LlamaCppChat(LLM):
                 messages=[{"role": m.role, "content": m.content} for m in request.messages],
                 temperature=request.temperature, top_p=request.top_p, max_tokens=request.max_tokens,
                 seed=None if request.seed is None else request.seed + sample,
+                # llama-cpp-python turns a schema into a grammar, so the answer follows it token by token.
+                response_format=None if request.json_schema is None else
+                json_response_format(request.json_schema, "json_object"),
             )
             texts.append(response["choices"][0]["message"]["content"] or "")
             prompt_tokens += response["usage"]["prompt_tokens"]

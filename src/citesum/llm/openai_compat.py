@@ -3,6 +3,10 @@
 Transient failures — timeouts, connection errors, 429 (honouring ``Retry-After``), 5xx and bodies that are not
 the expected JSON — are retried with exponential backoff and full jitter; other 4xx fail at once with the
 server's message. Responses are cached on disk, keyed by the whole request, so a rerun costs no call.
+
+A request with a JSON schema is sent with the most standard ``response_format`` first; a server that refuses
+that form (its error names ``response_format``) gets the next form of :data:`~citesum.llm.base.JSON_DIALECTS`,
+and so does every later request of this backend, down to the prompt alone.
 """
 
 from __future__ import annotations
@@ -15,10 +19,18 @@ import time
 from typing import Any, Sequence
 
 from citesum.errors import LLMError, MissingExtraError
-from citesum.llm.base import LLM, ChatRequest, Completion
+from citesum.llm.base import JSON_DIALECTS, LLM, ChatRequest, Completion, json_response_format
 from citesum.llm.cache import ResponseCache, request_key
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class _FormatRefused(Exception):
+    """The server rejected the form of ``response_format`` this request was sent with."""
+
+    def __init__(self, dialect: int) -> None:
+        super().__init__(JSON_DIALECTS[dialect])
+        self.dialect = dialect
 
 
 class _Retryable(Exception):
@@ -79,6 +91,7 @@ class OpenAIChat(LLM):
         self.backoff_max = backoff_max
         self.cache = cache
         self.name = f"openai:{model}"
+        self._json_dialect = 0  # index into JSON_DIALECTS: the first form this server has not refused
 
     def _key(self, request: ChatRequest) -> str:
         return request_key(base_url=self.base_url, model=self.model, **request.as_payload())
@@ -107,17 +120,20 @@ class OpenAIChat(LLM):
             return list(await asyncio.gather(*(one(r) for r in requests)))
 
     async def _with_retries(self, client: Any, request: ChatRequest) -> Completion:
-        failures = []
-        for attempt in range(self.max_retries + 1):
+        failures: list[str] = []
+        while True:
             try:
                 return await self._attempt(client, request)
+            except _FormatRefused as refused:
+                # Not a failure of this request: resend it (and every later one) in the next form.
+                self._json_dialect = max(self._json_dialect, refused.dialect + 1)
             except _Retryable as exc:
                 failures.append(str(exc))
-                if attempt == self.max_retries:
+                if len(failures) > self.max_retries:
                     break
                 self.usage.retries += 1
-                backoff = random.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))  # full jitter
-                await asyncio.sleep(exc.wait if exc.wait is not None else backoff)
+                backoff = random.uniform(0, min(self.backoff_max, self.backoff_base * 2 ** (len(failures) - 1)))
+                await asyncio.sleep(exc.wait if exc.wait is not None else backoff)  # full jitter
         raise LLMError(
             f"{self.base_url}: gave up after {len(failures)} attempt(s); last error: {failures[-1]}"
         )
@@ -125,13 +141,20 @@ class OpenAIChat(LLM):
     async def _attempt(self, client: Any, request: ChatRequest) -> Completion:
         import httpx
 
+        payload = {"model": self.model, **request.as_payload()}
+        dialect = self._json_dialect
+        if request.json_schema is not None:
+            payload["response_format"] = json_response_format(request.json_schema, JSON_DIALECTS[dialect])
+            if payload["response_format"] is None:
+                del payload["response_format"]
         try:
-            response = await client.post(f"{self.base_url}/chat/completions",
-                                         json={"model": self.model, **request.as_payload()})
+            response = await client.post(f"{self.base_url}/chat/completions", json=payload)
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out after {self.timeout:g}s ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
             raise _Retryable(f"connection failed ({type(exc).__name__}: {exc})") from exc
+        if response.status_code >= 400 and "response_format" in payload and "response_format" in response.text:
+            raise _FormatRefused(dialect)  # llama-cpp-python answers an unknown form with a 500, not a 400
         if response.status_code in RETRYABLE_STATUS:
             wait = _retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
             raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)

@@ -12,8 +12,8 @@ from citesum.types import Context, Summary
 
 
 class LLMSummarizer:
-    """Prompted LLM summarizer. Output with no usable bullet is retried once (with the next seed, so the
-    response cache cannot replay it), then reported as an :class:`LLMError`."""
+    """Prompted LLM summarizer. Output with no usable bullet is retried once (see :meth:`ChatRequest.retry`),
+    then reported as an :class:`LLMError`."""
 
     name = "llm"
 
@@ -35,11 +35,10 @@ class LLMSummarizer:
         prompt = self.prompt(query, context)
         started = time.perf_counter()
         outputs = []
+        request = ChatRequest.from_prompt(prompt, temperature=self.request.temperature, seed=self.request.seed,
+                                          max_tokens=self.request.max_tokens)
         for attempt in range(self.retries_on_bad_output + 1):
-            request = ChatRequest.from_prompt(prompt, temperature=self.request.temperature,
-                                              seed=(self.request.seed or 0) + attempt,
-                                              max_tokens=self.request.max_tokens)
-            completion = self.llm.complete(request)
+            completion = self.llm.complete(request.retry(attempt) if attempt else request)
             outputs.append(completion.text)
             parsed = parse_output(completion.text, context.numbers)
             if parsed.bullets:

@@ -1,0 +1,62 @@
+"""A loopback HTTP server answering OpenAI-style chat requests from a script: misbehaving servers for the
+client tests, scripted judges for the CLI tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+Script = Callable[[BaseHTTPRequestHandler, dict, int], None]
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    handler.send_response(status)
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def ok(handler: BaseHTTPRequestHandler, request: dict, _: int) -> None:
+    """Echoes the start of the prompt."""
+    answer(handler, "- echo: " + request["messages"][-1]["content"][:20])
+
+
+class Server:
+    """A loopback server whose n-th request (0-based) is answered by ``script(handler, body, n)``."""
+
+    def __init__(self, script: Script) -> None:
+        self.calls = 0
+        self.times: list[float] = []
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    number = outer.calls
+                    outer.calls += 1
+                    outer.times.append(time.monotonic())
+                script(self, request, number)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+
+
+def answer(handler: BaseHTTPRequestHandler, text: str) -> None:
+    """A 200 with ``text`` as the assistant's message."""
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 5}}
+    reply(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"})
