@@ -63,6 +63,9 @@ def test_full_context_truncates_the_longest_documents_first() -> None:
     assert abs(TOKENIZER.count(texts["long"]) - TOKENIZER.count(texts["mid"])) <= 1  # one common cap
     with pytest.raises(BudgetError, match="cannot hold"):
         pack_full(documents, 10, TOKENIZER)
+    # counts given by the caller (the position experiment counts each document once) give the same context
+    counts = {d.id: TOKENIZER.count(d.text) for d in documents}
+    assert pack_full(documents, 400, TOKENIZER, counts) == tight
 
 
 def test_bad_options() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from citesum.datasets.summhay import Haystack
 from citesum.evaluate.judges import Judge
@@ -105,16 +105,23 @@ class PositionResult:
         return sensitivity({p: s.joint for p, s in self.scores.items()})
 
 
+def _text_tokens(haystack: Haystack, tokenizer: Tokenizer) -> dict[str, int]:
+    return {d.id: tokenizer.count(d.text) for d in haystack.documents}
+
+
 def placed_summaries(haystack: Haystack, placement: Placement, make_summarizer: SummarizerFactory, budget: int,
-                     tokenizer: Tokenizer, repair_citations: bool = False, seed: int = 0) -> dict[str, list[str]]:
+                     tokenizer: Tokenizer, repair_citations: bool = False, seed: int = 0,
+                     text_tokens: Mapping[str, int] | None = None) -> dict[str, list[str]]:
     """Subtopic id -> summary lines, each summarizing the whole haystack with that subtopic's relevant
     documents (those holding one of its insights) in ``placement``. Over ``budget``, every document is cut to
-    a common length (:func:`~citesum.pack.pack_full`), so the placement is kept at any window size."""
+    a common length (:func:`~citesum.pack.pack_full`), so the placement is kept at any window size.
+    ``text_tokens``: the documents' token counts, when the caller has them (counted here otherwise)."""
     by_id = {d.id: d for d in haystack.documents}
+    text_tokens = text_tokens if text_tokens is not None else _text_tokens(haystack, tokenizer)
     out = {}
     for subtopic in haystack.subtopics:
         ordered = place_relevant(list(by_id), subtopic.relevance, placement, seed)
-        context = pack_full([by_id[i] for i in ordered], budget, tokenizer)
+        context = pack_full([by_id[i] for i in ordered], budget, tokenizer, text_tokens)
         summary = make_summarizer(len(subtopic.insights)).summarize(subtopic.query, context)
         out[subtopic.id] = summary_lines(haystack, summary, repair_citations)
     return out
@@ -125,9 +132,10 @@ def position_experiment(haystacks: Sequence[Haystack], make_summarizer: Summariz
                         placements: Sequence[Placement] = PLACEMENTS) -> PositionResult:
     """SummHay's position-bias experiment for any summarizer, judged by ``judge``."""
     tokenizer = tokenizer or get_tokenizer()
+    text_tokens = [_text_tokens(h, tokenizer) for h in haystacks]  # once, not per placement and subtopic
     scores, insights = {}, {}
     for placement in placements:
-        summaries = [placed_summaries(h, placement, make_summarizer, budget, tokenizer, repair_citations)
-                     for h in haystacks]
+        summaries = [placed_summaries(h, placement, make_summarizer, budget, tokenizer, repair_citations,
+                                      text_tokens=counts) for h, counts in zip(haystacks, text_tokens)]
         scores[placement], insights[placement] = judge_summaries(haystacks, summaries, judge)
     return PositionResult(scores, insights)
