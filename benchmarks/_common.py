@@ -7,12 +7,15 @@ import os
 import platform
 import resource
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
     from citesum.datasets.summhay import Haystack
+    from citesum.llm.base import LLM
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -33,6 +36,16 @@ def news_haystacks() -> list["Haystack"]:
     from citesum.datasets.summhay import load_haystack
 
     return [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
+
+
+@contextmanager
+def fresh_llm(model: str, base_url: str) -> Iterator["LLM"]:
+    """An OpenAI-compatible backend with an empty response cache: a rerun measures the server again instead of
+    replaying the last run's answers, while a request repeated within the run is answered from the cache."""
+    from citesum.llm import ResponseCache, get_llm
+
+    with tempfile.TemporaryDirectory() as folder:
+        yield get_llm("openai", model, base_url=base_url, cache=ResponseCache(Path(folder) / "responses.sqlite"))
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, write_result  # noqa: E402
+from _common import SHARED_DATA, fresh_llm, write_result  # noqa: E402
 
 from citesum.evaluate.judges import LLMJudge, load_annotations, meta_evaluate  # noqa: E402
-from citesum.llm import ResponseCache, get_llm  # noqa: E402
 
 
 def main() -> None:
@@ -33,9 +31,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=None, help="only the first N annotated summaries")
     args = parser.parse_args()
     samples = load_annotations(SHARED_DATA / "summhay" / "eval_benchmark_dev.json")[: args.samples]
-    with tempfile.TemporaryDirectory() as temporary:  # a fresh response cache: every answer is asked for
-        llm = get_llm("openai", args.model, base_url=args.base_url,
-                      cache=ResponseCache(Path(temporary) / "responses.sqlite"))
+    with fresh_llm(args.model, args.base_url) as llm:
         judge = LLMJudge(llm)
         started = time.perf_counter()
         quality = meta_evaluate(samples, judge)

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
+from _common import HAYSTACKS, fresh_llm, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.position import STORED_PLACEMENT_KEYS, sensitivity  # noqa: E402
@@ -65,14 +64,10 @@ def main() -> None:
         print(rows[-1], flush=True)
     rows.append(ours(haystacks, "citesum extractive", extractive_factory, args.budget, repair=False))
     if args.summarizer_model:
-        from citesum.llm import ResponseCache, get_llm
         from citesum.summarize.llm import LLMSummarizer
 
         subset = [h for t, h in zip(HAYSTACKS, haystacks) if t in args.llm_haystacks.split(",")]
-        # A fresh response cache: a rerun must measure the server again, not replay the last run's answers.
-        with tempfile.TemporaryDirectory() as folder:
-            llm = get_llm("openai", args.summarizer_model, base_url=args.summarizer_base_url,
-                          cache=ResponseCache(Path(folder) / "responses.sqlite"))
+        with fresh_llm(args.summarizer_model, args.summarizer_base_url) as llm:
             rows.append(ours(subset, f"citesum llm {args.summarizer_model} + repair",
                              lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets,
                                                            max_tokens=args.llm_max_tokens),

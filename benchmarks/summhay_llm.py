@@ -19,11 +19,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
+from _common import HAYSTACKS, fresh_llm, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
-from citesum.llm import ResponseCache, get_llm  # noqa: E402
 from citesum.summarize.llm import LLMSummarizer  # noqa: E402
 
 
@@ -38,9 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     judge = get_judge("offline")
     haystacks = news_haystacks()
-    with tempfile.TemporaryDirectory() as temporary:
-        cache_dir = Path(temporary) / "responses"
-        llm = get_llm("openai", args.model, base_url=args.base_url, cache=ResponseCache(cache_dir / "r.sqlite"))
+    with fresh_llm(args.model, args.base_url) as llm, tempfile.TemporaryDirectory() as temporary:
         config = PipelineConfig(retriever=args.retriever, budget=args.budget)
         folders = [Path(args.cache or temporary) / f"{t}-doc" for t in HAYSTACKS]
         rows = []
