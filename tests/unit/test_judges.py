@@ -46,6 +46,9 @@ def test_llm_judge_asks_for_its_json_schema() -> None:
     assert LLMJudge(llm).judge([("a", "Rent is high.")], BULLETS) == [Judgment("a", "PARTIAL", 3)]
     schema = llm.requests[0].json_schema
     assert schema is not None and schema["properties"]["coverage"]["enum"] == ["FULL", "PARTIAL", "NO"]
+    custom = FakeLLM(['{"coverage": "NO", "bullet_id": null}'])
+    LLMJudge(custom, prompt="Bullets: {bullets}\nInsight: {insight}\nJSON:").judge([("a", "Rent is high.")], BULLETS)
+    assert custom.prompts[0].startswith("Bullets: {") and custom.prompts[0].endswith("Insight: Rent is high.\nJSON:")
 
 
 def test_unreadable_judge_replies_are_asked_again_then_counted_no_and_listed() -> None:

@@ -222,7 +222,7 @@ class LLMJudge:
     coverage and is listed in :attr:`unparsed`, which every report shows, so a long evaluation is not lost to one
     bad reply and the bad replies are never hidden."""
 
-    def __init__(self, llm: object, retries_on_bad_output: int = 1) -> None:
+    def __init__(self, llm: object, retries_on_bad_output: int = 1, prompt: str = LLM_JUDGE_PROMPT) -> None:
         from citesum.llm.base import LLM
 
         if not isinstance(llm, LLM):
@@ -230,13 +230,14 @@ class LLMJudge:
         self.llm = llm
         self.name = f"llm:{llm.name}"
         self.retries_on_bad_output = retries_on_bad_output
+        self.prompt = prompt  # with {bullets} and {insight}
         self.unparsed: list[str] = []  # "insight <id>: <reply>" for every reply counted as NO unread
 
     def judge(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[Judgment]:
         from citesum.llm.base import ChatRequest
 
         listing = json.dumps({str(i): b for i, b in enumerate(bullets, start=1)}, ensure_ascii=False, indent=1)
-        requests = [ChatRequest.from_prompt(LLM_JUDGE_PROMPT.format(insight=text, bullets=listing), max_tokens=64,
+        requests = [ChatRequest.from_prompt(self.prompt.format(insight=text, bullets=listing), max_tokens=64,
                                             json_schema=LLM_JUDGMENT_SCHEMA) for _, text in insights]
         judged: dict[int, Judgment] = {}
         replies: dict[int, str] = {}
