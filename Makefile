@@ -47,7 +47,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/plot_results.py
 
 # The runs with a real LLM: the packaged SmolLM2-135M behind llama.cpp's OpenAI-compatible server on loopback
-# (about 30 minutes on 2 cores). Point the scripts at another server for a capable model.
+# (about 35 minutes on 2 cores). Point the scripts at another server for a capable model.
 LLM_PORT ?= 8765
 LLM_URL := http://127.0.0.1:$(LLM_PORT)/v1
 bench-llm: $(VENV)/.test
