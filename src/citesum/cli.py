@@ -291,9 +291,7 @@ def summarize(
                                top_k=top_k)
     result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options,
                              tokenizer=budget_tokenizer)
-    if repair_citations is None:
-        # Measured: repair lifts every stored LLM system of SummHay (benchmarks/citation_repair.py).
-        repair_citations = summarizer == "llm"
+    repair_citations = _repair_by_default(summarizer, repair_citations)
     checks = []
     if verify_citations or repair_citations:
         from citesum.summarize.verify import check_summary
@@ -377,9 +375,15 @@ def _judge_columns(judge: Any) -> dict[str, Any]:
     return {"judge": judge.name, "unparsed_judge_replies": len(judge.unparsed)}
 
 
+def _repair_by_default(summarizer: str, repair_citations: bool | None) -> bool:
+    """The --repair-citations default: on for an LLM summarizer. Measured: repair lifts every stored LLM system
+    of SummHay (benchmarks/citation_repair.py); the extractive summarizer cites by construction."""
+    return summarizer == "llm" if repair_citations is None else repair_citations
+
+
 def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool | None) -> tuple[bool, str]:
-    """Whether a SummHay run repairs citations (default: with an LLM summarizer) and its label in reports."""
-    repair = summarizer == "llm" if repair_citations is None else repair_citations
+    """Whether a SummHay run repairs citations and its label in reports."""
+    repair = _repair_by_default(summarizer, repair_citations)
     return repair, (model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
 
 

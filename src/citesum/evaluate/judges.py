@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Protocol, Sequence
@@ -58,8 +57,10 @@ def token_recall_matrix(insights: Sequence[TokenVectors], bullets: Sequence[Toke
     score rewards a bullet for the insight's specific details (a name, a figure, a place), which is what separates
     FULL from PARTIAL coverage. Punctuation pieces weigh nothing.
     """
+    from citesum.index.lexical import document_frequency
+
     texts = [*insights, *bullets]
-    document_frequency = Counter(token for text in texts for token in set(text.tokens))
+    frequency = document_frequency([set(text.tokens) for text in texts])
     recall = np.zeros((len(insights), len(bullets)))
     filled = [j for j, bullet in enumerate(bullets) if bullet.tokens]
     if not filled:
@@ -69,7 +70,7 @@ def token_recall_matrix(insights: Sequence[TokenVectors], bullets: Sequence[Toke
     for i, insight in enumerate(insights):
         # +0.1: a piece found in every text still counts a little (log(...) would make it exactly 0).
         weights = np.array([0.0 if not _WORD_CHARACTER.search(token) else
-                            math.log((len(texts) + 1) / (document_frequency[token] + 1)) + 0.1
+                            math.log((len(texts) + 1) / (frequency[token] + 1)) + 0.1
                             for token in insight.tokens])
         if weights.sum() == 0:
             continue
