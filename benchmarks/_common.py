@@ -38,6 +38,12 @@ def news_haystacks() -> list["Haystack"]:
     return [load_haystack(SHARED_DATA / "summhay" / t) for t in HAYSTACKS]
 
 
+def document_index_folders(root: str | Path) -> list[Path]:
+    """One index folder per news haystack (whole documents as units), shared by the SummHay pipeline scripts so
+    that ``--cache`` reuses each index across them."""
+    return [Path(root) / f"{t}-doc" for t in HAYSTACKS]
+
+
 @contextmanager
 def fresh_llm(model: str, base_url: str) -> Iterator["LLM"]:
     """An OpenAI-compatible backend with an empty response cache: a rerun measures the server again instead of

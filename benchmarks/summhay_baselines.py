@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
+from _common import document_index_folders, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
@@ -37,11 +37,11 @@ def main() -> None:
     haystacks = news_haystacks()
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
+        folders = document_index_folders(args.cache or temporary)
         for retriever in RETRIEVERS:
             for repair in (False, True):
                 config = PipelineConfig(retriever=retriever)
                 started = time.perf_counter()
-                folders = [Path(args.cache or temporary) / f"{t}-doc" for t in HAYSTACKS]
                 summaries = run_on_haystacks(haystacks, folders, config, repair_citations=repair)
                 scores, _ = judge_summaries(haystacks, summaries, judge)
                 model = "extractive + repair" if repair else "extractive"

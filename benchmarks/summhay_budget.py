@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, news_haystacks, write_result  # noqa: E402
+from _common import document_index_folders, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
@@ -30,9 +30,9 @@ def main() -> None:
     haystacks = news_haystacks()
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
+        folders = document_index_folders(args.cache or temporary)
         for budget in BUDGETS:
             config = PipelineConfig(retriever="hybrid", budget=budget)
-            folders = [Path(args.cache or temporary) / f"{t}-doc" for t in HAYSTACKS]
             summaries = run_on_haystacks(haystacks, folders, config)
             scores, _ = judge_summaries(haystacks, summaries, judge)
             rows.append({"budget": budget, "judge": judge.name, **scores.as_dict()})

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, fresh_llm, news_haystacks, write_result  # noqa: E402
+from _common import document_index_folders, fresh_llm, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
@@ -39,7 +39,7 @@ def main() -> None:
     haystacks = news_haystacks()
     with fresh_llm(args.model, args.base_url) as llm, tempfile.TemporaryDirectory() as temporary:
         config = PipelineConfig(retriever=args.retriever, budget=args.budget)
-        folders = [Path(args.cache or temporary) / f"{t}-doc" for t in HAYSTACKS]
+        folders = document_index_folders(args.cache or temporary)
         rows = []
         # The second run (repair) replays the first run's answers from the response cache: only citations change.
         for repair in (False, True):
