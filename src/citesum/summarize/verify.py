@@ -140,18 +140,19 @@ class CitationVerifier:
 
     def verify(self, text: str, cited: Sequence[str]) -> VerifiedBullet:
         """Check the citations of one bullet and compute the repaired citation list."""
-        evidence = self.evidence(text)
+        statement = strip_citations(text)
+        evidence = self.evidence(statement)
         by_document = {e.document_id: e for e in evidence}
         top = evidence[0].support if evidence else 0.0
         bar = self.relative_threshold * top if top >= self.min_support and top > 0 else math.inf
         supported = [e for e in evidence if e.support >= bar]
         if self.confirm is not None and bar < math.inf:
             undecided = [e for e in evidence if abs(e.support - bar) <= self.borderline * top]
-            verdicts = self._ask(strip_citations(text), undecided)
+            verdicts = self._ask(statement, undecided)
             supported = [e for e in evidence if verdicts.get(e.document_id, e.support >= bar)]
         keep = {e.document_id for e in supported}
         checks = tuple(CitationCheck(d, d in keep, by_document.get(d)) for d in dict.fromkeys(cited))
-        return VerifiedBullet(strip_citations(text), checks, tuple(e.document_id for e in supported), tuple(supported))
+        return VerifiedBullet(statement, checks, tuple(e.document_id for e in supported), tuple(supported))
 
     def _ask(self, statement: str, candidates: Sequence[Evidence]) -> dict[str, bool]:
         """The LLM's yes/no on each borderline piece of evidence; an unreadable reply keeps the offline call."""
