@@ -49,6 +49,14 @@ class Judge(Protocol):
 FEATURES = ("cosine", "keyword_recall", "token_recall", "token_recall_lift", "figure_share", "has_figures", "margin")
 
 
+def judged_text(bullet: str) -> str:
+    """What the judges compare of a bullet: what it says, not what it cites ("[12]" must not match a figure "12"
+    of the insight), without Markdown emphasis ("**" would be a token of its own)."""
+    from citesum.summarize.citations import strip_citations
+
+    return _MARKUP.sub(" ", strip_citations(bullet))
+
+
 def token_recall_matrix(insights: Sequence[TokenVectors], bullets: Sequence[TokenVectors]) -> np.ndarray:
     """(insights x bullets) BERTScore-style recall: each insight piece's best cosine with a piece of the bullet,
     averaged with IDF weights counted over this summary's bullets and insights.
@@ -167,13 +175,10 @@ class OfflineJudge:
 
     def features(self, insights: Sequence[tuple[str, str]], bullets: Sequence[str]) -> list[tuple[int, list[float]]]:
         from citesum.index.lexical import tokenize
-        from citesum.summarize.citations import strip_citations
 
         if not bullets:
             return [(-1, [0.0] * len(FEATURES)) for _ in insights]
-        # Judge what a bullet says, not what it cites: "[12]" must not match a figure "12" of the insight.
-        # Markdown emphasis goes too: "**" would be a token of its own.
-        bullets = [_MARKUP.sub(" ", strip_citations(b)) for b in bullets]
+        bullets = [judged_text(b) for b in bullets]
         texts = [text for _, text in insights]
         insight_vectors, insight_pieces = self.embedder.encode_with_tokens(texts)
         bullet_vectors, bullet_pieces = self.embedder.encode_with_tokens(bullets)
