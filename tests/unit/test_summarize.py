@@ -13,6 +13,7 @@ from citesum.pack import PackOptions
 from citesum.summarize import build_context, fit_budget, summarize_query
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, trim_sentence
 from citesum.summarize.llm import LLMSummarizer
+from citesum.types import Context, ContextBlock
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +121,21 @@ def test_budget_is_counted_with_the_summarizers_tokenizer(index: Index) -> None:
     context = build_context("water rates", index, options=PackOptions(budget=300), tokenizer=wordpiece)
     assert wordpiece.count(context.render()) <= 300
     assert context.token_count == wordpiece.count(context.render())
+
+
+def _context(texts: list[str]) -> Context:
+    blocks = tuple(ContextBlock(n, f"doc{n}", f"doc{n}", text, len(text.split())) for n, text in enumerate(texts, 1))
+    return Context(blocks, "original", 10_000, sum(b.token_count for b in blocks))
+
+
+def test_extractive_ranks_facts_by_the_relevance_of_all_documents_stating_them() -> None:
+    once = "Reservoir levels at Lakemont fell to 41 percent of capacity in August, the reservoir authority said."
+    repeated = "Lakemont reservoir levels are the lowest since 1998, and water use is restricted for farms."
+    boilerplate = "A spokesperson for the regional government declined to comment on Friday afternoon."
+    texts = [once] + [repeated] * 4 + [f"{boilerplate} Volunteers cleaned the park near station {k}." for k in range(6)]
+    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=3))
+    summary = summarizer.summarize("What happened to the reservoir levels?", _context(texts))
+    # The fact four documents state comes first, with all four cited, ahead of a fact stated once; the sentence
+    # six documents repeat without touching the query is not written at all.
+    assert [b.numbers for b in summary.bullets[:2]] == [(2, 3, 4, 5), (1,)]
+    assert not any("spokesperson" in b.text or "Volunteers" in b.text for b in summary.bullets)
