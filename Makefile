@@ -36,6 +36,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/retrieval_summhay.py --cache .bench-cache
 	$(PY) benchmarks/speed.py
 	$(PY) benchmarks/summarize_offline.py --cache .bench-cache
+	$(PY) benchmarks/demo_quality.py
 	$(PY) benchmarks/llm_client.py
 	$(PY) benchmarks/calibrate_offline_judge.py
 	$(PY) benchmarks/judge_feature_probes.py --smollm2

@@ -479,12 +479,10 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo(folder: str, documents: int, seed: int) -> None:
     """Generate our synthetic haystack, index it offline, and answer its questions with cited bullet summaries."""
+    from citesum.demo import answer_questions
     from citesum.demo.haystack import generate_haystack
     from citesum.index.store import Index
     from citesum.ingest import ingest_paths
-    from citesum.pack import PackOptions
-    from citesum.summarize import summarize_query
-    from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
     haystack = generate_haystack(documents=documents, seed=seed)
     corpus = haystack.write(Path(folder) / "corpus")
@@ -494,18 +492,14 @@ def demo(folder: str, documents: int, seed: int) -> None:
         stats = index_.update(upsert=loaded, progress=progress)
     click.echo(f"indexed {len(loaded)} documents from {corpus} ({stats.passages_embedded} passages embedded, "
                f"{len(report.skipped)} skipped)")
-    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=4))
-    for query in haystack.queries.values():
-        summary = summarize_query(query, index_, summarizer, options=PackOptions(budget=3000))
+    for subtopic, query, summary in answer_questions(haystack, index_):
         click.echo(f"\nQ: {query}")
         for bullet in summary.bullets:
             click.echo(f"  - {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
         # The generator knows which documents state which fact: show how many citations are right.
-        cited = sum(len(b.citations) for b in summary.bullets)
-        supported = sum(1 for b in summary.bullets for d in b.citations
-                        if d in haystack.gold.get(haystack.insight_stated(b.text) or "", []))
-        click.echo(f"  ({supported}/{cited} citations point to a document that states the bullet's fact; "
-                   f"{summary.timings['total_s']:.2f}s)")
+        check = haystack.check(subtopic, summary)
+        click.echo(f"  ({check.supported}/{check.citations} citations point to a document that states the "
+                   f"bullet's fact; {summary.timings['total_s']:.2f}s)")
 
 
 @main.group(name="eval")

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from citesum.types import Document
+from citesum.types import Document, Summary
 
 # subtopic -> (query, [(insight id, [paraphrases])])
 SUBTOPICS: dict[str, tuple[str, list[tuple[str, list[str]]]]] = {
@@ -107,6 +107,18 @@ TITLES = ["City Report", "Council Notes", "Metro Desk", "Local Briefing", "Civic
 
 
 @dataclass(frozen=True)
+class SummaryCheck:
+    """A summary checked against the generator's gold."""
+
+    bullets: int
+    #: bullets that state, word for word, an insight of the question's subtopic
+    on_topic: int
+    citations: int
+    #: citations to a document that states the bullet's insight
+    supported: int
+
+
+@dataclass(frozen=True)
 class SyntheticHaystack:
     documents: list[Document]
     #: insight id -> ids of the documents that state it
@@ -129,6 +141,16 @@ class SyntheticHaystack:
                 if sentence.strip() in phrasings:
                     return insight_id
         return None
+
+    def check(self, subtopic: str, summary: Summary) -> SummaryCheck:
+        """What the generator's gold says of a summary of ``subtopic``'s question (see :class:`SummaryCheck`)."""
+        stated = [self.insight_stated(b.text) for b in summary.bullets]
+        return SummaryCheck(
+            bullets=len(summary.bullets),
+            on_topic=sum(1 for insight in stated if insight in dict(SUBTOPICS[subtopic][1])),
+            citations=sum(len(b.citations) for b in summary.bullets),
+            supported=sum(1 for b, insight in zip(summary.bullets, stated)
+                          for d in b.citations if d in self.gold.get(insight or "", [])))
 
     def write(self, folder: str | Path) -> Path:
         """Write the documents as .txt/.md/.html files plus ``gold.json``; returns the folder."""
