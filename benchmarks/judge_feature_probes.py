@@ -74,7 +74,7 @@ def e5_cosine() -> Probe:
     return probe
 
 
-def lengths(sample: AnnotatedSample, bullets: list[str], rows: list[Row]) -> list[float]:
+def insight_lengths(sample: AnnotatedSample, bullets: list[str], rows: list[Row]) -> list[float]:
     return [float(len(text.split())) for _, text in sample.insights]
 
 
@@ -113,7 +113,7 @@ def main() -> None:
     samples = load_annotations(SHARED_DATA / "summhay" / "eval_benchmark_dev.json")
     judge = OfflineJudge("minilm", calibration=Calibration(0.0, (0.0,) * len(FEATURES), 0.0, 0.0))
     probes: dict[str, Probe] = {"e5_cosine": e5_cosine(), "clause_min_cosine": clause_min_cosine(judge),
-                                "insight_words": lengths, "bullet_words": bullet_lengths}
+                                "insight_words": insight_lengths, "bullet_words": bullet_lengths}
     if args.smollm2:
         probes["smollm2_yes_log_odds"] = smollm2_yes_log_odds()
 

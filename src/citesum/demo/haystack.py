@@ -145,9 +145,10 @@ class SyntheticHaystack:
     def check(self, subtopic: str, summary: Summary) -> SummaryCheck:
         """What the generator's gold says of a summary of ``subtopic``'s question (see :class:`SummaryCheck`)."""
         stated = [self.insight_stated(b.text) for b in summary.bullets]
+        subtopic_insights = {insight_id for insight_id, _ in SUBTOPICS[subtopic][1]}
         return SummaryCheck(
             bullets=len(summary.bullets),
-            on_topic=sum(1 for insight in stated if insight in dict(SUBTOPICS[subtopic][1])),
+            on_topic=sum(1 for insight in stated if insight in subtopic_insights),
             citations=sum(len(b.citations) for b in summary.bullets),
             supported=sum(1 for b, insight in zip(summary.bullets, stated)
                           for d in b.citations if d in self.gold.get(insight or "", [])))
