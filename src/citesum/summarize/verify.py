@@ -128,7 +128,11 @@ class CitationVerifier:
 
     def evidence(self, text: str) -> list[Evidence]:
         """Each document's best supporting sentence for ``text`` (citation markers ignored), best first."""
-        support = self._sentence_support(strip_citations(text))
+        return self._evidence(strip_citations(text))
+
+    def _evidence(self, statement: str) -> list[Evidence]:
+        """:meth:`evidence` of a text whose citation markers are already stripped."""
+        support = self._sentence_support(statement)
         best: dict[str, int] = {}
         for sentence in np.argsort(-support, kind="stable"):
             best.setdefault(self.document_ids[int(self._owners[sentence])], int(sentence))
@@ -141,7 +145,7 @@ class CitationVerifier:
     def verify(self, text: str, cited: Sequence[str]) -> VerifiedBullet:
         """Check the citations of one bullet and compute the repaired citation list."""
         statement = strip_citations(text)
-        evidence = self.evidence(statement)
+        evidence = self._evidence(statement)
         by_document = {e.document_id: e for e in evidence}
         top = evidence[0].support if evidence else 0.0
         bar = self.relative_threshold * top if top >= self.min_support and top > 0 else math.inf
