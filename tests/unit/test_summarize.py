@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from citesum.cli import main
+from citesum.embed import Embedder, get_embedder
 from citesum.errors import BudgetError, LLMError
 from citesum.index.store import Index, IndexSettings
 from citesum.llm.fake import FakeLLM
@@ -139,3 +142,33 @@ def test_extractive_ranks_facts_by_the_relevance_of_all_documents_stating_them()
     # six documents repeat without touching the query is not written at all.
     assert [b.numbers for b in summary.bullets[:2]] == [(2, 3, 4, 5), (1,)]
     assert not any("spokesperson" in b.text or "Volunteers" in b.text for b in summary.bullets)
+
+
+class _ShrunkQueryCosines(Embedder):
+    """Another embedder's vectors, with every query-sentence cosine multiplied by ``factor`` and the
+    sentence-sentence cosines unchanged (the query gets an extra dimension no sentence has): a model whose
+    query cosines run small, as static embeddings' do."""
+
+    name = "shrunk"
+
+    def __init__(self, inner: Embedder, factor: float) -> None:
+        self.inner, self.factor, self.dim = inner, factor, inner.dim + 1
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.inner.encode_documents(texts)
+        return np.hstack([vectors, np.zeros((len(vectors), 1), dtype=np.float32)])
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return np.append(self.factor * self.inner.encode_query(text), np.sqrt(1 - self.factor**2)).astype(np.float32)
+
+
+def test_extractive_relevance_does_not_depend_on_the_scale_of_the_embedders_cosines(index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
+    # The cosine is stretched over the context before it is weighed against the keyword share, so an embedder
+    # whose cosines run small does not hand the ranking to the keywords (with the raw cosine, every one of these
+    # questions got other bullets or another order at factor 0.3).
+    wordllama = get_embedder("wordllama")
+    for query in haystack.queries.values():
+        context = build_context(query, index)
+        summaries = [ExtractiveSummarizer(ExtractiveOptions(bullets=4), embedder=_ShrunkQueryCosines(wordllama, f))
+                     .summarize(query, context) for f in (1.0, 0.3)]
+        assert summaries[0].bullets and summaries[0].bullets == summaries[1].bullets
