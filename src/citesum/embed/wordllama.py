@@ -8,15 +8,28 @@ from typing import Sequence
 import numpy as np
 
 from citesum.embed.base import Embedder, TokenVectors, normalize
+from citesum.errors import ConfigError
+
+
+#: the one weight file the wordllama wheel ships; smaller dimensions are its Matryoshka truncations
+BUNDLED_DIM = 256
+TRUNCATED_DIMS = (64, 128)
 
 
 class WordLlamaEmbedder(Embedder):
-    def __init__(self, dim: int = 256) -> None:
+    def __init__(self, dim: int = BUNDLED_DIM) -> None:
         import wordllama
 
-        # disable_download: the weights ship inside the package; never reach for the network.
+        if dim != BUNDLED_DIM and dim not in TRUNCATED_DIMS:
+            raise ConfigError(
+                f"wordllama-{dim}: the wordllama package ships only its {BUNDLED_DIM}-d weights, so the offline "
+                f"choices are wordllama ({BUNDLED_DIM}) and wordllama-{'/'.join(map(str, TRUNCATED_DIMS))} "
+                "(truncations of them); citesum never downloads weights")
+        # disable_download: the weights ship inside the package; never reach for the network. The model was
+        # trained with Matryoshka losses, so the first 64 or 128 dimensions are an embedding of their own.
         self._model = wordllama.WordLlama.load(
-            dim=dim, cache_dir=Path(wordllama.__file__).parent, disable_download=True
+            dim=BUNDLED_DIM, trunc_dim=None if dim == BUNDLED_DIM else dim,
+            cache_dir=Path(wordllama.__file__).parent, disable_download=True
         )
         self.dim = dim
         self.name = "wordllama" if dim == 256 else f"wordllama-{dim}"
