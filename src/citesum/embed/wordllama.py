@@ -32,7 +32,7 @@ class WordLlamaEmbedder(Embedder):
             cache_dir=Path(wordllama.__file__).parent, disable_download=True
         )
         self.dim = dim
-        self.name = "wordllama" if dim == 256 else f"wordllama-{dim}"
+        self.name = "wordllama" if dim == BUNDLED_DIM else f"wordllama-{dim}"
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._model.embed(list(texts)), dtype=np.float32)
