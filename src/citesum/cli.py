@@ -508,8 +508,8 @@ def eval_group() -> None:
 
 
 @eval_group.command(name="summhay")
-@click.option("--haystack", "haystack_files", multiple=True, required=True, type=click.Path(dir_okay=False),
-              help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
+@click.option("--haystack", "haystack_files", multiple=True, required=True,
+              type=click.Path(exists=True, dir_okay=False), help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
 @click.option("--system", "systems", multiple=True,
               help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o (default: every stored system).")
 @click.option("--retriever", default=None,
@@ -593,7 +593,8 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
 
 
 @eval_group.command(name="position")
-@click.option("--haystack", "haystack_files", multiple=True, required=True, type=click.Path(dir_okay=False))
+@click.option("--haystack", "haystack_files", multiple=True, required=True,
+              type=click.Path(exists=True, dir_okay=False))
 @click.option("--model", "models", multiple=True, default=("claude3-opus", "gemini-1.5-pro", "gpt-4o"),
               show_default=True, help="Stored full-context runs to score (when --summarizer is not given).")
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default=None,
@@ -669,7 +670,7 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
 
 
 @eval_group.command(name="judge")
-@click.option("--annotations", required=True, type=click.Path(dir_okay=False),
+@click.option("--annotations", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Human-annotated judge benchmark, e.g. summhay/eval_benchmark_dev.json.")
 @click.option("--judge", "judge_name", default="offline", show_default=True,
               help="offline, offline:<embedder>, or llm (with --model/--base-url).")

@@ -86,6 +86,11 @@ def test_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
     assert code == 1 and "built with embedder 'wordllama'" in err
     code, _, err = _run("index", str(tmp_path / "c"), "--index", str(tmp_path / "ix"), "--chunk-tokens", "50")
     assert code == 1 and "build a new index" in err
+    # a mistyped evaluation file is named as missing (usage error, exit 2), not as a file of the wrong format
+    for command in (["eval", "summhay", "--haystack"], ["eval", "position", "--haystack"],
+                    ["eval", "judge", "--annotations"]):
+        code, _, err = _run(*command, str(tmp_path / "topic_nws1.json"))
+        assert code == 2 and "topic_nws1.json' does not exist" in err
 
 
 def test_demo_runs_offline(tmp_path: Path) -> None:
