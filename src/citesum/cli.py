@@ -124,6 +124,13 @@ def index(
         documents = [d for path in paths for d in load_dataset(dataset, path).documents]
         report = IngestReport()
     else:
+        missing = [path for path in paths if not Path(path).exists()]
+        # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
+        if sync and missing:
+            raise CitesumError(f"--sync with a path that does not exist ({', '.join(missing)}): its documents "
+                               "would be deleted from the index; nothing was changed")
+        if len(missing) == len(paths):
+            raise CitesumError(f"no such file or folder: {', '.join(missing)}")
         options = IngestOptions(json_id_field=json_id_field, json_title_field=json_title_field,
                                 json_text_field=json_text_field,
                                 **({"max_bytes": max_bytes} if max_bytes else {}))

@@ -57,6 +57,32 @@ def test_sync_removes_documents_gone_from_the_folder(tmp_path: Path) -> None:
     (tmp_path / "c" / "b.txt").unlink()
     code, out, _ = _run("index", str(tmp_path / "c"), "--index", index, "--sync")
     assert code == 0 and "1 deleted" in out
+    # the last document can go too: the index is empty, searchable, and takes documents again
+    (tmp_path / "c" / "a.txt").unlink()
+    code, out, _ = _run("index", str(tmp_path / "c"), "--index", index, "--sync")
+    assert code == 0 and "1 deleted" in out
+    code, out, _ = _run("search", "document", "--index", index)
+    assert code == 0 and "a.txt" not in out
+    (tmp_path / "c" / "a.txt").write_text("Document a text.")
+    assert _run("index", str(tmp_path / "c"), "--index", index)[0] == 0
+    assert "a.txt" in _run("search", "document", "--index", index)[1]
+
+
+def test_a_mistyped_path_changes_no_index(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.txt").write_text("Document a text.")
+    index = str(tmp_path / "ix")
+    assert _run("index", str(tmp_path / "c"), "--index", index)[0] == 0
+    # with --sync, every document of the folder would count as gone: refused, nothing deleted
+    code, _, err = _run("index", str(tmp_path / "cc"), "--index", index, "--sync")
+    assert code == 1 and "does not exist" in err and "nothing was changed" in err
+    assert "a.txt" in _run("search", "document", "--index", index)[1]
+    # no path exists at all: an error, and no empty index is created
+    code, _, err = _run("index", str(tmp_path / "cc"), "--index", str(tmp_path / "other"))
+    assert code == 1 and "no such file or folder" in err and not (tmp_path / "other").exists()
+    # one of several missing: reported, the rest indexed
+    code, out, err = _run("index", str(tmp_path / "c"), str(tmp_path / "cc"), "--index", index)
+    assert code == 0 and "skipped" in err and "1 unchanged" in out
 
 
 def test_oracle_search_with_qrels(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]

@@ -73,6 +73,16 @@ def test_document_positions_follow_ingestion_order(tmp_path: Path, hashing_embed
     assert [index.document_position(i) for i in ("z", "m", "a")] == [0, 1, 2]
 
 
+def test_deleting_every_document_leaves_an_empty_usable_index(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(("a", "Alpha beta."), ("b", "Gamma delta.")), embedder=hashing_embedder)
+    assert index.delete(["a", "b"]).deleted == 2
+    empty = Index.open(tmp_path / "ix")
+    assert empty.passages == [] and empty.lexical.scores("gamma").shape == (0,)
+    empty.update(_docs(("c", "Gamma again.")), embedder=hashing_embedder)
+    assert Index.open(tmp_path / "ix").lexical.scores("gamma")[0] > 0
+
+
 def test_reader_rebuilds_missing_artifacts_from_the_database(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
     index = Index.create(tmp_path / "ix", SETTINGS)
     stats = index.update(_docs(("a", "Alpha beta."), ("b", "Gamma delta.")), embedder=hashing_embedder)

@@ -73,6 +73,11 @@ class LexicalIndex:
         return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0)
 
     def save(self, path: Path) -> None:
+        if self.size == 0:
+            # bm25s cannot save a model of no documents; the index then reads the empty folder as missing
+            # artifacts and rebuilds them from its database, which is empty too.
+            path.mkdir(parents=True, exist_ok=True)
+            return
         self._model.save(str(path))  # type: ignore[attr-defined]
 
     def scores(self, query: str) -> np.ndarray:
@@ -81,7 +86,9 @@ class LexicalIndex:
 
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25 score of every unit for already-analysed (stemmed) terms."""
+        if self.size == 0:
+            return np.zeros(0, dtype=np.float32)
         known = [t for t in terms if t in self._model.vocab_dict]  # type: ignore[attr-defined]
-        if self.size == 0 or not known:
+        if not known:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(known), dtype=np.float32)  # type: ignore[attr-defined]
