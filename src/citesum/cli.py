@@ -12,12 +12,15 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import click
 
 from citesum.chunking import UNITS
 from citesum.errors import CitesumError
+
+if TYPE_CHECKING:
+    from citesum.index.store import Index
 
 EXIT_ERROR = 1
 
@@ -181,6 +184,10 @@ def _load_qrels(path: str | None) -> dict[str, float] | None:
         raise CitesumError(f"{path}: qrels must be a JSON object {{document_id: grade}} ({exc})") from exc
 
 
+def _no_results(index_: Index) -> str:
+    return "(no results: the index has no units)" if not index_.passages else "(no results)"
+
+
 @main.command()
 @click.argument("query")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
@@ -213,6 +220,8 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
             return
         for rank, (doc_id, score) in enumerate(ranked, start=1):
             click.echo(f"{rank:>3}. {score:8.4f}  {doc_id}  {titles.get(doc_id, '')}")
+        if not ranked:
+            click.echo(_no_results(index_))
         return
     hits = ranker.retrieve(query, k)
     elapsed = time.perf_counter() - started
@@ -225,6 +234,8 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
     for hit in hits:
         snippet = " ".join(hit.passage.text.split())
         click.echo(f"{hit.rank:>3}. {hit.score:8.4f}  {hit.document_id} [{hit.passage.ordinal}]  {snippet[:160]}")
+    if not hits:
+        click.echo(_no_results(index_))
 
 
 @main.command()
