@@ -127,7 +127,8 @@ def index(
         documents = [d for path in paths for d in load_dataset(dataset, path).documents]
         report = IngestReport()
     else:
-        missing = [path for path in paths if not Path(path).exists()]
+        # (a broken symlink is not missing: ingestion reports it as such)
+        missing = [path for path in paths if not (Path(path).exists() or Path(path).is_symlink())]
         # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
         if sync and missing:
             raise CitesumError(f"--sync with a path that does not exist ({', '.join(missing)}): its documents "
@@ -527,7 +528,8 @@ def eval_group() -> None:
 
 @eval_group.command(name="summhay")
 @click.option("--haystack", "haystack_files", multiple=True, required=True,
-              type=click.Path(exists=True, dir_okay=False), help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
+              type=click.Path(exists=True, dir_okay=False),
+              help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
 @click.option("--system", "systems", multiple=True,
               help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o (default: every stored system).")
 @click.option("--retriever", default=None,
