@@ -119,7 +119,7 @@ def index(
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
     from citesum.index.store import DB_NAME, Index, IndexSettings
-    from citesum.ingest import IngestOptions, IngestReport, ingest_paths
+    from citesum.ingest import IngestOptions, IngestReport, ingest_paths, is_missing
 
     if dataset:
         from citesum.datasets import load_dataset
@@ -127,8 +127,7 @@ def index(
         documents = [d for path in paths for d in load_dataset(dataset, path).documents]
         report = IngestReport()
     else:
-        # (a broken symlink is not missing: ingestion reports it as such)
-        missing = [path for path in paths if not (Path(path).exists() or Path(path).is_symlink())]
+        missing = [path for path in paths if is_missing(path)]
         # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
         if sync and missing:
             raise CitesumError(f"--sync with a path that does not exist ({', '.join(missing)}): its documents "

@@ -20,7 +20,8 @@ from citesum.ingest.base import FileReport, IngestOptions, IngestReport
 from citesum.ingest.formats import READERS
 from citesum.types import Document
 
-__all__ = ["FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths", "ingest_file"]
+__all__ = ["FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths", "ingest_file",
+           "is_missing"]
 
 SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
 
@@ -108,6 +109,11 @@ def _is_loop(path: Path) -> bool:
     return False
 
 
+def is_missing(path: str | Path) -> bool:
+    """Nothing at ``path`` (a broken symlink is something: ingestion reports it as a broken symlink)."""
+    return not (Path(path).exists() or Path(path).is_symlink())
+
+
 def ingest_paths(
     paths: Iterable[str | Path],
     *,
@@ -128,11 +134,11 @@ def ingest_paths(
         root = Path(given)
         if root.is_dir():
             candidates = [(p, p.relative_to(root).as_posix()) for p in _walk(root, report)]
-        elif root.exists() or root.is_symlink():
-            candidates = [(root, root.name)]
-        else:
+        elif is_missing(root):
             report.files.append(FileReport(str(root), "skipped", reason="no such file or folder"))
             continue
+        else:
+            candidates = [(root, root.name)]
         for path, relative in candidates:
             if include and not _matches(relative, include):
                 continue
