@@ -205,10 +205,11 @@ class ExtractiveSummarizer:
         return groups
 
     def _select(self, groups: list[_Group], sentences: list[_Sentence], vectors: np.ndarray) -> list[Bullet]:
-        best = max(g.relevance(sentences) for g in groups)
+        relevances = [g.relevance(sentences) for g in groups]
+        floor = self.options.min_relative_relevance * max(relevances)
         # Support ranks facts, but only among those relevant enough: a sentence repeated in many documents
         # with little of the query in it is boilerplate, not an insight.
-        relevant = [g for g in groups if g.relevance(sentences) >= self.options.min_relative_relevance * best]
+        relevant = [g for g, relevance in zip(groups, relevances) if relevance >= floor]
         by_number = {s.number: s.document_id for s in sentences}
         bullets: list[Bullet] = []
         words = 0
