@@ -45,6 +45,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/citation_repair.py
 	$(PY) benchmarks/citation_repair_scaling.py
 	$(PY) benchmarks/odsum_rouge.py --cache .bench-cache
+	$(PY) benchmarks/lightpal_odsum.py --cache .bench-cache
 	$(MAKE) bench-llm
 	$(PY) benchmarks/plot_results.py
 

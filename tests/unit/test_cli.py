@@ -97,6 +97,35 @@ def test_oracle_search_with_qrels(tmp_path: Path, haystack) -> None:  # type: ig
     assert json.loads(out)["documents"][0]["document_id"] in haystack.relevance("transit")
 
 
+def test_graph_then_lightpal_search(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    corpus = haystack.write(tmp_path / "corpus")
+    index = str(tmp_path / "ix")
+    assert _run("index", str(corpus), "--index", index, "--exclude", "gold.json")[0] == 0
+    code, _, err = _run("search", "reservoir", "--index", index, "--retriever", "lightpal")
+    assert code == 1 and f"has no LightPAL passage graph; build it with: citesum graph --index {index}" in err
+
+    code, out, err = _run("graph", "--index", index, "--scorer", "cosine", "--candidates", "10", "--edges", "3")
+    assert code == 0, err
+    assert "(3 edges each, scorer cosine)" in out and "lightpal-graph.npz" in out
+    code, out, _ = _run("search", "Lakemont reservoir capacity", "--index", index, "--retriever",
+                        "lightpal:bm25", "-k", "5", "--json")
+    hits = json.loads(out)["hits"]
+    assert code == 0 and len(hits) == 5 and hits[0]["document_id"] in haystack.gold["water-reservoir"]
+
+    (corpus / "extra.txt").write_text("A new document about the reservoir arrives after the graph was built.")
+    assert _run("index", str(corpus), "--index", index, "--exclude", "gold.json")[0] == 0
+    code, _, err = _run("search", "reservoir", "--index", index, "--retriever", "lightpal")
+    assert code == 1 and "rebuild it with: citesum graph" in err
+
+    empty = str(tmp_path / "empty")
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "a.txt").write_text("one document")
+    assert _run("index", str(tmp_path / "nothing"), "--index", empty)[0] == 0
+    assert _run("delete", "a.txt", "--index", empty)[0] == 0
+    code, _, err = _run("graph", "--index", empty, "--scorer", "cosine")
+    assert code == 1 and "has no units: nothing to link" in err
+
+
 def test_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
     code, _, err = _run("search", "anything", "--index", str(tmp_path / "missing"))
     assert code == 1 and err.startswith("error: no index at") and err.count("\n") == 1

@@ -2,7 +2,8 @@
 
 Names: ``bm25``, ``bm25-rm3`` (BM25 with RM3 query expansion), ``dense``, ``dense-prf`` (Rocchio feedback),
 ``hybrid`` (RRF of bm25-rm3 + dense-prf; ``hybrid:bm25+dense`` picks the parts), ``keywords`` (SummHay keyword
-overlap), ``random`` (seeded), ``oracle`` (needs gold relevance).
+overlap), ``random`` (seeded), ``oracle`` (needs gold relevance), ``lightpal`` (BM25 completed by a walk on the
+index's passage graph; ``lightpal:<retriever>`` picks the base; the graph is built by ``citesum graph``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from citesum.retrieve.fusion import RRF_K, HybridRetriever
 from citesum.retrieve.lexical import BM25Retriever, KeywordRetriever
 from citesum.retrieve.reference import OracleRetriever, RandomRetriever
 
-RETRIEVER_NAMES = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords", "random", "oracle"]
+RETRIEVER_NAMES = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords", "random", "oracle", "lightpal"]
 # Measured best on the SummHay haystacks (benchmarks/retrieval_summhay.py); "hybrid:bm25+dense" is the classic.
 DEFAULT_HYBRID_PARTS = ("bm25-rm3", "dense-prf")
 
@@ -38,6 +39,13 @@ def get_retriever(
             raise ConfigError(f"'{name}': a hybrid needs two or more non-hybrid retrievers, e.g. hybrid:bm25+dense")
         members = [get_retriever(p, index, relevance=relevance, seed=seed) for p in parts]
         return HybridRetriever(index, members, k=rrf_k)
+    if name == "lightpal" or name.startswith("lightpal:"):
+        from citesum.retrieve.lightpal import LightPALRetriever
+
+        base = name[9:] or "bm25"
+        if base.startswith("lightpal"):
+            raise ConfigError(f"'{name}': the base of lightpal cannot be lightpal")
+        return LightPALRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k))
     if name == "bm25":
         return BM25Retriever(index)
     if name == "bm25-rm3":

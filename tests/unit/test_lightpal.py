@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from citesum.errors import ConfigError
+from citesum.index.store import Index, IndexSettings
+from citesum.retrieve import get_retriever
+from citesum.retrieve.base import Retriever
+from citesum.retrieve.lightpal import (
+    GRAPH_FILE, LightPALRetriever, PassageGraph, build_passage_graph, personalized_pagerank, transition_matrix)
+from citesum.types import Document
+
+
+class FixedScores(Retriever):
+    """A base retriever whose scores are given: the test is about what LightPAL does with them."""
+
+    name = "fixed"
+
+    def __init__(self, index: Index, scores: Sequence[float]) -> None:
+        super().__init__(index)
+        self._scores = np.asarray(scores, dtype=np.float32)
+
+    def scores(self, query: str) -> np.ndarray:
+        return self._scores
+
+
+class ScriptedScorer:
+    """A context scorer with preset scores per (context, candidate) text; records what it was asked."""
+
+    name = "scripted"
+
+    def __init__(self, preferred: dict[str, str]) -> None:
+        self.preferred = preferred  # context text -> the candidate text it scores highest
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
+        self.calls.append((context, list(candidates)))
+        return np.array([1.0 if c == self.preferred.get(context) else 0.0 for c in candidates])
+
+
+def _index(path: Path, texts: Sequence[str]) -> Index:
+    index = Index.create(path, IndexSettings(unit="document"))
+    index.add([Document(id=f"d{i}", title="", text=t) for i, t in enumerate(texts)])
+    return index
+
+
+def test_pagerank_matches_the_hand_computed_two_node_walk() -> None:
+    # 0 <-> 1, restart at 0, follow an edge with probability 0.2:
+    # r0 = 0.8 + 0.2 r1, r1 = 0.2 r0  =>  r0 = 0.8 / 0.96, r1 = 0.16 / 0.96
+    rank = personalized_pagerank(transition_matrix(np.array([[1], [0]])), [0], alpha=0.2)
+    assert rank == pytest.approx([0.8 / 0.96, 0.16 / 0.96], abs=1e-9)
+
+
+def test_pagerank_solves_the_linear_system_with_dangling_units() -> None:
+    neighbors = np.array([[1, 2], [2, -1], [-1, -1], [0, 2]])  # unit 2 has no edges
+    alpha, teleport = 0.5, [0, 3]
+    rank = personalized_pagerank(transition_matrix(neighbors), teleport, alpha=alpha)
+    # r = (1 - a) p + a (T^T r + mass of dangling units * p), solved exactly
+    T = np.array([[0, .5, .5, 0], [0, 0, 1, 0], [0, 0, 0, 0], [.5, 0, .5, 0]])
+    p = np.array([.5, 0, 0, .5])
+    system = np.eye(4) - alpha * (T.T + np.outer(p, [0, 0, 1, 0]))
+    assert rank == pytest.approx(np.linalg.solve(system, (1 - alpha) * p), abs=1e-9)
+    assert rank.sum() == pytest.approx(1.0)
+
+
+def test_lightpal_takes_the_base_top_then_the_walks_best(tmp_path: Path) -> None:
+    index = _index(tmp_path / "ix", [f"text number {i}" for i in range(8)])
+    # the base ranks 0 > 1 > 2 > ...; unit 7 (base: last) is linked from both initial units
+    base = FixedScores(index, [8, 7, 6, 5, 4, 3, 2, 1])
+    neighbors = np.array([[7, 6], [7, 5], [0, 1], [0, 1], [0, 1], [0, 1], [0, 1], [0, 1]])
+    graph = PassageGraph(neighbors, index.generation, "hand", 2)
+    lightpal = LightPALRetriever(index, base, graph, k=3)
+    ranking = lightpal.ranking("q", 3)
+    # ceil(0.6 * 3) = 2 from the base, then the unit both of them link to, then the rest in base order
+    assert ranking.tolist() == [0, 1, 7, 2, 3, 4, 5, 6]
+    hits = lightpal.retrieve("q", 3)
+    assert [h.passage.document_id for h in hits] == ["d0", "d1", "d7"] and [h.rank for h in hits] == [1, 2, 3]
+    scores = lightpal.scores("q")
+    assert np.argsort(-scores).tolist() == ranking.tolist()
+
+
+def test_lightpal_with_k_at_most_the_initial_share_is_the_base(tmp_path: Path) -> None:
+    index = _index(tmp_path / "ix", [f"text number {i}" for i in range(4)])
+    base = FixedScores(index, [1, 4, 3, 2])
+    graph = PassageGraph(np.array([[3], [3], [3], [0]]), index.generation, "hand", 1)
+    assert LightPALRetriever(index, base, graph).ranking("q", 1).tolist() == [1, 2, 3, 0]
+
+
+def test_graph_edges_come_from_the_nearest_candidates_ranked_by_the_scorer(tmp_path: Path) -> None:
+    texts = ["the reservoir water level fell", "reservoir water level is low", "water level of the reservoir",
+             "bus fares for students", "students ride buses free"]
+    index = _index(tmp_path / "ix", texts)
+    by_cosine = build_passage_graph(index, None, candidates=2, edges=1)
+    assert by_cosine.scorer == "cosine" and by_cosine.neighbors.shape == (5, 1)
+    assert all(row[0] != i for i, row in enumerate(by_cosine.neighbors))  # no self-loops
+    assert set(by_cosine.neighbors[3]) <= {4} and set(by_cosine.neighbors[0]) <= {1, 2}
+    scorer = ScriptedScorer({texts[0]: texts[2], texts[1]: texts[0]})
+    scored = build_passage_graph(index, scorer, candidates=2, edges=1)
+    assert scored.scorer == "scripted"
+    asked = dict(scorer.calls)
+    assert set(asked[texts[0]]) == {texts[1], texts[2]}  # the 2 nearest by cosine are the candidates
+    assert scored.neighbors[0, 0] == 2 and scored.neighbors[1, 0] == 0  # the scorer picks among them
+
+
+def test_graph_is_stored_with_the_index_and_refused_when_stale(tmp_path: Path) -> None:
+    index = _index(tmp_path / "ix", ["alpha beta gamma", "beta gamma delta", "gamma delta epsilon"])
+    with pytest.raises(ConfigError, match="citesum graph --index"):
+        get_retriever("lightpal", index)
+    graph = build_passage_graph(index, None, candidates=2, edges=1)
+    graph.save(index.path)
+    loaded = PassageGraph.load(Index.open(index.path))
+    assert np.array_equal(loaded.neighbors, graph.neighbors) and loaded.scorer == "cosine"
+    assert get_retriever("lightpal:dense", index).name == "lightpal:dense"
+    index.add([Document(id="new", title="", text="zeta eta theta")])
+    with pytest.raises(ConfigError, match="generation .* rebuild"):
+        get_retriever("lightpal", Index.open(index.path))
+    with pytest.raises(ConfigError, match="cannot be lightpal"):
+        get_retriever("lightpal:lightpal", index)
+    with pytest.raises(ConfigError, match="built for another index"):  # a graph handed over directly
+        LightPALRetriever(index, get_retriever("bm25", index), graph)
+
+
+def test_an_interrupted_graph_write_keeps_the_previous_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(tmp_path / "ix", ["alpha beta gamma", "beta gamma delta", "gamma delta epsilon"])
+    first = PassageGraph(np.array([[1], [2], [0]]), index.generation, "cosine", 2)
+    first.save(index.path)
+
+    def killed(fd: int) -> None:
+        raise KeyboardInterrupt  # the process dies after writing, before the rename
+
+    monkeypatch.setattr("citesum.retrieve.lightpal.os.fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        PassageGraph(np.array([[2], [0], [1]]), index.generation, "cosine", 2).save(index.path)
+    monkeypatch.undo()
+    assert PassageGraph.load(index).neighbors.tolist() == [[1], [2], [0]]
+    (index.path / GRAPH_FILE).write_bytes(b"not a graph")
+    with pytest.raises(ConfigError, match="unreadable LightPAL graph"):
+        PassageGraph.load(index)
