@@ -77,16 +77,17 @@ def open_index(folder: Path, settings: IndexSettings, documents: list) -> Index:
 
 
 def cached_graph(index: Index, name: str, build: Callable[[], PassageGraph],
-                 candidates: int) -> tuple[PassageGraph, float | None]:
-    """The graph stored beside the index when an earlier run built it for this generation, else built now."""
+                 candidates: int) -> tuple[PassageGraph, float]:
+    """(graph, seconds it took to build) from beside the index when an earlier run built it for this generation
+    (an LM graph takes most of an hour), else built now."""
     path = Path(index.path) / f"graph-{name}-c{candidates}-g{index.generation}.npz"
     if path.exists():
         with np.load(path) as stored:
-            return PassageGraph(stored["neighbors"], index.generation, name, candidates), None
+            return PassageGraph(stored["neighbors"], index.generation, name, candidates), float(stored["seconds"])
     started = time.perf_counter()
     graph = build()
     seconds = round(time.perf_counter() - started, 1)
-    np.savez(path, neighbors=graph.neighbors)
+    np.savez(path, neighbors=graph.neighbors, seconds=seconds)
     return graph, seconds
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -41,3 +42,24 @@ def test_graph_built_with_the_lm_is_saved_and_loaded(tmp_path: Path, packaged_sm
     assert loaded.scorer.startswith("lm:") and loaded.neighbors.shape == (3, 1)
     owners = [p.document_id for p in index.passages]
     assert owners[int(loaded.neighbors[owners.index("a"), 0])] == "b"  # the story links to its continuation
+
+
+def test_graph_command_with_the_lm_scorer(tmp_path: Path, packaged_smollm2: str) -> None:
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in (("story", STORY), ("continuation", CONTINUATION), ("unrelated", UNRELATED)):
+        (corpus / f"{name}.txt").write_text(text)
+    index = str(tmp_path / "ix")
+    runner = CliRunner()
+    assert runner.invoke(main, ["index", str(corpus), "--index", index, "--unit", "document"]).exit_code == 0
+    result = runner.invoke(main, ["graph", "--index", index, "--scorer", "lm", "--model", packaged_smollm2,
+                                  "--candidates", "2", "--edges", "1", "--lm-tokens", "48"])
+    assert result.exit_code == 0, result.stderr
+    assert "scorer lm:" in result.stdout
+    result = runner.invoke(main, ["search", "lighthouse keeper", "--index", index, "--retriever", "lightpal",
+                                  "-k", "3", "--json"])
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["hits"]) == 3
