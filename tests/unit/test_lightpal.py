@@ -140,3 +140,25 @@ def test_an_interrupted_graph_write_keeps_the_previous_graph(tmp_path: Path, mon
     (index.path / GRAPH_FILE).write_bytes(b"not a graph")
     with pytest.raises(ConfigError, match="unreadable LightPAL graph"):
         PassageGraph.load(index)
+
+
+def test_a_packed_context_takes_the_units_the_walk_adds(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    from citesum.pack import PackOptions
+    from citesum.summarize import build_context
+
+    index = Index.create(tmp_path / "ix", IndexSettings(unit="document"))
+    index.add(haystack.documents)
+    query = "How much did the Lakemont reservoir fall?"
+    options = PackOptions(budget=600, order="score")
+    base_context = build_context(query, index, retriever="bm25", options=options)
+    held = [block.document_id for block in base_context.blocks]
+    assert 3 <= len(held) < len(haystack.documents)
+    # every unit links to one document that BM25 leaves out of the context: the walk must bring it in
+    owners = [p.document_id for p in index.passages]
+    target = next(i for i, d in enumerate(owners) if d not in held)
+    neighbors = np.array([[target] if i != target else [0] for i in range(len(owners))])
+    PassageGraph(neighbors, index.generation, "hand", 1).save(index.path)
+    walked = [block.document_id for block in build_context(query, index, retriever="lightpal", options=options).blocks]
+    # K is what the context holds (one unit per document here): ceil(0.6 K) units from BM25's top, then the walk's
+    initial = -(-3 * len(held) // 5)
+    assert walked[:initial] == held[:initial] and walked[initial] == owners[target]

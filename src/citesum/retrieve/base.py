@@ -23,6 +23,9 @@ class Retriever(ABC):
     #: True when every unit of a document gets that document's score (oracle, random): summing several
     #: units would then only reward long documents, so documents are ranked by that one score.
     scores_documents: bool = False
+    #: True when the ranking depends on how many units are wanted (LightPAL fills 40% of K by its walk): a
+    #: context is then packed a second time with K = the number of units the first packing took.
+    ranking_depends_on_k: bool = False
 
     def __init__(self, index: Index) -> None:
         self.index = index

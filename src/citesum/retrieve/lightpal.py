@@ -197,10 +197,13 @@ def personalized_pagerank(transition: csr_matrix, teleport: Sequence[int], alpha
 class LightPALRetriever(Retriever):
     """A base retriever's first units, completed by Personalized PageRank over the passage graph.
 
-    ``retrieve(query, k)`` returns the paper's K = k units. :meth:`scores` (for document ranking and context
-    packing) gives the same order for ``self.k`` units followed by the rest of the base order, as
-    1 / (1 + rank), so the units LightPAL adds rank where the walk put them.
+    ``retrieve(query, k)`` returns the paper's K = k units (a packed context asks for as many units as it
+    holds, see ``ranking_depends_on_k``). :meth:`scores` (for document ranking) gives the same order for
+    ``self.k`` units followed by the rest of the base order, as 1 / (1 + rank), so the units LightPAL adds rank
+    where the walk put them.
     """
+
+    ranking_depends_on_k = True
 
     def __init__(self, index: Index, base: Retriever, graph: PassageGraph | None = None, *, k: int = 10,
                  initial_share: float = DEFAULT_INITIAL_SHARE, teleport_top: int = DEFAULT_TELEPORT_TOP,

@@ -34,7 +34,14 @@ def build_context(query: str, index: Index, *, retriever: str = "hybrid", option
     if options.order == "full":
         return pack(index, [], options, tokenizer)
     ranker = get_retriever(retriever, index, relevance=relevance)
-    return pack(index, ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0)), options, tokenizer)
+    hits = ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0))
+    context = pack(index, hits, options, tokenizer)
+    if ranker.ranking_depends_on_k:
+        # K is what the context holds: rank again for that K, then the rest as before (to fill what is left).
+        first = ranker.retrieve(query, sum(len(block.passages) for block in context.blocks))
+        taken = {hit.passage.id for hit in first}
+        context = pack(index, first + [hit for hit in hits if hit.passage.id not in taken], options, tokenizer)
+    return context
 
 
 def summarize_query(query: str, index: Index, summarizer: Summarizer | None = None, *, retriever: str = "hybrid",
