@@ -46,6 +46,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/citation_repair_scaling.py
 	$(PY) benchmarks/odsum_rouge.py --cache .bench-cache
 	$(PY) benchmarks/lightpal_odsum.py --cache .bench-cache
+	$(PY) benchmarks/summary_rag_summhay.py --cache .bench-cache
 	$(MAKE) bench-llm
 	$(PY) benchmarks/plot_results.py
 

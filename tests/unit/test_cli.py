@@ -126,6 +126,35 @@ def test_graph_then_lightpal_search(tmp_path: Path, haystack) -> None:  # type: 
     assert code == 1 and "has no units: nothing to link" in err
 
 
+def test_summary_index_then_summary_rag_summarize(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    corpus = haystack.write(tmp_path / "corpus")
+    index, summaries = str(tmp_path / "ix"), str(tmp_path / "sum")
+    assert _run("index", str(corpus), "--index", index, "--exclude", "gold.json")[0] == 0
+    code, out, err = _run("summary-index", "--index", index, "--out", summaries, "--summary-tokens", "40")
+    assert code == 0, err
+    assert f"{len(haystack.documents)} summarized, 0 unchanged, 0 deleted" in out
+    question = ("How much did the Lakemont reservoir fall?", "--index", index, "--summary-index", summaries,
+                "--summary-documents", "2", "--json")
+    code, out, _ = _run("summarize", *question)
+    result = json.loads(out)
+    assert code == 0 and result["context"]["order"] == "summary-rag" and len(result["sources"]) == 2
+    blocks = result["context"]["text"].split("\n\nDocument [")
+    assert all("Content:" in block for block in blocks)
+    limit = str(len(blocks[0].split("\n", 1)[1]) + 10)  # room for the first document's text, not the second's
+    result = json.loads(_run("summarize", *question, "--char-limit", limit)[1])
+    blocks = result["context"]["text"].split("\n\nDocument [")
+    assert "Content:" in blocks[0] and "Content:" not in blocks[1]
+    assert result["bullets"] and all(d in haystack.gold["water-reservoir"]
+                                     for d in result["bullets"][0]["citations"])
+
+    (corpus / "extra.txt").write_text("A new report on the reservoir arrived after the summaries were made.")
+    assert _run("index", str(corpus), "--index", index, "--exclude", "gold.json")[0] == 0
+    code, _, err = _run("summarize", "reservoir", "--index", index, "--summary-index", summaries)
+    assert code == 1 and "out of date" in err and f"citesum summary-index --index {index} --out {summaries}" in err
+    code, out, _ = _run("summary-index", "--index", index, "--out", summaries)
+    assert code == 0 and f"1 summarized, {len(haystack.documents)} unchanged" in out
+
+
 def test_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
     code, _, err = _run("search", "anything", "--index", str(tmp_path / "missing"))
     assert code == 1 and err.startswith("error: no index at") and err.count("\n") == 1

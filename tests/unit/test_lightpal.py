@@ -158,7 +158,8 @@ def test_a_packed_context_takes_the_units_the_walk_adds(tmp_path: Path, haystack
     target = next(i for i, d in enumerate(owners) if d not in held)
     neighbors = np.array([[target] if i != target else [0] for i in range(len(owners))])
     PassageGraph(neighbors, index.generation, "hand", 1).save(index.path)
-    walked = [block.document_id for block in build_context(query, index, retriever="lightpal", options=options).blocks]
+    context = build_context(query, index, retriever="lightpal", options=options)
+    walked = [block.document_id for block in context.blocks]
     # K is what the context holds (one unit per document here): ceil(0.6 K) units from BM25's top, then the walk's
     initial = -(-3 * len(held) // 5)
     assert walked[:initial] == held[:initial] and walked[initial] == owners[target]

@@ -48,17 +48,24 @@ def summarize_query(query: str, index: Index, summarizer: Summarizer | None = No
                     options: PackOptions | None = None, relevance: Mapping[str, float] | None = None,
                     tokenizer: Tokenizer | None = None) -> Summary:
     """Retrieve, pack and summarize; the summary carries the context, the prompt and timings."""
+    started = time.perf_counter()
+    context = build_context(query, index, retriever=retriever, options=options, relevance=relevance,
+                            tokenizer=tokenizer)
+    return summarize_context(query, context, summarizer, retrieve_pack_s=time.perf_counter() - started)
+
+
+def summarize_context(query: str, context: Context, summarizer: Summarizer | None = None, *,
+                      retrieve_pack_s: float = 0.0) -> Summary:
+    """Summarize a packed context (``summarize_query`` packs it; Summary RAG packs its own); the timings add
+    ``retrieve_pack_s``, the time it took to build the context."""
     if summarizer is None:
         from citesum.summarize.extractive import ExtractiveSummarizer
 
         summarizer = ExtractiveSummarizer()
     started = time.perf_counter()
-    context = build_context(query, index, retriever=retriever, options=options, relevance=relevance,
-                            tokenizer=tokenizer)
-    retrieved = time.perf_counter()
     summary = summarizer.summarize(query, context)
-    timings = {**summary.timings, "retrieve_pack_s": round(retrieved - started, 4),
-               "total_s": round(time.perf_counter() - started, 4)}
+    timings = {**summary.timings, "retrieve_pack_s": round(retrieve_pack_s, 4),
+               "total_s": round(retrieve_pack_s + time.perf_counter() - started, 4)}
     return Summary(summary.bullets, summary.context, summary.prompt, summary.raw_output, summary.dropped_citations,
                    summary.usage, timings, summary.summarizer)
 

@@ -1,0 +1,192 @@
+"""Summary RAG (Hernandez de Leon & Kondratiuk): retrieve over one summary per document, read the documents.
+
+A summary index holds one short summary per document of a content index (same ids, same embedder); a query is
+matched against the summaries, and the generator gets each of the top-k documents' summary and full content,
+until a character limit, after which documents contribute their summary only.
+
+Summaries come from an LLM (the paper's way: 150-300 tokens keeping numbers, entities and dates) or, offline,
+from the document's most central sentences. Building is incremental: a document whose text is unchanged keeps
+its summary; a document an LLM could not summarize gets the offline summary and is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from citesum.chunking import sentence_spans
+from citesum.embed import Embedder, get_embedder
+from citesum.errors import CitesumError, ConfigError
+from citesum.index.store import Index, IndexSettings, ProgressFn
+from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
+from citesum.tokens import Tokenizer, get_tokenizer
+from citesum.types import Context, ContextBlock, Document
+
+#: the paper's settings: 3 documents, 12,000 characters of context
+DEFAULT_DOCUMENTS = 3
+DEFAULT_CHAR_LIMIT = 12_000
+SUMMARY_TOKENS = 200
+MIN_SENTENCE_WORDS = 4
+
+SUMMARY_PROMPT = """Summarize the document below in 150 to 300 tokens. Keep every number, named entity and date
+that matters; write plain sentences, no preamble.
+
+Title: {title}
+
+{text}"""
+
+
+class DocumentSummarizer(Protocol):
+    name: str
+
+    def summarize_document(self, document: Document) -> str: ...
+
+
+class CentralSentences:
+    """Offline: the document's sentences most similar to its mean sentence vector, up to ``max_tokens``, in the
+    document's order (a lead-style summary that does not assume the news convention of the first paragraph)."""
+
+    name = "central-sentences"
+
+    def __init__(self, max_tokens: int = SUMMARY_TOKENS, embedder: Embedder | None = None,
+                 tokenizer: Tokenizer | None = None) -> None:
+        self.max_tokens = max_tokens
+        self._embedder = embedder
+        self.tokenizer = tokenizer or get_tokenizer()
+
+    def summarize_document(self, document: Document) -> str:
+        spans = [document.text[s.start : s.end] for s in sentence_spans(document.text)]
+        # Headings and title lines are spans too; a summary is made of sentences.
+        sentences = [" ".join(s.split()) for s in spans if len(s.split()) >= MIN_SENTENCE_WORDS]
+        if not sentences:
+            return " ".join(" ".join(spans).split()[: self.max_tokens]) or document.title
+        if self._embedder is None:
+            self._embedder = get_embedder("wordllama")
+        vectors = self._embedder.encode_documents(sentences)
+        centrality = vectors @ vectors.mean(axis=0)
+        chosen, used = [], 0
+        for i in np.argsort(-centrality, kind="stable"):
+            cost = self.tokenizer.count(sentences[i])
+            if used + cost > self.max_tokens and chosen:
+                continue
+            chosen.append(int(i))
+            used += cost
+        return " ".join(sentences[i] for i in sorted(chosen))
+
+
+class LLMSummaries:
+    """The paper's summaries, from any chat backend (responses are cached by the backend)."""
+
+    def __init__(self, llm: object, max_tokens: int = 400, prompt: str = SUMMARY_PROMPT) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self.prompt = prompt
+        self.name = f"llm:{getattr(llm, 'name', type(llm).__name__)}"
+
+    def summarize_document(self, document: Document) -> str:
+        from citesum.errors import LLMError
+        from citesum.llm.base import ChatRequest
+
+        request = ChatRequest.from_prompt(self.prompt.format(title=document.title, text=document.text),
+                                          max_tokens=self.max_tokens)
+        text = self.llm.complete(request).text.strip()  # type: ignore[attr-defined]
+        if not text:
+            raise LLMError("the model returned an empty summary")
+        return text
+
+
+@dataclass
+class SummaryIndexReport:
+    summarized: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    #: (document id, reason) of documents whose summary came from the offline fallback
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)
+
+
+def build_summary_index(content: Index, path: str | Path, summarizer: DocumentSummarizer, *,
+                        fallback: DocumentSummarizer | None = None,
+                        progress: ProgressFn | None = None) -> tuple[Index, SummaryIndexReport]:
+    """Create or bring up to date the summary index of ``content`` at ``path``."""
+    path = Path(path)
+    settings = IndexSettings(unit="document", tokenizer=content.settings.tokenizer,
+                             embedder=content.settings.embedder)
+    summaries = Index.open(path, expect=settings) if path.exists() else Index.create(path, settings)
+    known = {d.id: d.metadata.get("summary_of") for d in summaries.documents()}
+    documents = list(content.documents())
+    report = SummaryIndexReport()
+    upserts = []
+    for done, document in enumerate(documents, start=1):
+        if known.get(document.id) == document.content_hash:
+            report.unchanged += 1
+        else:
+            upserts.append(_summary_document(document, summarizer, fallback, report))
+        if progress is not None:
+            progress("summarize", done, len(documents))
+    gone = set(known) - {d.id for d in documents}
+    if upserts or gone:
+        summaries.update(upsert=upserts, delete=gone, progress=progress)
+    report.summarized, report.deleted = len(upserts), len(gone)
+    return summaries, report
+
+
+def _summary_document(document: Document, summarizer: DocumentSummarizer, fallback: DocumentSummarizer | None,
+                      report: SummaryIndexReport) -> Document:
+    try:
+        text = summarizer.summarize_document(document)
+        by = summarizer.name
+    except CitesumError as exc:
+        if fallback is None:
+            raise
+        report.fallbacks.append((document.id, str(exc)))
+        text, by = fallback.summarize_document(document), fallback.name
+    return Document(id=document.id, title=document.title, text=text, source=document.source, format="summary",
+                    metadata={"summary_of": document.content_hash, "summarizer": by})
+
+
+def summary_rag_context(query: str, summaries: Index, content: Index, *, retriever: str = "hybrid",
+                        documents: int = DEFAULT_DOCUMENTS, char_limit: int = DEFAULT_CHAR_LIMIT,
+                        tokenizer: Tokenizer | None = None) -> Context:
+    """The top ``documents`` by their summaries, each as its summary and full content while the context stays
+    within ``char_limit`` characters, as its summary alone after that. The context's ``budget`` is that limit,
+    in characters (the paper's unit), and its order ``summary-rag`` (retrieval order)."""
+    from citesum.retrieve import get_retriever
+
+    if documents < 1 or char_limit < 1:
+        raise ConfigError(f"documents and char_limit must be >= 1, got {documents} and {char_limit}")
+    tokenizer = tokenizer or get_tokenizer(content.settings.tokenizer)
+    ranked = get_retriever(retriever, summaries).rank_documents(query, documents)
+    summary_of = {d.id: d for d in summaries.documents_by_id([doc_id for doc_id, _ in ranked])}
+    full = {d.id: d for d in content.documents_by_id([doc_id for doc_id, _ in ranked])}
+    blocks: list[ContextBlock] = []
+    used = 0
+    for number, (doc_id, score) in enumerate(((d, s) for d, s in ranked if d in full), start=1):
+        summary, document = summary_of[doc_id], full[doc_id]
+        # The labels stand on lines of their own, so sentence splitting keeps them out of the sentences.
+        text = f"Summary:\n{summary.text}\n\nContent:\n{document.text}"
+        if used + len(text) > char_limit:
+            text = f"Summary:\n{summary.text}"
+        used += len(text) + len(BLOCK_SEPARATOR)
+        blocks.append(ContextBlock(number, doc_id, document.title, text,
+                                   tokenizer.count(block_header(number, document.title) + text), score=score))
+    return counted_context(blocks, "summary-rag", char_limit, tokenizer)
+
+
+def summaries_for(content: Index, path: str | Path) -> Index:
+    """The summary index at ``path``, checked against ``content`` (same documents, same texts)."""
+    summaries = Index.open(path)
+    summarized = {d.id: d.metadata.get("summary_of") for d in summaries.documents()}
+    current = {d.id: d.content_hash for d in content.documents()}
+    if summarized != current:
+        changed = sum(1 for doc_id, digest in current.items() if summarized.get(doc_id) != digest)
+        raise ConfigError(f"the summary index {path} is out of date for {content.path} ({changed} document(s) new "
+                          f"or changed, {len(set(summarized) - set(current))} gone): update it with: "
+                          f"citesum summary-index --index {content.path} --out {path}")
+    return summaries
+
+
+__all__ = ["CentralSentences", "DocumentSummarizer", "LLMSummaries", "SummaryIndexReport", "build_summary_index",
+           "summaries_for", "summary_rag_context"]
