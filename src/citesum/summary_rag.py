@@ -19,8 +19,9 @@ import numpy as np
 
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
-from citesum.errors import CitesumError, ConfigError
+from citesum.errors import CitesumError, ConfigError, LLMError
 from citesum.index.store import Index, IndexSettings, ProgressFn
+from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Context, ContextBlock, Document
@@ -62,7 +63,7 @@ class CentralSentences:
         # Headings and title lines are spans too; a summary is made of sentences.
         sentences = [" ".join(s.split()) for s in spans if len(s.split()) >= MIN_SENTENCE_WORDS]
         if not sentences:
-            return " ".join(" ".join(spans).split()[: self.max_tokens]) or document.title
+            return self.tokenizer.truncate(" ".join(" ".join(spans).split()), self.max_tokens) or document.title
         if self._embedder is None:
             self._embedder = get_embedder("wordllama")
         vectors = self._embedder.encode_documents(sentences)
@@ -80,19 +81,16 @@ class CentralSentences:
 class LLMSummaries:
     """The paper's summaries, from any chat backend (responses are cached by the backend)."""
 
-    def __init__(self, llm: object, max_tokens: int = 400, prompt: str = SUMMARY_PROMPT) -> None:
+    def __init__(self, llm: LLM, max_tokens: int = 400, prompt: str = SUMMARY_PROMPT) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
         self.prompt = prompt
-        self.name = f"llm:{getattr(llm, 'name', type(llm).__name__)}"
+        self.name = f"llm:{llm.name}"
 
     def summarize_document(self, document: Document) -> str:
-        from citesum.errors import LLMError
-        from citesum.llm.base import ChatRequest
-
         request = ChatRequest.from_prompt(self.prompt.format(title=document.title, text=document.text),
                                           max_tokens=self.max_tokens)
-        text = self.llm.complete(request).text.strip()  # type: ignore[attr-defined]
+        text = self.llm.complete(request).text.strip()
         if not text:
             raise LLMError("the model returned an empty summary")
         return text

@@ -110,7 +110,7 @@ def _document(row: tuple[str, str, str, str, str, str]) -> Document:
     return Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4], metadata=json.loads(row[5]))
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -482,9 +482,9 @@ class Index:
             if file.is_file():
                 with open(file, "rb") as handle:
                     os.fsync(handle.fileno())
-        _fsync_dir(staging)
+        fsync_dir(staging)
         os.rename(staging, final)
-        _fsync_dir(self.path)
+        fsync_dir(self.path)
         if progress:
             progress("bm25", 1, 1)
 

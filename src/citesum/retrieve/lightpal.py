@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 import numpy as np
 
 from citesum.errors import ConfigError, MissingExtraError
-from citesum.index.store import Index, ProgressFn
+from citesum.index.store import Index, ProgressFn, fsync_dir
 from citesum.retrieve.base import Retriever, top_k
 from citesum.types import Hit
 
@@ -115,6 +115,7 @@ class PassageGraph:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(staging, final)
+        fsync_dir(final.parent)  # the rename itself survives a power loss
         return final
 
     @classmethod
