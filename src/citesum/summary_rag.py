@@ -110,10 +110,17 @@ def build_summary_index(content: Index, path: str | Path, summarizer: DocumentSu
                         progress: ProgressFn | None = None) -> tuple[Index, SummaryIndexReport]:
     """Create or bring up to date the summary index of ``content`` at ``path``."""
     path = Path(path)
+    if path.resolve() == Path(content.path).resolve():
+        raise ConfigError(f"{path}: the summary index must be a folder of its own, not the content index")
     settings = IndexSettings(unit="document", tokenizer=content.settings.tokenizer,
                              embedder=content.settings.embedder)
     summaries = Index.open(path, expect=settings) if path.exists() else Index.create(path, settings)
-    known = {d.id: d.metadata.get("summary_of") for d in summaries.documents()}
+    existing = list(summaries.documents())
+    foreign = [d.id for d in existing if d.format != "summary"]
+    if foreign:  # another index of whole documents: summarizing into it would replace its documents
+        raise ConfigError(f"{path} is not a summary index (it holds documents such as '{foreign[0]}'); nothing "
+                          "was changed: give a new folder")
+    known = {d.id: d.metadata.get("summary_of") for d in existing}
     documents = list(content.documents())
     report = SummaryIndexReport()
     upserts = []

@@ -163,3 +163,14 @@ def test_a_packed_context_takes_the_units_the_walk_adds(tmp_path: Path, haystack
     # K is what the context holds (one unit per document here): ceil(0.6 K) units from BM25's top, then the walk's
     initial = -(-3 * len(held) // 5)
     assert walked[:initial] == held[:initial] and walked[initial] == owners[target]
+
+
+def test_the_lm_scorer_without_llama_cpp_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from citesum.errors import MissingExtraError
+    from citesum.retrieve.lightpal import LanguageModelContextScorer
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what an install without the extra looks like
+    with pytest.raises(MissingExtraError, match=r"pip install 'citesum\[llamacpp\]'"):
+        LanguageModelContextScorer()

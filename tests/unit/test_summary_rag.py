@@ -68,6 +68,16 @@ def test_the_summary_index_is_incremental(tmp_path: Path, content: Index) -> Non
     assert summaries_for(content, tmp_path / "summaries").document("transit.txt").text
 
 
+def test_a_summary_index_never_overwrites_an_index_of_documents(tmp_path: Path, content: Index) -> None:
+    with pytest.raises(ConfigError, match="a folder of its own"):
+        build_summary_index(content, content.path, CentralSentences())
+    other = Index.create(tmp_path / "other", IndexSettings(unit="document"))
+    other.add([Document("notes.txt", "Notes", "Field notes that must survive.")])
+    with pytest.raises(ConfigError, match="not a summary index .*'notes.txt'.*nothing was changed"):
+        build_summary_index(content, tmp_path / "other", CentralSentences())
+    assert [d.id for d in Index.open(tmp_path / "other").documents()] == ["notes.txt"]
+
+
 def test_llm_summaries_fall_back_to_central_sentences_and_are_reported(tmp_path: Path, content: Index) -> None:
     llm = FakeLLM(["Transit: a 22-minute Eastline tram, free student fares, electric buses by 2027.",
                    LLMError("HTTP 503 after 4 attempts"), ""])
