@@ -47,6 +47,7 @@ bench: $(VENV)/.test
 	$(PY) benchmarks/odsum_rouge.py --cache .bench-cache
 	$(PY) benchmarks/lightpal_odsum.py --cache .bench-cache
 	$(PY) benchmarks/summary_rag_summhay.py --cache .bench-cache
+	$(PY) benchmarks/budget_estimation_summhay.py --cache .bench-cache
 	$(MAKE) bench-llm
 	$(PY) benchmarks/plot_results.py
 
