@@ -505,6 +505,96 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
     click.echo(f"{stats.deleted} document(s) deleted")
 
 
+@main.command(name="estimate-budget")
+@click.argument("queries_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--panel-model", "panel_models", multiple=True, required=True,
+              help="OpenAI-compatible model that writes silver references from the full context (repeatable).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL of the panel (and of --model).")
+@click.option("--window", type=click.IntRange(min=1), default=32_768, show_default=True,
+              help="Context window of the panel models: the full context is cut to fit it.")
+@click.option("--budgets", default="2000,4000,8000,16000,24000,32000", show_default=True,
+              help="Comma-separated context budgets (tokens) to compare.")
+@click.option("--fraction", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
+              help="Share of the queries used.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--samples", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Summaries per panel model and per budget (temperature 0.5; 1 for the extractive summarizer).")
+@click.option("--retriever", default="hybrid", show_default=True)
+@click.option("--order", type=click.Choice(["original", "score"]), default="original", show_default=True)
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--model", default=None, help="The pipeline's OpenAI-compatible model (with --summarizer llm).")
+@click.option("--words", type=click.IntRange(min=1), default=250, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Sequence[str], base_url: str | None,
+                            window: int, budgets: str, fraction: float, seed: int, samples: int, retriever: str,
+                            order: str, summarizer: str, model: str | None, words: int, as_json: bool) -> None:
+    """Estimate the context budget of a pipeline without gold summaries (Pratapa & Mitamura): silver
+    references from a panel of LMs given the full context, the pipeline run at each budget against them."""
+    from citesum.budget import estimate_budget, panel_candidates, sample_examples
+    from citesum.index.store import Index
+    from citesum.llm import ResponseCache, get_llm
+    from citesum.pack import PackOptions, pack_full
+    from citesum.summarize import fit_budget, summarize_query
+    from citesum.summarize.citations import strip_citations
+    from citesum.summarize.prompts import get_template
+    from citesum.tokens import get_tokenizer
+
+    queries = [line.strip() for line in Path(queries_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not queries:
+        raise CitesumError(f"{queries_file}: no queries (one per line)")
+    try:
+        grid = sorted({int(b) for b in budgets.split(",") if b.strip()})
+    except ValueError as exc:
+        raise CitesumError(f"--budgets must be comma-separated token counts, got '{budgets}'") from exc
+    if not grid or grid[0] < 1:
+        raise CitesumError(f"--budgets must be positive token counts, got '{budgets}'")
+    if summarizer == "llm" and not model:
+        raise CitesumError("--summarizer llm needs --model")
+    index_ = Index.open(index_dir)
+    tokenizer = get_tokenizer(index_.settings.tokenizer)
+    answer = get_template("answer")
+    cache = ResponseCache()
+    panel = [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models]
+    documents = list(index_.documents())
+    chosen = sample_examples([str(i) for i in range(len(queries))], fraction, seed)
+    candidates: dict[str, list[str]] = {}
+    for example in chosen:
+        query = queries[int(example)]
+        room = fit_budget(window, window, tokenizer.count(answer.render(context="", query=query, num_words=words)),
+                          1024)
+        prompt = answer.render(context=pack_full(documents, room, tokenizer).render(), query=query, num_words=words)
+        candidates[example] = [strip_citations(t) for t in panel_candidates(prompt, panel, samples=samples)]
+        if not candidates[example]:
+            raise CitesumError(f"the panel wrote nothing for the query '{query}'")
+    pipeline_llm = get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None
+    runs = 1 if pipeline_llm is None else samples  # the extractive summarizer is deterministic
+
+    def run(example: str, budget: int, sample: int) -> str:
+        engine: Any
+        if pipeline_llm is not None:
+            from citesum.summarize.llm import LLMSummarizer
+
+            engine = LLMSummarizer(pipeline_llm, "answer", num_words=words, temperature=0.5, seed=sample)
+        else:
+            from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+
+            engine = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=words))
+        summary = summarize_query(queries[int(example)], index_, engine, retriever=retriever,
+                                  options=PackOptions(budget=budget, order=order))  # type: ignore[arg-type]
+        return strip_citations(summary.raw_output or " ".join(b.text for b in summary.bullets))
+
+    result = estimate_budget(candidates, run, grid, samples=runs, fraction=1.0)
+    if as_json:
+        _echo_json({"estimate": result.budget, "best_budget": result.best_budget, "queries": len(result.examples),
+                    "means": result.means, "stds": result.stds, "panel": list(panel_models)})
+        return
+    _echo_table(["budget", "silver-reference utility", "std"],
+                [[b, f"{result.means[b]:.4f}", f"{result.stds[b]:.4f}"] for b in grid])
+    click.echo(f"estimate: {result.budget} tokens (best mean at {result.best_budget}; "
+               f"{len(result.examples)} of {len(queries)} queries)")
+
+
 @main.command(name="summary-index")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False), help="The content index.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),

@@ -229,3 +229,45 @@ def test_eval_judge_with_an_llm_reports_the_replies_it_could_not_read(serve, tmp
     assert "1 judge replies were not the expected JSON after 1 retry(ies) and count as NO coverage" in err
     assert "insight rent: 'I cannot tell.'" in err
     assert server.calls == 4  # three insights, one asked again
+
+
+def test_estimate_budget_with_a_scripted_panel(serve, tmp_path: Path, haystack,  # type: ignore[no-untyped-def]
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from loopback import answer
+
+    from citesum.demo.haystack import SUBTOPICS
+
+    monkeypatch.setenv("CITESUM_CACHE_DIR", str(tmp_path / "cache"))
+    index = str(tmp_path / "ix")
+    assert _run("index", str(haystack.write(tmp_path / "corpus")), "--index", index, "--exclude", "gold.json")[0] == 0
+    queries = tmp_path / "queries.txt"
+    queries.write_text("\n".join(query for query, _ in SUBTOPICS.values()) + "\n\n")
+    facts = {query: " ".join(p[0] for _, p in items) for query, items in SUBTOPICS.values()}
+    requests: list[dict] = []
+
+    def panel(handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
+        requests.append(request)
+        prompt = request["messages"][-1]["content"]
+        # a panel that states the question's facts: the silver references
+        answer(handler, next(text for query, text in facts.items() if f"Question: {query}" in prompt))
+
+    server = serve(panel)
+    code, out, err = _run("estimate-budget", str(queries), "--index", index, "--panel-model", "a",
+                          "--panel-model", "b", "--base-url", server.url, "--budgets", "150,3000",
+                          "--fraction", "0.7", "--samples", "2", "--words", "60", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["queries"] == 2 and len(requests) == 2 * 2 * 2  # 2 queries x 2 models x 2 samples
+    assert all(r["temperature"] == 0.5 for r in requests)
+    assert all("Document [1]" in r["messages"][-1]["content"] for r in requests)  # the full context
+    # with 150 tokens the context holds one or two documents; with 3,000 it holds the facts the panel states
+    assert result["means"]["3000"] > result["means"]["150"] and result["estimate"] == 3000
+
+    for bad, message in ((["--budgets", "lots"], "comma-separated token counts"),
+                         (["--summarizer", "llm"], "needs --model")):
+        code, _, err = _run("estimate-budget", str(queries), "--index", index, "--panel-model", "a",
+                            "--base-url", server.url, *bad)
+        assert code == 1 and message in err
+    (tmp_path / "empty.txt").write_text("\n \n")
+    code, _, err = _run("estimate-budget", str(tmp_path / "empty.txt"), "--index", index, "--panel-model", "a")
+    assert code == 1 and "no queries" in err
