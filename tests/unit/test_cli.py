@@ -263,6 +263,15 @@ def test_estimate_budget_with_a_scripted_panel(serve, tmp_path: Path, haystack, 
     # with 150 tokens the context holds one or two documents; with 3,000 it holds the facts the panel states
     assert result["means"]["3000"] > result["means"]["150"] and result["estimate"] == 3000
 
+    # an LLM pipeline that answers as the panel does, whatever its context: every budget ties, the smallest wins
+    code, out, err = _run("estimate-budget", str(queries), "--index", index, "--panel-model", "a", "--base-url",
+                          server.url, "--budgets", "150,3000", "--fraction", "0.7", "--samples", "2",
+                          "--summarizer", "llm", "--model", "pipeline", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["means"]["150"] == result["means"]["3000"] == 1.0 and result["estimate"] == 150
+    assert sum(1 for r in requests if r["model"] == "pipeline") == 2 * 2 * 2  # queries x budgets x samples
+
     for bad, message in ((["--budgets", "lots"], "comma-separated token counts"),
                          (["--summarizer", "llm"], "needs --model")):
         code, _, err = _run("estimate-budget", str(queries), "--index", index, "--panel-model", "a",
