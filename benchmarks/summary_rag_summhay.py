@@ -4,9 +4,10 @@ For each haystack, a content index of whole documents (1,024-token units) and it
 document: the offline central-sentences summarizer, ``--summary-tokens`` tokens); bm25 / dense / hybrid rank
 the documents once over the documents and once over the summaries, scored as in ``retrieval_summhay.py``
 (NDCG@10 with graded relevance, insight coverage and occurrence recall of a 15,000-token selection). Also the
-size on disk of each index and the time to build the summaries.
+size on disk of each index and the time to build the summaries. With ``--smollm2``, also summaries written by
+the packaged SmolLM2-135M (the paper's LLM summaries with the only LM we can ship; about 10 s a document).
 
-Run: python benchmarks/summary_rag_summhay.py [--cache DIR] [--summary-tokens 200]
+Run: python benchmarks/summary_rag_summhay.py [--cache DIR] [--summary-tokens 200] [--smollm2]
 Writes: benchmarks/results/summary_rag_summhay.json
 """
 
@@ -26,7 +27,8 @@ from _common import HAYSTACKS, SHARED_DATA, retrieval_scores, write_result  # no
 from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.index.store import Index, IndexSettings  # noqa: E402
 from citesum.retrieve import get_retriever  # noqa: E402
-from citesum.summary_rag import CentralSentences, build_summary_index  # noqa: E402
+from citesum.llm import get_llm  # noqa: E402
+from citesum.summary_rag import CentralSentences, DocumentSummarizer, LLMSummaries, build_summary_index  # noqa: E402
 from citesum.tokens import get_tokenizer  # noqa: E402
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
@@ -40,12 +42,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", default=None, help="keep the content indexes here and reuse them")
     parser.add_argument("--summary-tokens", type=int, default=200)
+    parser.add_argument("--smollm2", action="store_true", help="also LLM summaries by the packaged SmolLM2")
     args = parser.parse_args()
+    summarizers: dict[str, DocumentSummarizer] = {"summaries": CentralSentences(args.summary_tokens)}
+    if args.smollm2:
+        summarizers["summaries-smollm2"] = LLMSummaries(get_llm("llamacpp"))
     tokenizer = get_tokenizer()
     rows: dict[str, list[dict[str, float]]] = {}
     sizes: dict[str, dict[str, int]] = {}
     summary_seconds: dict[str, float] = {}
-    summary_tokens: list[int] = []
+    summary_tokens: dict[str, list[int]] = {}
     with tempfile.TemporaryDirectory() as temporary:
         for topic in HAYSTACKS:
             haystack = load_haystack(SHARED_DATA / "summhay" / topic)
@@ -55,15 +61,18 @@ def main() -> None:
                 content_path, IndexSettings.for_unit("document"))
             if len(content) == 0:
                 content.add(haystack.documents)
-            summaries_path = Path(temporary) / f"{topic}-summaries"  # always built anew: its time is measured
-            started = time.perf_counter()
-            summaries, _ = build_summary_index(content, summaries_path, CentralSentences(args.summary_tokens))
-            summary_seconds[topic] = round(time.perf_counter() - started, 2)
-            summary_tokens += [tokenizer.count(d.text) for d in summaries.documents()]
-            sizes[topic] = {"documents_index_bytes": folder_bytes(content_path),
-                            "summary_index_bytes": folder_bytes(summaries_path)}
+            indexes = {"documents": content}
+            sizes[topic] = {"documents": folder_bytes(content_path)}
+            for label, summarizer in summarizers.items():
+                summaries_path = Path(temporary) / f"{topic}-{label}"  # always built anew: its time is measured
+                started = time.perf_counter()
+                indexes[label], _ = build_summary_index(content, summaries_path, summarizer)
+                summary_seconds[f"{topic}:{label}"] = round(time.perf_counter() - started, 2)
+                summary_tokens.setdefault(label, []).extend(
+                    tokenizer.count(d.text) for d in indexes[label].documents())
+                sizes[topic][label] = folder_bytes(summaries_path)
             for name in RETRIEVERS:
-                for label, index in (("documents", content), ("summaries", summaries)):
+                for label, index in indexes.items():
                     retriever = get_retriever(name, index)
                     for subtopic in haystack.subtopics:
                         ranked = [d for d, _ in retriever.rank_documents(subtopic.query)]
@@ -76,8 +85,10 @@ def main() -> None:
         print(f"{label:<22} ndcg@10 {metrics['ndcg@10']:.3f}  coverage {metrics['insight_coverage@15k']:.3f}  "
               f"recall {metrics['insight_recall@15k']:.3f}")
     write_result("summary_rag_summhay", {
-        "summarizer": "central-sentences", "summary_tokens_limit": args.summary_tokens,
-        "summary_tokens_mean": round(float(np.mean(summary_tokens)), 1), "results": table,
+        "summarizers": {label: s.name for label, s in summarizers.items()},
+        "central_summary_tokens_limit": args.summary_tokens,
+        "summary_tokens_mean": {label: round(float(np.mean(v)), 1) for label, v in summary_tokens.items()},
+        "results": table,
         "index_bytes": sizes, "summary_build_seconds": summary_seconds})
 
 
