@@ -20,7 +20,7 @@ import numpy as np
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import CitesumError, ConfigError, LLMError
-from citesum.index.store import Index, IndexSettings, ProgressFn
+from citesum.index.store import DB_NAME, Index, IndexSettings, ProgressFn
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
 from citesum.tokens import Tokenizer, get_tokenizer
@@ -114,7 +114,8 @@ def build_summary_index(content: Index, path: str | Path, summarizer: DocumentSu
         raise ConfigError(f"{path}: the summary index must be a folder of its own, not the content index")
     settings = IndexSettings(unit="document", tokenizer=content.settings.tokenizer,
                              embedder=content.settings.embedder)
-    summaries = Index.open(path, expect=settings) if path.exists() else Index.create(path, settings)
+    # A folder without an index in it (made by the user beforehand) gets a new one.
+    summaries = Index.open(path, expect=settings) if (path / DB_NAME).exists() else Index.create(path, settings)
     existing = list(summaries.documents())
     foreign = [d.id for d in existing if d.format != "summary"]
     if foreign:  # another index of whole documents: summarizing into it would replace its documents

@@ -68,7 +68,9 @@ def test_the_summary_index_is_incremental(tmp_path: Path, content: Index) -> Non
     assert summaries_for(content, tmp_path / "summaries").document("transit.txt").text
 
 
-def test_a_summary_index_never_overwrites_an_index_of_documents(tmp_path: Path, content: Index) -> None:
+def test_a_summary_index_goes_into_an_empty_folder_but_never_over_documents(tmp_path: Path, content: Index) -> None:
+    (tmp_path / "made-by-hand").mkdir()
+    assert len(build_summary_index(content, tmp_path / "made-by-hand", CentralSentences())[0]) == 3
     with pytest.raises(ConfigError, match="a folder of its own"):
         build_summary_index(content, content.path, CentralSentences())
     other = Index.create(tmp_path / "other", IndexSettings(unit="document"))
