@@ -16,8 +16,8 @@ Probes:
 * ``smollm2_yes_log_odds`` (with ``--smollm2``, about 6 minutes): log P(Yes) - log P(No) of the packaged
   SmolLM2-135M asked whether the bullet states the insight, the only LLM that runs offline here;
 * ``smollm2_pmi`` (with ``--smollm2``, about 9 minutes): how much more likely the bullet makes the insight,
-  mean over the insight's tokens of log P(token | bullet) - log P(token | nothing) (a generative entailment
-  score in the manner of BARTScore, and LightPAL's P_LM);
+  mean over the insight's tokens of log P(token | bullet) - log P(token | nothing), with LightPAL's
+  context scorer (a generative entailment score in the manner of BARTScore);
 * ``cross_encoder`` (with ``--cross-encoder``, about 11 minutes): the packaged MiniLM fine-tuned as a
   cross-encoder on the human labels themselves ((bullet, insight) pairs: the bullet the human linked gets the
   human label, every other bullet 0), one model per dev topic, each sample scored by the model trained on the
@@ -115,24 +115,15 @@ def _smollm2():  # type: ignore[no-untyped-def]
     return Llama(model_path=packaged_smollm2_path(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
 
 
-def smollm2_pmi(model) -> Probe:  # type: ignore[no-untyped-def]
-    newline = model.tokenize(b"\n", add_bos=False, special=False)
+def smollm2_pmi() -> Probe:
+    from citesum.retrieve.lightpal import LanguageModelContextScorer
 
-    def log_probabilities(prefix: list[int], target: list[int]) -> np.ndarray:
-        prefix = prefix[-(model.n_ctx() - len(target) - 1):]
-        model.reset()
-        model.eval(prefix + target)
-        logits = np.array(model.scores[len(prefix) - 1: len(prefix) + len(target) - 1])
-        return (logits - np.logaddexp.reduce(logits, axis=1, keepdims=True))[np.arange(len(target)), target]
+    # LightPAL's ContextScore is the mean log P_LM(target | context); PMI is its gain over an empty context.
+    scorer = LanguageModelContextScorer(n_threads=2)
 
     def probe(sample: AnnotatedSample, bullets: list[str], rows: list[Row]) -> list[float]:
-        values = []
-        for (_, text), row in zip(sample.insights, rows):
-            target = model.tokenize((" " + text).encode(), add_bos=False, special=False)
-            context = model.tokenize((bullets[row.bullet - 1].strip() + "\nIn other words:").encode(),
-                                     add_bos=False, special=False)
-            values.append(float((log_probabilities(context, target) - log_probabilities(newline, target)).mean()))
-        return values
+        return [float(scorer.score(bullets[row.bullet - 1].strip() + "\nIn other words:", [text])[0]
+                      - scorer.score("", [text])[0]) for (_, text), row in zip(sample.insights, rows)]
     return probe
 
 
@@ -217,7 +208,7 @@ def main() -> None:
     if args.smollm2:
         model = _smollm2()
         probes["smollm2_yes_log_odds"] = smollm2_yes_log_odds(model)
-        probes["smollm2_pmi"] = smollm2_pmi(model)
+        probes["smollm2_pmi"] = smollm2_pmi()
     setup_seconds: dict[str, float] = {}  # what a probe costs before it scores anything (training)
     if args.cross_encoder:
         started = time.perf_counter()
