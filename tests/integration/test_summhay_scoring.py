@@ -101,9 +101,16 @@ def test_cli_eval_judge_lists_stored_judges_and_ours(shared_data: Path) -> None:
                                        "--judge", "offline:wordllama", "--json"])
     assert result.exit_code == 0, result.stderr
     rows = {r["judge"]: r for r in json.loads(result.stdout)}
-    assert round(rows["prompted_gpt-4o"]["pearson"], 3) == 0.714
+    gpt4o = rows["prompted_gpt-4o"]
+    assert round(gpt4o["pearson"], 3) == 0.714
+    low, high = gpt4o["pearson_ci95"]
+    assert 0.6 < low < 0.714 < high < 0.8  # 114 summaries: the r of a judge is known to about +-0.04
     ours = rows["offline:wordllama"]
     assert ours["judgments"] == 661 and 0.5 < ours["pearson"] < 0.8 and ours["linking_accuracy"] > 0.8
+    assert ours["pearson_ci95"][0] < ours["pearson"] < ours["pearson_ci95"][1]
+    # ours minus GPT-3.5 (r 0.464) is clearly positive; the difference interval is a paired one, on the same insights
+    difference = rows["prompted_gpt3.5"]["ours_minus_this_r_ci95"]
+    assert 0 < difference[0] < ours["pearson"] - 0.464 < difference[1]
 
 
 def test_position_bias_of_the_stored_full_context_runs(haystacks) -> None:  # type: ignore[no-untyped-def]

@@ -8,8 +8,8 @@ import pytest
 from citesum.embed.base import TokenVectors
 from citesum.errors import ConfigError, LLMError
 from citesum.evaluate.judges import (
-    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, load_calibration, parse_llm_judgment,
-    token_recall_matrix,
+    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, label_values, load_calibration,
+    parse_llm_judgment, pearson_interval, token_recall_matrix,
 )
 from citesum.evaluate.summhay import Judgment
 from citesum.llm.fake import FakeLLM
@@ -73,6 +73,65 @@ def test_judge_quality_by_hand() -> None:
     assert quality.judgments == 4
     assert quality.linking_accuracy == 0.5  # a (same bullet), c (other bullet); b, d not covered by both
     assert quality.pearson == pytest.approx(np.corrcoef([1, 0, 0.5, 1], [1, 0.5, 0.5, 0])[0, 1])
+
+
+def _summaries(rng: np.random.Generator, count: int, noise: float, insights: int = 6) -> list[np.ndarray]:
+    """Simulated judge benchmark: per summary, rows of (human label value, a judge's label value = the human's
+    plus Gaussian noise, snapped to 0 / 0.5 / 1)."""
+    out = []
+    for _ in range(count):
+        human = rng.choice([0.0, 0.5, 1.0], size=insights)
+        judged = np.clip(np.round(2 * (human + rng.normal(0, noise, insights))) / 2, 0, 1)
+        out.append(np.column_stack([human, judged]))
+    return out
+
+
+def test_pearson_interval_covers_the_true_correlation() -> None:
+    rng = np.random.default_rng(0)
+    population = np.vstack(_summaries(rng, 20_000, noise=0.4))
+    true_r = np.corrcoef(population[:, 0], population[:, 1])[0, 1]
+    hits, widths = 0, []
+    for seed in range(40):  # 40 benchmarks of 100 summaries; a 95% interval should miss about 2 of them
+        low, high = pearson_interval(_summaries(np.random.default_rng(seed + 1), 100, noise=0.4), resamples=1000)
+        hits += low <= true_r <= high
+        widths.append(high - low)
+    assert hits >= 34
+    assert 0.02 < np.mean(widths) < 0.2
+
+
+def test_pearson_interval_resamples_summaries_not_insights() -> None:
+    rng = np.random.default_rng(3)
+    summaries = _summaries(rng, 60, noise=0.5, insights=1)
+    # Each summary repeated as 8 identical insights: no new evidence, so the interval must not narrow, as it
+    # would if the 480 insights were resampled as independent draws.
+    copies = [np.repeat(s, 8, axis=0) for s in summaries]
+    single = pearson_interval(summaries)
+    repeated = pearson_interval(copies)
+    insight_level = pearson_interval([row[None, :] for s in copies for row in s])
+    assert repeated[1] - repeated[0] == pytest.approx(single[1] - single[0], rel=0.05)
+    assert insight_level[1] - insight_level[0] < 0.5 * (repeated[1] - repeated[0])
+
+
+def test_pearson_interval_paired_difference() -> None:
+    rng = np.random.default_rng(5)
+    noisy = _summaries(rng, 100, noise=0.5)
+    perfect = [np.column_stack([s, s[:, 0]]) for s in noisy]  # human, noisy judge, a judge that agrees exactly
+    low, high = pearson_interval(perfect)
+    assert high < 0  # the noisy judge is worse, beyond doubt
+    same = [np.column_stack([s, s[:, 1]]) for s in noisy]
+    assert pearson_interval(same) == (0.0, 0.0)
+    assert pearson_interval([s[:, [0, 0]] for s in noisy]) == pytest.approx((1.0, 1.0))  # never resampled to NaN
+    with pytest.raises(ValueError, match="insights x 2"):
+        pearson_interval([np.zeros((3, 4)), np.zeros((3, 4))])
+    assert pearson_interval(noisy[:1]) is None  # one summary: nothing to resample
+
+
+def test_label_values_pairs_two_judges_on_the_same_insights() -> None:
+    human = [Judgment("a", "FULL", 1), Judgment("b", "NO")]
+    first = [[(human[0], Judgment("a", "PARTIAL", 1)), (human[1], Judgment("b", "NO"))]]
+    second = [[(human[0], Judgment("a", "NO")), (human[1], Judgment("b", "FULL", 2))]]
+    assert [v.tolist() for v in label_values(first)] == [[[1.0, 0.5], [0.0, 0.0]]]
+    assert [v.tolist() for v in label_values(first, second)] == [[[1.0, 0.5, 0.0], [0.0, 0.0, 1.0]]]
 
 
 def test_fit_calibration_separates_three_levels() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Protocol, Sequence
@@ -335,6 +336,11 @@ class JudgeQuality:
     judgments: int
 
 
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson r, 0 where one side is constant (a judge that says NO to everything correlates with nothing)."""
+    return float(np.corrcoef(a, b)[0, 1]) if np.std(a) > 0 and np.std(b) > 0 else 0.0
+
+
 def judge_quality(pairs: Iterable[tuple[Judgment, Judgment]]) -> JudgeQuality:
     """(human, judge) pairs -> Pearson r of the 1 / 0.5 / 0 labels and linking accuracy (same bullet, over
     insights both mark covered)."""
@@ -344,17 +350,81 @@ def judge_quality(pairs: Iterable[tuple[Judgment, Judgment]]) -> JudgeQuality:
         judged.append(LABEL_VALUE[guess.coverage])
         if truth.coverage != "NO" and guess.coverage != "NO":
             linked.append(truth.bullet == guess.bullet)
-    r = float(np.corrcoef(human, judged)[0, 1]) if np.std(judged) > 0 and np.std(human) > 0 else 0.0
-    return JudgeQuality(r, float(np.mean(linked)) if linked else 0.0, len(human))
+    return JudgeQuality(_pearson(np.array(human), np.array(judged)), float(np.mean(linked)) if linked else 0.0,
+                        len(human))
 
 
-def meta_evaluate(samples: Sequence[AnnotatedSample], judge: Judge | str) -> JudgeQuality:
-    """Quality of a judge (or of a stored judge, by name) against the human labels."""
-    pairs = []
+def judgments_by_summary(samples: Sequence[AnnotatedSample], judge: Judge | str) -> list[list[tuple[Judgment, Judgment]]]:
+    """For each summary, its (human, judge) pairs; a judge given by name is one of the stored judges."""
+    out = []
     for sample in samples:
         if isinstance(judge, str):
             predicted = sample.stored[judge]
         else:
             predicted = {j.insight_id: j for j in judge.judge(sample.insights, sample.summary)}
-        pairs.extend((sample.human[i], predicted[i]) for i, _ in sample.insights)
-    return judge_quality(pairs)
+        out.append([(sample.human[i], predicted[i]) for i, _ in sample.insights])
+    return out
+
+
+def meta_evaluate(samples: Sequence[AnnotatedSample], judge: Judge | str) -> JudgeQuality:
+    """Quality of a judge (or of a stored judge, by name) against the human labels."""
+    return judge_quality(pair for summary in judgments_by_summary(samples, judge) for pair in summary)
+
+
+def pearson_interval(labels_by_summary: Sequence[np.ndarray], confidence: float = 0.95, resamples: int = 2000,
+                     seed: int = 0) -> tuple[float, float] | None:
+    """Bootstrap confidence interval (BCa) of judge quality, resampling whole summaries.
+
+    ``labels_by_summary[s]`` holds one row per insight of summary ``s``: the human label value, then one column
+    per judge. With one judge the statistic is its Pearson r with the humans; with two, the first judge's r
+    minus the second's on the same resampled insights (a paired comparison: an interval that excludes 0 says
+    one judge agrees with the humans better than the other beyond the luck of this benchmark's draw).
+    Summaries, not insights, are resampled because one summary's insights share its bullets and its annotator,
+    so they are not independent draws; resampling insights would give too narrow an interval. None for fewer
+    than two summaries: there is nothing to resample.
+    """
+    from scipy.stats import DegenerateDataWarning, bootstrap
+
+    if len(labels_by_summary) < 2:
+        return None
+
+    widths = {labels.shape[1] for labels in labels_by_summary}
+    if len(widths) != 1 or (width := widths.pop()) not in (2, 3):
+        raise ValueError("labels_by_summary: every summary needs (insights x 2) or (insights x 3) label values")
+    # Pearson r of pooled insights needs only sums, so each summary is reduced to its sums once and a resample's
+    # r comes from adding rows: the whole bootstrap is a few array operations instead of a loop of corrcoefs.
+    sums = np.array([[len(labels), labels[:, 0].sum(), (labels[:, 0] ** 2).sum(),
+                      *(value for j in range(1, width)
+                        for value in (labels[:, j].sum(), (labels[:, j] ** 2).sum(), labels[:, 0] @ labels[:, j]))]
+                     for labels in labels_by_summary])
+
+    def pooled_r(total: np.ndarray, judge: int) -> np.ndarray:
+        n, human, human_squares = total[..., 0], total[..., 1], total[..., 2]
+        judged, judged_squares, products = (total[..., 3 + 3 * judge + k] for k in range(3))
+        spread = (n * human_squares - human**2) * (n * judged_squares - judged**2)
+        # 0 where one side is constant, as in _pearson
+        return np.where(spread > 1e-12, (n * products - human * judged) / np.sqrt(np.maximum(spread, 1e-12)), 0.0)
+
+    def statistic(chosen: np.ndarray, axis: int = -1) -> np.ndarray:
+        total = sums[np.moveaxis(chosen, axis, -1)].sum(axis=-2)  # summaries x sums -> sums, per resample
+        return pooled_r(total, 0) - pooled_r(total, 1) if width == 3 else pooled_r(total, 0)
+
+    everything = np.arange(len(labels_by_summary))
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        # BCa cannot be computed when every resample gives the same value (a judge compared with itself, or one
+        # that never disagrees with the humans); that case is answered below.
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        result = bootstrap((everything,), statistic, n_resamples=resamples, vectorized=True,
+                           confidence_level=confidence, method="BCa", rng=np.random.default_rng(seed))
+    if np.ptp(result.bootstrap_distribution) < 1e-12:
+        point = float(statistic(everything))
+        return point, point
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def label_values(*judged: Sequence[Sequence[tuple[Judgment, Judgment]]]) -> list[np.ndarray]:
+    """The label values ``pearson_interval`` takes, from ``judgments_by_summary`` of one or two judges on the
+    same summaries (the human labels are taken from the first)."""
+    return [np.array([[LABEL_VALUE[pairs[0][k][0].coverage], *(LABEL_VALUE[p[k][1].coverage] for p in pairs)]
+                      for k in range(len(pairs[0]))])
+            for pairs in zip(*judged)]
