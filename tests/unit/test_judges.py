@@ -132,6 +132,9 @@ def test_label_values_pairs_two_judges_on_the_same_insights() -> None:
     second = [[(human[0], Judgment("a", "NO")), (human[1], Judgment("b", "FULL", 2))]]
     assert [v.tolist() for v in label_values(first)] == [[[1.0, 0.5], [0.0, 0.0]]]
     assert [v.tolist() for v in label_values(first, second)] == [[[1.0, 0.5, 0.0], [0.0, 0.0, 1.0]]]
+    # a summary without insights adds nothing to the sums, and does not break the interval
+    values = label_values(first + [[]] + first)
+    assert values[1].shape == (0, 2) and pearson_interval(values) is not None
 
 
 def test_fit_calibration_separates_three_levels() -> None:

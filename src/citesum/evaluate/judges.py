@@ -426,5 +426,5 @@ def label_values(*judged: Sequence[Sequence[tuple[Judgment, Judgment]]]) -> list
     """The label values ``pearson_interval`` takes, from ``judgments_by_summary`` of one or two judges on the
     same summaries (the human labels are taken from the first)."""
     return [np.array([[LABEL_VALUE[pairs[0][k][0].coverage], *(LABEL_VALUE[p[k][1].coverage] for p in pairs)]
-                      for k in range(len(pairs[0]))])
+                      for k in range(len(pairs[0]))], dtype=float).reshape(-1, 1 + len(judged))
             for pairs in zip(*judged)]
