@@ -276,7 +276,8 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
                    "--summary-documents documents' summary and full text (--budget and --order do not apply).")
 @click.option("--summary-documents", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--char-limit", type=click.IntRange(min=1), default=12_000, show_default=True,
-              help="Summary RAG: past this many characters, documents give their summary only.")
+              help="Summary RAG: from the first document whose full text would pass this many characters, "
+                   "documents give their summary only.")
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
     query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,

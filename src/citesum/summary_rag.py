@@ -169,11 +169,15 @@ def summary_rag_context(query: str, summaries: Index, content: Index, *, retriev
     full = {d.id: d for d in content.documents_by_id([doc_id for doc_id, _ in ranked])}
     blocks: list[ContextBlock] = []
     used = 0
+    summaries_only = False
     for number, (doc_id, score) in enumerate(((d, s) for d, s in ranked if d in full), start=1):
         summary, document = summary_of[doc_id], full[doc_id]
         # The labels stand on lines of their own, so sentence splitting keeps them out of the sentences.
         text = f"Summary:\n{summary.text}\n\nContent:\n{document.text}"
-        if used + len(text) > char_limit:
+        # Once one document's content does not fit, every later one gives its summary only (the paper's rule): a
+        # shorter, less relevant document must not bring its content where a more relevant one could not.
+        summaries_only = summaries_only or used + len(text) > char_limit
+        if summaries_only:
             text = f"Summary:\n{summary.text}"
         used += len(text) + len(BLOCK_SEPARATOR)
         blocks.append(ContextBlock(number, doc_id, document.title, text,

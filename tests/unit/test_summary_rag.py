@@ -109,3 +109,22 @@ def test_context_gives_summary_and_content_until_the_character_limit(tmp_path: P
     assert len(tight.blocks) == 3 and tight.token_count > 0
     with pytest.raises(ConfigError):
         summary_rag_context(query, summaries, content, documents=0)
+
+
+def test_after_the_limit_a_shorter_later_document_gets_its_summary_only(tmp_path: Path) -> None:
+    content = Index.create(tmp_path / "content", IndexSettings(unit="document"))
+    long_text = " ".join(f"Section {k} of the report covers reservoir pipes, staffing and budgets." for k in range(40))
+    content.add([Document("a.txt", "A", "The reservoir is low, pipes leak and a desalination plant is planned."),
+                 Document("b.txt", "B", long_text),
+                 Document("c.txt", "C", "A reservoir walk opens in May.")])
+    summaries, _ = build_summary_index(content, tmp_path / "s", CentralSentences(max_tokens=12))
+    query = "reservoir pipes desalination"
+    roomy = summary_rag_context(query, summaries, content, retriever="bm25", documents=3, char_limit=10**6)
+    assert [b.document_id for b in roomy.blocks] == ["a.txt", "b.txt", "c.txt"]  # the premise: b ranks above c
+    full_a, full_b, full_c = (len(b.text) for b in roomy.blocks)
+    summary_b = len(f"Summary:\n{summaries.document('b.txt').text}")
+    # room for a in full, b's summary and c in full, but not for b in full: c must not get its content either
+    limit = full_a + summary_b + full_c + 100
+    assert limit < full_a + full_b
+    tight = summary_rag_context(query, summaries, content, retriever="bm25", documents=3, char_limit=limit)
+    assert ["Content:" in b.text for b in tight.blocks] == [True, False, False]
