@@ -897,14 +897,14 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     """Meta-evaluate a coverage judge against human labels (Pearson r, linking accuracy), beside the stored
     LLM judges, with 95% bootstrap intervals (resampling summaries) for each r and for our r minus theirs."""
     from citesum.evaluate.judges import (
-        get_judge, judgments_by_summary, label_values, load_annotations, pearson_interval,
+        get_judge, judgments_by_summary, label_values, load_annotations, pearson_interval, stored_judge_names,
     )
 
     samples = load_annotations(annotations)
     judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
     ours = judgments_by_summary(samples, judge)  # before _judge_columns: it reports the replies this run left unread
     rows = []
-    for name in samples[0].stored:
+    for name in stored_judge_names(samples):
         theirs = judgments_by_summary(samples, name)
         rows.append({"judge": name, **_judge_quality_columns(theirs),
                      "ours_minus_this_r_ci95": pearson_interval(label_values(ours, theirs))})

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from citesum.embed.base import TokenVectors
-from citesum.errors import ConfigError, LLMError
+from citesum.errors import ConfigError, IngestError, LLMError
 from citesum.evaluate.judges import (
-    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, label_values, load_calibration,
-    parse_llm_judgment, pearson_interval, token_recall_matrix,
+    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, label_values, load_annotations,
+    load_calibration, parse_llm_judgment, pearson_interval, stored_judge_names, token_recall_matrix,
 )
 from citesum.evaluate.summhay import Judgment
 from citesum.llm.fake import FakeLLM
@@ -189,3 +189,53 @@ def test_calibration_fit_on_other_features_is_refused(tmp_path) -> None:  # type
         load_calibration("wordllama", path)
     with pytest.raises(ConfigError, match="no offline-judge calibration for embedder 'minilm'"):
         load_calibration("minilm", path)
+
+
+def _annotated(insights: list[str], judges: dict[str, list[str]]) -> dict[str, object]:
+    """One summary of a judge benchmark in the eval_benchmark_dev.json format."""
+    return {"topic_fn": "t.json", "subtopic_id": "s1", "summary": ["- Rates rise 7.5 percent [1]."],
+            "reference_insights": [{"insight_id": i, "insight": f"Insight {i}."} for i in insights],
+            "annotation": [{"insight_id": i, "coverage": "fully_covered", "candidate_id": 0} for i in insights],
+            **{f"predictions_{name}": [{"insight_id": i, "coverage": "NO_COVERAGE", "bullet_id": "NA"} for i in ids]
+               for name, ids in judges.items()}}
+
+
+def test_load_annotations_reports_bad_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([_annotated(["a", "b"], {"gpt": ["a", "b"], "partial": ["a"]}),
+                                _annotated(["c"], {"gpt": ["c"], "partial": ["c"]})]))
+    samples = load_annotations(good)
+    assert samples[0].human["a"] == Judgment("a", "FULL", 1) and samples[0].stored["gpt"]["b"].coverage == "NO"
+    assert stored_judge_names(samples) == ["gpt"]  # "partial" did not judge insight b: not comparable
+    unlabelled = _annotated(["a", "b"], {})
+    unlabelled["annotation"] = unlabelled["annotation"][:1]  # type: ignore[index]
+    cases = {"empty.json": (b"", "JSONDecodeError"), "object.json": (b'{"a": 1}', "TypeError"),
+             "binary.json": (b"\xff\xfe\x00PK", "UnicodeDecodeError"),
+             "fields.json": (b'[{"topic_fn": "t"}]', "KeyError: 'annotation'"),
+             "label.json": (json.dumps([unlabelled]).encode(), "without a human label: \\['b'\\]"),
+             "none.json": (b"[]", "no annotated summaries")}
+    for name, (content, reason) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(IngestError, match=f"{name}: .*{reason}"):
+            load_annotations(tmp_path / name)
+
+
+def test_cli_eval_judge_on_a_bad_and_a_small_benchmark(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"topic_fn": "t"}]')
+    result = CliRunner().invoke(main, ["eval", "judge", "--annotations", str(bad)])
+    assert result.exit_code == 1
+    assert "bad.json: not a judge benchmark file" in result.stderr and "Traceback" not in result.output
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps([_annotated(["a", "b"], {"gpt": ["a", "b"]}), _annotated(["c"], {"gpt": ["c"]})]))
+    result = CliRunner().invoke(main, ["eval", "judge", "--annotations", str(small), "--judge", "offline:wordllama",
+                                       "--json"])
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["judge"] for r in rows] == ["gpt", "offline:wordllama"] and rows[0]["judgments"] == 3
+    assert rows[0]["pearson"] == 0.0  # the stored judge says NO to every FULL insight: constant, no correlation
+    assert len(rows[0]["pearson_ci95"]) == 2 and len(rows[0]["ours_minus_this_r_ci95"]) == 2

@@ -26,7 +26,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 import numpy as np
 
 from citesum.embed.base import TokenVectors
-from citesum.errors import ConfigError, LLMError, unknown_name_error
+from citesum.errors import ConfigError, IngestError, LLMError, unknown_name_error
 from citesum.evaluate.summhay import Coverage, Judgment
 
 LABEL_VALUE: dict[Coverage, float] = {"FULL": 1.0, "PARTIAL": 0.5, "NO": 0.0}
@@ -308,25 +308,42 @@ class AnnotatedSample:
 
 
 def load_annotations(path: str | Path) -> list[AnnotatedSample]:
-    """``eval_benchmark_dev.json``: human labels (0-based ``candidate_id``) and stored LLM judges (1-based)."""
+    """``eval_benchmark_dev.json``: human labels (0-based ``candidate_id``) and stored LLM judges (1-based).
+
+    A file that is not such a benchmark (unreadable, not JSON, missing fields, no summaries) raises
+    :class:`IngestError` naming the file and the reason."""
     samples = []
-    for row in json.loads(Path(path).read_text(encoding="utf-8")):
-        human = {}
-        for a in row["annotation"]:
-            candidate = a.get("candidate_id")
-            bullet = int(candidate) + 1 if candidate not in (None, "no_selection") else None
-            human[a["insight_id"]] = Judgment(a["insight_id"], HUMAN_LABELS[a["coverage"]], bullet)
-        stored = {}
-        for key, predictions in row.items():
-            if key.startswith("predictions_"):
-                stored[key.removeprefix("predictions_")] = {
-                    p["insight_id"]: Judgment(p["insight_id"], STORED_LABELS[p["coverage"]],
-                                              p["bullet_id"] if isinstance(p["bullet_id"], int) else None)
-                    for p in predictions}
-        samples.append(AnnotatedSample(row["topic_fn"], str(row.get("subtopic_id", "")), tuple(row["summary"]),
-                                       tuple((i["insight_id"], i["insight"]) for i in row["reference_insights"]),
-                                       human, stored))
+    try:
+        for row in json.loads(Path(path).read_text(encoding="utf-8")):
+            human = {}
+            for a in row["annotation"]:
+                candidate = a.get("candidate_id")
+                bullet = int(candidate) + 1 if candidate not in (None, "no_selection") else None
+                human[a["insight_id"]] = Judgment(a["insight_id"], HUMAN_LABELS[a["coverage"]], bullet)
+            stored = {}
+            for key, predictions in row.items():
+                if key.startswith("predictions_"):
+                    stored[key.removeprefix("predictions_")] = {
+                        p["insight_id"]: Judgment(p["insight_id"], STORED_LABELS[p["coverage"]],
+                                                  p["bullet_id"] if isinstance(p["bullet_id"], int) else None)
+                        for p in predictions}
+            insights = tuple((i["insight_id"], i["insight"]) for i in row["reference_insights"])
+            if unlabelled := [i for i, _ in insights if i not in human]:
+                raise KeyError(f"insight(s) without a human label: {unlabelled}")
+            samples.append(AnnotatedSample(row["topic_fn"], str(row.get("subtopic_id", "")), tuple(row["summary"]),
+                                           insights, human, stored))
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise IngestError(f"{path}: not a judge benchmark file like eval_benchmark_dev.json "
+                          f"({type(exc).__name__}: {exc})") from exc
+    if not samples:
+        raise IngestError(f"{path}: no annotated summaries")
     return samples
+
+
+def stored_judge_names(samples: Sequence[AnnotatedSample]) -> list[str]:
+    """The stored judges that judged every insight of every summary (in the first summary's order)."""
+    return [name for name in samples[0].stored
+            if all(name in s.stored and all(i in s.stored[name] for i, _ in s.insights) for s in samples)]
 
 
 @dataclass(frozen=True)
