@@ -727,9 +727,14 @@ def eval_group() -> None:
               type=click.Path(exists=True, dir_okay=False),
               help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
 @click.option("--system", "systems", multiple=True,
-              help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o (default: every stored system).")
+              help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o, or systems of --summaries "
+                   "(default: every one).")
 @click.option("--retriever", default=None,
               help="Run OUR pipeline with this retriever (instead of scoring stored summaries) and judge it.")
+@click.option("--summaries", "summary_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Judge the summaries in this file with --judge: a SummHay topic file with subtopic "
+                   "'summaries', or JSON {system: {subtopic_id: lines or text}} or {subtopic_id: lines or text}; "
+                   "citations [n] are haystack positions (repeatable).")
 @click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True)
 @click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True)
 @click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)
@@ -749,24 +754,44 @@ def eval_group() -> None:
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write every per-insight decision to this JSON file.")
 @click.option("--json", "as_json", is_flag=True)
-def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None, budget: int,
+def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None,
+                 summary_files: Sequence[str], budget: int,
                  order: str, unit: str, summarizer: str, summarizer_model: str | None,
                  summarizer_base_url: str | None, summarizer_max_tokens: int, repair_citations: bool | None,
                  judge_name: str, model: str | None, base_url: str | None, index_dir: str | None,
                  report: str | None, as_json: bool) -> None:
-    """SummHay coverage / citation / joint (paper protocol). Without --retriever: the stored summaries with
-    their stored GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by
-    --judge."""
+    """SummHay coverage / citation / joint (paper protocol). By default: the stored summaries with their stored
+    GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by --judge. With
+    --summaries: the summaries in those files, judged by --judge."""
     import tempfile
     from dataclasses import asdict
 
     from citesum.datasets.summhay import load_haystack
     from citesum.evaluate.summhay import score_stored, stored_systems, system_label
 
+    if retriever and summary_files:
+        raise CitesumError("--retriever runs our pipeline and --summaries judges given summaries: use one of them")
     haystacks = [load_haystack(f) for f in haystack_files]
     rows = []
     decisions = {}
-    if retriever:
+    if summary_files:
+        from citesum.evaluate.judges import get_judge
+        from citesum.evaluate.runner import judge_summaries, load_summaries
+
+        given = load_summaries(summary_files, haystacks)
+        if unknown := [s for s in systems if s not in given]:
+            raise CitesumError(f"no system {unknown[0]!r} in {', '.join(summary_files)}; it has "
+                               f"{', '.join(sorted(given)[:5])}{' ...' if len(given) > 5 else ''}")
+        judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
+        for system in systems or sorted(given):
+            scores, insights = judge_summaries(haystacks, given[system], judge)
+            system_retriever, system_model = (system_label(system) if system.startswith("summary_subtopic_")
+                                              else ("-", system))
+            rows.append({"system": system, "retriever": system_retriever, "model": system_model, **scores.as_dict()})
+            decisions[system] = [asdict(i) for i in insights]
+        judge_columns = _judge_columns(judge)  # once: an LLM judge's unread replies are counted over the run
+        rows = [{**row, **judge_columns} for row in rows]
+    elif retriever:
         from citesum.evaluate.judges import get_judge
         from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
 

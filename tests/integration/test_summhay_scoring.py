@@ -257,3 +257,64 @@ def test_cli_eval_position_runs_our_extractive_summarizer(shared_data: Path, tmp
     assert written["scores"]["top"]["joint"] == row["top"]
     missing = CliRunner().invoke(main, ["eval", "position", "--haystack", haystack, "--summarizer", "llm"])
     assert missing.exit_code == 1 and "--summarizer-model" in missing.stderr
+
+
+def test_summaries_from_files_in_every_format(haystacks, tmp_path: Path, shared_data: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from citesum.errors import IngestError
+    from citesum.evaluate.judges import OfflineJudge
+    from citesum.evaluate.runner import judge_summaries, load_summaries
+
+    news1 = haystacks[0]
+    key = "summary_subtopic_rerank3_gpt-4o"
+    # the SummHay format: a topic file whose subtopics carry every system's summary lines
+    stored = load_summaries([shared_data / "summhay" / "topic_news1.json"], [news1])
+    assert len(stored) == 78 and stored[key] == [{s.id: [line for line in s.summaries[key] if line.strip()]
+                                                 for s in news1.subtopics}]
+    # {subtopic: text} (one system named after the file), and {system: {subtopic: lines}} split over two files
+    (tmp_path / "mine.json").write_text(json.dumps({s.id: "\n".join(s.summaries[key]) for s in news1.subtopics}))
+    half = len(news1.subtopics) // 2
+    for name, part in (("a.json", news1.subtopics[:half]), ("b.json", news1.subtopics[half:])):
+        (tmp_path / name).write_text(json.dumps({"split": {s.id: s.summaries[key] for s in part}}))
+    given = load_summaries([tmp_path / "mine.json", tmp_path / "a.json", tmp_path / "b.json"], [news1])
+    assert given["mine"] == given["split"] == stored[key]
+    judge = OfflineJudge("wordllama")
+    assert judge_summaries([news1], given["mine"], judge) == judge_summaries([news1], stored[key], judge)
+
+    with pytest.raises(IngestError, match=r"a.json: 'split' has no summary for 5 of the 9 subtopics"):
+        load_summaries([tmp_path / "a.json"], [news1])
+    with pytest.raises(IngestError, match=r"'mine' for 9 subtopic\(s\) of none of the given haystacks"):
+        load_summaries([tmp_path / "mine.json"], [haystacks[1]])
+    (tmp_path / "number.json").write_text(json.dumps({news1.subtopics[0].id: 7}))
+    with pytest.raises(IngestError, match="number.json: the summary of 'number' .* is neither a text nor a list"):
+        load_summaries([tmp_path / "number.json"], [news1])
+    for bad in (b"", b"\xff\xfe\x00", b"[1, 2]", b"{}"):
+        (tmp_path / "bad.json").write_bytes(bad)
+        with pytest.raises(IngestError, match="bad.json: "):
+            load_summaries([tmp_path / "bad.json"], [news1])
+
+
+def test_cli_eval_summhay_judges_summaries_from_a_file(tmp_path: Path, shared_data: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    news1 = str(shared_data / "summhay" / "topic_news1.json")
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["eval", "summhay", "--haystack", news1, "--summaries", news1,
+                                       "--system", "summary_subtopic_oracle_gemini-1.5-pro", "--judge",
+                                       "offline:wordllama", "--report", str(report), "--json"])
+    assert result.exit_code == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert (row["retriever"], row["model"], row["judge"]) == ("oracle", "gemini-1.5-pro", "offline:wordllama")
+    assert row["insights"] == 65 and 40 < row["joint"] < 80  # stored GPT-4o judge on this haystack: 58.6
+    assert len(json.loads(report.read_text())["insights"]["summary_subtopic_oracle_gemini-1.5-pro"]) == 65
+    both = CliRunner().invoke(main, ["eval", "summhay", "--haystack", news1, "--summaries", news1,
+                                     "--retriever", "bm25"])
+    assert both.exit_code == 1 and "use one of them" in both.stderr
+    unknown = CliRunner().invoke(main, ["eval", "summhay", "--haystack", news1, "--summaries", news1,
+                                        "--system", "nope"])
+    assert unknown.exit_code == 1 and "no system 'nope'" in unknown.stderr

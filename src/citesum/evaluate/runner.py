@@ -8,11 +8,13 @@ haystack as context, the relevant documents placed at the top, bottom, middle or
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from citesum.datasets.summhay import Haystack
+from citesum.datasets.summhay import Haystack, load_haystack
+from citesum.errors import IngestError
 from citesum.evaluate.judges import Judge
 from citesum.evaluate.position import PLACEMENTS, Placement, place_relevant, sensitivity
 from citesum.evaluate.summhay import InsightScore, Scores, aggregate, gold_positions, score_insights
@@ -91,6 +93,71 @@ def judge_summaries(haystacks: Sequence[Haystack], summaries: Sequence[dict[str,
             judgments = judge.judge([(i.id, i.text) for i in subtopic.insights], lines)
             every.extend(score_insights(lines, judgments, gold_positions(haystack, subtopic)))
     return aggregate(every), every
+
+
+#: one system's summaries, in the shape judge_summaries takes: per haystack, subtopic id -> summary lines
+SystemSummaries = list[dict[str, list[str]]]
+
+
+def load_summaries(paths: Sequence[str | Path], haystacks: Sequence[Haystack]) -> dict[str, SystemSummaries]:
+    """Summaries to judge, read from files, by system name.
+
+    A file is either a SummHay topic file whose subtopics carry ``summaries`` ({system: lines}, the format the
+    SummHay repository writes its systems' output in), or JSON ``{system: {subtopic id: summary}}``, or
+    ``{subtopic id: summary}`` (one system, named after the file). A summary is a list of lines (bullets, with
+    citations as ``[n]``, n the document's 1-based position in the haystack) or one text, split into its
+    non-empty lines. Several files are merged. Every system must have a summary for every subtopic of the
+    given haystacks, and every summary must belong to one of them: anything else is an :class:`IngestError`,
+    since a score over part of the subtopics is not comparable with the paper's.
+    """
+    found: dict[str, dict[str, list[str]]] = {}
+    for path in paths:
+        for system, by_subtopic in _summaries_in(Path(path)).items():
+            found.setdefault(system, {}).update(by_subtopic)
+    if not found:
+        raise IngestError(f"{', '.join(map(str, paths))}: no summaries")
+    known = {s.id for h in haystacks for s in h.subtopics}
+    files = ", ".join(map(str, paths))
+    out = {}
+    for system, by_subtopic in found.items():
+        if stray := sorted(set(by_subtopic) - known):
+            raise IngestError(f"{files}: summaries of {system!r} for {len(stray)} subtopic(s) of none of the given "
+                              f"haystacks, e.g. {stray[0]!r}: pass the haystack they belong to")
+        if missing := sorted(known - set(by_subtopic)):
+            raise IngestError(f"{files}: {system!r} has no summary for {len(missing)} of the {len(known)} subtopics, e.g. "
+                              f"{missing[0]!r}: every subtopic needs one")
+        out[system] = [{s.id: by_subtopic[s.id] for s in h.subtopics} for h in haystacks]
+    return out
+
+
+def _summaries_in(path: Path) -> dict[str, dict[str, list[str]]]:
+    """system -> subtopic id -> lines, from one file of :func:`load_summaries`."""
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise IngestError(f"{path}: cannot read summaries ({type(exc).__name__}: {exc})") from exc
+    if isinstance(content, dict) and "subtopics" in content:  # a SummHay topic file
+        found: dict[str, dict[str, list[str]]] = {}
+        for subtopic in load_haystack(path).subtopics:
+            for system, lines in subtopic.summaries.items():
+                found.setdefault(system, {})[subtopic.id] = _lines(path, system, subtopic.id, lines)
+        return found
+    if not isinstance(content, dict) or not content:
+        raise IngestError(f"{path}: expected a JSON object of summaries by subtopic id (or by system, then "
+                          "subtopic id), or a SummHay topic file")
+    if all(isinstance(v, dict) for v in content.values()):
+        return {system: {subtopic: _lines(path, system, subtopic, summary) for subtopic, summary in v.items()}
+                for system, v in content.items()}
+    return {path.stem: {subtopic: _lines(path, path.stem, subtopic, summary) for subtopic, summary in content.items()}}
+
+
+def _lines(path: Path, system: str, subtopic: str, summary: Any) -> list[str]:
+    if isinstance(summary, str):
+        summary = summary.splitlines()
+    if not isinstance(summary, list) or not all(isinstance(line, str) for line in summary):
+        raise IngestError(f"{path}: the summary of {system!r} for subtopic {subtopic!r} is neither a text nor a "
+                          f"list of lines (it is {type(summary).__name__})")
+    return [line for line in summary if line.strip()]
 
 
 @dataclass(frozen=True)
