@@ -114,10 +114,10 @@ def load_summaries(paths: Sequence[str | Path], haystacks: Sequence[Haystack]) -
     for path in paths:
         for system, by_subtopic in _summaries_in(Path(path)).items():
             found.setdefault(system, {}).update(by_subtopic)
-    if not found:
-        raise IngestError(f"{', '.join(map(str, paths))}: no summaries")
-    known = {s.id for h in haystacks for s in h.subtopics}
     files = ", ".join(map(str, paths))
+    if not found:
+        raise IngestError(f"{files}: no summaries")
+    known = {s.id for h in haystacks for s in h.subtopics}
     out = {}
     for system, by_subtopic in found.items():
         if stray := sorted(set(by_subtopic) - known):
