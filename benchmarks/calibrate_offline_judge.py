@@ -38,7 +38,7 @@ from _common import ROOT, SHARED_DATA, news_haystacks, write_result  # noqa: E40
 
 from citesum.evaluate.judges import (  # noqa: E402
     CALIBRATION_FILE, FEATURES, LABEL_VALUE, Calibration, OfflineJudge, fit_calibration, judge_quality,
-    judgments_by_summary, label_values, load_annotations, meta_evaluate, pearson_interval,
+    judgments_by_summary, label_values, load_annotations, pearson_interval, quality_with_interval,
 )
 from citesum.evaluate.summhay import Judgment, stored_judgments, stored_systems  # noqa: E402
 
@@ -152,9 +152,7 @@ def main() -> None:
     samples = load_annotations(SHARED_DATA / "summhay" / "eval_benchmark_dev.json")
     haystacks = news_haystacks()
     systems = random.Random(0).sample(stored_systems(haystacks), args.news_systems)
-    stored = {name: {**meta_evaluate(samples, name).__dict__,
-                     "pearson_ci95": pearson_interval(label_values(judgments_by_summary(samples, name)))}
-              for name in samples[0].stored}
+    stored = {name: quality_with_interval(judgments_by_summary(samples, name)) for name in samples[0].stored}
     results: dict[str, object] = {"stored_judges": stored, "features": FEATURES, "news_systems": systems,
                                   "mean_of_three_llm_judges_r": mean_label_pearson(samples, PANEL)}
     calibrations = {}

@@ -922,7 +922,8 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     """Meta-evaluate a coverage judge against human labels (Pearson r, linking accuracy), beside the stored
     LLM judges, with 95% bootstrap intervals (resampling summaries) for each r and for our r minus theirs."""
     from citesum.evaluate.judges import (
-        get_judge, judgments_by_summary, label_values, load_annotations, pearson_interval, stored_judge_names,
+        get_judge, judgments_by_summary, label_values, load_annotations, pearson_interval, quality_with_interval,
+        stored_judge_names,
     )
 
     samples = load_annotations(annotations)
@@ -931,9 +932,9 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     rows = []
     for name in stored_judge_names(samples):
         theirs = judgments_by_summary(samples, name)
-        rows.append({"judge": name, **_judge_quality_columns(theirs),
+        rows.append({"judge": name, **quality_with_interval(theirs),
                      "ours_minus_this_r_ci95": pearson_interval(label_values(ours, theirs))})
-    rows.append({**_judge_columns(judge), **_judge_quality_columns(ours)})
+    rows.append({**_judge_columns(judge), **quality_with_interval(ours)})
     if as_json:
         _echo_json(rows)
         return
@@ -949,15 +950,6 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     if judge.name.startswith("offline"):
         click.echo("note: the offline judge is calibrated on eval_benchmark_dev.json, so on that file its row is "
                    "in-sample; cross-validated numbers: benchmarks/results/offline_judge.json", err=True)
-
-
-def _judge_quality_columns(judged: list[list[Any]]) -> dict[str, Any]:
-    """Pearson r with its 95% interval and linking accuracy, from ``judgments_by_summary``."""
-    from citesum.evaluate.judges import judge_quality, label_values, pearson_interval
-
-    quality = judge_quality(pair for summary in judged for pair in summary)
-    return {"pearson": quality.pearson, "pearson_ci95": pearson_interval(label_values(judged)),
-            "linking_accuracy": quality.linking_accuracy, "judgments": quality.judgments}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -388,6 +388,13 @@ def meta_evaluate(samples: Sequence[AnnotatedSample], judge: Judge | str) -> Jud
     return judge_quality(pair for summary in judgments_by_summary(samples, judge) for pair in summary)
 
 
+def quality_with_interval(judged: Sequence[Sequence[tuple[Judgment, Judgment]]]) -> dict[str, object]:
+    """Pearson r with its 95% interval, linking accuracy and the number of judgments, from the (human, judge)
+    pairs of each summary (:func:`judgments_by_summary`)."""
+    quality = judge_quality(pair for summary in judged for pair in summary)
+    return {**quality.__dict__, "pearson_ci95": pearson_interval(label_values(judged))}
+
+
 def pearson_interval(labels_by_summary: Sequence[np.ndarray], confidence: float = 0.95, resamples: int = 2000,
                      seed: int = 0) -> tuple[float, float] | None:
     """Bootstrap confidence interval (BCa) of judge quality, resampling whole summaries.
