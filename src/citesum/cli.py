@@ -20,7 +20,7 @@ from citesum.chunking import UNITS
 from citesum.errors import CitesumError
 
 if TYPE_CHECKING:
-    from citesum.index.store import Index
+    from citesum.index.store import IndexReader
 
 EXIT_ERROR = 1
 
@@ -184,7 +184,7 @@ def _load_qrels(path: str | None) -> dict[str, float] | None:
         raise CitesumError(f"{path}: qrels must be a JSON object {{document_id: grade}} ({exc})") from exc
 
 
-def _no_results(index_: Index) -> str:
+def _no_results(index_: IndexReader) -> str:
     return "(no results: the index has no units)" if not index_.passages else "(no results)"
 
 
@@ -202,40 +202,28 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
            as_json: bool) -> None:
     """Search the index; prints ranked units (or documents) with scores."""
     from citesum.index.store import Index
+    from citesum.responses import search_response
     from citesum.retrieve import get_retriever
 
     if not query.strip():
         raise CitesumError("the query is empty")
-    index_ = Index.open(index_dir)
-    ranker = get_retriever(retriever, index_, relevance=_load_qrels(qrels), seed=seed)
-    started = time.perf_counter()
-    if by_document:
-        ranked = ranker.rank_documents(query, k)
-        elapsed = time.perf_counter() - started
-        titles = {d.id: d.title for d in index_.documents_by_id([doc_id for doc_id, _ in ranked])}
-        if as_json:
-            _echo_json({"query": query, "retriever": ranker.name, "seconds": elapsed,
-                        "documents": [{"rank": r, "document_id": d, "title": titles.get(d, ""), "score": s}
-                                      for r, (d, s) in enumerate(ranked, start=1)]})
-            return
-        for rank, (doc_id, score) in enumerate(ranked, start=1):
-            click.echo(f"{rank:>3}. {score:8.4f}  {doc_id}  {titles.get(doc_id, '')}")
-        if not ranked:
-            click.echo(_no_results(index_))
-        return
-    hits = ranker.retrieve(query, k)
-    elapsed = time.perf_counter() - started
+    with Index.open(index_dir).read() as view:
+        ranker = get_retriever(retriever, view, relevance=_load_qrels(qrels), seed=seed)
+        payload = search_response(ranker, view, query, k, documents=by_document)
+        empty = _no_results(view)
     if as_json:
-        _echo_json({"query": query, "retriever": ranker.name, "seconds": elapsed, "hits": [
-            {"rank": h.rank, "score": h.score, "passage_id": h.passage.id, "document_id": h.document_id,
-             "ordinal": h.passage.ordinal, "char_start": h.passage.char_start, "char_end": h.passage.char_end,
-             "text": h.passage.text} for h in hits]})
+        _echo_json(payload)
         return
-    for hit in hits:
-        snippet = " ".join(hit.passage.text.split())
-        click.echo(f"{hit.rank:>3}. {hit.score:8.4f}  {hit.document_id} [{hit.passage.ordinal}]  {snippet[:160]}")
-    if not hits:
-        click.echo(_no_results(index_))
+    if by_document:
+        for entry in payload["documents"]:
+            click.echo(f"{entry['rank']:>3}. {entry['score']:8.4f}  {entry['document_id']}  {entry['title']}")
+    else:
+        for hit in payload["hits"]:
+            snippet = " ".join(hit["text"].split())
+            click.echo(f"{hit['rank']:>3}. {hit['score']:8.4f}  {hit['document_id']} [{hit['ordinal']}]  "
+                       f"{snippet[:160]}")
+    if not payload.get("documents", payload.get("hits")):
+        click.echo(empty)
 
 
 @main.command()
@@ -290,6 +278,7 @@ def summarize(
     """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
     from citesum.index.store import Index
     from citesum.pack import PackOptions
+    from citesum.responses import summary_response
     from citesum.summarize import fit_budget, summarize_context, summarize_query
     from citesum.tokens import get_tokenizer
 
@@ -313,44 +302,35 @@ def summarize(
         from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
         engine = ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
-    if summary_dir is not None:
-        from citesum.summary_rag import summaries_for, summary_rag_context
-
-        started = time.perf_counter()
-        context = summary_rag_context(query, summaries_for(index_, summary_dir), index_, retriever=retriever,
-                                      documents=summary_documents, char_limit=char_limit, tokenizer=budget_tokenizer)
-        result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
-    else:
-        pack_options = PackOptions(budget=budget, order=order,  # type: ignore[arg-type]
-                                   stop_at_first_overflow=stop_at_first_overflow, top_k=top_k)
-        result = summarize_query(query, index_, engine, retriever=retriever, options=pack_options,
-                                 tokenizer=budget_tokenizer)
     repair_citations = _repair_by_default(summarizer, repair_citations)
-    checks = []
-    if verify_citations or repair_citations:
-        from citesum.summarize.verify import check_summary
+    with index_.read() as view:
+        if summary_dir is not None:
+            from citesum.summary_rag import summaries_for, summary_rag_context
 
-        result, checks = check_summary(result, repair=repair_citations,
-                                       confirm=_openai_llm(confirm_model, base_url, no_cache))
-    titles = {b.document_id: b.title for b in result.context.blocks}
-    sources = {d.id: d.source for d in index_.documents_by_id(list(titles))}
+            started = time.perf_counter()
+            context = summary_rag_context(query, summaries_for(view, summary_dir), view, retriever=retriever,
+                                          documents=summary_documents, char_limit=char_limit,
+                                          tokenizer=budget_tokenizer)
+            result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
+        else:
+            pack_options = PackOptions(budget=budget, order=order,  # type: ignore[arg-type]
+                                       stop_at_first_overflow=stop_at_first_overflow, top_k=top_k)
+            result = summarize_query(query, view, engine, retriever=retriever, options=pack_options,
+                                     tokenizer=budget_tokenizer)
+        checks: list[Any] = []
+        if verify_citations or repair_citations:
+            from citesum.summarize.verify import check_summary
+
+            result, checks = check_summary(result, repair=repair_citations,
+                                           confirm=_openai_llm(confirm_model, base_url, no_cache))
+        payload = summary_response(result, view, query=query, checks=checks)
     if as_json:
-        _echo_json({
-            "query": query, "summarizer": result.summarizer,
-            "bullets": [{"text": b.text, "citations": list(b.citations), "numbers": list(b.numbers)}
-                        for b in result.bullets],
-            "dropped_citations": list(result.dropped_citations),
-            "sources": {str(b.number): {"document_id": b.document_id, "title": b.title,
-                                        "source": sources.get(b.document_id, "")} for b in result.context.blocks},
-            "context": {"order": result.context.order, "budget": result.context.budget,
-                        "tokens": result.context.token_count, "text": result.context.render()},
-            "prompt": result.prompt, "raw_output": result.raw_output, "usage": dict(result.usage),
-            "timings": dict(result.timings),
-            **({"verification": [_verification_json(v) for v in checks]} if checks else {}),
-        })
+        _echo_json(payload)
         return
     if not result.bullets:
-        click.echo("(no relevant content found in the index for this query)")
+        click.echo("(no bullets: " + "; ".join(result.notes or ("no relevant content found",)) + ")")
+    elif result.notes:
+        click.echo("note: " + "; ".join(result.notes), err=True)
     cited: dict[int, str] = {}
     for bullet in result.bullets:
         marks = "".join(f"[{n}]" for n in bullet.numbers)
@@ -359,9 +339,9 @@ def summarize(
     if cited:
         click.echo("")
         for number in sorted(cited):
-            document_id = cited[number]
-            where = sources.get(document_id) or document_id
-            click.echo(f"[{number}] {titles.get(document_id, document_id)} — {where}")
+            source = payload["sources"][str(number)]
+            click.echo(f"[{number}] {source['title'] or source['document_id']} — "
+                       f"{source['source'] or source['document_id']}")
     if result.dropped_citations:
         click.echo(f"note: removed citations to documents not in the context: {list(result.dropped_citations)}",
                    err=True)
@@ -421,17 +401,6 @@ def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool
     return repair, (model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
 
 
-def _verification_json(checked: Any) -> dict[str, Any]:
-    return {
-        "text": checked.text,
-        "checks": [{"document_id": c.document_id, "supported": c.supported,
-                    "evidence": c.evidence.__dict__ if c.evidence else None} for c in checked.checks],
-        "repaired_citations": list(checked.citations),
-        "evidence": [e.__dict__ for e in checked.evidence],
-        "removed": list(checked.removed), "added": list(checked.added),
-    }
-
-
 @main.command()
 @click.argument("summary_file", type=click.Path(dir_okay=False))
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
@@ -448,6 +417,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
     convention).
     """
     from citesum.index.store import Index
+    from citesum.responses import verification_json
     from citesum.summarize.citations import bullet_lines, citation_numbers
     from citesum.summarize.verify import CitationVerifier
 
@@ -469,7 +439,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
     verifier = CitationVerifier(documents, confirm=_openai_llm(confirm_model, base_url))
     checked = [verifier.verify(text, cited) for text, cited in bullets]
     if as_json:
-        _echo_json({"bullets": [_verification_json(v) for v in checked]})
+        _echo_json({"bullets": [verification_json(v) for v in checked]})
         return
     for (_, cited), result in zip(bullets, checked):
         citations = sorted(position_of[d] for d in (cited if verify_only else result.citations) if d in position_of)
@@ -508,15 +478,50 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 
 @main.command()
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; any non-loopback address needs a token.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--token-file", type=click.Path(dir_okay=False), default=None,
+              help="File whose first line is the bearer token clients must send (else $CITESUM_TOKEN).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True,
+              help="Host name clients use to reach the service (repeatable; '*' for any). Default: the loopback "
+                   "names, plus this machine's names and addresses when --host is not loopback.")
+@click.option("--docs", is_flag=True, help="Serve the API documentation at /docs and /openapi.json.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Threads serving reads (default: one per CPU core).")
+@click.option("--queue", type=click.IntRange(min=0), default=64, show_default=True,
+              help="Requests that may wait for a worker; past that: 503 with Retry-After.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds a request may take before it is answered 504.")
+@click.option("--max-upload-mb", type=click.FloatRange(min=0, min_open=True), default=25.0, show_default=True)
+@click.option("--uploads", "uploads_dir", type=click.Path(file_okay=False), default=None,
+              help="Where uploaded files are kept (default: INDEX/uploads).")
+@click.option("--max-budget", type=click.IntRange(min=1), default=None,
+              help="Largest context budget a request may ask (default: what the summarizer can use).")
 @click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default=None,
               help="Write summaries with an LLM (default: the offline extractive summarizer).")
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
 @click.option("--base-url", default=None, help="OpenAI-compatible base URL (with --llm openai).")
-def serve(index_dir: str, host: str, port: int, backend: str | None, model: str | None, base_url: str | None) -> None:
-    """Serve search and cited summaries over HTTP (extra 'service'): GET /health, POST /search, POST /summarize."""
-    from citesum.service import create_app
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
+def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
+          workers: int | None, queue: int, timeout: float, max_upload_mb: float, uploads_dir: str | None,
+          max_budget: int | None, backend: str | None, model: str | None, base_url: str | None,
+          window: int | None) -> None:
+    """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
+    from citesum.service.config import EXTRACTIVE_MAX_BUDGET, ServiceConfig, default_allowed_hosts, read_token
+
+    if backend is None and window is not None:
+        raise CitesumError("--window is the LLM's context window: give it with --llm")
+    if backend is not None and window is not None and max_budget is None:
+        max_budget = _llm_service_budget(window, ServiceConfig.max_query_tokens, ServiceConfig.max_bullets,
+                                         ServiceConfig.max_words)
+    config = ServiceConfig(
+        host=host, token=read_token(token_file), allowed_hosts=tuple(h.lower() for h in allowed_hosts)
+        or default_allowed_hosts(host), docs=docs, queue=queue, timeout_s=timeout,
+        max_upload_bytes=int(max_upload_mb * 1024 * 1024), max_budget=max_budget or EXTRACTIVE_MAX_BUDGET,
+        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"workers": workers} if workers else {}))
+    from citesum.service.app import create_app
 
     llm = None
     if backend is not None:
@@ -524,10 +529,23 @@ def serve(index_dir: str, host: str, port: int, backend: str | None, model: str 
 
         llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache()) if backend == "openai" \
             else get_llm(backend, model)
-    app = create_app(index_dir, llm=llm)
+    app = create_app(index_dir, config, llm=llm)
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    click.echo(f"serving {index_dir} at {where}" + (" (token required)" if config.token else ""), err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+def _llm_service_budget(window: int, query_tokens: int, bullets: int, words: int) -> int:
+    """The largest context an LLM with a ``window``-token window can take from the service: room left by the
+    summhay prompt of the longest accepted request and the answer (LLMSummarizer's 1,024 tokens)."""
+    from citesum.summarize import fit_budget
+    from citesum.summarize.prompts import get_template
+    from citesum.tokens import get_tokenizer
+
+    prompt = get_template("summhay").render(context="", query="", bullets=bullets, num_words=words)
+    return fit_budget(window, window, get_tokenizer().count(prompt) + query_tokens, 1024)
 
 
 @main.command(name="estimate-budget")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Mapping, Sequence
 
 from citesum.errors import BudgetError, ConfigError
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Context, ContextBlock, Document, Hit
 
@@ -44,7 +44,7 @@ class PackOptions:
             raise BudgetError(f"the context budget must be at least 1 token, got {self.budget}")
 
 
-def pack(index: Index, hits: Sequence[Hit], options: PackOptions, tokenizer: Tokenizer | None = None) -> Context:
+def pack(index: IndexReader, hits: Sequence[Hit], options: PackOptions, tokenizer: Tokenizer | None = None) -> Context:
     """Build the context from ranked ``hits`` (best first); ``full`` ignores the hits."""
     tokenizer = tokenizer or get_tokenizer(index.settings.tokenizer)
     if options.order == "full":

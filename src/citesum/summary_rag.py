@@ -20,7 +20,7 @@ import numpy as np
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import CitesumError, ConfigError, LLMError
-from citesum.index.store import DB_NAME, Index, IndexSettings, ProgressFn
+from citesum.index.store import DB_NAME, Index, IndexReader, IndexSettings, ProgressFn
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
 from citesum.tokens import Tokenizer, get_tokenizer
@@ -153,7 +153,7 @@ def _summary_document(document: Document, summarizer: DocumentSummarizer, fallba
                     metadata={"summary_of": document.content_hash, "summarizer": by})
 
 
-def summary_rag_context(query: str, summaries: Index, content: Index, *, retriever: str = "hybrid",
+def summary_rag_context(query: str, summaries: IndexReader, content: IndexReader, *, retriever: str = "hybrid",
                         documents: int = DEFAULT_DOCUMENTS, char_limit: int = DEFAULT_CHAR_LIMIT,
                         tokenizer: Tokenizer | None = None) -> Context:
     """The top ``documents`` by their summaries, each as its summary and full content while the context stays
@@ -185,7 +185,7 @@ def summary_rag_context(query: str, summaries: Index, content: Index, *, retriev
     return counted_context(blocks, "summary-rag", char_limit, tokenizer)
 
 
-def summaries_for(content: Index, path: str | Path) -> Index:
+def summaries_for(content: IndexReader, path: str | Path) -> Index:
     """The summary index at ``path``, checked against ``content`` (same documents, same texts)."""
     summaries = Index.open(path)
     summarized = {d.id: d.metadata.get("summary_of") for d in summaries.documents()}

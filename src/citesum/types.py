@@ -123,3 +123,5 @@ class Summary:
     usage: Mapping[str, int] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
     summarizer: str = ""
+    #: why the summary is shorter than asked, or empty (for the reader, not the model)
+    notes: tuple[str, ...] = ()

@@ -1,91 +1,442 @@
+"""The HTTP service through FastAPI's test client: the API, its limits and every fault the issue found."""
+
 from __future__ import annotations
 
+import json
+import shutil
+import sqlite3
 import sys
+import time
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
-from citesum.errors import MissingExtraError
-from citesum.index.store import Index, IndexSettings
-from citesum.service import create_app
+from citesum.errors import ConfigError, MissingExtraError
+from citesum.index.store import DB_NAME, Index, IndexSettings
+from citesum.ingest import ingest_paths
+from citesum.service.config import ServiceConfig, read_token
 from citesum.types import Document
 
+fastapi = pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from citesum.service.app import create_app  # noqa: E402
+from fixtures import make_zip_bomb  # noqa: E402
+
+BASE = "http://127.0.0.1:8000"
+WATER = "How much did the Lakemont reservoir fall?"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, haystack) -> Path:  # type: ignore[no-untyped-def]
+    return haystack.write(tmp_path_factory.mktemp("corpus") / "corpus").resolve()
+
+
+def _build(folder: Path, corpus: Path) -> Path:
+    documents, _ = ingest_paths([corpus], exclude=["gold.json"])  # an absolute path: sources are server paths
+    index = Index.create(folder, IndexSettings())
+    index.add(documents)
+    return folder
+
 
 @pytest.fixture
-def index_path(tmp_path: Path, haystack) -> str:  # type: ignore[no-untyped-def]
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add(haystack.documents)
-    return str(index.path)
+def index_path(tmp_path: Path, corpus: Path) -> Path:
+    return _build(tmp_path / "ix", corpus)
 
 
-@pytest.fixture
-def client(index_path: str):  # type: ignore[no-untyped-def]
-    from fastapi.testclient import TestClient
+@pytest.fixture(scope="module")
+def shared_index(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    """One index for the tests that only read it."""
+    return _build(tmp_path_factory.mktemp("shared") / "ix", corpus)
 
-    return TestClient(create_app(index_path))
+
+def _client(index_path: Path, llm: Any = None, **config: Any) -> TestClient:
+    return TestClient(create_app(index_path, ServiceConfig(**config), llm=llm), base_url=BASE)
 
 
-def test_health_search_and_offline_summary(client, haystack) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def client(shared_index: Path) -> Iterator[TestClient]:
+    with _client(shared_index) as test_client:
+        yield test_client
+
+
+def _wait(client: TestClient, job_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = client.get(f"/jobs/{job_id}").json()
+        if job["state"] in ("committed", "failed"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish")
+
+
+def _error(response: Any, status: int) -> str:
+    """The detail of a JSON error with ``status``; every error has the same shape."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error", "detail"}, body
+    return str(body["detail"])
+
+
+# ---- the API ---------------------------------------------------------------------------------------------
+def test_health_search_and_a_summary_whose_citations_carry_evidence(client, haystack) -> None:  # type: ignore[no-untyped-def]
     health = client.get("/health").json()
-    assert health == {"status": "ok", "documents": len(haystack.documents), "units": health["units"],
-                      "summarizer": "extractive"} and health["units"] >= len(haystack.documents)
+    assert health["status"] == "ok" and health["documents"] == len(haystack.documents)
+    assert health["summarizer"] == "extractive" and health["limits"]["max_budget"] == 32_000
 
     hits = client.post("/search", json={"query": "Lakemont reservoir capacity", "retriever": "bm25", "k": 3}).json()
     assert hits["retriever"] == "bm25" and len(hits["hits"]) == 3
-    assert hits["hits"][0]["document_id"] in haystack.gold["water-reservoir"] and "Lakemont" in hits["hits"][0]["text"]
+    top = hits["hits"][0]
+    assert top["document_id"] in haystack.gold["water-reservoir"] and "Lakemont" in top["text"]
+    assert top["source"] == top["document_id"] and top["title"]
     ranked = client.post("/search", json={"query": "bus fares for students", "documents": True, "k": 2}).json()
     assert [d["rank"] for d in ranked["documents"]] == [1, 2]
 
-    answer = client.post("/summarize", json={"query": "How much did the Lakemont reservoir fall?", "bullets": 2,
-                                             "budget": 3000}).json()
+    answer = client.post("/summarize", json={"query": WATER, "bullets": 2, "budget": 3000}).json()
     assert answer["summarizer"] == "extractive" and 1 <= len(answer["bullets"]) <= 2
+    assert answer["context"]["tokens"] <= 3000 and "text" not in answer["context"] and "prompt" not in answer
     first = answer["bullets"][0]
     assert "Lakemont" in first["text"] and set(first["citations"]) <= set(haystack.gold["water-reservoir"])
-    assert all(str(n) in answer["sources"] for n in first["numbers"]) and answer["context_tokens"] <= 3000
+    assert [e["document_id"] for e in first["evidence"]] == first["citations"]
+    for evidence in first["evidence"]:  # each span is the document's own text at those offsets
+        document = client.get(f"/documents/{evidence['document_id']}").json()
+        assert document["text"][evidence["char_start"]:evidence["char_end"]] == evidence["text"]
+        assert "Lakemont" in evidence["text"] and evidence["supported"]
+        assert answer["sources"][str(evidence["number"])]["document_id"] == evidence["document_id"]
 
 
-def test_bad_requests_are_400_or_422_with_the_reason(client) -> None:  # type: ignore[no-untyped-def]
-    response = client.post("/search", json={"query": "water", "retriever": "splade"})
-    assert response.status_code == 400 and "unknown retriever 'splade'" in response.json()["detail"]
-    assert client.post("/search", json={"query": ""}).status_code == 422
-    assert client.post("/summarize", json={"query": "water", "budget": 0}).status_code == 422
-    assert client.post("/summarize", json={"query": "water", "order": "sideways"}).status_code == 422
-    response = client.post("/summarize", json={"query": "water", "order": "full", "budget": 5})
-    assert response.status_code == 400 and "cannot hold even the headers" in response.json()["detail"]
+def test_sources_are_relative_to_the_indexed_folder_never_server_paths(client, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    answer = client.post("/summarize", json={"query": WATER}).json()
+    hits = client.post("/search", json={"query": "reservoir", "k": 5}).json()["hits"]
+    document = client.get(f"/documents/{hits[0]['document_id']}").json()
+    shown = [s["source"] for s in answer["sources"].values()] + [h["source"] for h in hits] + [document["source"]]
+    assert shown and all(s and not s.startswith("/") and str(corpus) not in s for s in shown)
+    assert str(corpus) not in json.dumps(answer) + json.dumps(hits) + json.dumps(document)
 
 
-def test_an_index_update_is_seen_by_the_next_request(client, index_path: str) -> None:  # type: ignore[no-untyped-def]
-    before = client.get("/health").json()["documents"]
-    Index.open(index_path).add([Document("new.txt", "New", "The Zephyr ferry will cross the bay every hour.")])
-    assert client.get("/health").json()["documents"] == before + 1
-    hits = client.post("/search", json={"query": "Zephyr ferry", "retriever": "bm25", "k": 1}).json()["hits"]
-    assert hits[0]["document_id"] == "new.txt"
+def test_a_document_with_the_sentence_that_states_a_claim(client, haystack) -> None:  # type: ignore[no-untyped-def]
+    document_id = sorted(haystack.gold["water-pipes"])[0]
+    found = client.get(f"/documents/{document_id}", params={"evidence": "leaking pipes lose 18 percent of water"})
+    body = found.json()
+    assert found.status_code == 200 and body["id"] == document_id and body["format"]
+    (evidence,) = body["evidence"]
+    assert "18 percent" in evidence["text"]
+    assert body["text"][evidence["char_start"]:evidence["char_end"]] == evidence["text"]
+    assert "not-there.txt" in _error(client.get("/documents/not-there.txt"), 404)
+    assert "empty or only whitespace" in _error(client.get(f"/documents/{document_id}", params={"evidence": " "}), 422)
 
 
-def test_llm_summaries_never_cite_documents_outside_the_context(  # type: ignore[no-untyped-def]
-        index_path: str, serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fastapi.testclient import TestClient
-    from loopback import answer
+def test_the_page_and_its_assets_are_served_from_the_wheel(client) -> None:  # type: ignore[no-untyped-def]
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert '<script src="/static/app.js"' in page.text and "http" not in page.text.split("<body>")[1]
+    for name, kind in (("app.js", "text/javascript"), ("app.css", "text/css")):
+        asset = client.get(f"/static/{name}")
+        assert asset.status_code == 200 and asset.headers["content-type"].startswith(kind) and asset.content
+    assert client.get("/static/../service/app.py").status_code == 404
+    assert client.get("/static/app.py").status_code == 404
 
-    from citesum.llm.openai_compat import OpenAIChat
 
-    monkeypatch.setenv("CITESUM_CACHE_DIR", str(tmp_path / "cache"))
-    # [1] is in any context; [99] is not (the context holds far fewer documents)
-    server = serve(lambda handler, request, n: answer(
-        handler, "- The Lakemont reservoir fell to 41 percent of capacity in August. [1][99]"))
-    client = TestClient(create_app(index_path, llm=OpenAIChat("m", server.url)))
-    result = client.post("/summarize", json={"query": "How much did the Lakemont reservoir fall?",
-                                             "budget": 2000}).json()
-    assert result["summarizer"] == "llm:openai:m" and result["dropped_citations"] == [99]
-    cited = {d for b in result["bullets"] for d in b["citations"]}
-    in_context = {s["document_id"] for s in result["sources"].values()}
-    assert cited <= in_context and all(str(n) in result["sources"] for b in result["bullets"] for n in b["numbers"])
+# ---- limits and strict types -----------------------------------------------------------------------------
+@pytest.mark.parametrize("body, message", [
+    ({"query": "water", "k": "5"}, "valid integer"),
+    ({"query": "water", "k": True}, "valid integer"),
+    ({"query": "water", "documents": "yes"}, "valid boolean"),
+    ({"query": "   \n\t"}, "empty or only whitespace"),
+    ({"query": ""}, "empty or only whitespace"),
+    ({"query": "water", "k": 101}, "at most 100"),
+    ({"query": "water", "kk": 3}, "Extra inputs are not permitted"),
+    ({"query": "x" * 2001}, "2,001 characters"),
+    ({"query": "a1 " * 300}, "tokens; this service takes at most 256"),
+    ({"query": 5}, "valid string"),
+])
+def test_search_refuses_what_it_should_with_422(client, body: dict[str, Any], message: str) -> None:  # type: ignore[no-untyped-def]
+    assert message in _error(client.post("/search", json=body), 422)
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"query": "water", "budget": 10**12}, "uses at most 32,000"),
+    ({"query": "water", "budget": "15000"}, "valid integer"),
+    ({"query": "water", "words": 1}, "takes 20 to 2,000"),
+    ({"query": "water", "words": 10**9}, "takes 20 to 2,000"),
+    ({"query": "water", "bullets": 21}, "at most 20"),
+    ({"query": "water", "order": "sideways"}, "original"),
+    ({"query": "water", "budget": 0}, "greater than or equal to 1"),
+])
+def test_summarize_refuses_what_it_should_with_422(client, body: dict[str, Any], message: str) -> None:  # type: ignore[no-untyped-def]
+    assert message in _error(client.post("/summarize", json=body), 422)
+
+
+def test_a_lone_surrogate_is_a_422_not_a_500(client) -> None:  # type: ignore[no-untyped-def]
+    # JSON may spell a lone surrogate; no UTF-8 text can hold one (it crashed the response before)
+    raw = '{"query": "water \\ud800 supply"}'.encode()
+    for path in ("/search", "/summarize"):
+        response = client.post(path, content=raw, headers={"content-type": "application/json"})
+        assert "lone UTF-16 surrogate) at position 6" in _error(response, 422)
+
+
+def test_malformed_bodies_get_json_errors(client) -> None:  # type: ignore[no-untyped-def]
+    bad_utf8 = client.post("/search", content=b'{"query": "\xff\xfe"}', headers={"content-type": "application/json"})
+    assert bad_utf8.status_code in (400, 422) and set(bad_utf8.json()) == {"error", "detail"}
+    broken = client.post("/search", content=b'{"query": ', headers={"content-type": "application/json"})
+    assert broken.status_code == 422 and set(broken.json()) == {"error", "detail"}
+    unknown = client.post("/search", json={"query": "w", "retriever": "splade"})
+    assert "unknown retriever 'splade'" in _error(unknown, 400)
+    assert "cannot hold even the headers" in _error(
+        client.post("/summarize", json={"query": "water", "order": "full", "budget": 5}), 400)
+
+
+def test_bodies_over_the_limit_are_413_before_parsing(shared_index: Path) -> None:
+    with _client(shared_index, max_json_bytes=1024, max_upload_bytes=4096) as small:
+        big_json = json.dumps({"query": "w" * 2000}).encode()
+        assert "limit here is 1,024" in _error(
+            small.post("/search", content=big_json, headers={"content-type": "application/json"}), 413)
+        upload = small.post("/documents", files=[("files", ("big.txt", b"x" * 10_000, "text/plain"))])
+        assert "limit here is 4,096" in _error(upload, 413)
+
+        def chunked() -> Iterator[bytes]:  # no Content-Length: counted while it streams
+            yield b'{"query": "'
+            for _ in range(8):
+                yield b"w" * 500
+            yield b'"}'
+
+        streamed = small.post("/search", content=chunked(), headers={"content-type": "application/json"})
+        assert "over the 1,024-byte limit" in _error(streamed, 413)
+
+
+def test_a_summary_shorter_than_asked_says_why(client) -> None:  # type: ignore[no-untyped-def]
+    answer = client.post("/summarize", json={"query": WATER, "words": 20, "bullets": 5}).json()
+    assert len(answer["bullets"]) < 5 and answer["notes"]
+    assert "20-word limit" in answer["notes"][0] or "relevant enough" in answer["notes"][0]
+
+
+def test_docs_and_openapi_only_when_asked(shared_index: Path) -> None:
+    with _client(shared_index) as plain:
+        assert _error(plain.get("/docs"), 404) and _error(plain.get("/openapi.json"), 404)
+    with _client(shared_index, docs=True) as documented:
+        spec = documented.get("/openapi.json").json()
+        assert documented.get("/docs").status_code == 200
+        assert {"/search", "/summarize", "/documents", "/jobs/{job_id}", "/health"} <= set(spec["paths"])
+
+
+# ---- who may call it -------------------------------------------------------------------------------------
+def test_the_host_header_must_be_an_allowed_name(client) -> None:  # type: ignore[no-untyped-def]
+    for host in ("rebind.attacker.example", "rebind.attacker.example:8000", "127.0.0.1.nip.io"):
+        assert "DNS rebinding" in _error(client.get("/health", headers={"host": host}), 400)
+    for host in ("127.0.0.1:8000", "localhost", "[::1]:8000"):
+        assert client.get("/health", headers={"host": host}).status_code == 200
+
+
+def test_cross_site_posts_are_refused(client) -> None:  # type: ignore[no-untyped-def]
+    foreign = client.post("/search", json={"query": "water"}, headers={"origin": "http://attacker.example"})
+    assert "attacker.example" in _error(foreign, 403)
+    upload = client.post("/documents", files=[("files", ("a.txt", b"hello there", "text/plain"))],
+                         headers={"origin": "null"})
+    assert _error(upload, 403)
+    assert client.post("/search", json={"query": "water"}, headers={"origin": BASE}).status_code == 200
+
+
+def test_a_token_guards_everything_but_the_page(shared_index: Path) -> None:
+    token = "s3cret-token-of-32-characters-xx"
+    with _client(shared_index, token=token) as guarded:
+        assert guarded.get("/").status_code == 200 and guarded.get("/static/app.js").status_code == 200
+        missing = guarded.post("/search", json={"query": "water"})
+        assert "Bearer" in _error(missing, 401) and missing.headers["www-authenticate"].startswith("Bearer")
+        assert _error(guarded.get("/health", headers={"authorization": "Bearer wrong-token-wrong-token"}), 403)
+        assert _error(guarded.get("/health", headers={"authorization": token}), 401)
+        good = {"authorization": f"Bearer {token}"}
+        assert guarded.get("/health", headers=good).status_code == 200
+        assert guarded.post("/search", json={"query": "water"}, headers=good).status_code == 200
+
+
+def test_a_non_loopback_bind_needs_a_token(tmp_path: Path) -> None:
+    for host in ("0.0.0.0", "::", "192.168.1.20", "example.org"):
+        with pytest.raises(ConfigError, match="without a token"):
+            ServiceConfig(host=host)
+    assert ServiceConfig(host="0.0.0.0", token="x" * 20).token
+    for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
+        assert ServiceConfig(host=host).token is None
+    short = tmp_path / "token"
+    short.write_text("abc\n")
+    with pytest.raises(ConfigError, match="at least 16"):
+        read_token(str(short))
+    short.write_text("a-long-enough-token-here\nignored second line\n")
+    assert read_token(str(short)) == "a-long-enough-token-here"
+    assert read_token(None, {"CITESUM_TOKEN": "from-the-environment-1"}) == "from-the-environment-1"
+    assert read_token(None, {}) is None
+
+
+# ---- a consistent view, and faults of the index ----------------------------------------------------------
+def test_an_index_update_is_seen_by_the_next_request(index_path: Path) -> None:
+    with _client(index_path) as client:
+        before = client.get("/health").json()["documents"]
+        Index.open(index_path).add([Document("new.txt", "New", "The Zephyr ferry will cross the bay every hour.")])
+        assert client.get("/health").json()["documents"] == before + 1
+        hits = client.post("/search", json={"query": "Zephyr ferry", "retriever": "bm25", "k": 1}).json()["hits"]
+        assert hits[0]["document_id"] == "new.txt"
+
+
+def test_a_damaged_database_makes_health_503_with_the_reason(index_path: Path) -> None:
+    with _client(index_path, integrity_every_s=0) as client:
+        assert client.get("/health").status_code == 200
+        database = index_path / DB_NAME
+        size = database.stat().st_size
+        with open(database, "r+b") as handle:  # keep the header page, garble every other one
+            handle.seek(4096)
+            handle.write(bytes((i * 131 + 7) % 256 for i in range(size - 4096)))
+        health = client.get("/health")
+        assert health.status_code == 503 and health.headers["retry-after"]
+        body = health.json()
+        assert body["status"] == "degraded" and ("corrupt" in body["detail"] or "damaged" in body["detail"])
+        assert "corrupt" in _error(client.post("/search", json={"query": "water"}), 503)
+
+
+def test_a_deleted_index_folder_is_a_503_not_a_client_error(index_path: Path) -> None:
+    with _client(index_path) as client:
+        assert client.post("/search", json={"query": "water"}).status_code == 200
+        shutil.rmtree(index_path)
+        assert "is gone" in _error(client.post("/search", json={"query": "water"}), 503)
+        assert client.get("/health").status_code == 503
+
+
+def test_a_request_reads_one_connection_per_worker_thread(index_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import citesum.index.store as store
+
+    opened: list[Path] = []
+    real = store._connect_read_only
+
+    def counting(path: Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        opened.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store, "_connect_read_only", counting)
+    with _client(index_path, workers=1) as client:
+        assert client.post("/summarize", json={"query": WATER}).status_code == 200
+        first = len(opened)
+        for _ in range(5):
+            assert client.post("/summarize", json={"query": WATER}).status_code == 200
+            assert client.post("/search", json={"query": "water"}).status_code == 200
+        # the worker reuses its connection; before, one /summarize opened ~165
+        assert len(opened) == first <= 3
+
+
+# ---- uploads and deletions ---------------------------------------------------------------------------------
+def test_upload_indexes_in_the_background_and_reports_each_file(index_path: Path) -> None:
+    with _client(index_path) as client:
+        files = [("files", ("ferry notes.txt", b"The Zephyr ferry will cross the bay every hour from May.",
+                            "text/plain")),
+                 ("files", ("bridge.md", b"# Bridge\n\nThe Harlow bridge reopens in June after repairs.",
+                            "text/markdown")),
+                 ("files", ("empty.txt", b"", "text/plain")),
+                 ("files", ("broken.pdf", b"%PDF-1.4 this is not really a pdf", "application/pdf"))]
+        accepted = client.post("/documents", files=files)
+        assert accepted.status_code == 202 and accepted.headers["location"] == accepted.json()["status"]
+        job = _wait(client, accepted.json()["job"])
+        assert job["state"] == "committed" and job["stats"]["added"] == 2, job
+        report = {f["path"]: f for f in job["files"]}
+        assert report["ferry notes.txt"]["status"] == report["bridge.md"]["status"] == "ingested"
+        assert report["empty.txt"]["status"] == "skipped" and "empty" in report["empty.txt"]["reason"]
+        assert report["broken.pdf"]["status"] == "skipped" and report["broken.pdf"]["reason"]
+        hit = client.post("/search", json={"query": "Zephyr ferry", "retriever": "bm25", "k": 1}).json()["hits"][0]
+        assert hit["document_id"] == "uploads/ferry notes.txt" and hit["source"] == "uploads/ferry notes.txt"
+        assert (index_path / "uploads" / "ferry notes.txt").read_bytes().startswith(b"The Zephyr")
+        assert not (index_path / "uploads" / "empty.txt").exists()
+        assert not list((index_path / "uploads" / ".staging").iterdir())
+
+        deleted = client.delete("/documents/uploads/ferry%20notes.txt")
+        assert deleted.status_code == 200 and deleted.json()["deleted"] == "uploads/ferry notes.txt"
+        assert not (index_path / "uploads" / "ferry notes.txt").exists()
+        assert _error(client.get("/documents/uploads/ferry%20notes.txt"), 404)
+        assert _error(client.delete("/documents/uploads/ferry%20notes.txt"), 404)
+        assert _error(client.get("/jobs/no-such-job"), 404)
+
+
+def test_upload_names_are_sanitised_and_types_checked_before_parsing(index_path: Path) -> None:
+    with _client(index_path) as client:
+        escaping = client.post("/documents", files=[("files", ("../../../escaped.txt", b"Kept inside.", "text/plain"))])
+        assert escaping.status_code == 202 and escaping.json()["files"] == ["escaped.txt"]
+        assert _wait(client, escaping.json()["job"])["state"] == "committed"
+        assert (index_path / "uploads" / "escaped.txt").exists()
+        assert not (index_path.parent / "escaped.txt").exists()
+        for name, status, message in [(".hidden.txt", 400, "hidden"), ("a\x1b[31m.txt", 400, "control"),
+                                      ("invoice\u202etxt.exe", 400, "control"), ("tool.exe", 415, "not a supported"),
+                                      ("", 400, "")]:
+            response = client.post("/documents", files=[("files", (name, b"some text here", "text/plain"))])
+            assert response.status_code in (status, 422) and message in response.json()["detail"]
+        twice = [("files", ("a.txt", b"one", "text/plain")), ("files", ("a.txt", b"two", "text/plain"))]
+        assert "twice" in _error(client.post("/documents", files=twice), 400)
+        assert "multipart" in _error(client.post("/documents", json={"files": []}), 415)
+        assert "no file" in _error(client.post("/documents", data={"other": "x"},
+                                               files=[("other", ("", b"", "text/plain"))]), 400)
+
+
+def test_an_upload_of_only_bad_files_fails_with_the_reasons(index_path: Path, tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.docx"
+    make_zip_bomb(bomb, 300 * 1024 * 1024)
+    with _client(index_path) as client:
+        before = client.get("/health").json()["generation"]
+        response = client.post("/documents", files=[("files", ("bomb.docx", bomb.read_bytes(), "application/zip"))])
+        job = _wait(client, response.json()["job"])
+        assert job["state"] == "failed" and "no file of this upload gave any text" in job["error"]
+        assert job["files"][0]["status"] == "skipped" and "zip" in job["files"][0]["reason"].lower()
+        assert client.get("/health").json()["generation"] == before  # nothing committed
+
+
+# ---- the library under the service -----------------------------------------------------------------------
+def test_a_view_reads_one_generation_while_another_writer_deletes(index_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    """The 500s of /summarize during `citesum index --sync`: a request now reads the generation it started
+    with, even when another writer deletes every document meanwhile (before: KeyError in pack)."""
+    from citesum.pack import PackOptions
+    from citesum.summarize import summarize_query
+
+    index = Index.open(index_path)
+    with index.read() as view:
+        everything = [d.id for d in view.documents()]
+        Index.open(index_path).delete(everything)  # another writer commits a new generation
+        summary = summarize_query(WATER, view, options=PackOptions(budget=3000))
+        cited = {d for b in summary.bullets for d in b.citations}
+        assert cited and cited <= set(haystack.gold["water-reservoir"]) | set(everything)
+        assert {d.id for d in view.documents_by_id(sorted(cited))} == cited
+    assert len(index) == 0 and not list(index.documents())
+
+
+def test_the_wal_is_checkpointed_after_each_commit(index_path: Path, tmp_path: Path) -> None:
+    Index.open(index_path).add([Document("late.txt", "Late", "A late addition about the Harlow bridge.")])
+    alone = tmp_path / "copy"
+    alone.mkdir()
+    shutil.copy(index_path / DB_NAME, alone / DB_NAME)  # the main file without its -wal
+    conn = sqlite3.connect(alone / DB_NAME)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM documents WHERE id = 'late.txt'").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_the_library_reads_at_most_512_tokens_of_a_query(shared_index: Path) -> None:
+    from citesum.embed import get_embedder
+    from citesum.retrieve import get_retriever
+    from citesum.tokens import MAX_QUERY_TOKENS, clip_query, get_tokenizer
+
+    huge = "reservoir capacity water " * 200_000  # 5 MB
+    clipped = clip_query(huge)
+    assert get_tokenizer().count(clipped) == MAX_QUERY_TOKENS and huge.startswith(clipped)
+    assert clip_query("short query") == "short query"
+    embedder = get_embedder("wordllama")
+    assert (embedder.encode_query(huge) == embedder.encode_query(clipped)).all()
+    with Index.open(shared_index).read() as view:
+        ranker = get_retriever("hybrid", view)
+        assert [h.passage.id for h in ranker.retrieve(huge, 5)] == [h.passage.id for h in ranker.retrieve(clipped, 5)]
 
 
 def test_without_fastapi_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
     monkeypatch.setitem(sys.modules, "fastapi", None)  # what an install without the extra looks like
-    monkeypatch.delitem(sys.modules, "citesum.service")
+    monkeypatch.delitem(sys.modules, "citesum.service.app")
     with pytest.raises(MissingExtraError, match=r"pip install 'citesum\[service\]'"):
-        importlib.import_module("citesum.service")
+        importlib.import_module("citesum.service.app")
+    import citesum.service
+
+    assert citesum.service.ServiceConfig().host == "127.0.0.1"  # the configuration needs no FastAPI

@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from citesum.errors import ConfigError
+from citesum.tokens import clip_query
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ class Embedder(ABC):
         return normalize(np.vstack(batches))
 
     def encode_query(self, text: str) -> np.ndarray:
-        return normalize(self._encode([text]))[0]
+        """The query's vector, from its first :data:`~citesum.tokens.MAX_QUERY_TOKENS` tokens."""
+        return normalize(self._encode([clip_query(text)]))[0]
 
     def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]:
         """Per-piece vectors (special tokens left out), for token alignment such as the offline judge's."""

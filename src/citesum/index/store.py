@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -93,10 +94,16 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _connect_read_only(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+    """A read-only connection to the index database at ``path`` (a directory), in autocommit mode."""
+    return sqlite3.connect(f"file:{path / DB_NAME}?mode=ro", uri=True, timeout=30, isolation_level=None,
+                           check_same_thread=check_same_thread)
+
+
 @contextmanager
 def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to the index database at ``path`` (a directory)."""
-    conn = sqlite3.connect(f"file:{path / DB_NAME}?mode=ro", uri=True, timeout=30)
+    """A short-lived read-only connection (opening, manifest checks)."""
+    conn = _connect_read_only(path)
     try:
         yield conn
     finally:
@@ -110,6 +117,10 @@ def _document(row: tuple[str, str, str, str, str, str]) -> Document:
     return Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4], metadata=json.loads(row[5]))
 
 
+def _current_generation(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -118,25 +129,145 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-class Index:
+@contextmanager
+def _database_errors(path: Path) -> Iterator[None]:
+    """SQLite's errors while reading, as citesum's: the index is damaged, or gone."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if not (path / DB_NAME).exists():
+            raise IndexStoreError(f"the index at {path} is gone (no {DB_NAME})") from exc
+        raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The searchable state of one committed generation, loaded once and never changed: its units (in the row
+    order of the vectors and of the BM25 scores), dense vectors, BM25 index and document positions."""
+
+    number: int
+    passages: list[Passage]
+    vectors: np.ndarray
+    lexical: LexicalIndex
+    document_positions: dict[str, int]
+    #: for each unit, the index of its document in the list; the document ids in collection order
+    unit_documents: tuple[np.ndarray, list[str]]
+
+
+class IndexReader:
+    """What retrieval, packing and summarizing read from an index: the units, vectors and BM25 of one
+    generation, and the documents. :class:`Index` reads its latest generation; :class:`IndexView` reads the
+    one generation of a read transaction, so every read of one request agrees (``with index.read() as view``).
+    """
+
+    path: Path
+    settings: IndexSettings
+
+    def _state(self) -> Generation:
+        raise NotImplementedError
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    @property
+    def generation(self) -> int:
+        return self._state().number
+
+    @property
+    def passages(self) -> list[Passage]:
+        """All retrieval units, in the row order of :attr:`vectors` and of the BM25 scores."""
+        return self._state().passages
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self._state().vectors
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        return self._state().lexical
+
+    @property
+    def unit_documents(self) -> tuple[np.ndarray, list[str]]:
+        """(for each unit, the index of its document in the list; the document ids, in collection order)."""
+        return self._state().unit_documents
+
+    def document_position(self, document_id: str) -> int:
+        """Position of a document in the collection (ingestion order), for original-order packing."""
+        return self._state().document_positions[document_id]
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def documents(self) -> Iterator[Document]:
+        """Every document, in collection order."""
+        with self._connection() as conn, _database_errors(self.path):
+            for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY position"):
+                yield _document(row)
+
+    def document(self, document_id: str) -> Document:
+        for document in self.documents_by_id([document_id]):
+            return document
+        raise KeyError(document_id)
+
+    def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
+        found = {}
+        with self._connection() as conn, _database_errors(self.path):
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", chunk):
+                    found[row[0]] = _document(row)
+        return [found[i] for i in ids if i in found]
+
+    def counts(self) -> tuple[int, int, int]:
+        """(documents, units, tokens in the units)."""
+        with self._connection() as conn, _database_errors(self.path):
+            documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+            units, tokens = conn.execute("SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM passages").fetchone()
+        return documents, units, tokens
+
+
+class IndexView(IndexReader):
+    """One generation of an index, read inside one SQLite read transaction: what it returns never changes,
+    however the index is updated meanwhile. Made by :meth:`Index.read`; valid inside that ``with`` block,
+    on the thread that opened it."""
+
+    def __init__(self, path: Path, settings: IndexSettings, state: Generation, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.settings = settings
+        self._generation_state = state
+        self._conn = conn
+
+    def _state(self) -> Generation:
+        return self._generation_state
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        yield self._conn
+
+
+class Index(IndexReader):
     """A persistent, incrementally updatable index of documents, passages, BM25 and dense vectors.
+
+    Reading it directly (``index.passages``, ``index.documents()``) reads the latest committed generation at
+    each call; ``with index.read() as view`` pins one generation for a whole request. Each thread keeps one
+    read-only SQLite connection, reused.
 
     Example:
         >>> index = Index.create("my-index")  # doctest: +SKIP
         >>> index.add(documents)  # doctest: +SKIP
-        >>> Index.open("my-index").bm25_scores("muscle cars")  # doctest: +SKIP
+        >>> with Index.open("my-index").read() as view:  # doctest: +SKIP
+        ...     view.lexical.scores("muscle cars")
     """
 
-    def __init__(self, path: Path, settings: IndexSettings, generation: int) -> None:
+    def __init__(self, path: Path, settings: IndexSettings) -> None:
         self.path = path
         self.settings = settings
-        self.generation = generation
-        self._loaded_generation = -1
-        self._passages: list[Passage] = []
-        self._vectors = np.zeros((0, 0), dtype=np.float32)
-        self._lexical: LexicalIndex | None = None
-        self._document_positions: dict[str, int] = {}
-        self._unit_documents: tuple[np.ndarray, list[str]] | None = None
+        self._latest: Generation | None = None
+        self._load_lock = threading.Lock()
+        self._local = threading.local()
 
     # ---- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -189,37 +320,101 @@ class Index:
             diffs = [f"{k}={getattr(settings, k)!r} (asked {getattr(expect, k)!r})"
                      for k in asdict(settings) if getattr(settings, k) != getattr(expect, k)]
             raise IndexMismatchError(f"index at {path} was built with other settings: {', '.join(diffs)}")
-        return cls(path, settings, int(manifest["generation"]))
+        return cls(path, settings)
 
     @staticmethod
     def _read_manifest(path: Path) -> dict[str, str]:
-        try:
-            with _read_only(path) as conn:
-                return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
+        with _database_errors(path), _read_only(path) as conn:
+            return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
 
     # ---- reading -------------------------------------------------------------------------------------
-    def _ensure_loaded(self) -> None:
+    def _thread_connection(self) -> sqlite3.Connection:
+        """This thread's read-only connection, reopened when the database file was replaced (a rebuilt
+        index); a vanished database is an error, not a read of the deleted file's last state."""
         try:
-            with _read_only(self.path) as conn:
-                conn.execute("BEGIN")  # one snapshot: generation, passages and positions agree
-                current = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
-                if current == self._loaded_generation:
-                    return
-                rows = conn.execute(
-                    "SELECT rowid, id, document_id, ordinal, char_start, char_end, token_count, text "
-                    "FROM passages ORDER BY rowid"
-                ).fetchall()
-                self._document_positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
-                row_ids = np.array([r[0] for r in rows], dtype=np.int64)
-                self._vectors, self._lexical = self._load_artifacts(conn, current, row_ids, [r[7] for r in rows])
-        except sqlite3.DatabaseError as exc:
-            raise IndexStoreError(f"index at {self.path} is unreadable or corrupt: {exc}") from exc
-        self._passages = [Passage(id=r[1], document_id=r[2], ordinal=r[3], char_start=r[4], char_end=r[5],
-                                  token_count=r[6], text=r[7]) for r in rows]
-        self._unit_documents = None
-        self.generation = self._loaded_generation = current
+            stat = (self.path / DB_NAME).stat()
+        except FileNotFoundError:
+            raise IndexStoreError(f"the index at {self.path} is gone (no {DB_NAME})") from None
+        identity = (stat.st_dev, stat.st_ino)
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "identity", None) != identity:
+            conn.close()
+            conn = None
+        if conn is None:
+            with _database_errors(self.path):
+                conn = _connect_read_only(self.path)
+            self._local.conn, self._local.identity = conn, identity
+        return conn
+
+    @contextmanager
+    def read(self) -> Iterator[IndexView]:
+        """A view of the latest committed generation that stays the same until the block ends, however the
+        index is updated meanwhile (by this process or another): a request reads one generation throughout.
+
+        Raises:
+            IndexStoreError: the database is gone, unreadable or corrupt.
+        """
+        conn = self._thread_connection()
+        if conn.in_transaction:  # a view inside a view on this thread: the same transaction
+            with _database_errors(self.path):
+                state = self._generation_state(conn, _current_generation(conn))
+            yield IndexView(self.path, self.settings, state, conn)
+            return
+        with _database_errors(self.path):
+            conn.execute("BEGIN")
+        try:
+            with _database_errors(self.path):
+                state = self._generation_state(conn, _current_generation(conn))
+            yield IndexView(self.path, self.settings, state, conn)
+        finally:
+            self._end_read(conn)
+
+    def _end_read(self, conn: sqlite3.Connection) -> None:
+        """Ends the read transaction (so the WAL can be checkpointed past it). The reads are done; if a damaged
+        database fails even this, the connection is dropped and the next read opens a new one."""
+        try:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        except sqlite3.Error:
+            self._local.conn = None
+            conn.close()
+
+    def _state(self) -> Generation:
+        with self.read() as view:
+            return view._state()
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        yield self._thread_connection()
+
+    def _generation_state(self, conn: sqlite3.Connection, number: int) -> Generation:
+        """The loaded state of generation ``number``, read through ``conn`` (whose transaction sees it)."""
+        latest = self._latest
+        if latest is not None and latest.number == number:
+            return latest
+        with self._load_lock:  # one thread loads a new generation; the others wait for it, then share it
+            latest = self._latest
+            if latest is not None and latest.number == number:
+                return latest
+            state = self._load(conn, number)
+            if latest is None or number > latest.number:  # an older transaction never replaces a newer state
+                self._latest = state
+            return state
+
+    def _load(self, conn: sqlite3.Connection, number: int) -> Generation:
+        rows = conn.execute(
+            "SELECT rowid, id, document_id, ordinal, char_start, char_end, token_count, text "
+            "FROM passages ORDER BY rowid"
+        ).fetchall()
+        positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
+        row_ids = np.array([r[0] for r in rows], dtype=np.int64)
+        vectors, lexical = self._load_artifacts(conn, number, row_ids, [r[7] for r in rows])
+        passages = [Passage(id=r[1], document_id=r[2], ordinal=r[3], char_start=r[4], char_end=r[5],
+                            token_count=r[6], text=r[7]) for r in rows]
+        document_ids = sorted(positions, key=positions.__getitem__)
+        number_of = {document_id: i for i, document_id in enumerate(document_ids)}
+        owners = np.fromiter((number_of[p.document_id] for p in passages), dtype=np.int64, count=len(passages))
+        return Generation(number, passages, vectors, lexical, positions, (owners, document_ids))
 
     def _load_artifacts(
         self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]
@@ -245,71 +440,18 @@ class Index:
         row = conn.execute("SELECT value FROM manifest WHERE key = 'dim'").fetchone()
         return int(row[0]) if row else 0
 
-    @property
-    def passages(self) -> list[Passage]:
-        """All retrieval units, in the row order of :attr:`vectors` and of the BM25 scores."""
-        self._ensure_loaded()
-        return self._passages
-
-    @property
-    def vectors(self) -> np.ndarray:
-        self._ensure_loaded()
-        return self._vectors
-
-    @property
-    def lexical(self) -> LexicalIndex:
-        self._ensure_loaded()
-        assert self._lexical is not None
-        return self._lexical
-
-    @property
-    def unit_documents(self) -> tuple[np.ndarray, list[str]]:
-        """(for each unit, the index of its document in the list; the document ids, in collection order)."""
-        self._ensure_loaded()
-        if self._unit_documents is None:
-            document_ids = sorted(self._document_positions, key=self._document_positions.__getitem__)
-            number = {document_id: i for i, document_id in enumerate(document_ids)}
-            owners = np.fromiter((number[p.document_id] for p in self._passages), dtype=np.int64,
-                                 count=len(self._passages))
-            self._unit_documents = (owners, document_ids)
-        return self._unit_documents
-
-    def document_position(self, document_id: str) -> int:
-        """Position of a document in the collection (ingestion order), for original-order packing."""
-        self._ensure_loaded()
-        return self._document_positions[document_id]
-
-    def __len__(self) -> int:
-        return len(self.passages)
-
-    def documents(self) -> Iterator[Document]:
-        """Every document, in collection order."""
-        with _read_only(self.path) as conn:
-            for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY position"):
-                yield _document(row)
-
-    def document(self, document_id: str) -> Document:
-        for document in self.documents_by_id([document_id]):
-            return document
-        raise KeyError(document_id)
-
-    def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
-        found = {}
-        with _read_only(self.path) as conn:
-            for start in range(0, len(ids), 500):
-                chunk = list(ids[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", chunk):
-                    found[row[0]] = _document(row)
-        return [found[i] for i in ids if i in found]
+    def integrity_problems(self, limit: int = 5) -> list[str]:
+        """SQLite's ``quick_check`` of the database file (it reads every page, through a new connection: a
+        reused one may answer from its page cache): the first ``limit`` problems found, none when sound."""
+        with _database_errors(self.path), _read_only(self.path) as conn:
+            found = [row[0] for row in conn.execute(f"PRAGMA quick_check({int(limit)})")]
+        return [] if found == ["ok"] else found
 
     def info(self) -> dict[str, object]:
         manifest = self._read_manifest(self.path)
-        with _read_only(self.path) as conn:
-            documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-            passages, tokens = conn.execute("SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM passages").fetchone()
+        documents, units, tokens = self.counts()
         size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
-        return {"path": str(self.path), **manifest, "documents": documents, "units": passages,
+        return {"path": str(self.path), **manifest, "documents": documents, "units": units,
                 "unit_tokens": tokens, "bytes_on_disk": size}
 
     # ---- writing -------------------------------------------------------------------------------------
@@ -375,7 +517,7 @@ class Index:
         unchanged = len(upsert) - len(changed)
         delete &= set(known)
         if not changed and not delete:
-            return UpdateStats(unchanged=unchanged, generation=self.generation)
+            return UpdateStats(unchanged=unchanged, generation=_current_generation(conn))
 
         # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
         tokenizer = get_tokenizer(self.settings.tokenizer)
@@ -394,7 +536,7 @@ class Index:
 
         conn.execute("BEGIN IMMEDIATE")
         try:
-            generation = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0]) + 1
+            generation = _current_generation(conn) + 1
             replaced = [d.id for d in changed if d.id in known] + sorted(delete)
             removed_rows = self._remove(conn, replaced, drop_documents=delete)
             next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
@@ -429,8 +571,10 @@ class Index:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        # Copy the committed pages back into the database now, without waiting for readers: a WAL left full
+        # makes every reader search it (a long-running service slowed down 5x until the next writer came).
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         self._sweep(keep=generation)
-        self.generation = generation
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
             unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
@@ -463,7 +607,7 @@ class Index:
     ) -> None:
         """Write gen-<N> from the (uncommitted) database state; reuse the previous vectors where possible."""
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
-        current = int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
+        current = _current_generation(conn)
         vectors = self._patched_vectors(conn, self.path / f"gen-{current}", rows, removed_rows)
         texts = [r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")]
         if progress:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from citesum.errors import ConfigError, unknown_name_error
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever
 from citesum.retrieve.dense import DenseRetriever
 from citesum.retrieve.feedback import DensePRFRetriever, RM3Retriever
@@ -26,7 +26,7 @@ DEFAULT_HYBRID_PARTS = ("bm25-rm3", "dense-prf")
 
 def get_retriever(
     name: str,
-    index: Index,
+    index: IndexReader,
     *,
     relevance: Mapping[str, float] | None = None,
     seed: int = 0,

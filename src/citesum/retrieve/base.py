@@ -7,7 +7,8 @@ from typing import Sequence
 
 import numpy as np
 
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
+from citesum.tokens import clip_query
 from citesum.types import Hit
 
 DEFAULT_PASSAGES_PER_DOCUMENT = 3
@@ -27,7 +28,7 @@ class Retriever(ABC):
     #: context is then packed a second time with K = the number of units the first packing took.
     ranking_depends_on_k: bool = False
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: IndexReader) -> None:
         self.index = index
 
     @abstractmethod
@@ -35,8 +36,9 @@ class Retriever(ABC):
         """One score per unit, aligned with ``index.passages``."""
 
     def retrieve(self, query: str, k: int = 10) -> list[Hit]:
-        """The ``k`` best units (ties keep collection order, so results are reproducible)."""
-        scores = self.scores(query)
+        """The ``k`` best units (ties keep collection order, so results are reproducible). Only the first
+        :data:`~citesum.tokens.MAX_QUERY_TOKENS` tokens of the query are read."""
+        scores = self.scores(clip_query(query))
         order = top_k(scores, k)
         passages = self.index.passages
         return [Hit(passages[i], float(scores[i]), rank, self.name) for rank, i in enumerate(order, start=1)]
@@ -53,7 +55,7 @@ class Retriever(ABC):
         """
         owners, document_ids = self.index.unit_documents
         per_document = 1 if self.scores_documents else passages_per_document
-        return aggregate_documents(owners, document_ids, self.scores(query), k, per_document)
+        return aggregate_documents(owners, document_ids, self.scores(clip_query(query)), k, per_document)
 
 
 def aggregate_documents(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from citesum.embed import Embedder, get_embedder
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever
 
 
 class DenseRetriever(Retriever):
     name = "dense"
 
-    def __init__(self, index: Index, embedder: Embedder | None = None) -> None:
+    def __init__(self, index: IndexReader, embedder: Embedder | None = None) -> None:
         super().__init__(index)
         # The query must be embedded by the model that embedded the index.
         self.embedder = embedder or get_embedder(index.settings.embedder)

@@ -14,7 +14,7 @@ import numpy as np
 
 from citesum.embed import Embedder
 from citesum.index.lexical import tokenize
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_k
 from citesum.retrieve.dense import DenseRetriever
 
@@ -29,7 +29,7 @@ class RM3Retriever(Retriever):
 
     name = "bm25-rm3"
 
-    def __init__(self, index: Index, feedback_units: int = 10, feedback_terms: int = 10,
+    def __init__(self, index: IndexReader, feedback_units: int = 10, feedback_terms: int = 10,
                  original_weight: float = 0.5) -> None:
         super().__init__(index)
         self.feedback_units = feedback_units
@@ -61,7 +61,7 @@ class DensePRFRetriever(DenseRetriever):
 
     name = "dense-prf"
 
-    def __init__(self, index: Index, embedder: Embedder | None = None, feedback_units: int = 10,
+    def __init__(self, index: IndexReader, embedder: Embedder | None = None, feedback_units: int = 10,
                  beta: float = 1.0) -> None:
         super().__init__(index, embedder)
         self.feedback_units = feedback_units

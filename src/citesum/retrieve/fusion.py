@@ -6,7 +6,7 @@ from typing import Hashable, Sequence, TypeVar
 
 import numpy as np
 
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.retrieve.base import DEFAULT_PASSAGES_PER_DOCUMENT, Retriever, top_k
 
 RRF_K = 60
@@ -29,7 +29,7 @@ class HybridRetriever(Retriever):
     member aggregates its own scores before fusion and RRF never sums ranks of different granularity.
     """
 
-    def __init__(self, index: Index, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000) -> None:
+    def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000) -> None:
         super().__init__(index)
         self.retrievers = list(retrievers)
         self.k = k

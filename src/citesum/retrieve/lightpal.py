@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 import numpy as np
 
 from citesum.errors import ConfigError, MissingExtraError
-from citesum.index.store import Index, ProgressFn, fsync_dir
+from citesum.index.store import IndexReader, ProgressFn, fsync_dir
 from citesum.retrieve.base import Retriever, top_k
+from citesum.tokens import clip_query
 from citesum.types import Hit
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class PassageGraph:
         return final
 
     @classmethod
-    def load(cls, index: Index) -> "PassageGraph":
+    def load(cls, index: IndexReader) -> "PassageGraph":
         """The graph stored with ``index``; a ConfigError naming the fix when it is missing or stale."""
         path = Path(index.path) / GRAPH_FILE
         build = f"build it with: citesum graph --index {index.path}"
@@ -138,7 +139,7 @@ class PassageGraph:
         return graph
 
 
-def build_passage_graph(index: Index, scorer: ContextScorer | None = None, *, candidates: int = DEFAULT_CANDIDATES,
+def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None, *, candidates: int = DEFAULT_CANDIDATES,
                         edges: int = DEFAULT_EDGES, progress: ProgressFn | None = None,
                         block: int = 1024) -> PassageGraph:
     """Edges from every unit to the ``edges`` best of its ``candidates`` nearest units by embedding cosine,
@@ -206,7 +207,7 @@ class LightPALRetriever(Retriever):
 
     ranking_depends_on_k = True
 
-    def __init__(self, index: Index, base: Retriever, graph: PassageGraph | None = None, *, k: int = 10,
+    def __init__(self, index: IndexReader, base: Retriever, graph: PassageGraph | None = None, *, k: int = 10,
                  initial_share: float = DEFAULT_INITIAL_SHARE, teleport_top: int = DEFAULT_TELEPORT_TOP,
                  alpha: float = DEFAULT_ALPHA) -> None:
         super().__init__(index)
@@ -243,6 +244,6 @@ class LightPALRetriever(Retriever):
         return out
 
     def retrieve(self, query: str, k: int = 10) -> list[Hit]:
-        order = self.ranking(query, k)[:k]
+        order = self.ranking(clip_query(query), k)[:k]
         passages = self.index.passages
         return [Hit(passages[i], 1.0 / rank, rank, self.name) for rank, i in enumerate(order, start=1)]

@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever
 
 
@@ -17,7 +17,7 @@ class RandomRetriever(Retriever):
     name = "random"
     scores_documents = True
 
-    def __init__(self, index: Index, seed: int = 0) -> None:
+    def __init__(self, index: IndexReader, seed: int = 0) -> None:
         super().__init__(index)
         self.seed = seed
 
@@ -34,7 +34,7 @@ class OracleRetriever(Retriever):
     name = "oracle"
     scores_documents = True
 
-    def __init__(self, index: Index, relevance: Mapping[str, float]) -> None:
+    def __init__(self, index: IndexReader, relevance: Mapping[str, float]) -> None:
         super().__init__(index)
         self.relevance = relevance
 

@@ -8,9 +8,10 @@ Example:
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Mapping, Protocol
 
-from citesum.index.store import Index
+from citesum.index.store import IndexReader
 from citesum.pack import PackOptions, pack
 from citesum.retrieve import get_retriever
 from citesum.tokens import Tokenizer
@@ -27,7 +28,7 @@ class Summarizer(Protocol):
     def summarize(self, query: str, context: Context) -> Summary: ...
 
 
-def build_context(query: str, index: Index, *, retriever: str = "hybrid", options: PackOptions | None = None,
+def build_context(query: str, index: IndexReader, *, retriever: str = "hybrid", options: PackOptions | None = None,
                   relevance: Mapping[str, float] | None = None, tokenizer: Tokenizer | None = None) -> Context:
     """Retrieve and pack; ``tokenizer`` should be the summarizer's (default: the index's cl100k)."""
     options = options or PackOptions()
@@ -44,7 +45,7 @@ def build_context(query: str, index: Index, *, retriever: str = "hybrid", option
     return context
 
 
-def summarize_query(query: str, index: Index, summarizer: Summarizer | None = None, *, retriever: str = "hybrid",
+def summarize_query(query: str, index: IndexReader, summarizer: Summarizer | None = None, *, retriever: str = "hybrid",
                     options: PackOptions | None = None, relevance: Mapping[str, float] | None = None,
                     tokenizer: Tokenizer | None = None) -> Summary:
     """Retrieve, pack and summarize; the summary carries the context, the prompt and timings."""
@@ -66,8 +67,7 @@ def summarize_context(query: str, context: Context, summarizer: Summarizer | Non
     summary = summarizer.summarize(query, context)
     timings = {**summary.timings, "retrieve_pack_s": round(retrieve_pack_s, 4),
                "total_s": round(retrieve_pack_s + time.perf_counter() - started, 4)}
-    return Summary(summary.bullets, summary.context, summary.prompt, summary.raw_output, summary.dropped_citations,
-                   summary.usage, timings, summary.summarizer)
+    return replace(summary, timings=timings)
 
 
 def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_tokens: int) -> int:

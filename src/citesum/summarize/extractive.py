@@ -24,6 +24,7 @@ from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize
+from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, Summary
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
@@ -133,17 +134,33 @@ class ExtractiveSummarizer:
 
     def summarize(self, query: str, context: Context) -> Summary:
         started = time.perf_counter()
+        query = clip_query(query)
         sentences = self._sentences(context)
         if not sentences:
-            return Summary((), context, summarizer=self.name, timings={"summarize_s": time.perf_counter() - started})
+            note = ("nothing in the index matched the query" if not context.blocks else
+                    f"the context holds no sentence of at least {self.options.min_words} words to state")
+            return Summary((), context, summarizer=self.name, notes=(note,),
+                           timings={"summarize_s": time.perf_counter() - started})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors)
         order = sorted(range(len(sentences)), key=lambda i: -sentences[i].relevance)
         order = order[: self.options.candidate_sentences]
         groups = self._group(order, sentences, vectors)
-        bullets = self._select(groups, sentences, vectors)
-        return Summary(tuple(bullets), context, summarizer=self.name,
+        bullets, too_long = self._select(groups, sentences, vectors)
+        return Summary(tuple(bullets), context, summarizer=self.name, notes=self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
+
+    def _notes(self, bullets: list[Bullet], too_long: list[int]) -> tuple[str, ...]:
+        """Why there are fewer bullets than asked: the word limit, or too few relevant facts."""
+        wanted = self.options.bullets
+        if wanted is not None and len(bullets) >= wanted:
+            return ()
+        if too_long:
+            return (f"{len(too_long)} relevant fact(s) did not fit in the {self.options.max_words}-word limit "
+                    f"(the shortest has {min(too_long)} words); raise the word limit for more",)
+        if wanted is not None:
+            return (f"only {len(bullets)} fact(s) in the context were relevant enough to state",)
+        return ()
 
     def _sentences(self, context: Context) -> list[_Sentence]:
         scores = [b.score for b in context.blocks if b.score is not None]
@@ -204,7 +221,9 @@ class ExtractiveSummarizer:
             seeds.append(i)
         return groups
 
-    def _select(self, groups: list[_Group], sentences: list[_Sentence], vectors: np.ndarray) -> list[Bullet]:
+    def _select(self, groups: list[_Group], sentences: list[_Sentence],
+                vectors: np.ndarray) -> tuple[list[Bullet], list[int]]:
+        """The bullets, and the word counts of the relevant facts left out for the word limit."""
         relevances = [g.relevance(sentences) for g in groups]
         floor = self.options.min_relative_relevance * max(relevances)
         # Support ranks facts, but only among those relevant enough: a sentence repeated in many documents
@@ -212,6 +231,7 @@ class ExtractiveSummarizer:
         relevant = [g for g, relevance in zip(groups, relevances) if relevance >= floor]
         by_number = {s.number: s.document_id for s in sentences}
         bullets: list[Bullet] = []
+        too_long: list[int] = []
         words = 0
         for group in sorted(relevant, key=lambda g: g.support(sentences), reverse=True):
             members = group.members
@@ -219,10 +239,11 @@ class ExtractiveSummarizer:
             representative = members[int(np.argmax(vectors[members] @ centre))]
             text = trim_sentence(sentences[representative].text, self.options.max_bullet_words)
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
+                too_long.append(len(text.split()))
                 continue
             numbers = group.documents(sentences)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
             words += len(text.split())
             if self.options.bullets is not None and len(bullets) >= self.options.bullets:
                 break
-        return bullets
+        return bullets, too_long

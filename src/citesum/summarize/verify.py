@@ -18,7 +18,7 @@ Free parameters, chosen on the three shared SummHay haystacks (``benchmarks/cita
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -209,5 +209,4 @@ def check_summary(summary: Summary, repair: bool, **options: object) -> tuple[Su
     for bullet, verified in zip(summary.bullets, checked):
         cited = sorted(verified.citations, key=number_of.__getitem__)  # in context order, as a reader expects
         bullets.append(Bullet(bullet.text, tuple(cited), tuple(number_of[d] for d in cited)))
-    return Summary(tuple(bullets), summary.context, summary.prompt, summary.raw_output,
-                   summary.dropped_citations, summary.usage, summary.timings, summary.summarizer), checked
+    return replace(summary, bullets=tuple(bullets)), checked

@@ -1,0 +1,137 @@
+"""Answers as JSON-ready dicts, built once for every front end: ``citesum search|summarize --json`` and the
+HTTP service return the same shapes from the same code.
+
+Example:
+    >>> with index.read() as view:  # doctest: +SKIP
+    ...     payload = search_response(get_retriever("bm25", view), view, "water rates", k=5)
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from citesum.index.store import IndexReader
+    from citesum.retrieve.base import Retriever
+    from citesum.summarize.verify import Evidence, VerifiedBullet
+    from citesum.types import Document, Summary
+
+#: how a front end names a document's origin (the CLI: the path as ingested; the service: a relative one)
+SourceOf = Callable[["Document"], str]
+
+
+def stored_source(document: Document) -> str:
+    return document.source
+
+
+def relative_source(document: Document) -> str:
+    """The document's file relative to the folder that was indexed, never a server path: a file's document id
+    is its path relative to the indexed root (``path#record`` for the records of a file). Dataset documents
+    keep their dataset label (``summhay:topic_news1.json``)."""
+    source = document.source
+    if ":" in source and "/" not in source.split(":", 1)[0] and not PurePosixPath(source).is_absolute():
+        return source  # a dataset label, not a path
+    return document.id.split("#", 1)[0]
+
+
+def search_response(ranker: Retriever, view: IndexReader, query: str, k: int, *, documents: bool = False,
+                    source_of: SourceOf = stored_source) -> dict[str, Any]:
+    """The ``k`` best units (or documents, ranked by their best units) with their titles and sources."""
+    started = time.perf_counter()
+    if documents:
+        ranked = ranker.rank_documents(query, k)
+        seconds = time.perf_counter() - started
+        found = {d.id: d for d in view.documents_by_id([doc_id for doc_id, _ in ranked])}
+        return {"query": query, "retriever": ranker.name, "seconds": round(seconds, 6), "documents": [
+            {"rank": rank, "document_id": doc_id, "score": score, **_described(found.get(doc_id), source_of)}
+            for rank, (doc_id, score) in enumerate(ranked, start=1)]}
+    hits = ranker.retrieve(query, k)
+    seconds = time.perf_counter() - started
+    found = {d.id: d for d in view.documents_by_id(list(dict.fromkeys(h.document_id for h in hits)))}
+    return {"query": query, "retriever": ranker.name, "seconds": round(seconds, 6), "hits": [
+        {"rank": h.rank, "score": h.score, "passage_id": h.passage.id, "document_id": h.document_id,
+         **_described(found.get(h.document_id), source_of), "ordinal": h.passage.ordinal,
+         "char_start": h.passage.char_start, "char_end": h.passage.char_end, "text": h.passage.text}
+        for h in hits]}
+
+
+def _described(document: Document | None, source_of: SourceOf) -> dict[str, str]:
+    return {"title": document.title if document else "", "source": source_of(document) if document else ""}
+
+
+def summary_response(summary: Summary, view: IndexReader, *, query: str,
+                     checks: Sequence[VerifiedBullet] = (), source_of: SourceOf = stored_source,
+                     include_context: bool = True) -> dict[str, Any]:
+    """A cited summary: bullets with their citations (document ids and context numbers) and, when ``checks``
+    are given, the evidence span of each citation in its document; the numbered sources; what was dropped.
+
+    ``include_context`` adds the context text, the prompt and the raw model output (for research use; a
+    service leaves them out)."""
+    number_of = {document_id: number for number, document_id in summary.context.numbers.items()}
+    bullets = []
+    for position, bullet in enumerate(summary.bullets):
+        entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations),
+                                 "numbers": list(bullet.numbers)}
+        if checks:
+            entry["evidence"] = _citation_evidence(bullet.citations, checks[position], number_of)
+        bullets.append(entry)
+    found = {d.id: d for d in view.documents_by_id([b.document_id for b in summary.context.blocks])}
+    context: dict[str, Any] = {"order": summary.context.order, "budget": summary.context.budget,
+                               "tokens": summary.context.token_count}
+    payload: dict[str, Any] = {
+        "query": query, "summarizer": summary.summarizer, "bullets": bullets,
+        "dropped_citations": list(summary.dropped_citations), "notes": list(summary.notes),
+        "sources": {str(b.number): {"document_id": b.document_id, **_described(found.get(b.document_id), source_of)}
+                    for b in summary.context.blocks},
+        "context": context, "usage": dict(summary.usage), "timings": dict(summary.timings),
+    }
+    if include_context:
+        context["text"] = summary.context.render()
+        payload.update(prompt=summary.prompt, raw_output=summary.raw_output)
+        if checks:
+            payload["verification"] = [verification_json(v) for v in checks]
+    return payload
+
+
+def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet,
+                       number_of: dict[str, int]) -> list[dict[str, Any]]:
+    """For each citation of a bullet: the sentence of that document that best supports the bullet."""
+    best: dict[str, Evidence] = {c.document_id: c.evidence for c in checked.checks if c.evidence is not None}
+    best.update((e.document_id, e) for e in checked.evidence)
+    out = []
+    for document_id in citations:
+        evidence = best.get(document_id)
+        out.append({"number": number_of.get(document_id), "document_id": document_id,
+                    "supported": document_id in checked.citations,
+                    **({"support": round(evidence.support, 4), "char_start": evidence.char_start,
+                        "char_end": evidence.char_end, "text": evidence.text} if evidence else {})})
+    return out
+
+
+def verification_json(checked: VerifiedBullet) -> dict[str, Any]:
+    """Everything the citation verifier found for one bullet (``summarize --verify-citations``, ``repair``)."""
+    return {
+        "text": checked.text,
+        "checks": [{"document_id": c.document_id, "supported": c.supported,
+                    "evidence": c.evidence.__dict__ if c.evidence else None} for c in checked.checks],
+        "repaired_citations": list(checked.citations),
+        "evidence": [e.__dict__ for e in checked.evidence],
+        "removed": list(checked.removed), "added": list(checked.added),
+    }
+
+
+def document_response(document: Document, *, source_of: SourceOf = stored_source,
+                      evidence: str | None = None) -> dict[str, Any]:
+    """One document whole; with ``evidence`` (a statement), the sentence of it that best states it, with its
+    character offsets in ``text`` (the same scoring as citation verification)."""
+    payload: dict[str, Any] = {"id": document.id, "title": document.title, "source": source_of(document),
+                               "format": document.format, "metadata": dict(document.metadata), "text": document.text}
+    if evidence is not None:
+        from citesum.summarize.verify import CitationVerifier
+
+        found = CitationVerifier([document]).evidence(evidence)
+        payload["evidence"] = [{"char_start": e.char_start, "char_end": e.char_end, "text": e.text,
+                                "support": round(e.support, 4)} for e in found[:1]]
+    return payload

@@ -1,0 +1,341 @@
+"""The HTTP API and the web page over one index (FastAPI).
+
+Reads (``/search``, ``/summarize``, ``/documents/{id}``, ``/health``) run on a pool of worker threads, each
+on its own pinned generation of the index; writes (uploads, deletions) run as jobs on one writer thread.
+Every error is JSON ``{"error", "detail"}`` with a status that says whose fault it is: 400/413/415/422 for
+the request, 401/403 for credentials, 404 for what does not exist, 502 for a failing LLM server, 503 with
+``Retry-After`` when the service is at capacity or the index is unavailable, 504 past the deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+import unicodedata
+import uuid
+from importlib import resources
+from pathlib import Path
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+from citesum.errors import CitesumError, ConfigError, IndexStoreError, LLMError, MissingExtraError
+from citesum.index.store import Index
+from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
+from citesum.llm.base import LLM
+from citesum.pack import PackOptions
+from citesum.responses import relative_source, search_response, summary_response
+from citesum.retrieve import get_retriever
+from citesum.service.config import ServiceConfig
+from citesum.service.guard import BodyTooLarge, Guard
+from citesum.service.jobs import STAGING, JobQueue
+from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
+from citesum.service.pool import Overloaded, ReadPool, RequestTimeout
+from citesum.summarize import summarize_query
+
+try:
+    from fastapi import FastAPI, HTTPException, Query, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse, Response
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+except ImportError as exc:  # the module is imported only by `citesum serve` and by users of the service
+    raise MissingExtraError("the HTTP service", "service", "fastapi") from exc
+
+log = logging.getLogger("citesum.service")
+#: the page's own files, served from the wheel (no CDN: the page works without internet)
+STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+               "form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON whose text can always be sent: an unpaired surrogate in stored text becomes U+FFFD instead of
+    failing the response half-way (a dropped connection)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")) \
+            .encode("utf-8", "replace")
+
+
+def _error(status: int, error: str, detail: Any, headers: dict[str, str] | None = None) -> SafeJSONResponse:
+    return SafeJSONResponse({"error": error, "detail": detail}, status_code=status,
+                            headers={"Cache-Control": "no-store", **(headers or {})})
+
+
+def upload_name(filename: str | None) -> str:
+    """The name an uploaded file is kept under: its last path component, NFC-normalised; refused when it is
+    empty, hidden, holds control or bidi-format characters, or is too long. Raises ValueError."""
+    name = unicodedata.normalize("NFC", filename or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not name or name in (".", ".."):
+        raise ValueError("a file without a name")
+    if name.startswith("."):
+        raise ValueError(f"'{name}': hidden files are not accepted")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn") for c in name):
+        raise ValueError(f"{name!r}: control or invisible formatting characters in the name")
+    if len(name.encode("utf-8")) > 200:
+        raise ValueError(f"'{name[:40]}...': a name of over 200 bytes")
+    return name
+
+
+def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, llm: LLM | None = None) -> Any:
+    """The service over the index at ``index_path`` (an ASGI app: FastAPI behind the request guard).
+
+    With ``llm``, summaries are written by it and their citations repaired against the context; else by the
+    offline extractive summarizer. Summarizer and model are fixed here, never chosen by a request."""
+    config = config or ServiceConfig()
+    index = Index.open(index_path)
+    uploads_dir = Path(config.uploads_dir or index.path / "uploads")
+    pool = ReadPool(config.workers, config.queue, config.timeout_s)
+    jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
+    summarizer_name = "extractive" if llm is None else f"llm:{llm.name}"
+    integrity: dict[str, Any] = {"checked": None, "problems": []}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.shutdown()
+
+    docs = config.docs
+    app = FastAPI(title="citesum", summary="Query-focused summaries with verified citations",
+                  docs_url="/docs" if docs else None, redoc_url=None, openapi_url="/openapi.json" if docs else None,
+                  default_response_class=SafeJSONResponse, lifespan=lifespan)
+    app.state.pool, app.state.jobs, app.state.index = pool, jobs, index
+
+    # ---- errors: one JSON shape, the right status -----------------------------------------------------
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> Response:
+        from http import HTTPStatus
+
+        label = "invalid request" if exc.status_code == 422 else HTTPStatus(exc.status_code).phrase.lower()
+        return _error(exc.status_code, label, exc.detail, dict(exc.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> Response:
+        problems = ["{}: {}".format(".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
+                    for e in exc.errors()]
+        return _error(422, "invalid request", "; ".join(problems))
+
+    @app.exception_handler(Overloaded)
+    async def overloaded(_: Request, exc: Overloaded) -> Response:
+        return _error(503, "overloaded", str(exc), {"Retry-After": str(exc.retry_after)})
+
+    @app.exception_handler(RequestTimeout)
+    async def timed_out(_: Request, exc: RequestTimeout) -> Response:
+        return _error(504, "timeout", str(exc))
+
+    @app.exception_handler(BodyTooLarge)
+    async def too_large(_: Request, exc: BodyTooLarge) -> Response:
+        return _error(413, "request too large", str(exc))
+
+    @app.exception_handler(CitesumError)
+    async def citesum_error(_: Request, exc: CitesumError) -> Response:
+        if isinstance(exc, IndexStoreError):  # the server's fault: the index is gone, damaged or locked
+            return _error(503, "index unavailable", str(exc), {"Retry-After": "10"})
+        if isinstance(exc, LLMError):
+            return _error(502, "summarizer unavailable", str(exc))
+        return _error(400, "bad request", str(exc))  # an unknown retriever, a budget too small...
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> Response:
+        log.exception("unexpected error")
+        return _error(500, "internal error", f"{type(exc).__name__} (the server log has the details)")
+
+    def limited(request: SearchRequest | SummarizeRequest) -> None:
+        try:
+            check_limits(config, request)
+        except ConfigError as exc:
+            raise HTTPException(422, str(exc)) from None
+
+    # ---- the page -------------------------------------------------------------------------------------
+    static = resources.files("citesum.service") / "static"
+
+    @app.get("/", include_in_schema=False)
+    def page() -> Response:
+        return Response((static / "index.html").read_bytes(), media_type="text/html; charset=utf-8",
+                        headers={"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-cache"})
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def asset(name: str) -> Response:
+        if name not in STATIC:
+            raise HTTPException(404, f"no file '{name}'")
+        return Response((static / name).read_bytes(), media_type=STATIC[name], headers={"Cache-Control": "no-cache"})
+
+    # ---- reading ----------------------------------------------------------------------------------------
+    def integrity_problems() -> list[str]:
+        last = integrity["checked"]
+        if last is None or time.monotonic() - last >= config.integrity_every_s:
+            integrity["problems"] = index.integrity_problems()
+            integrity["checked"] = time.monotonic()
+        return list(integrity["problems"])
+
+    @app.get("/health", summary="200 when the index answers; 503 with the reason when it does not")
+    async def health() -> Response:
+        def work() -> dict[str, Any]:
+            with index.read() as view:
+                documents, units, _ = view.counts()
+                generation = view.generation
+            problems = integrity_problems()
+            if problems:
+                raise IndexStoreError(f"index at {index.path} is damaged: {'; '.join(problems)}")
+            return {"status": "ok", "documents": documents, "units": units, "generation": generation,
+                    "summarizer": summarizer_name, "busy": pool.busy, "capacity": pool.capacity,
+                    "pending_jobs": jobs.pending, "limits": {
+                        "max_k": config.max_k, "max_budget": config.max_budget, "budget": config.default_budget,
+                        "min_words": config.min_words, "max_words": config.max_words,
+                        "max_bullets": config.max_bullets, "max_query_chars": config.max_query_chars,
+                        "max_upload_bytes": config.max_upload_bytes, "extensions": list(SUPPORTED_EXTENSIONS)}}
+
+        from starlette.concurrency import run_in_threadpool
+
+        try:  # not through the read pool: health answers even when every worker is busy
+            return SafeJSONResponse(await run_in_threadpool(work))
+        except IndexStoreError as exc:
+            return SafeJSONResponse({"status": "degraded", "error": "index unavailable", "detail": str(exc)},
+                                    status_code=503, headers={"Retry-After": "10"})
+
+    @app.post("/search", summary="Ranked units (or documents) for a query")
+    async def search(request: SearchRequest) -> Response:
+        limited(request)
+
+        def work() -> dict[str, Any]:
+            with index.read() as view:
+                ranker = get_retriever(request.retriever, view)
+                return search_response(ranker, view, request.query, request.k, documents=request.documents,
+                                       source_of=relative_source)
+
+        return SafeJSONResponse(await pool.run(work))
+
+    @app.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
+    async def summarize(request: SummarizeRequest) -> Response:
+        limited(request)
+
+        def work() -> dict[str, Any]:
+            from citesum.summarize.verify import check_summary
+
+            engine = _summarizer(llm, request.bullets, request.words)
+            options = PackOptions(budget=request.budget or config.default_budget, order=request.order)
+            with index.read() as view:
+                summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
+                # An LLM's citations are replaced by the documents that state each bullet; the extractive
+                # summarizer cites by construction and is only checked. Either way each citation gets the
+                # sentence of its document that supports the bullet: the evidence the page highlights.
+                summary, checks = check_summary(summary, repair=llm is not None)
+                return summary_response(summary, view, query=request.query, checks=checks,
+                                        source_of=relative_source, include_context=False)
+
+        return SafeJSONResponse(await pool.run(work))
+
+    @app.get("/documents/{document_id:path}", summary="One document; with `evidence`, the sentence stating it")
+    async def document(document_id: str, evidence: str | None = Query(
+            None, description="A statement: the response gives the sentence of the document that best states it.")
+    ) -> Response:
+        if evidence is not None:
+            try:
+                checked_text(evidence, "evidence")
+            except ValueError as exc:
+                raise HTTPException(422, str(exc)) from None
+            if len(evidence) > config.max_query_chars:
+                raise HTTPException(422, f"evidence has {len(evidence):,} characters; at most "
+                                         f"{config.max_query_chars:,}")
+
+        def work() -> dict[str, Any]:
+            from citesum.responses import document_response
+
+            with index.read() as view:
+                try:
+                    found = view.document(document_id)
+                except KeyError:
+                    raise HTTPException(404, f"no document '{document_id}' in the index") from None
+            return document_response(found, source_of=relative_source, evidence=evidence)
+
+        return SafeJSONResponse(await pool.run(work))
+
+    # ---- writing ----------------------------------------------------------------------------------------
+    @app.post("/documents", status_code=202, summary="Upload files; they are indexed by a background job")
+    async def upload(request: Request) -> Response:
+        content_type = request.headers.get("content-type", "")
+        if not content_type.startswith("multipart/form-data"):
+            raise HTTPException(415, "upload files as multipart/form-data (field 'files')")
+        form = await request.form(max_files=config.max_upload_files, max_fields=10)
+        try:
+            files = [f for f in form.getlist("files") if not isinstance(f, str)]
+            if not files:
+                raise HTTPException(400, "no file in the upload (send them in the multipart field 'files')")
+            names = []
+            for file in files:
+                try:
+                    name = upload_name(file.filename)
+                except ValueError as exc:
+                    raise HTTPException(400, f"file name refused: {exc}") from None
+                if Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
+                    raise HTTPException(415, f"'{name}': not a supported format; send one of "
+                                             f"{', '.join(SUPPORTED_EXTENSIONS)}")
+                names.append(name)
+            repeated = sorted({n for n in names if names.count(n) > 1})
+            if repeated:
+                raise HTTPException(400, f"the same file name twice in one upload: {', '.join(repeated)}")
+            staging = uploads_dir / STAGING / uuid.uuid4().hex
+
+            def save() -> list[tuple[str, Path]]:
+                staging.mkdir(parents=True)
+                saved = []
+                for name, file in zip(names, files):
+                    target = staging / name
+                    file.file.seek(0)
+                    with open(target, "wb") as out:
+                        shutil.copyfileobj(file.file, out, 1 << 20)
+                    saved.append((name, target))
+                return saved
+
+            from starlette.concurrency import run_in_threadpool
+
+            staged = await run_in_threadpool(save)
+        finally:
+            await form.close()
+        options = IngestOptions(max_bytes=config.max_upload_bytes)
+        try:
+            job = jobs.submit("upload", jobs.upload(staged, options))
+        except Overloaded:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "files": names}, status_code=202,
+                                headers={"Location": f"/jobs/{job.id}"})
+
+    @app.get("/jobs/{job_id}", summary="Progress and per-file report of an upload or delete job")
+    async def job_status(job_id: str) -> Response:
+        job = jobs.get(job_id)
+        if job is None:
+            raise HTTPException(404, f"no job '{job_id}' (jobs are kept while the service runs)")
+        return SafeJSONResponse(job.to_json())
+
+    @app.delete("/documents/{document_id:path}", summary="Delete a document (waits for the commit)")
+    async def delete(document_id: str) -> Response:
+        def exists() -> bool:
+            with index.read() as view:
+                return bool(view.documents_by_id([document_id]))
+
+        if not await pool.run(exists):
+            raise HTTPException(404, f"no document '{document_id}' in the index")
+        job = jobs.submit("delete", jobs.delete(document_id))
+        from starlette.concurrency import run_in_threadpool
+
+        if not await run_in_threadpool(jobs.wait, job, config.timeout_s):
+            return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "state": job.state},
+                                    status_code=202)
+        if job.state == "failed":
+            raise IndexStoreError(job.error or "the deletion failed")
+        return SafeJSONResponse({"deleted": document_id, "generation": job.generation, "job": job.id})
+
+    return Guard(app, config)
+
+
+def _summarizer(llm: LLM | None, bullets: int, words: int) -> Any:
+    if llm is None:
+        from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+
+        return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
+    from citesum.summarize.llm import LLMSummarizer
+
+    return LLMSummarizer(llm, bullets=bullets, num_words=words)
+

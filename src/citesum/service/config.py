@@ -1,0 +1,126 @@
+"""What a running service allows: who may call it, from which host names, and how much a request may ask.
+
+Kept free of FastAPI so that ``citesum serve`` can refuse an unsafe start before importing the web stack.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from citesum.errors import ConfigError
+
+TOKEN_ENV = "CITESUM_TOKEN"
+#: shorter than this, a token is guessable, not a secret
+MIN_TOKEN_CHARS = 16
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+#: the extractive summarizer gains nothing past 24K-32K tokens of context (SummHay budget sweep in the
+#: README: joint 36.2 at 24K, 35.2 at 32K), so a larger budget only costs time
+EXTRACTIVE_MAX_BUDGET = 32_000
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(token_file: str | None, environ: dict[str, str] | None = None) -> str | None:
+    """The bearer token: the first line of ``token_file``, else ``$CITESUM_TOKEN``, else none."""
+    environ = dict(os.environ) if environ is None else environ
+    if token_file is not None:
+        try:
+            lines = Path(token_file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read the token file {token_file}: {exc}") from exc
+        token, where = (lines[0].strip() if lines else ""), f"the token file {token_file}"
+    elif environ.get(TOKEN_ENV) is not None:
+        token, where = environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
+    else:
+        return None
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"{where} holds a token of {len(token)} characters; use at least {MIN_TOKEN_CHARS} "
+                          "random ones (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+    if not token.isascii() or not token.isprintable() or " " in token:
+        raise ConfigError(f"{where}: the token must be printable ASCII without spaces (it travels in a header)")
+    return token
+
+
+def default_allowed_hosts(host: str) -> tuple[str, ...]:
+    """Host names a browser may use to reach the service: the loopback names, and for a non-loopback bind,
+    the bound address, this machine's name and its addresses. Any other Host header is refused, which stops
+    DNS rebinding (a web page whose own host name resolves to 127.0.0.1)."""
+    names = list(LOOPBACK_NAMES)
+    if not is_loopback(host):
+        if host not in WILDCARD_HOSTS:
+            names.append(host.strip("[]"))
+        machine = socket.gethostname()
+        names += [machine, socket.getfqdn()]
+        try:
+            names += socket.gethostbyname_ex(machine)[2]
+        except OSError:
+            pass  # a machine name that does not resolve: its addresses are given with --allowed-host
+    return tuple(dict.fromkeys(n.lower() for n in names if n))
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """Limits and safety settings of one service (``citesum serve`` options, same names)."""
+
+    host: str = "127.0.0.1"
+    token: str | None = None
+    #: Host header names accepted; ``("*",)`` accepts any (then only the token protects the service)
+    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
+    docs: bool = False
+    workers: int = field(default_factory=lambda: os.cpu_count() or 2)
+    #: requests waiting for a worker beyond those being served; past it: 503 with Retry-After
+    queue: int = 64
+    timeout_s: float = 60.0
+    max_json_bytes: int = 64 * 1024
+    max_upload_bytes: int = 25 * 1024 * 1024
+    max_upload_files: int = 50
+    max_query_chars: int = 2_000
+    max_query_tokens: int = 256
+    max_k: int = 100
+    max_budget: int = EXTRACTIVE_MAX_BUDGET
+    default_budget: int = 15_000
+    #: an extractive bullet has up to 60 words, so a smaller limit could give no bullet at all
+    min_words: int = 20
+    max_words: int = 2_000
+    max_bullets: int = 20
+    #: upload and delete jobs waiting for the writer; past it: 503 with Retry-After
+    max_pending_jobs: int = 16
+    #: how long a job waits for another process's write lock on the index before failing
+    lock_wait_s: float = 300.0
+    #: /health re-runs SQLite's quick_check of the database (it reads every page) at most this often
+    integrity_every_s: float = 60.0
+    #: where uploaded files are kept (default: ``uploads`` inside the index folder)
+    uploads_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.token is None and not is_loopback(self.host):
+            raise ConfigError(
+                f"refusing to serve on {self.host or '*'} without a token: anyone who can reach that address "
+                f"could read and change the index; give --token-file FILE or set ${TOKEN_ENV} "
+                "(or serve on 127.0.0.1)")
+        for name in ("workers", "max_json_bytes", "max_upload_bytes", "max_upload_files", "max_query_chars",
+                     "max_query_tokens", "max_k", "max_budget", "min_words", "max_words", "max_bullets",
+                     "max_pending_jobs"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.queue < 0 or self.timeout_s <= 0 or self.lock_wait_s < 0:
+            raise ConfigError("queue and lock_wait_s must be >= 0 and timeout_s > 0")
+        if self.min_words > self.max_words:
+            raise ConfigError(f"min_words ({self.min_words}) is above max_words ({self.max_words})")
+        if self.default_budget > self.max_budget:
+            object.__setattr__(self, "default_budget", self.max_budget)
+
+    def host_allowed(self, host: str) -> bool:
+        return "*" in self.allowed_hosts or host.lower() in self.allowed_hosts

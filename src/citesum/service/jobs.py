@@ -1,0 +1,177 @@
+"""Index updates from the service: one writer thread takes upload and delete jobs in order.
+
+An upload answers at once with a job id; the files (already saved under the uploads folder's ``.staging``)
+are read, chunked and embedded here, and committed as one new generation of the index: readers see the new
+documents from the next request after the commit, and never half of them. A job that finds the index locked
+by another writer (``citesum index`` in another process) waits for it, up to a limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import shutil
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from citesum.errors import CitesumError, IndexLockedError
+from citesum.index.store import Index
+from citesum.ingest import IngestOptions, ingest_file
+from citesum.service.pool import Overloaded
+from citesum.types import Document
+
+log = logging.getLogger(__name__)
+
+#: uploaded documents get ids under this prefix, the folder (inside the uploads folder) their files keep
+UPLOAD_PREFIX = "uploads/"
+STAGING = ".staging"
+State = Literal["queued", "running", "committed", "failed"]
+
+
+@dataclass
+class Job:
+    id: str
+    kind: Literal["upload", "delete"]
+    state: State = "queued"
+    stage: str = "queued"
+    done: int = 0
+    total: int = 0
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+    #: per file: the ingestion report (name, status, documents, reason, format)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    stats: dict[str, int] | None = None
+    generation: int | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "state": self.state,
+                "progress": {"stage": self.stage, "done": self.done, "total": self.total},
+                "created": self.created, "finished": self.finished, "files": [dict(f) for f in self.files],
+                "stats": self.stats, "generation": self.generation, "error": self.error}
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        self.stage, self.done, self.total = stage, done, total
+
+
+Work = Callable[[Job], None]
+
+
+class JobQueue:
+    """Runs jobs one at a time on a writer thread; keeps the latest ``keep`` jobs for ``GET /jobs/{id}``."""
+
+    def __init__(self, index: Index, uploads_dir: Path, *, max_pending: int, lock_wait_s: float,
+                 keep: int = 256) -> None:
+        self.index = index
+        self.uploads_dir = uploads_dir
+        self.lock_wait_s = lock_wait_s
+        self._keep = keep
+        self._pending: queue.Queue[tuple[Job, Work]] = queue.Queue(maxsize=max_pending)
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._done: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="citesum-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def pending(self) -> int:
+        return self._pending.qsize()
+
+    def submit(self, kind: Literal["upload", "delete"], work: Work) -> Job:
+        job = Job(uuid.uuid4().hex, kind)
+        with self._lock:
+            try:
+                self._pending.put_nowait((job, work))
+            except queue.Full:
+                raise Overloaded(5, "index updates") from None
+            self._jobs[job.id] = job
+            self._done[job.id] = threading.Event()
+            while len(self._jobs) > self._keep:  # forget the oldest finished job
+                oldest = next((j for j in self._jobs.values() if j.finished is not None), None)
+                if oldest is None:
+                    break
+                del self._jobs[oldest.id], self._done[oldest.id]
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def wait(self, job: Job, timeout: float) -> bool:
+        event = self._done.get(job.id)
+        return event is None or event.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            job, work = self._pending.get()
+            job.state = "running"
+            try:
+                work(job)
+                job.state = "committed"
+            except CitesumError as exc:
+                job.state, job.error = "failed", str(exc)
+            except Exception as exc:  # a bug must fail its job, not kill the writer thread
+                log.exception("job %s failed", job.id)
+                job.state, job.error = "failed", f"internal error ({type(exc).__name__}: {exc})"
+            job.finished = time.time()
+            job.stage = job.state
+            self._done[job.id].set()
+
+    def _locked_retry(self, job: Job, write: Callable[[], Any]) -> Any:
+        """``write()``, retried while another process holds the index's write lock (up to ``lock_wait_s``)."""
+        deadline = time.monotonic() + self.lock_wait_s
+        while True:
+            try:
+                return write()
+            except IndexLockedError:
+                if time.monotonic() >= deadline:
+                    raise
+                job.progress("waiting for another writer to finish", 0, 0)
+                time.sleep(0.5)
+
+    # ---- the two kinds of work -------------------------------------------------------------------------
+    def upload(self, staged: list[tuple[str, Path]], options: IngestOptions) -> Callable[[Job], None]:
+        """The work of an upload job: ``staged`` holds (sanitised name, file in the staging folder)."""
+
+        def work(job: Job) -> None:
+            documents: list[Document] = []
+            try:
+                for number, (name, path) in enumerate(staged, start=1):
+                    job.progress("reading files", number - 1, len(staged))
+                    found, report = ingest_file(path, UPLOAD_PREFIX + name, options)
+                    kept = self.uploads_dir / name
+                    documents += [replace(d, source=str(kept)) for d in found]
+                    job.files.append({**asdict(report), "path": name})
+                job.progress("reading files", len(staged), len(staged))
+                if not documents:
+                    raise CitesumError("no file of this upload gave any text (see the report of each file)")
+                stats = self._locked_retry(job, lambda: self.index.update(upsert=documents, progress=job.progress))
+                job.stats = {k: v for k, v in stats.__dict__.items() if k != "generation"}
+                job.generation = stats.generation
+                ingested = {f["path"] for f in job.files if f["status"] == "ingested"}
+                for name, path in staged:  # keep the originals beside the index, where their ids say
+                    if name in ingested:
+                        os.replace(path, self.uploads_dir / name)
+            finally:
+                if staged:
+                    shutil.rmtree(staged[0][1].parent, ignore_errors=True)
+
+        return work
+
+    def delete(self, document_id: str) -> Callable[[Job], None]:
+        def work(job: Job) -> None:
+            job.progress("deleting", 0, 1)
+            stats = self._locked_retry(job, lambda: self.index.delete([document_id]))
+            job.stats = {"deleted": stats.deleted}
+            job.generation = stats.generation
+            if document_id.startswith(UPLOAD_PREFIX) and "#" not in document_id:
+                (self.uploads_dir / document_id[len(UPLOAD_PREFIX):]).unlink(missing_ok=True)
+            job.progress("deleting", 1, 1)
+
+        return work

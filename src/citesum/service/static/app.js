@@ -1,0 +1,281 @@
+// citesum's page: ask, read the cited bullets, click a citation to see the sentence that supports it.
+// Plain JavaScript, no dependencies; every text from the server is inserted as text, never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let token = sessionStorage.getItem("citesum-token") || "";
+let lastChip = null;
+
+class ApiError extends Error {
+  constructor(status, error, detail) {
+    super(`${error}: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
+    this.status = status;
+  }
+}
+
+async function api(path, options = {}) {
+  const headers = new Headers(options.headers || {});
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+  if (options.json !== undefined) {
+    headers.set("Content-Type", "application/json");
+    options = { ...options, body: JSON.stringify(options.json) };
+  }
+  const response = await fetch(path, { ...options, headers });
+  let body = null;
+  try { body = await response.json(); } catch (_) { /* an empty or non-JSON answer */ }
+  if (!response.ok) {
+    const error = new ApiError(response.status, (body && body.error) || response.statusText,
+                               (body && body.detail) || `HTTP ${response.status}`);
+    if (response.status === 401 || response.status === 403) askForToken();
+    throw error;
+  }
+  return body;
+}
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+function showError(error) {
+  const box = $("error");
+  box.textContent = error ? String(error.message || error) : "";
+  box.hidden = !error;
+}
+
+function setBusy(message) { $("busy").textContent = message || ""; }
+
+function askForToken() {
+  $("token-form").hidden = false;
+  $("token").focus();
+}
+
+// Python counts characters by code point, JavaScript strings by UTF-16 unit: convert the server's offsets.
+function utf16Offset(text, codePoints) {
+  let units = 0;
+  let seen = 0;
+  for (const character of text) {
+    if (seen === codePoints) break;
+    units += character.length;
+    seen += 1;
+  }
+  return units;
+}
+
+async function refreshStatus() {
+  try {
+    const health = await api("/health");
+    $("status").textContent = `${health.documents} documents · ${health.units} passages · ` +
+      `summarizer: ${health.summarizer}`;
+    const budget = $("budget");
+    if (!budget.value) budget.value = health.limits.budget;
+    budget.max = health.limits.max_budget;
+    $("bullets").max = health.limits.max_bullets;
+    $("k").max = health.limits.max_k;
+  } catch (error) {
+    $("status").textContent = error.status === 503 ? `index unavailable: ${error.message}` : "not connected";
+  }
+}
+
+function mode() { return document.querySelector("input[name=mode]:checked").value; }
+
+function showMode() {
+  const searching = mode() === "search";
+  for (const label of document.querySelectorAll(".for-summarize")) label.hidden = searching;
+  for (const label of document.querySelectorAll(".for-search")) label.hidden = !searching;
+  $("ask-button").textContent = searching ? "Search" : "Ask";
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const query = $("query").value;
+  if (!query.trim()) { showError("Type a question first."); return; }
+  showError(null);
+  $("ask-button").disabled = true;
+  const searching = mode() === "search";
+  setBusy(searching ? "Searching…" : "Reading the documents and writing the summary…");
+  try {
+    if (searching) {
+      renderHits(await api("/search", { method: "POST", json: {
+        query, retriever: $("retriever").value, k: Number($("k").value) || 10 } }));
+    } else {
+      const request = { query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 };
+      if ($("budget").value) request.budget = Number($("budget").value);
+      renderSummary(await api("/summarize", { method: "POST", json: request }));
+    }
+    setBusy("");
+  } catch (error) {
+    setBusy("");
+    showError(error);
+  } finally {
+    $("ask-button").disabled = false;
+  }
+}
+
+function renderSummary(answer) {
+  $("results").hidden = true;
+  const list = $("bullets-list");
+  list.textContent = "";
+  answer.bullets.forEach((bullet, index) => {
+    const chips = (bullet.evidence || []).map((evidence) => {
+      const source = answer.sources[String(evidence.number)] || {};
+      const label = `Source ${evidence.number}: ${source.title || evidence.document_id}` +
+        (evidence.supported ? "" : " (does not clearly state this)");
+      return element("button", {
+        type: "button", class: evidence.supported ? "chip" : "chip unsupported", "aria-pressed": "false",
+        "aria-label": label, title: label, "data-bullet": String(index), "data-number": String(evidence.number),
+        "data-document": evidence.document_id,
+        onclick: (event) => openDocument(evidence.document_id, {
+          start: evidence.char_start, end: evidence.char_end, chip: event.currentTarget,
+          note: evidence.supported ? "Highlighted: the sentence that supports the bullet."
+                                   : "Highlighted: the closest sentence; it does not clearly state the bullet.",
+        }),
+      }, `[${evidence.number}]`);
+    });
+    list.append(element("li", {}, bullet.text, ...chips));
+  });
+  $("notes").textContent = [...answer.notes, ...(answer.dropped_citations.length
+    ? [`Removed citations to documents that were not in the context: ${answer.dropped_citations.join(", ")}`] : [])]
+    .join(" ");
+  if (!answer.bullets.length && !answer.notes.length) $("notes").textContent = "No summary could be written.";
+  const sources = $("sources");
+  sources.textContent = "";
+  const cited = new Set(answer.bullets.flatMap((b) => b.numbers.map(String)));
+  for (const [number, source] of Object.entries(answer.sources)) {
+    if (!cited.has(number)) continue;
+    sources.append(element("li", { value: number },
+      element("button", { type: "button", class: "link", onclick: () => openDocument(source.document_id, {}) },
+        source.title || source.document_id),
+      " ", element("span", { class: "meta" }, source.source)));
+  }
+  $("answer").hidden = false;
+}
+
+function renderHits(result) {
+  $("answer").hidden = true;
+  const list = $("hits");
+  list.textContent = "";
+  for (const hit of result.hits) {
+    list.append(element("li", {},
+      element("button", { type: "button", class: "link", onclick: () => openDocument(hit.document_id, {
+        start: hit.char_start, end: hit.char_end, note: "Highlighted: the passage found by the search." }) },
+        hit.title || hit.document_id),
+      " ", element("span", { class: "meta" }, `${hit.source} · score ${hit.score.toFixed(3)}`),
+      element("span", { class: "snippet" }, hit.text)));
+  }
+  if (!result.hits.length) list.append(element("li", {}, "No passage matched."));
+  $("results").hidden = false;
+}
+
+async function openDocument(documentId, { start, end, chip, note }) {
+  showError(null);
+  try {
+    const path = "/documents/" + documentId.split("/").map(encodeURIComponent).join("/");
+    const doc = await api(path);
+    $("doc-title").textContent = doc.title || doc.id;
+    $("doc-source").textContent = doc.source;
+    $("doc-note").textContent = note || "";
+    const body = $("doc-text");
+    body.textContent = "";
+    let mark = null;
+    if (start !== undefined && end !== undefined && end > start) {
+      const from = utf16Offset(doc.text, start);
+      const to = from + utf16Offset(doc.text.slice(from), end - start);
+      mark = element("mark", { id: "evidence" }, doc.text.slice(from, to));
+      body.append(doc.text.slice(0, from), mark, doc.text.slice(to));
+    } else {
+      body.append(doc.text);
+    }
+    if (lastChip) lastChip.setAttribute("aria-pressed", "false");
+    lastChip = chip || null;
+    if (lastChip) lastChip.setAttribute("aria-pressed", "true");
+    document.querySelector(".layout").classList.add("with-document");
+    const pane = $("document");
+    pane.hidden = false;
+    pane.focus({ preventScroll: true });
+    if (mark) mark.scrollIntoView({ block: "center" });
+    else body.scrollTop = 0;
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function closeDocument() {
+  $("document").hidden = true;
+  document.querySelector(".layout").classList.remove("with-document");
+  if (lastChip) { lastChip.setAttribute("aria-pressed", "false"); lastChip.focus(); }
+}
+
+async function upload(event) {
+  event.preventDefault();
+  const files = $("files").files;
+  if (!files.length) { showError("Choose one or more files first."); return; }
+  showError(null);
+  const form = new FormData();
+  for (const file of files) form.append("files", file);
+  $("upload-button").disabled = true;
+  const status = $("job");
+  status.textContent = "Uploading…";
+  try {
+    const accepted = await api("/documents", { method: "POST", body: form });
+    await followJob(accepted.job, status);
+    $("files").value = "";
+    refreshStatus();
+  } catch (error) {
+    status.textContent = "";
+    showError(error);
+  } finally {
+    $("upload-button").disabled = false;
+  }
+}
+
+async function followJob(id, status) {
+  for (;;) {
+    const job = await api(`/jobs/${encodeURIComponent(id)}`);
+    const { stage, done, total } = job.progress;
+    status.textContent = `Job ${job.state}: ${stage}${total ? ` (${done}/${total})` : ""}`;
+    if (job.state === "committed" || job.state === "failed") {
+      const report = element("ul", {}, ...job.files.map((file) => element("li",
+        { class: file.status === "skipped" ? "skipped" : "" },
+        `${file.path}: ${file.status === "ingested" ? `${file.documents} document(s)` : "skipped"}` +
+        (file.reason ? ` — ${file.reason}` : ""))));
+      status.textContent = job.state === "committed"
+        ? `Indexed: ${job.stats.added} added, ${job.stats.updated} updated; searchable now.`
+        : `Upload failed: ${job.error}`;
+      status.append(report);
+      return job;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  }
+}
+
+function useToken(event) {
+  event.preventDefault();
+  token = $("token").value.trim();
+  sessionStorage.setItem("citesum-token", token);
+  $("token-form").hidden = true;
+  showError(null);
+  refreshStatus();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("ask").addEventListener("submit", ask);
+  $("query").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("ask").requestSubmit(); }
+  });
+  for (const radio of document.querySelectorAll("input[name=mode]")) radio.addEventListener("change", showMode);
+  $("upload").addEventListener("submit", upload);
+  $("token-form").addEventListener("submit", useToken);
+  $("close-doc").addEventListener("click", closeDocument);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !$("document").hidden) closeDocument();
+  });
+  showMode();
+  refreshStatus();
+});

@@ -1,0 +1,233 @@
+"""The web page in a real headless Chromium (Debian's ``chromium`` package, driven by Playwright) against a
+real ``citesum serve`` process: ask, click a citation, see the verifier's evidence highlighted; upload a file,
+follow its job, find it. With ``CITESUM_SCREENSHOTS=DIR`` the pages are saved there (``make screenshots``
+writes the README's images to docs/screenshots)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from citesum.index.store import Index, IndexSettings
+from citesum.pack import PackOptions
+from citesum.summarize import summarize_query
+from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+from citesum.summarize.verify import check_summary
+from citesum.types import Document
+
+QUESTION = "What is happening with the city's water supply?"
+RESERVOIR = "How much did the Lakemont reservoir fall?"
+# Characters outside the Basic Multilingual Plane before the evidence: Python counts them as one character,
+# JavaScript as two, so a page that used the offsets as they come would highlight the wrong text.
+WAVES = Document("waves.txt", "Reservoir watch 🌊",
+                 "🌊🌊 Reservoir watch 🌊 — 𝔚𝔞𝔱𝔢𝔯 𝔫𝔢𝔴𝔰\n\nThe Lakemont reservoir fell to 41 percent of capacity in "
+                 "August, its lowest level since 1998. Residents were asked to save water.")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def _browser_or_skip() -> str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    missing = [] if chromium else ["Debian's chromium (apt-get install chromium)"]
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        missing.append("playwright (pip install playwright)")
+    if missing:
+        message = "browser tests need " + " and ".join(missing)
+        if os.environ.get("CITESUM_REQUIRE_BROWSER"):
+            pytest.fail(message)  # CI installs both: these tests must run there
+        pytest.skip(message)
+    return str(chromium)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Served:
+    """``citesum serve`` in a subprocess, as a user starts it."""
+
+    def __init__(self, index: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [str(Path(sys.executable).parent / "citesum"), "serve", "--index", str(index),
+                   "--port", str(self.port)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                output = self.process.communicate(timeout=5)[0].decode(errors="replace")
+                raise RuntimeError(f"citesum serve did not start: {output}")
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=15)
+
+
+def _index(folder: Path, haystack: Any) -> Path:
+    index = Index.create(folder, IndexSettings())
+    index.add([*haystack.documents, WAVES])
+    return index.path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    chromium = _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 820})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    # the page runs under a strict Content-Security-Policy: a violation means something of it did not load
+    opened.on("console", lambda message: errors.append(message.text)
+              if "Content Security Policy" in message.text else None)
+    yield opened
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("CITESUM_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _expected_evidence(index: Path, question: str) -> dict[tuple[int, str], str]:
+    """What the citation verifier finds, computed here through the library (not the service): for each
+    (bullet, cited document), the supporting sentence the page must highlight."""
+    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=5, max_words=250))
+    with Index.open(index).read() as view:
+        summary = summarize_query(question, view, summarizer, options=PackOptions(budget=15_000))
+        _, checks = check_summary(summary, repair=False)
+    return {(number, c.document_id): c.evidence.text for number, verified in enumerate(checks)
+            for c in verified.checks if c.evidence is not None}
+
+
+@pytest.mark.slow
+def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_path: Path, haystack: Any,
+                                                               screenshots: Path) -> None:
+    index = _index(tmp_path / "ix", haystack)
+    expected = _expected_evidence(index, QUESTION)
+    server = Served(index)
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        page.fill("#query", QUESTION)
+        page.keyboard.press("Enter")  # Enter sends; the page is usable with the keyboard
+        page.wait_for_selector("#bullets-list li")
+        bullets = page.locator("#bullets-list > li")
+        assert bullets.count() >= 2
+
+        chips = page.locator("button.chip")
+        assert chips.count() >= 2
+        checked = 0
+        for position in range(min(chips.count(), 6)):
+            chip = chips.nth(position)
+            bullet, document_id = int(chip.get_attribute("data-bullet")), chip.get_attribute("data-document")
+            chip.click()
+            page.locator("#doc-source", has_text=re.compile(f"^{re.escape(document_id)}$")).wait_for()
+            mark = page.locator("#doc-text mark")
+            assert chip.get_attribute("aria-pressed") == "true"
+            assert mark.inner_text() == expected[(bullet, document_id)], (bullet, document_id)
+            assert _in_view(page, "#doc-text mark")
+            checked += 1
+        assert checked >= 2
+
+        # the document with characters beyond the BMP: its highlighted span is still the evidence exactly
+        page.fill("#query", RESERVOIR)
+        page.click("#ask-button")
+        waves = page.locator(f"button.chip[data-document='{WAVES.id}']").first
+        waves.click()
+        page.locator("#doc-title", has_text="Reservoir watch").wait_for()
+        bullet = int(waves.get_attribute("data-bullet"))
+        sentence = _expected_evidence(index, RESERVOIR)[(bullet, WAVES.id)]
+        assert sentence.startswith("The Lakemont reservoir fell to 41 percent")
+        assert page.locator("#doc-text mark").inner_text() == sentence
+        page.screenshot(path=str(screenshots / "summary-and-evidence.png"))
+
+        # keyboard: Escape closes the document and gives the focus back to the chip; Enter on a chip opens it
+        page.keyboard.press("Escape")
+        assert page.locator("#document").is_hidden()
+        assert page.evaluate("document.activeElement.classList.contains('chip')")
+        page.keyboard.press("Enter")
+        page.locator("#doc-text mark").wait_for()
+
+        # a clear error: a question over the service's limit
+        page.fill("#query", "x" * 2001)
+        page.click("#ask-button")
+        alert = page.locator("#error")
+        alert.wait_for()
+        assert "2,001 characters" in alert.inner_text()
+    finally:
+        server.close()
+
+
+def _in_view(page: Any, selector: str) -> bool:
+    return bool(page.evaluate("""s => {
+        const mark = document.querySelector(s).getBoundingClientRect();
+        const pane = document.getElementById('doc-text').getBoundingClientRect();
+        return mark.top >= pane.top - 1 && mark.bottom <= pane.bottom + 1 && mark.bottom <= window.innerHeight;
+    }""", selector))
+
+
+@pytest.mark.slow
+def test_upload_follow_the_job_then_find_the_file(page: Any, tmp_path: Path, haystack: Any,
+                                                  screenshots: Path) -> None:
+    index = _index(tmp_path / "ix", haystack)
+    note = tmp_path / "ferry timetable.md"
+    note.write_text("# Ferry timetable\n\nThe Zephyr ferry will cross Harlow Bay every 40 minutes from 1 May, "
+                    "with a night service on Fridays.\n", encoding="utf-8")
+    bad = tmp_path / "empty.txt"
+    bad.write_bytes(b"")
+    server = Served(index)
+    try:
+        page.goto(server.url)
+        page.set_input_files("#files", [str(note), str(bad)])
+        page.click("#upload-button")
+        page.locator("#job", has_text="searchable now").wait_for(timeout=60_000)
+        report = page.locator("#job li")
+        assert report.count() == 2 and "1 document" in report.nth(0).inner_text()
+        assert "empty" in report.nth(1).inner_text()
+        page.screenshot(path=str(screenshots / "upload.png"))
+
+        page.check("input[name=mode][value=search]")
+        page.fill("#query", "Zephyr ferry night service")
+        page.click("#ask-button")
+        first = page.locator("#hits li").first
+        first.wait_for()
+        assert "Ferry timetable" in first.inner_text() and "uploads/ferry timetable.md" in first.inner_text()
+        first.locator("button").click()
+        page.locator("#doc-text mark").wait_for()
+        assert "Zephyr ferry" in page.locator("#doc-text mark").inner_text()
+        page.screenshot(path=str(screenshots / "search.png"))
+    finally:
+        server.close()

@@ -1,0 +1,187 @@
+"""The service under a real uvicorn server on loopback: parallel reads, capacity, deadlines, LLM failures,
+huge bodies and index updates during load (what the test client, which serialises requests, cannot show)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from citesum.index.store import Index, IndexSettings
+from citesum.service.config import ServiceConfig
+
+pytest.importorskip("fastapi")
+import httpx  # noqa: E402
+
+from citesum.llm.openai_compat import OpenAIChat  # noqa: E402
+from citesum.service.app import create_app  # noqa: E402
+from live import LiveServer  # noqa: E402
+from loopback import answer, reply  # noqa: E402
+
+WATER = "How much did the Lakemont reservoir fall?"
+BULLET = "- The Lakemont reservoir fell to 41 percent of capacity in August. [1]"
+
+
+@pytest.fixture
+def index_path(tmp_path: Path, haystack) -> Path:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(haystack.documents)
+    return index.path
+
+
+@pytest.fixture
+def live(index_path: Path) -> Iterator[Any]:
+    servers: list[LiveServer] = []
+
+    def start(llm: Any = None, **config: Any) -> LiveServer:
+        servers.append(LiveServer(create_app(index_path, ServiceConfig(**config), llm=llm)))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _llm(url: str, **options: Any) -> OpenAIChat:
+    return OpenAIChat("m", url, cache=None, backoff_base=0.01, **options)
+
+
+def test_reads_run_in_parallel(live, serve) -> None:  # type: ignore[no-untyped-def]
+    """Two summaries at once reach the LLM together: no global lock (before, the second waited for the first,
+    so this barrier of two never filled)."""
+    barrier = threading.Barrier(2, timeout=10)
+    in_flight: list[int] = []
+
+    def both_at_once(handler, request, n):  # type: ignore[no-untyped-def]
+        try:
+            in_flight.append(barrier.wait())
+            answer(handler, BULLET)
+        except threading.BrokenBarrierError:
+            reply(handler, 500, b"the other request never came")
+
+    server = live(llm=_llm(serve(both_at_once).url, max_retries=0), workers=2)
+    with ThreadPoolExecutor(2) as threads:
+        responses = list(threads.map(lambda _: httpx.post(f"{server.url}/summarize", json={"query": WATER},
+                                                          timeout=30), range(2)))
+    assert [r.status_code for r in responses] == [200, 200], [r.text for r in responses]
+    assert sorted(in_flight) == [0, 1]
+
+
+def test_a_full_queue_is_503_with_retry_after_and_capacity_comes_back(live, serve) -> None:  # type: ignore[no-untyped-def]
+    release = threading.Event()
+
+    def held(handler, request, n):  # type: ignore[no-untyped-def]
+        release.wait(20)
+        answer(handler, BULLET)
+
+    llm_server = serve(held)
+    server = live(llm=_llm(llm_server.url, max_retries=0), workers=1, queue=0)
+    with ThreadPoolExecutor(1) as threads:
+        first = threads.submit(httpx.post, f"{server.url}/summarize", json={"query": WATER}, timeout=30)
+        deadline = time.monotonic() + 10
+        while llm_server.calls == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        refused = httpx.post(f"{server.url}/search", json={"query": "water"}, timeout=10)
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        assert refused.json()["error"] == "overloaded"
+        assert httpx.get(f"{server.url}/health").json()["busy"] == 1  # health answers when the pool is full
+        release.set()
+        assert first.result().status_code == 200
+    assert httpx.post(f"{server.url}/search", json={"query": "water"}).status_code == 200
+
+
+def test_a_request_past_the_deadline_is_504(live, serve) -> None:  # type: ignore[no-untyped-def]
+    def slow(handler, request, n):  # type: ignore[no-untyped-def]
+        time.sleep(2)
+        answer(handler, BULLET)
+
+    server = live(llm=_llm(serve(slow).url, max_retries=0), timeout_s=0.5)
+    response = httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30)
+    assert response.status_code == 504 and "0.5 s limit" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("script, message", [
+    (lambda handler, request, n: reply(handler, 500, b"upstream exploded"), "HTTP 500"),
+    (lambda handler, request, n: reply(handler, 200, b"<html>not json</html>"), "malformed"),
+    (lambda handler, request, n: answer(handler, "   "), "no usable bullet"),
+])
+def test_a_failing_llm_server_is_502_with_the_reason(live, serve, script, message: str) -> None:  # type: ignore[no-untyped-def]
+    server = live(llm=_llm(serve(script).url, max_retries=1))
+    response = httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30)
+    assert response.status_code == 502 and message in response.json()["detail"], response.text
+
+
+def test_llm_citations_outside_the_context_never_reach_the_user(live, serve) -> None:  # type: ignore[no-untyped-def]
+    server = live(llm=_llm(serve(lambda h, r, n: answer(h, BULLET + "[99]")).url))
+    result = httpx.post(f"{server.url}/summarize", json={"query": WATER, "budget": 2000}, timeout=30).json()
+    assert result["summarizer"] == "llm:openai:m" and result["dropped_citations"] == [99]
+    cited = {d for b in result["bullets"] for d in b["citations"]}
+    in_context = {s["document_id"] for s in result["sources"].values()}
+    assert cited and cited <= in_context
+    assert all(e["supported"] and "Lakemont" in e["text"] for b in result["bullets"] for e in b["evidence"])
+
+
+def test_a_20_mb_body_gets_413_and_no_reset(live) -> None:  # type: ignore[no-untyped-def]
+    server = live()
+    body = b'{"query": "' + b"w" * (20 * 1024 * 1024) + b'"}'
+    response = httpx.post(f"{server.url}/search", content=body, headers={"content-type": "application/json"},
+                          timeout=30)
+    assert response.status_code == 413 and "limit here is 65,536" in response.json()["detail"]
+    # A client that announces the body and waits (Expect: 100-continue) is answered before it sends a byte.
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(b"POST /documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
+                     b"boundary=x\r\nContent-Length: 999999999\r\nExpect: 100-continue\r\n\r\n")
+        assert conn.recv(4096).startswith(b"HTTP/1.1 413")
+    assert httpx.get(f"{server.url}/health").status_code == 200
+
+
+def test_requests_during_index_updates_never_fail(live, index_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    """What `citesum index --sync` deleting documents did to /summarize (500s, KeyError in pack): each
+    request now reads the generation it started on."""
+    server = live(workers=2)
+    documents = list(haystack.documents)
+    stop = threading.Event()
+    statuses: list[int] = []
+
+    def writer() -> None:
+        index = Index.open(index_path)
+        for round_ in range(12):
+            half = documents[round_ % 2 :: 2]
+            index.delete([d.id for d in half])
+            index.add(half)
+        stop.set()
+
+    def reader(path: str, body: dict[str, Any]) -> None:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            while not stop.is_set():
+                statuses.append(client.post(path, json=body).status_code)
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=reader, args=("/summarize", {"query": WATER})),
+               threading.Thread(target=reader, args=("/search", {"query": "bus fares", "documents": True}))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert len(statuses) >= 10 and set(statuses) == {200}
+
+
+def test_serve_refuses_a_public_address_without_a_token(index_path: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["serve", "--index", str(index_path), "--host", "0.0.0.0"],
+                           env={"CITESUM_TOKEN": None})
+    assert result.exit_code == 1 and "refusing to serve on 0.0.0.0 without a token" in result.output
+    short = runner.invoke(main, ["serve", "--index", str(index_path), "--host", "0.0.0.0"],
+                          env={"CITESUM_TOKEN": "short"})
+    assert short.exit_code == 1 and "at least 16" in short.output
+    window = runner.invoke(main, ["serve", "--index", str(index_path), "--window", "8192"])
+    assert window.exit_code == 1 and "--window is the LLM's context window" in window.output
