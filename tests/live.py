@@ -1,10 +1,15 @@
-"""Run an ASGI app under a real uvicorn server on a loopback port, in a thread of the test process, so tests
-can send concurrent requests over real sockets (the test client serialises them)."""
+"""Servers for tests on loopback: an ASGI app under a real uvicorn server in a thread of the test process (so
+tests can send concurrent requests over real sockets; the test client serialises them), and servers in
+subprocesses (``citesum serve``, llama.cpp's server)."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -27,3 +32,52 @@ class LiveServer:
     def close(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServerProcess:
+    """A server in a subprocess, ready when ``GET ready_path`` answers 200. Its output goes to ``log`` (a file,
+    not a pipe nobody reads, so it never blocks on a full pipe); a server that dies or never answers is an
+    error with the end of that log."""
+
+    def __init__(self, command: list[str], port: int, log: Path, ready_path: str = "/health",
+                 timeout: float = 120) -> None:
+        import httpx
+
+        self.url = f"http://127.0.0.1:{port}"
+        self._log = open(log, "w")
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if httpx.get(self.url + ready_path, timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"{command[0]} did not start: " + log.read_text(errors="replace")[-2000:])
+            time.sleep(0.2)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+        self._log.close()
+
+
+def citesum_serve(index: Path, log: Path, *options: str) -> ServerProcess:
+    """``citesum serve`` as a user starts it (the console script of this environment)."""
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "citesum"), "serve", "--index", str(index), "--port", str(port),
+               *options]
+    return ServerProcess(command, port, log)

@@ -488,7 +488,13 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
                    "names, plus this machine's names and addresses when --host is not loopback.")
 @click.option("--docs", is_flag=True, help="Serve the API documentation at /docs and /openapi.json.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Threads serving reads (default: one per CPU core).")
+              help="Workers writing summaries (default: one per CPU core).")
+@click.option("--search-workers", type=click.IntRange(min=1), default=None,
+              help="Workers answering searches and document reads, apart from the summaries (default: one per "
+                   "CPU core).")
+@click.option("--worker-kind", type=click.Choice(["process", "thread"]), default=None,
+              help="Processes use every core for the offline pipeline (default without --llm); threads suit an "
+                   "LLM-bound summarizer (default with --llm).")
 @click.option("--queue", type=click.IntRange(min=0), default=64, show_default=True,
               help="Requests that may wait for a worker; past that: 503 with Retry-After.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
@@ -505,8 +511,8 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 @click.option("--window", type=click.IntRange(min=1), default=None,
               help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
 def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
-          workers: int | None, queue: int, timeout: float, max_upload_mb: float, uploads_dir: str | None,
-          max_budget: int | None, backend: str | None, model: str | None, base_url: str | None,
+          workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
+          max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None, model: str | None, base_url: str | None,
           window: int | None) -> None:
     """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
     from citesum.service.config import EXTRACTIVE_MAX_BUDGET, ServiceConfig, default_allowed_hosts, read_token
@@ -520,7 +526,9 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
         host=host, token=read_token(token_file), allowed_hosts=tuple(h.lower() for h in allowed_hosts)
         or default_allowed_hosts(host), docs=docs, queue=queue, timeout_s=timeout,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024), max_budget=max_budget or EXTRACTIVE_MAX_BUDGET,
-        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"workers": workers} if workers else {}))
+        worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
+        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"workers": workers} if workers else {}),
+        **({"search_workers": search_workers} if search_workers else {}))
     from citesum.service.app import create_app
 
     llm = None
@@ -733,6 +741,8 @@ def demo(folder: str, documents: int, seed: int) -> None:
         check = haystack.check(subtopic, summary)
         click.echo(f"  ({check.supported}/{check.citations} citations point to a document that states the "
                    f"bullet's fact; {summary.timings['total_s']:.2f}s)")
+    click.echo(f"\nTo ask your own questions in a browser: citesum serve --index {Path(folder) / 'index'} "
+               "(extra 'service'; `make serve`), then open http://127.0.0.1:8000/")
 
 
 @main.group(name="eval")

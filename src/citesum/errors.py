@@ -21,6 +21,10 @@ class MissingExtraError(ConfigError):
         )
         self.extra = extra
         self.module = module
+        self._what = what
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:  # crosses process boundaries (service workers)
+        return (type(self), (self._what, self.extra, self.module))
 
 
 class IngestError(CitesumError):

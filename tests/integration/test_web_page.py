@@ -8,14 +8,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from citesum.index.store import Index, IndexSettings
@@ -24,6 +19,7 @@ from citesum.summarize import summarize_query
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 from citesum.summarize.verify import check_summary
 from citesum.types import Document
+from live import citesum_serve
 
 QUESTION = "What is happening with the city's water supply?"
 RESERVOIR = "How much did the Lakemont reservoir fall?"
@@ -49,38 +45,6 @@ def _browser_or_skip() -> str:
             pytest.fail(message)  # CI installs both: these tests must run there
         pytest.skip(message)
     return str(chromium)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Served:
-    """``citesum serve`` in a subprocess, as a user starts it."""
-
-    def __init__(self, index: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        command = [str(Path(sys.executable).parent / "citesum"), "serve", "--index", str(index),
-                   "--port", str(self.port)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                output = self.process.communicate(timeout=5)[0].decode(errors="replace")
-                raise RuntimeError(f"citesum serve did not start: {output}")
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=15)
 
 
 def _index(folder: Path, haystack: Any) -> Path:
@@ -137,7 +101,7 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
                                                                screenshots: Path) -> None:
     index = _index(tmp_path / "ix", haystack)
     expected = _expected_evidence(index, QUESTION)
-    server = Served(index)
+    server = citesum_serve(index, tmp_path / "serve.log")
     try:
         page.goto(server.url)
         page.locator("#status", has_text="documents").wait_for()
@@ -208,7 +172,7 @@ def test_upload_follow_the_job_then_find_the_file(page: Any, tmp_path: Path, hay
                     "with a night service on Fridays.\n", encoding="utf-8")
     bad = tmp_path / "empty.txt"
     bad.write_bytes(b"")
-    server = Served(index)
+    server = citesum_serve(index, tmp_path / "serve.log")
     try:
         page.goto(server.url)
         page.set_input_files("#files", [str(note), str(bad)])

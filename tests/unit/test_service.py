@@ -52,7 +52,9 @@ def shared_index(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path
 
 
 def _client(index_path: Path, llm: Any = None, **config: Any) -> TestClient:
-    return TestClient(create_app(index_path, ServiceConfig(**config), llm=llm), base_url=BASE)
+    """The app with thread workers (no process start-up per test; test_service_live runs processes)."""
+    return TestClient(create_app(index_path, ServiceConfig(**{"worker_kind": "thread", **config}), llm=llm),
+                      base_url=BASE)
 
 
 @pytest.fixture(scope="module")
@@ -440,3 +442,19 @@ def test_without_fastapi_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
     import citesum.service
 
     assert citesum.service.ServiceConfig().host == "127.0.0.1"  # the configuration needs no FastAPI
+
+
+def test_what_crosses_to_worker_processes_pickles(tmp_path: Path) -> None:
+    """The summarizer's LLM goes to each worker process, and errors come back from them."""
+    import pickle
+
+    from citesum.llm.base import Completion
+    from citesum.llm.cache import ResponseCache
+    from citesum.llm.openai_compat import OpenAIChat
+
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    cache.put("k", Completion(texts=("- a bullet [1]",), usage={"prompt_tokens": 3}))
+    llm = pickle.loads(pickle.dumps(OpenAIChat("m", "http://127.0.0.1:9/v1", cache=cache)))
+    assert llm.name == "openai:m" and llm.cache is not None and llm.cache.get("k").text == "- a bullet [1]"
+    error = pickle.loads(pickle.dumps(MissingExtraError("the HTTP service", "service", "fastapi")))
+    assert isinstance(error, MissingExtraError) and error.extra == "service" and "citesum[service]" in str(error)

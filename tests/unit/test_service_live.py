@@ -20,7 +20,7 @@ import httpx  # noqa: E402
 
 from citesum.llm.openai_compat import OpenAIChat  # noqa: E402
 from citesum.service.app import create_app  # noqa: E402
-from live import LiveServer  # noqa: E402
+from live import LiveServer, citesum_serve  # noqa: E402
 from loopback import answer, reply  # noqa: E402
 
 WATER = "How much did the Lakemont reservoir fall?"
@@ -39,6 +39,7 @@ def live(index_path: Path) -> Iterator[Any]:
     servers: list[LiveServer] = []
 
     def start(llm: Any = None, **config: Any) -> LiveServer:
+        config = {"worker_kind": "thread", **config}
         servers.append(LiveServer(create_app(index_path, ServiceConfig(**config), llm=llm)))
         return servers[-1]
 
@@ -51,7 +52,8 @@ def _llm(url: str, **options: Any) -> OpenAIChat:
     return OpenAIChat("m", url, cache=None, backoff_base=0.01, **options)
 
 
-def test_reads_run_in_parallel(live, serve) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("kind", ["thread", "process"])
+def test_reads_run_in_parallel(live, serve, kind: str) -> None:  # type: ignore[no-untyped-def]
     """Two summaries at once reach the LLM together: no global lock (before, the second waited for the first,
     so this barrier of two never filled)."""
     barrier = threading.Barrier(2, timeout=10)
@@ -64,7 +66,7 @@ def test_reads_run_in_parallel(live, serve) -> None:  # type: ignore[no-untyped-
         except threading.BrokenBarrierError:
             reply(handler, 500, b"the other request never came")
 
-    server = live(llm=_llm(serve(both_at_once).url, max_retries=0), workers=2)
+    server = live(llm=_llm(serve(both_at_once).url, max_retries=0), workers=2, worker_kind=kind)
     with ThreadPoolExecutor(2) as threads:
         responses = list(threads.map(lambda _: httpx.post(f"{server.url}/summarize", json={"query": WATER},
                                                           timeout=30), range(2)))
@@ -86,13 +88,16 @@ def test_a_full_queue_is_503_with_retry_after_and_capacity_comes_back(live, serv
         deadline = time.monotonic() + 10
         while llm_server.calls == 0 and time.monotonic() < deadline:
             time.sleep(0.02)
-        refused = httpx.post(f"{server.url}/search", json={"query": "water"}, timeout=10)
+        refused = httpx.post(f"{server.url}/summarize", json={"query": "water"}, timeout=10)
         assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
         assert refused.json()["error"] == "overloaded"
-        assert httpx.get(f"{server.url}/health").json()["busy"] == 1  # health answers when the pool is full
+        # searches have their own lane: they are answered while the summaries are full
+        assert httpx.post(f"{server.url}/search", json={"query": "water"}, timeout=10).status_code == 200
+        health = httpx.get(f"{server.url}/health").json()  # health answers when the workers are all busy
+        assert health["workers"]["summarize"]["busy"] == 1
         release.set()
         assert first.result().status_code == 200
-    assert httpx.post(f"{server.url}/search", json={"query": "water"}).status_code == 200
+    assert httpx.post(f"{server.url}/summarize", json={"query": "water"}).status_code == 200
 
 
 def test_a_request_past_the_deadline_is_504(live, serve) -> None:  # type: ignore[no-untyped-def]
@@ -144,31 +149,53 @@ def test_a_20_mb_body_gets_413_and_no_reset(live) -> None:  # type: ignore[no-un
 def test_requests_during_index_updates_never_fail(live, index_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
     """What `citesum index --sync` deleting documents did to /summarize (500s, KeyError in pack): each
     request now reads the generation it started on."""
-    server = live(workers=2)
+    server = live(workers=2, worker_kind="process")  # the default of `citesum serve`
     documents = list(haystack.documents)
-    stop = threading.Event()
     statuses: list[int] = []
+    rounds = 0
 
     def writer() -> None:
+        nonlocal rounds
         index = Index.open(index_path)
-        for round_ in range(12):
-            half = documents[round_ % 2 :: 2]
+        while rounds < 6 or len(statuses) < 30:
+            half = documents[rounds % 2 :: 2]
             index.delete([d.id for d in half])
             index.add(half)
-        stop.set()
+            rounds += 1
 
     def reader(path: str, body: dict[str, Any]) -> None:
         with httpx.Client(base_url=server.url, timeout=60) as client:
-            while not stop.is_set():
+            while updating.is_alive():
                 statuses.append(client.post(path, json=body).status_code)
 
-    threads = [threading.Thread(target=writer), threading.Thread(target=reader, args=("/summarize", {"query": WATER})),
+    updating = threading.Thread(target=writer)
+    updating.start()
+    readers = [threading.Thread(target=reader, args=("/summarize", {"query": WATER})),
                threading.Thread(target=reader, args=("/search", {"query": "bus fares", "documents": True}))]
-    for thread in threads:
+    for thread in readers:
         thread.start()
-    for thread in threads:
+    for thread in [updating, *readers]:
         thread.join(timeout=300)
-    assert len(statuses) >= 10 and set(statuses) == {200}
+    assert rounds >= 6 and len(statuses) >= 30 and set(statuses) == {200}
+
+
+def test_dead_worker_processes_are_replaced(live) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+
+    server = live(workers=2, search_workers=1, worker_kind="process")
+    assert httpx.post(f"{server.url}/summarize", json={"query": "water"}, timeout=60).status_code == 200
+    children = [int(pid) for task in Path("/proc/self/task").iterdir()
+                for pid in (task / "children").read_text().split()]
+    workers = [pid for pid in children if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()]
+    assert len(workers) == 3  # two for summaries, one for searches
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    for path in ("/summarize", "/search"):
+        answers = [httpx.post(f"{server.url}{path}", json={"query": "water"}, timeout=60) for _ in range(3)]
+        assert answers[0].status_code in (200, 503) and [a.status_code for a in answers[1:]] == [200, 200]
+        if answers[0].status_code == 503:
+            assert "worker process died" in answers[0].json()["detail"]
 
 
 def test_serve_refuses_a_public_address_without_a_token(index_path: Path, tmp_path: Path) -> None:
@@ -185,3 +212,30 @@ def test_serve_refuses_a_public_address_without_a_token(index_path: Path, tmp_pa
     assert short.exit_code == 1 and "at least 16" in short.output
     window = runner.invoke(main, ["serve", "--index", str(index_path), "--window", "8192"])
     assert window.exit_code == 1 and "--window is the LLM's context window" in window.output
+
+
+def test_worker_processes_end_with_a_killed_server(index_path: Path) -> None:
+    """A server killed outright (SIGKILL, out of memory) must not leave its worker processes running."""
+    import os
+    import signal
+
+    server = citesum_serve(index_path, index_path.parent / "serve.log", "--workers", "2")
+    try:
+        # the workers, and multiprocessing's resource tracker
+        workers = [int(pid) for task in Path(f"/proc/{server.pid}/task").iterdir()
+                   for pid in (task / "children").read_text().split()]
+        assert len(workers) >= 2
+    finally:
+        os.kill(server.pid, signal.SIGKILL)
+        server.close()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in workers):
+        assert time.monotonic() < deadline, "worker processes outlived the server"
+        time.sleep(0.1)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0]
+    except (FileNotFoundError, IndexError):
+        return "Z"

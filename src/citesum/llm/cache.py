@@ -35,6 +35,10 @@ class ResponseCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
+    def __reduce__(self) -> tuple[type, tuple[Path]]:
+        """A copy in another process opens the same file (SQLite in WAL mode serves several processes)."""
+        return (type(self), (self.path,))
+
     def get(self, key: str) -> Completion | None:
         with self._lock:
             row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()

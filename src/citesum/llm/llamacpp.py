@@ -32,7 +32,12 @@ class LlamaCppChat(LLM):
         except ImportError as exc:
             raise MissingExtraError("the 'llamacpp' LLM backend", "llamacpp", "llama-cpp-python") from exc
         self._model = Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self._arguments = (model_path, n_ctx, n_threads)
         self.name = f"llamacpp:{model_path}"
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, int | None]]:
+        """A copy in another process loads the model file again (the loaded model itself does not pickle)."""
+        return (type(self), self._arguments)
 
     async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         # One model in one process answers one request at a time; run it off the event loop.

@@ -1,7 +1,8 @@
 """The HTTP API and the web page over one index (FastAPI).
 
-Reads (``/search``, ``/summarize``, ``/documents/{id}``, ``/health``) run on a pool of worker threads, each
-on its own pinned generation of the index; writes (uploads, deletions) run as jobs on one writer thread.
+Reads run in two lanes of workers (processes by default, see :mod:`citesum.service.pool`), each request on
+its own pinned generation of the index: one lane for summaries, one for searches and documents, so a search
+never waits behind a summary. Writes (uploads, deletions) run as jobs on one writer thread.
 Every error is JSON ``{"error", "detail"}`` with a status that says whose fault it is: 400/413/415/422 for
 the request, 401/403 for credentials, 404 for what does not exist, 502 for a failing LLM server, 503 with
 ``Retry-After`` when the service is at capacity or the index is unavailable, 504 past the deadline.
@@ -9,7 +10,6 @@ the request, 401/403 for credentials, 404 for what does not exist, 502 for a fai
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import time
@@ -24,15 +24,13 @@ from citesum.errors import CitesumError, ConfigError, IndexStoreError, LLMError,
 from citesum.index.store import Index
 from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
 from citesum.llm.base import LLM
-from citesum.pack import PackOptions
-from citesum.responses import relative_source, search_response, summary_response
-from citesum.retrieve import get_retriever
+from citesum.service import reader as read_work
 from citesum.service.config import ServiceConfig
 from citesum.service.guard import BodyTooLarge, Guard
 from citesum.service.jobs import STAGING, JobQueue
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
 from citesum.service.pool import Overloaded, ReadPool, RequestTimeout
-from citesum.summarize import summarize_query
+from citesum.service.reader import NotFound, Reader, json_bytes
 
 try:
     from fastapi import FastAPI, HTTPException, Query, Request
@@ -45,17 +43,22 @@ except ImportError as exc:  # the module is imported only by `citesum serve` and
 log = logging.getLogger("citesum.service")
 #: the page's own files, served from the wheel (no CDN: the page works without internet)
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+#: how much lower the summary workers' CPU priority is than the search workers' (Unix niceness)
+SUMMARY_NICENESS = 10
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
                "form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
 
 
 class SafeJSONResponse(JSONResponse):
-    """JSON whose text can always be sent: an unpaired surrogate in stored text becomes U+FFFD instead of
-    failing the response half-way (a dropped connection)."""
+    """JSON whose text can always be sent (see :func:`~citesum.service.reader.json_bytes`)."""
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")) \
-            .encode("utf-8", "replace")
+        return json_bytes(content)
+
+
+def _json(encoded: bytes) -> Response:
+    """A response of JSON the worker already encoded."""
+    return Response(encoded, media_type="application/json")
 
 
 def _error(status: int, error: str, detail: Any, headers: dict[str, str] | None = None) -> SafeJSONResponse:
@@ -86,21 +89,30 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     config = config or ServiceConfig()
     index = Index.open(index_path)
     uploads_dir = Path(config.uploads_dir or index.path / "uploads")
-    pool = ReadPool(config.workers, config.queue, config.timeout_s)
+    reader = Reader(index, llm, config.default_budget)
+    # Two lanes: summaries take 100-300 ms of CPU each, searches a few ms; in one queue a search waited behind
+    # the summaries ahead of it (p95 73x its unloaded p50 at 32 clients, benchmarks/service_load.py). The
+    # summary workers also yield the CPU to the search workers (a higher niceness).
+    searches = ReadPool(reader, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
+    summaries = ReadPool(reader, config.workers, config.queue, config.timeout_s, config.worker_kind,
+                         niceness=SUMMARY_NICENESS)
     jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
     summarizer_name = "extractive" if llm is None else f"llm:{llm.name}"
     integrity: dict[str, Any] = {"checked": None, "problems": []}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await searches.warm_up()
+        await summaries.warm_up()
         yield
-        pool.shutdown()
+        searches.shutdown()
+        summaries.shutdown()
 
     docs = config.docs
     app = FastAPI(title="citesum", summary="Query-focused summaries with verified citations",
                   docs_url="/docs" if docs else None, redoc_url=None, openapi_url="/openapi.json" if docs else None,
                   default_response_class=SafeJSONResponse, lifespan=lifespan)
-    app.state.pool, app.state.jobs, app.state.index = pool, jobs, index
+    app.state.searches, app.state.summaries, app.state.jobs = searches, summaries, jobs
 
     # ---- errors: one JSON shape, the right status -----------------------------------------------------
     @app.exception_handler(StarletteHTTPException)
@@ -130,6 +142,8 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
 
     @app.exception_handler(CitesumError)
     async def citesum_error(_: Request, exc: CitesumError) -> Response:
+        if isinstance(exc, NotFound):
+            return _error(404, "not found", str(exc))
         if isinstance(exc, IndexStoreError):  # the server's fault: the index is gone, damaged or locked
             return _error(503, "index unavailable", str(exc), {"Retry-After": "10"})
         if isinstance(exc, LLMError):
@@ -179,7 +193,10 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             if problems:
                 raise IndexStoreError(f"index at {index.path} is damaged: {'; '.join(problems)}")
             return {"status": "ok", "documents": documents, "units": units, "generation": generation,
-                    "summarizer": summarizer_name, "busy": pool.busy, "capacity": pool.capacity,
+                    "summarizer": summarizer_name, "workers": {
+                        "search": {"busy": searches.busy, "capacity": searches.capacity},
+                        "summarize": {"busy": summaries.busy, "capacity": summaries.capacity,
+                                      "kind": summaries.kind}},
                     "pending_jobs": jobs.pending, "limits": {
                         "max_k": config.max_k, "max_budget": config.max_budget, "budget": config.default_budget,
                         "min_words": config.min_words, "max_words": config.max_words,
@@ -188,7 +205,7 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
 
         from starlette.concurrency import run_in_threadpool
 
-        try:  # not through the read pool: health answers even when every worker is busy
+        try:  # not through the read lanes: health answers even when every worker is busy
             return SafeJSONResponse(await run_in_threadpool(work))
         except IndexStoreError as exc:
             return SafeJSONResponse({"status": "degraded", "error": "index unavailable", "detail": str(exc)},
@@ -197,34 +214,12 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     @app.post("/search", summary="Ranked units (or documents) for a query")
     async def search(request: SearchRequest) -> Response:
         limited(request)
-
-        def work() -> dict[str, Any]:
-            with index.read() as view:
-                ranker = get_retriever(request.retriever, view)
-                return search_response(ranker, view, request.query, request.k, documents=request.documents,
-                                       source_of=relative_source)
-
-        return SafeJSONResponse(await pool.run(work))
+        return _json(await searches.run(read_work.json_call, read_work.search, request))
 
     @app.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
     async def summarize(request: SummarizeRequest) -> Response:
         limited(request)
-
-        def work() -> dict[str, Any]:
-            from citesum.summarize.verify import check_summary
-
-            engine = _summarizer(llm, request.bullets, request.words)
-            options = PackOptions(budget=request.budget or config.default_budget, order=request.order)
-            with index.read() as view:
-                summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
-                # An LLM's citations are replaced by the documents that state each bullet; the extractive
-                # summarizer cites by construction and is only checked. Either way each citation gets the
-                # sentence of its document that supports the bullet: the evidence the page highlights.
-                summary, checks = check_summary(summary, repair=llm is not None)
-                return summary_response(summary, view, query=request.query, checks=checks,
-                                        source_of=relative_source, include_context=False)
-
-        return SafeJSONResponse(await pool.run(work))
+        return _json(await summaries.run(read_work.json_call, read_work.summarize, request))
 
     @app.get("/documents/{document_id:path}", summary="One document; with `evidence`, the sentence stating it")
     async def document(document_id: str, evidence: str | None = Query(
@@ -238,18 +233,7 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             if len(evidence) > config.max_query_chars:
                 raise HTTPException(422, f"evidence has {len(evidence):,} characters; at most "
                                          f"{config.max_query_chars:,}")
-
-        def work() -> dict[str, Any]:
-            from citesum.responses import document_response
-
-            with index.read() as view:
-                try:
-                    found = view.document(document_id)
-                except KeyError:
-                    raise HTTPException(404, f"no document '{document_id}' in the index") from None
-            return document_response(found, source_of=relative_source, evidence=evidence)
-
-        return SafeJSONResponse(await pool.run(work))
+        return _json(await searches.run(read_work.json_call, read_work.document, document_id, evidence))
 
     # ---- writing ----------------------------------------------------------------------------------------
     @app.post("/documents", status_code=202, summary="Upload files; they are indexed by a background job")
@@ -311,11 +295,7 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
 
     @app.delete("/documents/{document_id:path}", summary="Delete a document (waits for the commit)")
     async def delete(document_id: str) -> Response:
-        def exists() -> bool:
-            with index.read() as view:
-                return bool(view.documents_by_id([document_id]))
-
-        if not await pool.run(exists):
+        if not await searches.run(read_work.exists, document_id):
             raise HTTPException(404, f"no document '{document_id}' in the index")
         job = jobs.submit("delete", jobs.delete(document_id))
         from starlette.concurrency import run_in_threadpool
@@ -328,14 +308,3 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         return SafeJSONResponse({"deleted": document_id, "generation": job.generation, "job": job.id})
 
     return Guard(app, config)
-
-
-def _summarizer(llm: LLM | None, bullets: int, words: int) -> Any:
-    if llm is None:
-        from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
-
-        return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
-    from citesum.summarize.llm import LLMSummarizer
-
-    return LLMSummarizer(llm, bullets=bullets, num_words=words)
-

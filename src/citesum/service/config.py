@@ -10,6 +10,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from citesum.errors import ConfigError
 
@@ -79,7 +80,14 @@ class ServiceConfig:
     #: Host header names accepted; ``("*",)`` accepts any (then only the token protects the service)
     allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
     docs: bool = False
+    #: workers writing summaries (the heavy requests)
     workers: int = field(default_factory=lambda: os.cpu_count() or 2)
+    #: processes use every core for the CPU-bound offline pipeline; threads suit an LLM-bound summarizer
+    #: (requests wait on the model) and tests (no process start-up)
+    worker_kind: Literal["process", "thread"] = "process"
+    #: workers for the light reads (search, documents), apart from the summaries so that a search never waits
+    #: behind them; of the same kind as the summary workers
+    search_workers: int = field(default_factory=lambda: os.cpu_count() or 2)
     #: requests waiting for a worker beyond those being served; past it: 503 with Retry-After
     queue: int = 64
     timeout_s: float = 60.0
@@ -110,11 +118,13 @@ class ServiceConfig:
                 f"refusing to serve on {self.host or '*'} without a token: anyone who can reach that address "
                 f"could read and change the index; give --token-file FILE or set ${TOKEN_ENV} "
                 "(or serve on 127.0.0.1)")
-        for name in ("workers", "max_json_bytes", "max_upload_bytes", "max_upload_files", "max_query_chars",
-                     "max_query_tokens", "max_k", "max_budget", "min_words", "max_words", "max_bullets",
+        for name in ("workers", "search_workers", "max_json_bytes", "max_upload_bytes", "max_upload_files",
+                     "max_query_chars", "max_query_tokens", "max_k", "max_budget", "min_words", "max_words", "max_bullets",
                      "max_pending_jobs"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.worker_kind not in ("process", "thread"):
+            raise ConfigError(f"worker_kind must be 'process' or 'thread', got '{self.worker_kind}'")
         if self.queue < 0 or self.timeout_s <= 0 or self.lock_wait_s < 0:
             raise ConfigError("queue and lock_wait_s must be >= 0 and timeout_s > 0")
         if self.min_words > self.max_words:

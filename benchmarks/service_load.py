@@ -1,0 +1,259 @@
+"""Load on the HTTP service, loopback only: the ODSum meeting index (232 transcripts, 100-token passages) served
+by ``citesum serve`` (offline extractive summarizer, default workers = CPU cores) in its own process.
+
+Phases, each a fixed count of requests with a time cap (the 296 dev queries, cycled; five /search for each
+/summarize, as the issue's 1,000 + 200):
+  * concurrency 1 and 32, the index left alone;
+  * concurrency 1 and 32 while another process updates the index in a loop (deletes three transcripts and
+    adds them back: each round commits two generations, with a BM25 rebuild over ~20,000 units);
+and then a 20 MB body (refused with 413) with the server's RSS before and after.
+
+Reported per phase: throughput, p50/p95/p99 per endpoint, errors (anything but 200), server RSS before and
+after, generations committed meanwhile. Goals (issue 15): throughput at 32 >= 1.5x at 1; /search p95 under
+load <= 10x its unloaded p50; the 20 MB body refused in under 100 ms with RSS unchanged; no error.
+
+Run: python benchmarks/service_load.py [--cache .bench-cache] [--searches 1000 --summaries 200]
+Writes: benchmarks/results/service_load.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED_DATA, write_result  # noqa: E402
+
+MEETING = SHARED_DATA / "odsum" / "meeting"
+UPDATED_DOCUMENTS = 3
+UPDATER = """
+import sys, time
+from pathlib import Path
+from citesum.index.store import Index
+index = Index.open(sys.argv[1])
+stop = Path(sys.argv[2])
+documents = [d for _, d in zip(range({n}), index.documents())]
+rounds = 0
+while not stop.exists():
+    index.delete([d.id for d in documents])
+    index.add(documents)
+    rounds += 1
+print(rounds)
+""".format(n=UPDATED_DOCUMENTS)
+
+
+def _build_index(folder: Path) -> Path:
+    from citesum.datasets import load_dataset
+    from citesum.index.store import DB_NAME, Index
+
+    if not (folder / DB_NAME).exists():
+        started = time.perf_counter()
+        Index.create(folder).add(load_dataset("odsum-meeting", str(MEETING)).documents)
+        print(f"built the meeting index in {time.perf_counter() - started:.1f}s: {folder}", flush=True)
+    return folder
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of the server: its own and its worker processes'."""
+    total_kib = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            pending += [int(c) for task in Path(f"/proc/{current}/task").iterdir()
+                        for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue  # ended meanwhile
+        total_kib += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return round(total_kib / 1024, 1)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Server:
+    def __init__(self, index: Path, queue: int) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        citesum = Path(sys.executable).parent / "citesum"
+        self.process = subprocess.Popen([str(citesum), "serve", "--index", str(index), "--port", str(self.port),
+                                         "--queue", str(queue)], stderr=subprocess.PIPE)
+        import httpx
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.3)
+        raise RuntimeError("the server did not start")
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def _requests(queries: list[str], searches: int, summaries: int) -> list[tuple[str, dict[str, Any]]]:
+    """Five searches for each summary, interleaved, queries cycled."""
+    out = []
+    every = max(1, round(searches / max(summaries, 1)))
+    s = m = 0
+    while s < searches or m < summaries:
+        for _ in range(every):
+            if s < searches:
+                out.append(("/search", {"query": queries[(s + m) % len(queries)], "k": 10}))
+                s += 1
+        if m < summaries:
+            out.append(("/summarize", {"query": queries[(s + m) % len(queries)]}))
+            m += 1
+    return out
+
+
+async def _load(url: str, requests: list[tuple[str, dict[str, Any]]], concurrency: int,
+                max_seconds: float) -> dict[str, Any]:
+    import httpx
+
+    latencies: dict[str, list[float]] = {"/search": [], "/summarize": []}
+    errors: list[str] = []
+    pending = iter(requests)
+    deadline = time.monotonic() + max_seconds
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+    async def worker(client: Any) -> None:
+        for path, body in pending:
+            if time.monotonic() > deadline:
+                return
+            started = time.perf_counter()
+            try:
+                response = await client.post(path, json=body)
+                status = str(response.status_code)
+            except httpx.HTTPError as exc:
+                status = type(exc).__name__
+            if status == "200":
+                latencies[path].append((time.perf_counter() - started) * 1000)
+            else:
+                errors.append(f"{path}: {status}")
+
+    started = time.perf_counter()
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+    seconds = time.perf_counter() - started
+    done = sum(len(v) for v in latencies.values())
+    result: dict[str, Any] = {"concurrency": concurrency, "seconds": round(seconds, 2), "completed": done,
+                              "requests_per_second": round(done / seconds, 2), "errors": len(errors),
+                              "error_examples": sorted(set(errors))[:5], "stopped_by_time_cap": done + len(errors)
+                              < len(requests)}
+    for path, values in latencies.items():
+        if values:
+            result[path] = {"count": len(values), **{f"p{q}_ms": round(float(np.percentile(values, q)), 1)
+                                                     for q in (50, 95, 99)}}
+    return result
+
+
+def _phase(server: Server, index: Path, requests: list[tuple[str, dict[str, Any]]], concurrency: int,
+           updating: bool, max_seconds: float) -> dict[str, Any]:
+    before = _rss_mb(server.process.pid)
+    updater = None
+    stop = Path(tempfile.mkdtemp()) / "stop"
+    if updating:
+        updater = subprocess.Popen([sys.executable, "-c", UPDATER, str(index), str(stop)], stdout=subprocess.PIPE)
+    generation_before = _generation(server)
+    result = asyncio.run(_load(server.url, requests, concurrency, max_seconds))
+    if updater is not None:
+        stop.touch()
+        rounds = int(updater.communicate(timeout=300)[0].decode().strip() or 0)
+        result["update_rounds"] = rounds
+    result["generations_committed"] = _generation(server) - generation_before
+    result["server_rss_mb"] = {"before": before, "after": _rss_mb(server.process.pid)}
+    result["index_updating"] = updating
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def _generation(server: Server) -> int:
+    import httpx
+
+    return int(httpx.get(f"{server.url}/health", timeout=30).json()["generation"])
+
+
+def _huge_body(server: Server) -> dict[str, Any]:
+    import httpx
+
+    body = b'{"query": "' + b"w" * (20 * 1024 * 1024) + b'"}'
+    before = _rss_mb(server.process.pid)
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        response = httpx.post(f"{server.url}/search", content=body, headers={"content-type": "application/json"},
+                              timeout=60)
+        times.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 413, response.text
+    return {"bytes": len(body), "status": 413, "ms": [round(t, 1) for t in times],
+            "median_ms": round(float(np.median(times)), 1), "server_rss_mb": {"before": before,
+                                                                           "after": _rss_mb(server.process.pid)}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", default=None, help="Keep the meeting index here between runs.")
+    parser.add_argument("--searches", type=int, default=1000)
+    parser.add_argument("--summaries", type=int, default=200)
+    parser.add_argument("--max-seconds", type=float, default=600.0, help="Time cap of each phase.")
+    args = parser.parse_args()
+
+    root = Path(args.cache or tempfile.mkdtemp()) / "service-meeting"
+    index = _build_index(root)
+    from citesum.datasets import load_dataset
+
+    queries = [q.text for q in load_dataset("odsum-meeting", str(MEETING)).queries]
+    requests = _requests(queries, args.searches, args.summaries)
+    server = Server(index, queue=256)
+    try:
+        asyncio.run(_load(server.url, requests[:24], 4, 120))  # warm-up: models, artifacts, connections
+        phases = {}
+        for updating in (False, True):
+            for concurrency in (1, 32):
+                name = f"c{concurrency}" + ("_updating" if updating else "")
+                phases[name] = _phase(server, index, requests, concurrency, updating, args.max_seconds)
+        huge = _huge_body(server)
+        workers = os.cpu_count()
+    finally:
+        server.close()
+
+    unloaded_p50 = phases["c1"]["/search"]["p50_ms"]
+    goals = {
+        "throughput_c32_over_c1": round(phases["c32"]["requests_per_second"] / phases["c1"]["requests_per_second"], 2),
+        "throughput_c32_over_c1_updating": round(phases["c32_updating"]["requests_per_second"]
+                                                 / phases["c1_updating"]["requests_per_second"], 2),
+        "search_p95_under_load_over_unloaded_p50": round(phases["c32"]["/search"]["p95_ms"] / unloaded_p50, 2),
+        "search_p95_under_load_and_updates_over_unloaded_p50": round(
+            phases["c32_updating"]["/search"]["p95_ms"] / unloaded_p50, 2),
+        "huge_body_median_ms": huge["median_ms"],
+        "huge_body_rss_change_mb": round(huge["server_rss_mb"]["after"] - huge["server_rss_mb"]["before"], 1),
+        "errors": sum(p["errors"] for p in phases.values()),
+    }
+    print(json.dumps(goals, indent=2))
+    write_result("service_load", {"index": "ODSum meeting, 232 transcripts, 100-token passages, wordllama",
+                                  "server_workers": workers, "requests": {"search": args.searches,
+                                                                          "summarize": args.summaries},
+                                  "phases": phases, "huge_body": huge, "goals": goals})
+
+
+if __name__ == "__main__":
+    main()
