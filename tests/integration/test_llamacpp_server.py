@@ -65,6 +65,11 @@ def test_in_process_llamacpp_backend(packaged_smollm2: str) -> None:
               "required": ["colour"]}
     constrained = llm.complete(ChatRequest.from_prompt("Name a colour.", max_tokens=16, json_schema=schema))
     assert json.loads(constrained.text)["colour"] in ("red", "blue")
+    # the service's worker processes each get a copy: it loads the same model file again
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(llm))
+    assert copy.name == llm.name and copy.complete(ChatRequest.from_prompt("Name a colour.", max_tokens=4)).text
 
 
 def test_llm_judge_through_a_real_llamacpp_server(llama_server: str, shared_data: Path, tmp_path: Path,

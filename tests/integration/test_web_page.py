@@ -136,6 +136,9 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
         sentence = _expected_evidence(index, RESERVOIR)[(bullet, WAVES.id)]
         assert sentence.startswith("The Lakemont reservoir fell to 41 percent")
         assert page.locator("#doc-text mark").inner_text() == sentence
+        first = page.locator("button.chip[data-bullet='0']").first  # a plain document, for the README's picture
+        first.click()
+        page.locator("#doc-source", has_text=re.compile(f"^{re.escape(first.get_attribute('data-document'))}$")).wait_for()
         page.screenshot(path=str(screenshots / "summary-and-evidence.png"))
 
         # keyboard: Escape closes the document and gives the focus back to the chip; Enter on a chip opens it

@@ -458,3 +458,17 @@ def test_what_crosses_to_worker_processes_pickles(tmp_path: Path) -> None:
     assert llm.name == "openai:m" and llm.cache is not None and llm.cache.get("k").text == "- a bullet [1]"
     error = pickle.loads(pickle.dumps(MissingExtraError("the HTTP service", "service", "fastapi")))
     assert isinstance(error, MissingExtraError) and error.extra == "service" and "citesum[service]" in str(error)
+
+
+def test_an_unexpected_failure_is_a_json_500_not_a_dropped_connection(shared_index: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from citesum.service import reader
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(reader, "search", broken)  # stands for any bug below the API
+    with TestClient(create_app(shared_index, ServiceConfig(worker_kind="thread")), base_url=BASE,
+                    raise_server_exceptions=False) as client:
+        response = client.post("/search", json={"query": "water"})
+        assert "RuntimeError" in _error(response, 500) and "a bug" not in response.text
+        assert client.get("/health").status_code == 200
