@@ -119,7 +119,7 @@ def index(
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
     from citesum.index.store import DB_NAME, Index, IndexSettings
-    from citesum.ingest import IngestOptions, IngestReport, ingest_paths, is_missing
+    from citesum.ingest import IngestOptions, IngestReport, ingest_paths, is_missing, shown
 
     if dataset:
         from citesum.datasets import load_dataset
@@ -138,7 +138,14 @@ def index(
                                 json_text_field=json_text_field,
                                 **({"max_bytes": max_bytes} if max_bytes else {}))
         documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options)
-    if (Path(index_dir) / DB_NAME).exists():
+    exists = (Path(index_dir) / DB_NAME).exists()
+    if not documents and not exists:
+        # nothing to put in it: creating an empty index would only hide that every file was skipped
+        for skipped in report.skipped:
+            click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
+        raise CitesumError(f"nothing to index: {len(report.skipped)} file(s) skipped, none read; "
+                           f"no index was created at {index_dir}")
+    if exists:
         index_ = Index.open(index_dir, embedder=embedder)
         settings = index_.settings
         context = click.get_current_context()
@@ -152,21 +159,34 @@ def index(
         settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
         index_ = Index.create(index_dir, settings)
     stale: list[str] = []
+    kept: list[str] = []
     if sync:
         wanted = {d.id for d in documents}
-        stale = [d.id for d in index_.documents() if d.id not in wanted]
+        # A file that is still there but could not be read this time keeps what it gave before.
+        unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
+        for document in index_.documents():
+            if document.id in wanted:
+                continue
+            if document.id.split("#", 1)[0] in unread:
+                kept.append(document.id)
+            else:
+                stale.append(document.id)
     started = time.perf_counter()
     with _progress(not as_json and sys.stderr.isatty()) as progress:
         stats = index_.update(upsert=documents, delete=stale, progress=progress)
     elapsed = time.perf_counter() - started
     if as_json:
-        _echo_json({"report": json.loads(report.to_json()), "stats": stats.__dict__, "seconds": round(elapsed, 3)})
+        _echo_json({"report": json.loads(report.to_json()), "stats": stats.__dict__, "kept_unread": kept,
+                    "seconds": round(elapsed, 3)})
         return
     for skipped in report.skipped:
-        click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
+        click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
     for ingested in report.ingested:
         if ingested.reason:
-            click.echo(f"partly ingested {ingested.path}: {ingested.reason}", err=True)
+            click.echo(f"partly ingested {shown(ingested.path)}: {shown(ingested.reason)}", err=True)
+    if kept:
+        click.echo(f"kept the indexed version of {len(kept)} document(s) whose file could not be read this time: "
+                   + ", ".join(shown(d) for d in kept[:5]) + (" ..." if len(kept) > 5 else ""), err=True)
     click.echo(
         f"{index_dir}: {stats.added} added, {stats.updated} updated, {stats.unchanged} unchanged, "
         f"{stats.deleted} deleted; {stats.passages_embedded} units embedded; "

@@ -31,6 +31,11 @@ class IngestError(CitesumError):
     """A file or record could not be turned into documents (the reason is user-facing)."""
 
 
+class UnreadableError(IngestError):
+    """A file that could not be read this time (corrupt or locked, perhaps still being written), as opposed to
+    one that holds no text: ``index --sync`` keeps what it gave before."""
+
+
 class IndexStoreError(CitesumError):
     """The index directory is missing, corrupt or incompatible."""
 

@@ -15,41 +15,52 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from citesum.errors import IngestError
-from citesum.ingest.base import FileReport, IngestOptions, IngestReport
+from citesum.errors import IngestError, UnreadableError
+from citesum.ingest.base import FileReport, IngestOptions, IngestReport, path_text, shown
 from citesum.ingest.formats import READERS
 from citesum.types import Document
 
 __all__ = ["FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths", "ingest_file",
-           "is_missing"]
+           "is_missing", "path_text", "shown"]
 
 SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
 
 
 def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[Document], FileReport]:
     """Read one file; never raises for bad content, the report says what went wrong."""
+    shown_path = path_text(path)
     reader = READERS.get(path.suffix.lower())
     if reader is None:
-        return [], FileReport(str(path), "skipped", reason=f"unsupported format '{path.suffix or path.name}'")
+        return [], FileReport(shown_path, "skipped", reason=f"unsupported format '{path.suffix or path.name}'",
+                              document_id=doc_id)
     fmt = path.suffix.lower().lstrip(".")
+
+    def skipped(reason: str, unreadable: bool) -> tuple[list[Document], FileReport]:
+        return [], FileReport(shown_path, "skipped", reason=reason, format=fmt, document_id=doc_id,
+                              unreadable=unreadable)
+
     try:
         size = path.stat().st_size
         if size == 0:
-            raise IngestError("empty file (0 bytes)")
+            return skipped("empty file (0 bytes)", unreadable=False)
         if size > options.max_bytes:
-            raise IngestError(f"file is {size:,} bytes, over the {options.max_bytes:,}-byte limit (--max-bytes)")
+            return skipped(f"file is {size:,} bytes, over the {options.max_bytes:,}-byte limit (--max-bytes)",
+                           unreadable=True)
         data = path.read_bytes()
         documents, problems = reader(data, doc_id, path, options)
+    except UnreadableError as exc:
+        return skipped(str(exc), unreadable=True)
     except IngestError as exc:
-        return [], FileReport(str(path), "skipped", reason=str(exc), format=fmt)
+        return skipped(str(exc), unreadable=False)
     except PermissionError:
-        return [], FileReport(str(path), "skipped", reason="permission denied", format=fmt)
+        return skipped("permission denied", unreadable=True)
     except OSError as exc:
-        return [], FileReport(str(path), "skipped", reason=f"cannot read ({exc.strerror or exc})", format=fmt)
+        return skipped(f"cannot read ({exc.strerror or exc})", unreadable=True)
     except RecursionError:
-        return [], FileReport(str(path), "skipped", reason="content nested too deeply to parse", format=fmt)
+        return skipped("content nested too deeply to parse", unreadable=False)
     reason = f"{len(problems)} part(s) left out: " + "; ".join(problems[:5]) if problems else ""
-    return documents, FileReport(str(path), "ingested", documents=len(documents), reason=reason, format=fmt)
+    return documents, FileReport(shown_path, "ingested", documents=len(documents), reason=reason, format=fmt,
+                                 document_id=doc_id)
 
 
 def _matches(relative: str, patterns: Sequence[str]) -> bool:
@@ -66,18 +77,18 @@ def _walk(root: Path, report: IngestReport) -> Iterator[Path]:
             stat = directory.stat()
         except OSError as exc:
             reason = "symlink loop" if exc.errno == errno.ELOOP else f"cannot open folder ({exc.strerror})"
-            report.files.append(FileReport(str(directory), "skipped", reason=reason))
+            report.files.append(FileReport(path_text(directory), "skipped", reason=reason, unreadable=True))
             return
         key = (stat.st_dev, stat.st_ino)
         if key in seen:
-            report.files.append(FileReport(str(directory), "skipped", reason="symlink loop (folder already visited)"))
+            report.files.append(FileReport(path_text(directory), "skipped", reason="symlink loop (folder already visited)"))
             return
         seen.add(key)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             reason = "permission denied" if isinstance(exc, PermissionError) else f"cannot list ({exc.strerror})"
-            report.files.append(FileReport(str(directory), "skipped", reason=reason))
+            report.files.append(FileReport(path_text(directory), "skipped", reason=reason, unreadable=True))
             return
         for entry in entries:
             if entry.name.startswith("."):
@@ -88,7 +99,7 @@ def _walk(root: Path, report: IngestReport) -> Iterator[Path]:
                 is_file = entry.is_file(follow_symlinks=True)
             except OSError as exc:
                 reason = "symlink loop" if exc.errno == errno.ELOOP else f"cannot stat ({exc.strerror})"
-                report.files.append(FileReport(str(path), "skipped", reason=reason))
+                report.files.append(FileReport(path_text(path), "skipped", reason=reason, unreadable=True))
                 continue
             if is_dir:
                 yield from visit(path)
@@ -96,7 +107,7 @@ def _walk(root: Path, report: IngestReport) -> Iterator[Path]:
                 yield path
             elif entry.is_symlink():
                 reason = "symlink loop" if _is_loop(path) else "broken symlink"
-                report.files.append(FileReport(str(path), "skipped", reason=reason))
+                report.files.append(FileReport(path_text(path), "skipped", reason=reason, unreadable=True))
 
     yield from visit(root)
 
@@ -133,12 +144,12 @@ def ingest_paths(
     for given in paths:
         root = Path(given)
         if root.is_dir():
-            candidates = [(p, p.relative_to(root).as_posix()) for p in _walk(root, report)]
+            candidates = [(p, path_text(p.relative_to(root).as_posix())) for p in _walk(root, report)]
         elif is_missing(root):
-            report.files.append(FileReport(str(root), "skipped", reason="no such file or folder"))
+            report.files.append(FileReport(path_text(root), "skipped", reason="no such file or folder"))
             continue
         else:
-            candidates = [(root, root.name)]
+            candidates = [(root, path_text(root.name))]
         for path, relative in candidates:
             if include and not _matches(relative, include):
                 continue
@@ -148,11 +159,12 @@ def ingest_paths(
             clashes = [d.id for d in found if d.id in ids]
             if clashes:
                 file_report = FileReport(
-                    str(path), "skipped", reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}"
+                    path_text(path), "skipped", reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}",
+                    document_id=relative,
                 )
                 found = []
             for document in found:
-                ids[document.id] = str(path)
+                ids[document.id] = path_text(path)
             documents.extend(found)
             report.files.append(file_report)
     return documents, report

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import unicodedata
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from citesum.errors import IngestError
@@ -37,6 +40,11 @@ class FileReport:
     documents: int = 0
     reason: str = ""
     format: str = ""
+    #: the document id given to the file (its records are ``id#record``); empty for folders
+    document_id: str = ""
+    #: skipped because the file could not be read this time (permission, size limit, I/O error, a corrupt or
+    #: locked file), not for what it holds: ``index --sync`` keeps the documents it gave before
+    unreadable: bool = False
 
 
 @dataclass
@@ -67,6 +75,19 @@ class IngestReport:
             },
             indent=2,
         )
+
+
+def path_text(path: str | Path) -> str:
+    """A path as text that can be stored and printed: bytes of a file name that are not UTF-8 (a Latin-1
+    ``\xe9`` from an old archive) appear as ``\xe9`` escapes instead of failing every later step."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print on a terminal line: control characters (newline, tab, escape sequences) and
+    invisible format characters (bidi overrides, which can disguise ``txt.exe`` as ``exe.txt``) escaped."""
+    return "".join(c if unicodedata.category(c) not in ("Cc", "Cf") else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 def looks_binary(data: bytes) -> bool:

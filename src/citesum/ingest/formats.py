@@ -1,4 +1,6 @@
-"""One reader per file format. Each turns a file's bytes into documents or raises IngestError."""
+"""One reader per file format. Each turns a file's bytes into documents or raises IngestError: UnreadableError
+when the file could not be read (corrupt, encrypted, malformed: perhaps still being written), plain IngestError
+when it was read and holds nothing to index."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from citesum.errors import IngestError
-from citesum.ingest.base import IngestOptions, decode_text
+from citesum.errors import IngestError, UnreadableError
+from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -23,7 +25,12 @@ Reader = Callable[[bytes, str, Path, IngestOptions], Read]
 def _document(
     doc_id: str, title: str, text: str, path: Path, fmt: str, metadata: dict[str, Any] | None = None
 ) -> Document:
-    return Document(id=doc_id, title=title, text=text, source=str(path), format=fmt, metadata=metadata or {})
+    return Document(id=doc_id, title=title, text=text, source=path_text(path), format=fmt, metadata=metadata or {})
+
+
+def _stem(path: Path) -> str:
+    """The file name without its extension, as storable text (see :func:`path_text`)."""
+    return path_text(path.stem)
 
 
 def _require_text(text: str) -> str:
@@ -35,7 +42,7 @@ def _require_text(text: str) -> str:
 
 def read_text(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     text = _require_text(decode_text(data))
-    return [_document(doc_id, path.stem, text, path, "txt")], []
+    return [_document(doc_id, _stem(path), text, path, "txt")], []
 
 
 class _HTMLText(HTMLParser):
@@ -90,7 +97,7 @@ def html_to_text(html: str) -> tuple[str, str]:
 
 def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     title, text = html_to_text(decode_text(data))
-    return [_document(doc_id, title or path.stem, _require_text(text), path, "html")], []
+    return [_document(doc_id, title or _stem(path), _require_text(text), path, "html")], []
 
 
 def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -99,7 +106,7 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
     source = decode_text(data)
     heading = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", source, flags=re.MULTILINE)
     _, text = html_to_text(markdown.markdown(source, extensions=["tables"]))
-    return [_document(doc_id, heading.group(1) if heading else path.stem, _require_text(text), path, "md")], []
+    return [_document(doc_id, heading.group(1) if heading else _stem(path), _require_text(text), path, "md")], []
 
 
 def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -112,15 +119,15 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
             # Many PDFs are "encrypted" with an empty user password only to restrict printing.
             try:
                 if not reader.decrypt(""):
-                    raise IngestError("encrypted PDF (a password is required)")
+                    raise UnreadableError("encrypted PDF (a password is required)")
             except (NotImplementedError, PyPdfError) as exc:
-                raise IngestError(f"encrypted PDF that cannot be opened ({exc})") from exc
+                raise UnreadableError(f"encrypted PDF that cannot be opened ({exc})") from exc
         pages = [page.extract_text() or "" for page in reader.pages]
-        title = (reader.metadata.title if reader.metadata else None) or path.stem
+        title = (reader.metadata.title if reader.metadata else None) or _stem(path)
     except IngestError:
         raise
     except Exception as exc:  # pypdf raises many error types on corrupt input
-        raise IngestError(f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
+        raise UnreadableError(f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
@@ -133,7 +140,7 @@ def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
     except zipfile.BadZipFile as exc:
-        raise IngestError(f"corrupt {kind} (not a valid zip archive)") from exc
+        raise UnreadableError(f"corrupt {kind} (not a valid zip archive)") from exc
     total = sum(info.file_size for info in infos)
     compressed = max(1, sum(info.compress_size for info in infos))
     if total > options.max_uncompressed_bytes or total / compressed > options.max_compression_ratio:
@@ -149,12 +156,12 @@ def read_docx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises KeyError/ValueError/PackageNotFoundError on bad parts
-        raise IngestError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
+        raise UnreadableError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
     blocks = [p.text for p in document.paragraphs if p.text.strip()]
     for table in document.tables:
         for row in table.rows:
             blocks.append(" | ".join(cell.text.strip() for cell in row.cells))
-    title = document.core_properties.title or path.stem
+    title = document.core_properties.title or _stem(path)
     return [_document(doc_id, title, _require_text("\n".join(blocks)), path, "docx")], []
 
 
@@ -176,12 +183,12 @@ def read_delimited(data: bytes, doc_id: str, path: Path, options: IngestOptions)
     try:
         rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in row)]
     except csv.Error as exc:
-        raise IngestError(f"malformed {path.suffix.lstrip('.').upper()} ({exc})") from exc
+        raise UnreadableError(f"malformed {path.suffix.lstrip('.').upper()} ({exc})") from exc
     if len(rows) < 2:
         raise IngestError("table has no data rows")
     header = [h.strip() or f"column{i + 1}" for i, h in enumerate(rows[0])]
     body = render_rows(header, rows[1:], options.rows_per_block)
-    return [_document(doc_id, path.stem, body, path, path.suffix.lower().lstrip("."), {"rows": len(rows) - 1})], []
+    return [_document(doc_id, _stem(path), body, path, path.suffix.lower().lstrip("."), {"rows": len(rows) - 1})], []
 
 
 def read_xlsx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -189,12 +196,16 @@ def read_xlsx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     import openpyxl
 
     try:
+        # read-only streams the rows instead of building every cell in memory (a large sheet stays small)
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:
-        raise IngestError(f"corrupt XLSX ({type(exc).__name__}: {exc})") from exc
+        raise UnreadableError(f"corrupt XLSX ({type(exc).__name__}: {exc})") from exc
     documents = []
     try:
         for sheet in workbook.worksheets:
+            # Read-only mode trusts the sheet's recorded size, which some writers get wrong (rows were missed:
+            # openpyxl's bug304.xlsx); forget it and read every row there is.
+            sheet.reset_dimensions()
             rows = [
                 ["" if v is None else str(v) for v in row]
                 for row in sheet.iter_rows(values_only=True)
@@ -205,7 +216,7 @@ def read_xlsx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
             header = [h.strip() or f"column{i + 1}" for i, h in enumerate(rows[0])]
             documents.append(
                 _document(
-                    f"{doc_id}#{sheet.title}", f"{path.stem} — {sheet.title}",
+                    f"{doc_id}#{sheet.title}", f"{_stem(path)} — {sheet.title}",
                     render_rows(header, rows[1:], options.rows_per_block), path, "xlsx",
                     {"sheet": sheet.title, "rows": len(rows) - 1},
                 )
@@ -225,20 +236,22 @@ def _json_records(data: bytes, path: Path) -> Iterator[tuple[int, Any]]:
                 try:
                     yield line_number, json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise IngestError(f"line {line_number}: invalid JSON ({exc.msg})") from exc
+                    raise UnreadableError(f"line {line_number}: invalid JSON ({exc.msg})") from exc
         return
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise IngestError(f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+        raise UnreadableError(f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
     records = parsed if isinstance(parsed, list) else [parsed]
     yield from enumerate(records, start=1)
 
 
 def read_json(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    """Records of a .json (object or list) or .jsonl file; id/title/text field names are configurable."""
+    """Records of a .json (object or list) or .jsonl file; id/title/text field names are configurable. A record
+    whose id repeats an earlier one is left out and reported (one id, one document)."""
     documents = []
     problems = []
+    first_of: dict[str, int] = {}
     for number, record in _json_records(data, path):
         if not isinstance(record, dict):
             problems.append(f"record {number} is not an object")
@@ -247,17 +260,29 @@ def read_json(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
         if not isinstance(text, str) or not text.strip():
             problems.append(f"record {number} has no text in field '{options.json_text_field}'")
             continue
-        record_id = str(record.get(options.json_id_field, number))
-        extra = {k: v for k, v in record.items() if k not in (options.json_text_field,) and _is_scalar(v)}
-        documents.append(
-            _document(
-                f"{doc_id}#{record_id}", str(record.get(options.json_title_field) or f"{path.stem} #{record_id}"),
-                text.strip(), path, path.suffix.lower().lstrip("."), extra,
-            )
-        )
+        record_id = _valid_text(str(record.get(options.json_id_field, number)))
+        if record_id in first_of:
+            problems.append(f"record {number} repeats the id '{record_id}' of record {first_of[record_id]} "
+                            "(the first is kept)")
+            continue
+        first_of[record_id] = number
+        extra = {k: _valid_text(v) if isinstance(v, str) else v for k, v in record.items()
+                 if k not in (options.json_text_field,) and _is_scalar(v)}
+        title = _valid_text(str(record.get(options.json_title_field) or f"{_stem(path)} #{record_id}"))
+        documents.append(_document(f"{doc_id}#{record_id}", title, _valid_text(text.strip()), path,
+                                   path.suffix.lower().lstrip("."), extra))
     if not documents:
         raise IngestError("; ".join(problems[:3]) or "no records")
     return documents, problems
+
+
+def _valid_text(text: str) -> str:
+    """JSON may spell a lone UTF-16 surrogate (``"\\ud800"``), which no stored or printed text can hold:
+    it becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _is_scalar(value: Any) -> bool:
