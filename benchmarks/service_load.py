@@ -109,13 +109,14 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, index: Path, queue: int, worker_kind: str) -> None:
+    """``citesum serve`` with its defaults (workers, queue, limits), but for the kind of workers."""
+
+    def __init__(self, index: Path, worker_kind: str) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         citesum = Path(sys.executable).parent / "citesum"
         self.process = subprocess.Popen([str(citesum), "serve", "--index", str(index), "--port", str(self.port),
-                                         "--queue", str(queue), "--worker-kind", worker_kind],
-                                        stderr=subprocess.DEVNULL)
+                                         "--worker-kind", worker_kind], stderr=subprocess.DEVNULL)
         import httpx
 
         deadline = time.monotonic() + 120
@@ -251,7 +252,7 @@ def main() -> None:
 
     queries = [q.text for q in load_dataset("odsum-meeting", str(MEETING)).queries]
     requests = _requests(queries, args.searches, args.summaries)
-    server = Server(index, queue=256, worker_kind=args.worker_kind)
+    server = Server(index, worker_kind=args.worker_kind)
     try:
         asyncio.run(_load(server.url, requests[:24], 4, 120))  # warm-up: models, artifacts, connections
         phases = {}

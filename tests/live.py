@@ -4,6 +4,7 @@ subprocesses (``citesum serve``, llama.cpp's server)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -46,12 +47,13 @@ class ServerProcess:
     error with the end of that log."""
 
     def __init__(self, command: list[str], port: int, log: Path, ready_path: str = "/health",
-                 timeout: float = 120) -> None:
+                 timeout: float = 120, env: dict[str, str] | None = None) -> None:
         import httpx
 
         self.url = f"http://127.0.0.1:{port}"
         self._log = open(log, "w")
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
+                                        env=None if env is None else {**os.environ, **env})
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -75,9 +77,12 @@ class ServerProcess:
         self._log.close()
 
 
-def citesum_serve(index: Path, log: Path, *options: str) -> ServerProcess:
-    """``citesum serve`` as a user starts it (the console script of this environment)."""
+def citesum_serve(index: Path, log: Path, *options: str, token: str | None = None) -> ServerProcess:
+    """``citesum serve`` as a user starts it (the console script of this environment); with ``token``, the
+    service requires it (``$CITESUM_TOKEN``) and is ready when its page answers."""
     port = free_port()
     command = [str(Path(sys.executable).parent / "citesum"), "serve", "--index", str(index), "--port", str(port),
                *options]
-    return ServerProcess(command, port, log)
+    if token is None:
+        return ServerProcess(command, port, log)
+    return ServerProcess(command, port, log, ready_path="/", env={"CITESUM_TOKEN": token})

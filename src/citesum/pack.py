@@ -68,6 +68,12 @@ def pack(index: IndexReader, hits: Sequence[Hit], options: PackOptions, tokenize
         chosen.append(hit)
         seen_documents.add(hit.document_id)
         used += cost
+    if candidates and not chosen:
+        # Nothing fits: an empty context would read as "nothing matched the query".
+        first = candidates[0]
+        smallest = tokenizer.count(first.passage.text + "\n") + header_cost[first.document_id]
+        raise BudgetError(f"a budget of {options.budget} tokens cannot hold one retrieved passage with its document "
+                          f"header (the best one needs {smallest})")
     if options.order == "original":
         chosen.sort(key=lambda h: (index.document_position(h.document_id), h.passage.ordinal))
     return _assemble(chosen, titles, options, tokenizer)

@@ -12,6 +12,8 @@ import time
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from citesum.ingest import FILE_KEY
+
 if TYPE_CHECKING:
     from citesum.index.store import IndexReader
     from citesum.retrieve.base import Retriever
@@ -27,9 +29,12 @@ def stored_source(document: Document) -> str:
 
 
 def relative_source(document: Document) -> str:
-    """The document's file relative to the folder that was indexed, never a server path: a file's document id
-    is its path relative to the indexed root (``path#record`` for the records of a file). Dataset documents
-    keep their dataset label (``summhay:topic_news1.json``)."""
+    """The document's file relative to the folder that was indexed, never a server path. Ingestion records it
+    (``file`` in the metadata); documents indexed before it did have ids that are that path (``path#record`` for
+    the records of a file). Dataset documents keep their dataset label (``summhay:topic_news1.json``)."""
+    recorded = document.metadata.get(FILE_KEY)
+    if isinstance(recorded, str):
+        return recorded
     source = document.source
     if ":" in source and "/" not in source.split(":", 1)[0] and not PurePosixPath(source).is_absolute():
         return source  # a dataset label, not a path
@@ -38,16 +43,18 @@ def relative_source(document: Document) -> str:
 
 def search_response(ranker: Retriever, view: IndexReader, query: str, k: int, *, documents: bool = False,
                     source_of: SourceOf = stored_source) -> dict[str, Any]:
-    """The ``k`` best units (or documents, ranked by their best units) with their titles and sources."""
+    """The ``k`` best units (or documents, ranked by their best units) with their titles and sources. For a
+    lexical retriever, what holds no term of the query is no result (not a hit of score 0)."""
     started = time.perf_counter()
     if documents:
-        ranked = ranker.rank_documents(query, k)
+        ranked = [(d, score) for d, score in ranker.rank_documents(query, k)
+                  if score > 0 or not ranker.matches_only_positive]
         seconds = time.perf_counter() - started
         found = {d.id: d for d in view.documents_by_id([doc_id for doc_id, _ in ranked])}
         return {"query": query, "retriever": ranker.name, "seconds": round(seconds, 6), "documents": [
             {"rank": rank, "document_id": doc_id, "score": score, **_described(found.get(doc_id), source_of)}
             for rank, (doc_id, score) in enumerate(ranked, start=1)]}
-    hits = ranker.retrieve(query, k)
+    hits = [h for h in ranker.retrieve(query, k) if h.score > 0 or not ranker.matches_only_positive]
     seconds = time.perf_counter() - started
     found = {d.id: d for d in view.documents_by_id(list(dict.fromkeys(h.document_id for h in hits)))}
     return {"query": query, "retriever": ranker.name, "seconds": round(seconds, 6), "hits": [
@@ -122,16 +129,20 @@ def verification_json(checked: VerifiedBullet) -> dict[str, Any]:
     }
 
 
-def document_response(document: Document, *, source_of: SourceOf = stored_source,
-                      evidence: str | None = None) -> dict[str, Any]:
+def document_response(document: Document, *, source_of: SourceOf = stored_source, evidence: str | None = None,
+                      pieces: Sequence[tuple[int, str]] | None = None) -> dict[str, Any]:
     """One document whole; with ``evidence`` (a statement), the sentence of it that best states it, with its
-    character offsets in ``text`` (the same scoring as citation verification)."""
+    character offsets in ``text`` (the scoring of citation verification), looked for in ``pieces`` ((offset,
+    text) parts of the document) when given, else in the whole text."""
     payload: dict[str, Any] = {"id": document.id, "title": document.title, "source": source_of(document),
                                "format": document.format, "metadata": dict(document.metadata), "text": document.text}
     if evidence is not None:
         from citesum.summarize.verify import CitationVerifier
+        from citesum.types import Document as Piece
 
-        found = CitationVerifier([document]).evidence(evidence)
+        parts = list(pieces) if pieces is not None else [(0, document.text)]
+        verifier = CitationVerifier([Piece(document.id, document.title, text) for _, text in parts],
+                                    offsets=[offset for offset, _ in parts])
         payload["evidence"] = [{"char_start": e.char_start, "char_end": e.char_end, "text": e.text,
-                                "support": round(e.support, 4)} for e in found[:1]]
+                                "support": round(e.support, 4)} for e in verifier.evidence(evidence)[:1]]
     return payload

@@ -87,11 +87,13 @@ MAX_QUERY_TOKENS = 512
 #: a cl100k token is rarely longer than this many characters; cutting the characters first keeps the
 #: token count of a huge query cheap
 _CHARS_PER_TOKEN_BOUND = 32
+#: a character is at most 4 UTF-8 bytes and a token at least 1, so a character makes at most 4 tokens
+_TOKENS_PER_CHAR_BOUND = 4
 
 
 def clip_query(query: str, max_tokens: int = MAX_QUERY_TOKENS) -> str:
-    """The first ``max_tokens`` cl100k tokens of ``query`` (a query of at most ``max_tokens`` characters is
-    returned as it is)."""
-    if len(query) <= max_tokens:  # a token covers at least one character
+    """The first ``max_tokens`` cl100k tokens of ``query``; a query too short to have more is returned as it
+    is without being tokenized."""
+    if len(query) * _TOKENS_PER_CHAR_BOUND <= max_tokens:
         return query
     return get_tokenizer("cl100k").truncate(query[: max_tokens * _CHARS_PER_TOKEN_BOUND], max_tokens)

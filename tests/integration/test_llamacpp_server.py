@@ -93,3 +93,37 @@ def test_llm_judge_through_a_real_llamacpp_server(llama_server: str, shared_data
     ours = json.loads(result.stdout)[-1]
     assert ours["judge"] == "llm:openai:smollm2" and ours["judgments"] == len(first[0]["reference_insights"])
     assert ours["unparsed_judge_replies"] == 0 and "warning" not in result.stderr
+
+
+def test_the_service_serialises_an_in_process_model(packaged_smollm2: str, tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    """Threads of the service share one llama.cpp model: three summaries at once crashed the process (free():
+    invalid pointer) before calls took a lock. The budget is fitted to the model's window."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from citesum.llm import get_llm
+    from citesum.service.app import create_app
+    from citesum.service.config import ServiceConfig
+    from live import LiveServer
+
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(haystack.documents)
+    llm = get_llm("llamacpp", packaged_smollm2, n_ctx=2048)
+    server = LiveServer(create_app(index.path, ServiceConfig(worker_kind="thread", workers=3), llm=llm))
+    try:
+        limits = httpx.get(f"{server.url}/health").json()["limits"]
+        assert limits["max_budget"] < 2048 and limits["budget"] == limits["max_budget"]
+
+        def ask(number: int) -> httpx.Response:
+            question = f"What happened to the water supply? ({number})"
+            return httpx.post(f"{server.url}/summarize", json={"query": question, "bullets": 2, "words": 60},
+                              timeout=600)
+
+        with ThreadPoolExecutor(3) as threads:
+            answers = list(threads.map(ask, range(3)))
+        # SmolLM2-135M may write no usable bullet (a 502 that says so); the process must not die
+        assert all(a.status_code in (200, 502) for a in answers), [a.text[:200] for a in answers]
+        assert httpx.get(f"{server.url}/health").status_code == 200
+    finally:
+        server.close()

@@ -6,7 +6,6 @@ writes the README's images to docs/screenshots)."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -20,6 +19,11 @@ from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 from citesum.summarize.verify import check_summary
 from citesum.types import Document
 from live import citesum_serve
+
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # the browser fixture says what is missing, and fails in CI
+    expect = sync_playwright = None
 
 QUESTION = "What is happening with the city's water supply?"
 RESERVOIR = "How much did the Lakemont reservoir fall?"
@@ -35,9 +39,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
 def _browser_or_skip() -> str:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     missing = [] if chromium else ["Debian's chromium (apt-get install chromium)"]
-    try:
-        import playwright  # noqa: F401
-    except ImportError:
+    if sync_playwright is None:
         missing.append("playwright (pip install playwright)")
     if missing:
         message = "browser tests need " + " and ".join(missing)
@@ -56,8 +58,6 @@ def _index(folder: Path, haystack: Any) -> Path:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     chromium = _browser_or_skip()
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         yield launched
@@ -117,43 +117,43 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
         for position in range(min(chips.count(), 6)):
             chip = chips.nth(position)
             bullet, document_id = int(chip.get_attribute("data-bullet")), chip.get_attribute("data-document")
-            chip.click()
-            page.locator("#doc-source", has_text=re.compile(f"^{re.escape(document_id)}$")).wait_for()
-            mark = page.locator("#doc-text mark")
-            assert chip.get_attribute("aria-pressed") == "true"
-            assert mark.inner_text() == expected[(bullet, document_id)], (bullet, document_id)
+            with page.expect_response(lambda r: "/documents/" in r.url):  # this chip's document, not the last one's
+                chip.click()
+            expect(page.locator("#doc-source")).to_have_text(document_id)
+            expect(page.locator("#doc-text mark")).to_have_text(expected[(bullet, document_id)])
+            expect(chip).to_have_attribute("aria-pressed", "true")
             assert _in_view(page, "#doc-text mark")
             checked += 1
         assert checked >= 2
 
         # the document with characters beyond the BMP: its highlighted span is still the evidence exactly
         page.fill("#query", RESERVOIR)
-        page.click("#ask-button")
+        with page.expect_response(lambda r: r.url.endswith("/summarize")):  # chips of this answer, not the last
+            page.click("#ask-button")
         waves = page.locator(f"button.chip[data-document='{WAVES.id}']").first
         waves.click()
-        page.locator("#doc-title", has_text="Reservoir watch").wait_for()
+        expect(page.locator("#doc-title")).to_contain_text("Reservoir watch")
         bullet = int(waves.get_attribute("data-bullet"))
         sentence = _expected_evidence(index, RESERVOIR)[(bullet, WAVES.id)]
         assert sentence.startswith("The Lakemont reservoir fell to 41 percent")
-        assert page.locator("#doc-text mark").inner_text() == sentence
+        expect(page.locator("#doc-text mark")).to_have_text(sentence)
         first = page.locator("button.chip[data-bullet='0']").first  # a plain document, for the README's picture
         first.click()
-        page.locator("#doc-source", has_text=re.compile(f"^{re.escape(first.get_attribute('data-document'))}$")).wait_for()
+        expect(page.locator("#doc-source")).to_have_text(first.get_attribute("data-document"))
         page.screenshot(path=str(screenshots / "summary-and-evidence.png"))
 
         # keyboard: Escape closes the document and gives the focus back to the chip; Enter on a chip opens it
         page.keyboard.press("Escape")
-        assert page.locator("#document").is_hidden()
-        assert page.evaluate("document.activeElement.classList.contains('chip')")
+        expect(page.locator("#document")).to_be_hidden()
+        expect(first).to_be_focused()
         page.keyboard.press("Enter")
         page.locator("#doc-text mark").wait_for()
 
-        # a clear error: a question over the service's limit
+        # a clear error: a question over the service's limit, shown by the form; the old answer goes
         page.fill("#query", "x" * 2001)
         page.click("#ask-button")
-        alert = page.locator("#error")
-        alert.wait_for()
-        assert "2,001 characters" in alert.inner_text()
+        expect(page.locator("#error")).to_contain_text("2,001 characters")
+        expect(page.locator("#answer")).to_be_hidden()
     finally:
         server.close()
 
@@ -180,7 +180,7 @@ def test_upload_follow_the_job_then_find_the_file(page: Any, tmp_path: Path, hay
         page.goto(server.url)
         page.set_input_files("#files", [str(note), str(bad)])
         page.click("#upload-button")
-        page.locator("#job", has_text="searchable now").wait_for(timeout=60_000)
+        expect(page.locator("#job")).to_contain_text("searchable now", timeout=60_000)
         report = page.locator("#job li")
         assert report.count() == 2 and "1 document" in report.nth(0).inner_text()
         assert "empty" in report.nth(1).inner_text()
@@ -190,11 +190,40 @@ def test_upload_follow_the_job_then_find_the_file(page: Any, tmp_path: Path, hay
         page.fill("#query", "Zephyr ferry night service")
         page.click("#ask-button")
         first = page.locator("#hits li").first
-        first.wait_for()
-        assert "Ferry timetable" in first.inner_text() and "uploads/ferry timetable.md" in first.inner_text()
+        expect(first).to_contain_text("Ferry timetable")
+        expect(first).to_contain_text("uploads/ferry timetable.md")
         first.locator("button").click()
-        page.locator("#doc-text mark").wait_for()
-        assert "Zephyr ferry" in page.locator("#doc-text mark").inner_text()
+        expect(page.locator("#doc-text mark")).to_contain_text("Zephyr ferry")
         page.screenshot(path=str(screenshots / "search.png"))
+        page.keyboard.press("Escape")  # the focus goes back to the result that opened the document
+        expect(first.locator("button")).to_be_focused()
+
+        # an upload the service refuses: the message shows in the upload form, not at the top of the page
+        image = tmp_path / "photo.png"
+        image.write_bytes(b"\x89PNG\r\n\x1a\n")
+        page.set_input_files("#files", [str(image)])
+        page.click("#upload-button")
+        expect(page.locator("#upload-error")).to_contain_text("not a supported format")
+        expect(page.locator("#error")).to_be_hidden()
+    finally:
+        server.close()
+
+
+@pytest.mark.slow
+def test_the_page_asks_for_the_token_and_says_when_it_is_refused(page: Any, tmp_path: Path, haystack: Any) -> None:
+    token = "a-token-for-the-browser-test-0123"
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", token=token)
+    try:
+        page.goto(server.url)
+        expect(page.locator("#token-form")).to_be_visible()  # the status request was refused: 401
+        page.fill("#token", "not-the-right-token-at-all")
+        page.click("#token-form button")
+        expect(page.locator("#token-error")).to_contain_text("refused this token")
+        page.fill("#token", token)
+        page.click("#token-form button")
+        expect(page.locator("#status")).to_contain_text("documents")
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#bullets-list li").first).to_be_visible()
     finally:
         server.close()

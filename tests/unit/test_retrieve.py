@@ -66,6 +66,8 @@ def test_hybrid_is_reciprocal_rank_fusion(tmp_path: Path, hashing_embedder) -> N
                   [("a", "apple pie recipe"), ("b", "apple orchard"), ("c", "pie crust")]], embedder=hashing_embedder)
 
     class Fixed:  # retrievers with known rankings; RRF is the unit under test
+        matches_only_positive = False
+
         def __init__(self, name: str, scores: list[float]) -> None:
             self.name, self._scores = name, np.array(scores, dtype=np.float32)
 

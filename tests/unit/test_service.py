@@ -137,8 +137,9 @@ def test_the_page_and_its_assets_are_served_from_the_wheel(client) -> None:  # t
     for name, kind in (("app.js", "text/javascript"), ("app.css", "text/css")):
         asset = client.get(f"/static/{name}")
         assert asset.status_code == 200 and asset.headers["content-type"].startswith(kind) and asset.content
-    assert client.get("/static/../service/app.py").status_code == 404
-    assert client.get("/static/app.py").status_code == 404
+    for tricky in ("/static/app.py", "/static/%2e%2e%2fapp.py", "/static/..%2f..%2fservice%2fapp.py", "/static/"):
+        assert client.get(tricky).status_code == 404, tricky
+    assert client.get("/favicon.ico").status_code == 204
 
 
 # ---- limits and strict types -----------------------------------------------------------------------------
@@ -179,15 +180,33 @@ def test_a_lone_surrogate_is_a_422_not_a_500(client) -> None:  # type: ignore[no
         assert "lone UTF-16 surrogate) at position 6" in _error(response, 422)
 
 
-def test_malformed_bodies_get_json_errors(client) -> None:  # type: ignore[no-untyped-def]
-    bad_utf8 = client.post("/search", content=b'{"query": "\xff\xfe"}', headers={"content-type": "application/json"})
-    assert bad_utf8.status_code in (400, 422) and set(bad_utf8.json()) == {"error", "detail"}
-    broken = client.post("/search", content=b'{"query": ', headers={"content-type": "application/json"})
-    assert broken.status_code == 422 and set(broken.json()) == {"error", "detail"}
+def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None:  # type: ignore[no-untyped-def]
+    def post(body: bytes, kind: str | None = "application/json") -> Any:
+        return client.post("/search", content=body, headers={"content-type": kind} if kind else {})
+
+    assert "not UTF-8" in _error(post(b'{"query": "\xff\xfe"}'), 400)
+    assert "not valid JSON: Expecting value at line 1, column 11" in _error(post(b'{"query": '), 400)
+    assert "nested too deeply" in _error(post(b"[" * 30_000 + b"]" * 30_000), 400)
+    assert "Content-Type: application/json" in _error(post(b'{"query": "water"}', "text/plain"), 415)
+    assert "got 'none'" in _error(post(b'{"query": "water"}', None), 415)
     unknown = client.post("/search", json={"query": "w", "retriever": "splade"})
     assert "unknown retriever 'splade'" in _error(unknown, 400)
+    many = client.post("/search", json={"query": "w", "retriever": "hybrid:bm25+bm25+dense"})
+    assert "4 different retrievers at most" in _error(many, 400)
     assert "cannot hold even the headers" in _error(
         client.post("/summarize", json={"query": "water", "order": "full", "budget": 5}), 400)
+    # a budget too small for any passage says so (it answered "nothing matched the query" before)
+    assert "a budget of 5 tokens cannot hold one retrieved passage" in _error(
+        client.post("/summarize", json={"query": "water", "budget": 5}), 400)
+
+
+def test_a_lexical_search_that_matches_nothing_has_no_hits(client) -> None:  # type: ignore[no-untyped-def]
+    for retriever in ("bm25", "bm25-rm3", "keywords"):
+        nothing = client.post("/search", json={"query": "zzqx qqzv", "retriever": retriever}).json()
+        assert nothing["hits"] == [], retriever
+        documents = client.post("/search", json={"query": "zzqx", "retriever": retriever, "documents": True})
+        assert documents.json()["documents"] == []
+    assert client.post("/search", json={"query": "reservoir", "retriever": "bm25"}).json()["hits"]
 
 
 def test_bodies_over_the_limit_are_413_before_parsing(shared_index: Path) -> None:
@@ -227,17 +246,23 @@ def test_docs_and_openapi_only_when_asked(shared_index: Path) -> None:
 def test_the_host_header_must_be_an_allowed_name(client) -> None:  # type: ignore[no-untyped-def]
     for host in ("rebind.attacker.example", "rebind.attacker.example:8000", "127.0.0.1.nip.io"):
         assert "DNS rebinding" in _error(client.get("/health", headers={"host": host}), 400)
-    for host in ("127.0.0.1:8000", "localhost", "[::1]:8000"):
+    for host in ("127.0.0.1:evil.example", "localhost:80@evil", "", "[::1", "local host"):
+        assert "is not a host name" in _error(client.get("/health", headers={"host": host}), 400), host
+    for host in ("127.0.0.1:8000", "localhost", "[::1]:8000", "LOCALHOST:8000"):
         assert client.get("/health", headers={"host": host}).status_code == 200
 
 
 def test_cross_site_posts_are_refused(client) -> None:  # type: ignore[no-untyped-def]
     foreign = client.post("/search", json={"query": "water"}, headers={"origin": "http://attacker.example"})
     assert "attacker.example" in _error(foreign, 403)
-    upload = client.post("/documents", files=[("files", ("a.txt", b"hello there", "text/plain"))],
-                         headers={"origin": "null"})
-    assert _error(upload, 403)
-    assert client.post("/search", json={"query": "water"}, headers={"origin": BASE}).status_code == 200
+    # a page on another local port is another site (a cross-origin form post needs no preflight)
+    for origin in ("null", "http://127.0.0.1:3000", "http://localhost:8000", "http://127.0.0.1", "file://"):
+        upload = client.post("/documents", files=[("files", ("a.txt", b"hello there", "text/plain"))],
+                             headers={"origin": origin})
+        assert "only pages of this service" in _error(upload, 403), origin
+        assert _error(client.delete("/documents/doc001.txt", headers={"origin": origin}), 403)
+    for own in (BASE, "https://127.0.0.1:8000"):
+        assert client.post("/search", json={"query": "water"}, headers={"origin": own}).status_code == 200
 
 
 def test_a_token_guards_everything_but_the_page(shared_index: Path) -> None:
@@ -251,6 +276,9 @@ def test_a_token_guards_everything_but_the_page(shared_index: Path) -> None:
         good = {"authorization": f"Bearer {token}"}
         assert guarded.get("/health", headers=good).status_code == 200
         assert guarded.post("/search", json={"query": "water"}, headers=good).status_code == 200
+        for tricky in ("//health", "/HEALTH", "/health/", "/static/../health", "/jobs/x", "/documents/doc001.txt"):
+            answer = guarded.get(BASE + tricky, follow_redirects=False)  # a full URL: "//x" alone names a host
+            assert answer.status_code in (401, 404) and "Lakemont" not in answer.text, tricky
 
 
 def test_a_non_loopback_bind_needs_a_token(tmp_path: Path) -> None:
@@ -364,9 +392,14 @@ def test_upload_names_are_sanitised_and_types_checked_before_parsing(index_path:
         assert not (index_path.parent / "escaped.txt").exists()
         for name, status, message in [(".hidden.txt", 400, "hidden"), ("a\x1b[31m.txt", 400, "control"),
                                       ("invoice\u202etxt.exe", 400, "control"), ("tool.exe", 415, "not a supported"),
-                                      ("", 400, "")]:
+                                      ("", 400, "no file in the upload"), ("x" * 300 + ".txt", 400, "over 200 bytes")]:
             response = client.post("/documents", files=[("files", (name, b"some text here", "text/plain"))])
-            assert response.status_code in (status, 422) and message in response.json()["detail"]
+            assert message in _error(response, status), name
+        # media types ignore case: "Multipart/Form-Data" is multipart too
+        body = (b'--b0undary\r\nContent-Disposition: form-data; name="files"; filename="Case.TXT"\r\n'
+                b"Content-Type: text/plain\r\n\r\nAn upper-case extension.\r\n--b0undary--\r\n")
+        case = client.post("/documents", content=body, headers={"content-type": "Multipart/Form-Data; boundary=b0undary"})
+        assert case.status_code == 202 and case.json()["files"] == ["Case.TXT"]
         twice = [("files", ("a.txt", b"one", "text/plain")), ("files", ("a.txt", b"two", "text/plain"))]
         assert "twice" in _error(client.post("/documents", files=twice), 400)
         assert "multipart" in _error(client.post("/documents", json={"files": []}), 415)
@@ -402,18 +435,6 @@ def test_a_view_reads_one_generation_while_another_writer_deletes(index_path: Pa
         assert cited and cited <= set(haystack.gold["water-reservoir"]) | set(everything)
         assert {d.id for d in view.documents_by_id(sorted(cited))} == cited
     assert len(index) == 0 and not list(index.documents())
-
-
-def test_the_wal_is_checkpointed_after_each_commit(index_path: Path, tmp_path: Path) -> None:
-    Index.open(index_path).add([Document("late.txt", "Late", "A late addition about the Harlow bridge.")])
-    alone = tmp_path / "copy"
-    alone.mkdir()
-    shutil.copy(index_path / DB_NAME, alone / DB_NAME)  # the main file without its -wal
-    conn = sqlite3.connect(alone / DB_NAME)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM documents WHERE id = 'late.txt'").fetchone()[0] == 1
-    finally:
-        conn.close()
 
 
 def test_the_library_reads_at_most_512_tokens_of_a_query(shared_index: Path) -> None:
@@ -472,3 +493,115 @@ def test_an_unexpected_failure_is_a_json_500_not_a_dropped_connection(shared_ind
         response = client.post("/search", json={"query": "water"})
         assert "RuntimeError" in _error(response, 500) and "a bug" not in response.text
         assert client.get("/health").status_code == 200
+
+
+def test_upload_names_with_a_hash_keep_their_source_and_file(index_path: Path) -> None:
+    with _client(index_path) as client:
+        accepted = client.post("/documents", files=[("files", ("plan #2 (final).txt", b"The Harlow bridge plan.",
+                                                               "text/plain"))]).json()
+        assert _wait(client, accepted["job"])["state"] == "committed"
+        hit = client.post("/search", json={"query": "Harlow bridge plan", "retriever": "bm25", "k": 1}).json()["hits"][0]
+        assert hit["document_id"] == hit["source"] == "uploads/plan #2 (final).txt"
+        kept = index_path / "uploads" / "plan #2 (final).txt"
+        assert kept.exists()
+        assert client.delete("/documents/uploads/plan%20%232%20(final).txt").status_code == 200
+        assert not kept.exists()
+
+
+def test_an_upload_never_replaces_a_document_indexed_from_a_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "corpus"
+    (folder / "uploads").mkdir(parents=True)
+    (folder / "uploads" / "x.txt").write_text("The council's own notes on the ferry timetable.", encoding="utf-8")
+    documents, _ = ingest_paths([folder])
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    with _client(index.path) as client:
+        accepted = client.post("/documents", files=[("files", ("x.txt", b"Injected text.", "text/plain"))]).json()
+        job = _wait(client, accepted["job"])
+        assert job["state"] == "failed" and "was not uploaded" in job["error"]
+        assert "ferry" in client.get("/documents/uploads/x.txt").json()["text"]
+
+
+def test_an_index_rebuilt_in_place_is_read_as_the_new_index(index_path: Path) -> None:
+    """A rebuilt index starts again at generation 1: the cache of loaded generations must not take it for the
+    old one (before, passages of the old index were served with the documents of the new: KeyError)."""
+    with _client(index_path) as client:
+        assert client.post("/summarize", json={"query": WATER}).status_code == 200
+        shutil.rmtree(index_path)
+        rebuilt = Index.create(index_path, IndexSettings())
+        rebuilt.add([Document("b.txt", "B", "The Harlow bridge reopens in June after repairs to its deck.")])
+        while Index.open(index_path).generation < 2:  # the same generation number as the old index had
+            rebuilt.add([Document("c.txt", "C", f"Filler note number {rebuilt.generation}.")])
+        hits = client.post("/search", json={"query": "Harlow bridge", "retriever": "bm25"}).json()["hits"]
+        assert [h["document_id"] for h in hits][:1] == ["b.txt"]
+        assert client.post("/summarize", json={"query": "When does the bridge reopen?"}).status_code == 200
+
+
+def test_the_wal_is_checkpointed_once_readers_move_on(index_path: Path, tmp_path: Path) -> None:
+    """A reader on the snapshot before a commit holds the checkpoint back; the writer retries until the
+    readers of a busy service have moved on (before, the WAL stayed full until the next writer)."""
+    import threading
+
+    reading = threading.Event()
+
+    def reader() -> None:
+        with Index.open(index_path).read() as view:
+            len(view)
+            reading.set()
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    reading.wait(10)
+    Index.open(index_path).add([Document("late.txt", "Late", "A late addition about the Harlow bridge.")])
+    thread.join()
+    alone = tmp_path / "copy"
+    alone.mkdir()
+    shutil.copy(index_path / DB_NAME, alone / DB_NAME)  # the main file without its -wal
+    conn = sqlite3.connect(alone / DB_NAME)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM documents WHERE id = 'late.txt'").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_a_query_of_wide_characters_is_clipped_too() -> None:
+    from citesum.tokens import MAX_QUERY_TOKENS, clip_query, get_tokenizer
+
+    for query in ("🌊" * 512, "水" * 600, "𝔚" * 2000):
+        assert get_tokenizer().count(clip_query(query)) <= MAX_QUERY_TOKENS
+    assert clip_query("🌊" * 100) == "🌊" * 100  # 100 characters make at most 400 tokens
+
+
+def test_evidence_in_a_long_document_is_found_in_its_closest_passages(tmp_path: Path) -> None:
+    filler = " ".join(f"Paragraph {n} recounts the minutes of an ordinary meeting about parking." for n in range(400))
+    text = filler + " The ferry to Harlow will run every forty minutes from the first of May. " + filler
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add([Document("long.txt", "Minutes", text)])
+    assert len(index) > 100  # far more passages than the evidence search reads
+    with _client(index.path) as client:
+        found = client.get("/documents/long.txt", params={"evidence": "How often will the Harlow ferry run?"})
+        (evidence,) = found.json()["evidence"]
+        assert evidence["text"].startswith("The ferry to Harlow will run every forty minutes")
+        assert text[evidence["char_start"]:evidence["char_end"]] == evidence["text"]
+
+
+def test_health_reads_the_database_without_loading_a_generation(index_path: Path) -> None:
+    index = Index.open(index_path)
+    status = index.status()
+    assert status["documents"] > 0 and status["units"] >= status["documents"] and status["generation"] == 1
+    assert index._latest is None  # no units, vectors or BM25 were loaded for it
+
+
+def test_an_llm_with_a_known_window_caps_the_budget(shared_index: Path) -> None:
+    from citesum.llm.fake import FakeLLM
+    from citesum.summarize import window_budget
+
+    llm = FakeLLM()
+    llm.context_window = 4096
+    with _client(shared_index, llm=llm) as client:
+        limits = client.get("/health").json()["limits"]
+        expected = window_budget(4096, bullets=20, words=2000, query_tokens=256)
+        assert limits["max_budget"] == expected == limits["budget"] and expected < 4096
+        assert f"uses at most {expected:,}" in _error(
+            client.post("/summarize", json={"query": "water", "budget": expected + 1}), 422)

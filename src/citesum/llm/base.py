@@ -100,6 +100,8 @@ class LLM(ABC):
     """A chat model. Subclasses implement :meth:`amap`; :meth:`complete` runs one request synchronously."""
 
     name: str
+    #: tokens the model reads and writes in one request, when known (it caps the context budget)
+    context_window: int | None = None
 
     def __init__(self) -> None:
         self.usage = Usage()

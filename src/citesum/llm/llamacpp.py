@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Sequence
 
 from citesum.errors import LLMError, MissingExtraError
@@ -25,6 +26,9 @@ def packaged_smollm2_path() -> str:
 
 
 class LlamaCppChat(LLM):
+    """One GGUF model in this process. It answers one request at a time: llama.cpp's context is not safe to
+    share between threads (two summaries at once crashed the process), so calls take a lock."""
+
     def __init__(self, model_path: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
         super().__init__()
         try:
@@ -32,7 +36,9 @@ class LlamaCppChat(LLM):
         except ImportError as exc:
             raise MissingExtraError("the 'llamacpp' LLM backend", "llamacpp", "llama-cpp-python") from exc
         self._model = Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self._lock = threading.Lock()
         self._arguments = (model_path, n_ctx, n_threads)
+        self.context_window = n_ctx
         self.name = f"llamacpp:{model_path}"
 
     def __reduce__(self) -> tuple[type, tuple[str, int, int | None]]:
@@ -44,6 +50,10 @@ class LlamaCppChat(LLM):
         return [await asyncio.to_thread(self._one, request) for request in requests]
 
     def _one(self, request: ChatRequest) -> Completion:
+        with self._lock:
+            return self._answer(request)
+
+    def _answer(self, request: ChatRequest) -> Completion:
         texts, prompt_tokens, completion_tokens = [], 0, 0
         for sample in range(request.n):
             response = self._model.create_chat_completion(

@@ -61,6 +61,7 @@ class OpenAIChat(LLM):
         max_retries: Retries after the first attempt for transient failures.
         concurrency: Requests in flight at once within :meth:`amap`.
         cache: A :class:`ResponseCache`, or None to disable caching.
+        context_window: The model's window in tokens, when known (``--window``): it caps context budgets.
     """
 
     def __init__(
@@ -75,6 +76,7 @@ class OpenAIChat(LLM):
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         cache: ResponseCache | None = None,
+        context_window: int | None = None,
     ) -> None:
         super().__init__()
         try:
@@ -90,6 +92,7 @@ class OpenAIChat(LLM):
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.cache = cache
+        self.context_window = context_window
         self.name = f"openai:{model}"
         self._json_dialect = 0  # index into JSON_DIALECTS: the first form this server has not refused
 

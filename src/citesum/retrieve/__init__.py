@@ -22,6 +22,7 @@ from citesum.retrieve.reference import OracleRetriever, RandomRetriever
 RETRIEVER_NAMES = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords", "random", "oracle", "lightpal"]
 # Measured best on the SummHay haystacks (benchmarks/retrieval_summhay.py); "hybrid:bm25+dense" is the classic.
 DEFAULT_HYBRID_PARTS = ("bm25-rm3", "dense-prf")
+MAX_HYBRID_PARTS = 4
 
 
 def get_retriever(
@@ -37,6 +38,9 @@ def get_retriever(
         parts = DEFAULT_HYBRID_PARTS if name == "hybrid" else tuple(p for p in name[7:].split("+") if p)
         if len(parts) < 2 or any(p.startswith("hybrid") for p in parts):
             raise ConfigError(f"'{name}': a hybrid needs two or more non-hybrid retrievers, e.g. hybrid:bm25+dense")
+        if len(set(parts)) != len(parts) or len(parts) > MAX_HYBRID_PARTS:
+            raise ConfigError(f"'{name}': a hybrid fuses {MAX_HYBRID_PARTS} different retrievers at most "
+                              "(a repeated one only costs time)")
         members = [get_retriever(p, index, relevance=relevance, seed=seed) for p in parts]
         return HybridRetriever(index, members, k=rrf_k)
     if name == "lightpal" or name.startswith("lightpal:"):

@@ -27,6 +27,8 @@ class Retriever(ABC):
     #: True when the ranking depends on how many units are wanted (LightPAL fills 40% of K by its walk): a
     #: context is then packed a second time with K = the number of units the first packing took.
     ranking_depends_on_k: bool = False
+    #: True for lexical scores, where 0 means the unit holds no term of the query: it is no match at all
+    matches_only_positive: bool = False
 
     def __init__(self, index: IndexReader) -> None:
         self.index = index
@@ -38,7 +40,11 @@ class Retriever(ABC):
     def retrieve(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` best units (ties keep collection order, so results are reproducible). Only the first
         :data:`~citesum.tokens.MAX_QUERY_TOKENS` tokens of the query are read."""
-        scores = self.scores(clip_query(query))
+        return self._retrieve(clip_query(query), k)
+
+    def _retrieve(self, query: str, k: int) -> list[Hit]:
+        """:meth:`retrieve` of a query already clipped (what a retriever with its own ranking overrides)."""
+        scores = self.scores(query)
         order = top_k(scores, k)
         passages = self.index.passages
         return [Hit(passages[i], float(scores[i]), rank, self.name) for rank, i in enumerate(order, start=1)]
@@ -53,9 +59,13 @@ class Retriever(ABC):
         best 3 passages beats MaxP for BM25 and dense alike (benchmarks/retrieval_summhay.py). An index of
         whole-document units has one unit per document, so the choice makes no difference there.
         """
+        return self._rank_documents(clip_query(query), k, passages_per_document)
+
+    def _rank_documents(self, query: str, k: int | None, passages_per_document: int) -> list[tuple[str, float]]:
+        """:meth:`rank_documents` of a query already clipped (what a fusion of retrievers overrides)."""
         owners, document_ids = self.index.unit_documents
         per_document = 1 if self.scores_documents else passages_per_document
-        return aggregate_documents(owners, document_ids, self.scores(clip_query(query)), k, per_document)
+        return aggregate_documents(owners, document_ids, self.scores(query), k, per_document)
 
 
 def aggregate_documents(

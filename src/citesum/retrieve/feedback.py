@@ -28,6 +28,7 @@ class RM3Retriever(Retriever):
     """BM25, then BM25 of the top terms of the first-pass top units, interpolated (Lavrenko & Croft's RM3)."""
 
     name = "bm25-rm3"
+    matches_only_positive = True
 
     def __init__(self, index: IndexReader, feedback_units: int = 10, feedback_terms: int = 10,
                  original_weight: float = 0.5) -> None:

@@ -7,7 +7,7 @@ from typing import Hashable, Sequence, TypeVar
 import numpy as np
 
 from citesum.index.store import IndexReader
-from citesum.retrieve.base import DEFAULT_PASSAGES_PER_DOCUMENT, Retriever, top_k
+from citesum.retrieve.base import Retriever, top_k
 
 RRF_K = 60
 Key = TypeVar("Key", bound=Hashable)
@@ -36,15 +36,11 @@ class HybridRetriever(Retriever):
         self.depth = depth
         self.name = "hybrid(" + "+".join(r.name for r in self.retrievers) + ")"
 
-    @staticmethod
-    def _ranks_zero(retriever: Retriever) -> bool:
-        """A lexical score of 0 means "no query term": such results are not ranked at all."""
-        return not retriever.name.startswith(("bm25", "keywords"))
-
     def _member_ranking(self, retriever: Retriever, query: str) -> list[int]:
         scores = retriever.scores(query)
         ranked = top_k(scores, self.depth)
-        return ranked.tolist() if self._ranks_zero(retriever) else ranked[scores[ranked] > 0].tolist()
+        # a lexical score of 0 means "no query term": such units are not ranked at all
+        return ranked[scores[ranked] > 0].tolist() if retriever.matches_only_positive else ranked.tolist()
 
     def scores(self, query: str) -> np.ndarray:
         fused = reciprocal_rank_fusion([self._member_ranking(r, query) for r in self.retrievers], self.k)
@@ -53,12 +49,10 @@ class HybridRetriever(Retriever):
             out[np.fromiter(fused.keys(), dtype=np.int64)] = np.fromiter(fused.values(), dtype=np.float64)
         return out
 
-    def rank_documents(
-        self, query: str, k: int | None = None, *, passages_per_document: int = DEFAULT_PASSAGES_PER_DOCUMENT
-    ) -> list[tuple[str, float]]:
+    def _rank_documents(self, query: str, k: int | None, passages_per_document: int) -> list[tuple[str, float]]:
         rankings = [
-            [doc_id for doc_id, score in r.rank_documents(query, self.depth, passages_per_document=passages_per_document)
-             if score > 0 or self._ranks_zero(r)]
+            [doc_id for doc_id, score in r._rank_documents(query, self.depth, passages_per_document)
+             if score > 0 or not r.matches_only_positive]
             for r in self.retrievers
         ]
         ranked = sorted(reciprocal_rank_fusion(rankings, self.k).items(), key=lambda item: -item[1])

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 import numpy as np
 
 from citesum.errors import ConfigError, MissingExtraError
-from citesum.index.store import IndexReader, ProgressFn, fsync_dir
+from citesum.index.artifacts import fsync_dir
+from citesum.index.store import IndexReader, ProgressFn
 from citesum.retrieve.base import Retriever, top_k
-from citesum.tokens import clip_query
 from citesum.types import Hit
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ class LightPALRetriever(Retriever):
         out[order] = 1.0 / (1.0 + np.arange(len(order)))
         return out
 
-    def retrieve(self, query: str, k: int = 10) -> list[Hit]:
-        order = self.ranking(clip_query(query), k)[:k]
+    def _retrieve(self, query: str, k: int) -> list[Hit]:
+        order = self.ranking(query, k)[:k]
         passages = self.index.passages
         return [Hit(passages[i], 1.0 / rank, rank, self.name) for rank, i in enumerate(order, start=1)]

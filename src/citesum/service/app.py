@@ -3,21 +3,24 @@
 Reads run in two lanes of workers (processes by default, see :mod:`citesum.service.pool`), each request on
 its own pinned generation of the index: one lane for summaries, one for searches and documents, so a search
 never waits behind a summary. Writes (uploads, deletions) run as jobs on one writer thread.
-Every error is JSON ``{"error", "detail"}`` with a status that says whose fault it is: 400/413/415/422 for
+Every error is JSON ``{"error", "detail"}`` with a status that says whose fault it is: 400/408/413/415/422 for
 the request, 401/403 for credentials, 404 for what does not exist, 502 for a failing LLM server, 503 with
 ``Retry-After`` when the service is at capacity or the index is unavailable, 504 past the deadline.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
+import threading
 import time
 import unicodedata
 import uuid
+from contextlib import asynccontextmanager
+from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
-from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 from citesum.errors import CitesumError, ConfigError, IndexStoreError, LLMError, MissingExtraError
@@ -26,16 +29,20 @@ from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
 from citesum.llm.base import LLM
 from citesum.service import reader as read_work
 from citesum.service.config import ServiceConfig
-from citesum.service.guard import BodyTooLarge, Guard
+from citesum.service.errors import (BodyTimeout, BodyTooLarge, NotFound, Overloaded, RequestTimeout, WorkerDied,
+                                    json_bytes)
+from citesum.service.guard import Guard
 from citesum.service.jobs import STAGING, JobQueue
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
-from citesum.service.pool import Overloaded, ReadPool, RequestTimeout
-from citesum.service.reader import NotFound, Reader, json_bytes
+from citesum.service.pool import ReadPool
+from citesum.service.reader import Reader
+from citesum.summarize import window_budget
 
 try:
     from fastapi import FastAPI, HTTPException, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
+    from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException as StarletteHTTPException
 except ImportError as exc:  # the module is imported only by `citesum serve` and by users of the service
     raise MissingExtraError("the HTTP service", "service", "fastapi") from exc
@@ -45,20 +52,22 @@ log = logging.getLogger("citesum.service")
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 #: how much lower the summary workers' CPU priority is than the search workers' (Unix niceness)
 SUMMARY_NICENESS = 10
+#: a stopping service lets the upload or deletion in hand finish for this long
+WRITER_STOP_S = 30.0
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
                "form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
 
 
 class SafeJSONResponse(JSONResponse):
-    """JSON whose text can always be sent (see :func:`~citesum.service.reader.json_bytes`)."""
+    """JSON whose text can always be sent (see :func:`~citesum.service.errors.json_bytes`)."""
 
     def render(self, content: Any) -> bytes:
         return json_bytes(content)
 
 
-def _json(encoded: bytes) -> Response:
-    """A response of JSON the worker already encoded."""
-    return Response(encoded, media_type="application/json")
+def _json(encoded: bytes, status: int = 200) -> Response:
+    """A response of JSON a worker already encoded."""
+    return Response(encoded, status_code=status, media_type="application/json")
 
 
 def _error(status: int, error: str, detail: Any, headers: dict[str, str] | None = None) -> SafeJSONResponse:
@@ -81,12 +90,23 @@ def upload_name(filename: str | None) -> str:
     return name
 
 
+def fitted(config: ServiceConfig, llm: LLM | None) -> ServiceConfig:
+    """``config`` with its budgets capped to what ``llm``'s window holds beside the prompt and the answer (an
+    LLM whose window is not known keeps them: give it with ``--window``)."""
+    if llm is None or llm.context_window is None:
+        return config
+    room = window_budget(llm.context_window, bullets=config.max_bullets, words=config.max_words,
+                         query_tokens=config.max_query_tokens)
+    largest = min(config.max_budget, room)
+    return dataclasses.replace(config, max_budget=largest, default_budget=min(config.default_budget, largest))
+
+
 def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, llm: LLM | None = None) -> Any:
     """The service over the index at ``index_path`` (an ASGI app: FastAPI behind the request guard).
 
     With ``llm``, summaries are written by it and their citations repaired against the context; else by the
     offline extractive summarizer. Summarizer and model are fixed here, never chosen by a request."""
-    config = config or ServiceConfig()
+    config = fitted(config or ServiceConfig(), llm)
     index = Index.open(index_path)
     uploads_dir = Path(config.uploads_dir or index.path / "uploads")
     reader = Reader(index, llm, config.default_budget)
@@ -98,13 +118,14 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
                          niceness=SUMMARY_NICENESS)
     jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
     summarizer_name = "extractive" if llm is None else f"llm:{llm.name}"
-    integrity: dict[str, Any] = {"checked": None, "problems": []}
+    integrity = _IntegrityCheck(index, config.integrity_every_s)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await searches.warm_up()
         await summaries.warm_up()
         yield
+        await run_in_threadpool(jobs.close, WRITER_STOP_S)
         searches.shutdown()
         summaries.shutdown()
 
@@ -112,13 +133,10 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     app = FastAPI(title="citesum", summary="Query-focused summaries with verified citations",
                   docs_url="/docs" if docs else None, redoc_url=None, openapi_url="/openapi.json" if docs else None,
                   default_response_class=SafeJSONResponse, lifespan=lifespan)
-    app.state.searches, app.state.summaries, app.state.jobs = searches, summaries, jobs
 
     # ---- errors: one JSON shape, the right status -----------------------------------------------------
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> Response:
-        from http import HTTPStatus
-
         label = "invalid request" if exc.status_code == 422 else HTTPStatus(exc.status_code).phrase.lower()
         return _error(exc.status_code, label, exc.detail, dict(exc.headers or {}))
 
@@ -132,6 +150,10 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     async def overloaded(_: Request, exc: Overloaded) -> Response:
         return _error(503, "overloaded", str(exc), {"Retry-After": str(exc.retry_after)})
 
+    @app.exception_handler(WorkerDied)
+    async def worker_died(_: Request, exc: WorkerDied) -> Response:
+        return _error(503, "worker restarted", str(exc), {"Retry-After": "1"})
+
     @app.exception_handler(RequestTimeout)
     async def timed_out(_: Request, exc: RequestTimeout) -> Response:
         return _error(504, "timeout", str(exc))
@@ -139,6 +161,10 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     @app.exception_handler(BodyTooLarge)
     async def too_large(_: Request, exc: BodyTooLarge) -> Response:
         return _error(413, "request too large", str(exc))
+
+    @app.exception_handler(BodyTimeout)
+    async def body_timeout(_: Request, exc: BodyTimeout) -> Response:
+        return _error(408, "request timeout", str(exc))
 
     @app.exception_handler(CitesumError)
     async def citesum_error(_: Request, exc: CitesumError) -> Response:
@@ -175,35 +201,26 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             raise HTTPException(404, f"no file '{name}'")
         return Response((static / name).read_bytes(), media_type=STATIC[name], headers={"Cache-Control": "no-cache"})
 
-    # ---- reading ----------------------------------------------------------------------------------------
-    def integrity_problems() -> list[str]:
-        last = integrity["checked"]
-        if last is None or time.monotonic() - last >= config.integrity_every_s:
-            integrity["problems"] = index.integrity_problems()
-            integrity["checked"] = time.monotonic()
-        return list(integrity["problems"])
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)  # no icon, and no 404 in the browser's console
 
+    # ---- reading ----------------------------------------------------------------------------------------
     @app.get("/health", summary="200 when the index answers; 503 with the reason when it does not")
     async def health() -> Response:
         def work() -> dict[str, Any]:
-            with index.read() as view:
-                documents, units, _ = view.counts()
-                generation = view.generation
-            problems = integrity_problems()
+            status = index.status()  # from the database alone: this process holds no copy of the index
+            problems = integrity.problems()
             if problems:
                 raise IndexStoreError(f"index at {index.path} is damaged: {'; '.join(problems)}")
-            return {"status": "ok", "documents": documents, "units": units, "generation": generation,
-                    "summarizer": summarizer_name, "workers": {
-                        "search": {"busy": searches.busy, "capacity": searches.capacity},
-                        "summarize": {"busy": summaries.busy, "capacity": summaries.capacity,
-                                      "kind": summaries.kind}},
-                    "pending_jobs": jobs.pending, "limits": {
-                        "max_k": config.max_k, "max_budget": config.max_budget, "budget": config.default_budget,
-                        "min_words": config.min_words, "max_words": config.max_words,
-                        "max_bullets": config.max_bullets, "max_query_chars": config.max_query_chars,
-                        "max_upload_bytes": config.max_upload_bytes, "extensions": list(SUPPORTED_EXTENSIONS)}}
-
-        from starlette.concurrency import run_in_threadpool
+            return {"status": "ok", **status, "summarizer": summarizer_name, "workers": {
+                "search": {"busy": searches.busy, "capacity": searches.capacity, "kind": searches.kind},
+                "summarize": {"busy": summaries.busy, "capacity": summaries.capacity, "kind": summaries.kind}},
+                "pending_jobs": jobs.pending, "limits": {
+                    "max_k": config.max_k, "max_budget": config.max_budget, "budget": config.default_budget,
+                    "min_words": config.min_words, "max_words": config.max_words,
+                    "max_bullets": config.max_bullets, "max_query_chars": config.max_query_chars,
+                    "max_upload_bytes": config.max_upload_bytes, "extensions": list(SUPPORTED_EXTENSIONS)}}
 
         try:  # not through the read lanes: health answers even when every worker is busy
             return SafeJSONResponse(await run_in_threadpool(work))
@@ -214,12 +231,12 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     @app.post("/search", summary="Ranked units (or documents) for a query")
     async def search(request: SearchRequest) -> Response:
         limited(request)
-        return _json(await searches.run(read_work.json_call, read_work.search, request))
+        return _json(await searches.run_json(read_work.search, request))
 
     @app.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
     async def summarize(request: SummarizeRequest) -> Response:
         limited(request)
-        return _json(await summaries.run(read_work.json_call, read_work.summarize, request))
+        return _json(await summaries.run_json(read_work.summarize, request))
 
     @app.get("/documents/{document_id:path}", summary="One document; with `evidence`, the sentence stating it")
     async def document(document_id: str, evidence: str | None = Query(
@@ -233,15 +250,15 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             if len(evidence) > config.max_query_chars:
                 raise HTTPException(422, f"evidence has {len(evidence):,} characters; at most "
                                          f"{config.max_query_chars:,}")
-        return _json(await searches.run(read_work.json_call, read_work.document, document_id, evidence))
+        return _json(await searches.run_json(read_work.document, document_id, evidence))
 
     # ---- writing ----------------------------------------------------------------------------------------
     @app.post("/documents", status_code=202, summary="Upload files; they are indexed by a background job")
     async def upload(request: Request) -> Response:
-        content_type = request.headers.get("content-type", "")
-        if not content_type.startswith("multipart/form-data"):
+        if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
             raise HTTPException(415, "upload files as multipart/form-data (field 'files')")
         form = await request.form(max_files=config.max_upload_files, max_fields=10)
+        staging = uploads_dir / STAGING / uuid.uuid4().hex
         try:
             files = [f for f in form.getlist("files") if not isinstance(f, str)]
             if not files:
@@ -259,30 +276,24 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             repeated = sorted({n for n in names if names.count(n) > 1})
             if repeated:
                 raise HTTPException(400, f"the same file name twice in one upload: {', '.join(repeated)}")
-            staging = uploads_dir / STAGING / uuid.uuid4().hex
 
             def save() -> list[tuple[str, Path]]:
                 staging.mkdir(parents=True)
                 saved = []
                 for name, file in zip(names, files):
-                    target = staging / name
                     file.file.seek(0)
-                    with open(target, "wb") as out:
+                    with open(staging / name, "wb") as out:
                         shutil.copyfileobj(file.file, out, 1 << 20)
-                    saved.append((name, target))
+                    saved.append((name, staging / name))
                 return saved
 
-            from starlette.concurrency import run_in_threadpool
-
             staged = await run_in_threadpool(save)
+            job = jobs.submit("upload", jobs.upload(staged, IngestOptions(max_bytes=config.max_upload_bytes)))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)  # refused, failed to save, or no room in the queue
+            raise
         finally:
             await form.close()
-        options = IngestOptions(max_bytes=config.max_upload_bytes)
-        try:
-            job = jobs.submit("upload", jobs.upload(staged, options))
-        except Overloaded:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "files": names}, status_code=202,
                                 headers={"Location": f"/jobs/{job.id}"})
 
@@ -298,8 +309,6 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         if not await searches.run(read_work.exists, document_id):
             raise HTTPException(404, f"no document '{document_id}' in the index")
         job = jobs.submit("delete", jobs.delete(document_id))
-        from starlette.concurrency import run_in_threadpool
-
         if not await run_in_threadpool(jobs.wait, job, config.timeout_s):
             return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "state": job.state},
                                     status_code=202)
@@ -308,3 +317,25 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         return SafeJSONResponse({"deleted": document_id, "generation": job.generation, "job": job.id})
 
     return Guard(app, config)
+
+
+class _IntegrityCheck:
+    """SQLite's quick_check of the index, re-run at most every ``every_s`` seconds (it reads every page), by one
+    caller at a time; the others get the last result."""
+
+    def __init__(self, index: Index, every_s: float) -> None:
+        self.index = index
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self._checked: float | None = None
+        self._problems: list[str] = []
+
+    def problems(self) -> list[str]:
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._checked is None or time.monotonic() - self._checked >= self.every_s:
+                    self._problems = self.index.integrity_problems()
+                    self._checked = time.monotonic()
+            finally:
+                self._lock.release()
+        return list(self._problems)

@@ -14,6 +14,7 @@ from typing import Literal
 
 from citesum.errors import ConfigError
 
+WorkerKind = Literal["process", "thread"]
 TOKEN_ENV = "CITESUM_TOKEN"
 #: shorter than this, a token is guessable, not a secret
 MIN_TOKEN_CHARS = 16
@@ -77,20 +78,22 @@ class ServiceConfig:
 
     host: str = "127.0.0.1"
     token: str | None = None
-    #: Host header names accepted; ``("*",)`` accepts any (then only the token protects the service)
-    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
+    #: Host header names accepted (default: :func:`default_allowed_hosts` of ``host``); ``("*",)`` accepts any
+    allowed_hosts: tuple[str, ...] | None = None
     docs: bool = False
     #: workers writing summaries (the heavy requests)
     workers: int = field(default_factory=lambda: os.cpu_count() or 2)
     #: processes use every core for the CPU-bound offline pipeline; threads suit an LLM-bound summarizer
     #: (requests wait on the model) and tests (no process start-up)
-    worker_kind: Literal["process", "thread"] = "process"
+    worker_kind: WorkerKind = "process"
     #: workers for the light reads (search, documents), apart from the summaries so that a search never waits
     #: behind them; of the same kind as the summary workers
     search_workers: int = field(default_factory=lambda: os.cpu_count() or 2)
     #: requests waiting for a worker beyond those being served; past it: 503 with Retry-After
     queue: int = 64
     timeout_s: float = 60.0
+    #: a client that stops sending the body it announced is answered 408 after this many seconds of silence
+    body_timeout_s: float = 30.0
     max_json_bytes: int = 64 * 1024
     max_upload_bytes: int = 25 * 1024 * 1024
     max_upload_files: int = 50
@@ -119,18 +122,23 @@ class ServiceConfig:
                 f"could read and change the index; give --token-file FILE or set ${TOKEN_ENV} "
                 "(or serve on 127.0.0.1)")
         for name in ("workers", "search_workers", "max_json_bytes", "max_upload_bytes", "max_upload_files",
-                     "max_query_chars", "max_query_tokens", "max_k", "max_budget", "min_words", "max_words", "max_bullets",
-                     "max_pending_jobs"):
+                     "max_query_chars", "max_query_tokens", "max_k", "max_budget", "min_words", "max_words",
+                     "max_bullets", "max_pending_jobs"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.worker_kind not in ("process", "thread"):
             raise ConfigError(f"worker_kind must be 'process' or 'thread', got '{self.worker_kind}'")
-        if self.queue < 0 or self.timeout_s <= 0 or self.lock_wait_s < 0:
-            raise ConfigError("queue and lock_wait_s must be >= 0 and timeout_s > 0")
+        if self.queue < 0 or self.timeout_s <= 0 or self.body_timeout_s <= 0 or self.lock_wait_s < 0:
+            raise ConfigError("queue and lock_wait_s must be >= 0, timeout_s and body_timeout_s > 0")
         if self.min_words > self.max_words:
             raise ConfigError(f"min_words ({self.min_words}) is above max_words ({self.max_words})")
         if self.default_budget > self.max_budget:
             object.__setattr__(self, "default_budget", self.max_budget)
+        if self.allowed_hosts is None:
+            object.__setattr__(self, "allowed_hosts", default_allowed_hosts(self.host))
+        else:
+            object.__setattr__(self, "allowed_hosts", tuple(h.lower() for h in self.allowed_hosts))
 
     def host_allowed(self, host: str) -> bool:
-        return "*" in self.allowed_hosts or host.lower() in self.allowed_hosts
+        hosts = self.allowed_hosts or ()
+        return "*" in hosts or host.lower() in hosts

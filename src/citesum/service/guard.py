@@ -1,21 +1,24 @@
 """The service's front door, as plain ASGI middleware: every request passes here before FastAPI parses it.
 
-In order: the Host header must be an allowed name (DNS rebinding), the bearer token must match (when one is
-set; the page and its assets are public, they hold no data), a state-changing request from a browser must
-come from an allowed origin (cross-site form posts), and the body must fit its limit, checked on the
-``Content-Length`` before a byte is read; without one, a JSON body is read here within its limit, and an
-upload is counted while it streams. Refusals are JSON
-``{"error", "detail"}`` like every other error of the service.
+In order: the Host header must be a well-formed, allowed name (DNS rebinding); the bearer token must match (when
+one is set; the page and its assets are public, they hold no data); a state-changing request that carries an
+``Origin`` must come from the service's own origin (scheme, host and port: a page on another local port is a
+foreign site); the body must fit its limit, checked on ``Content-Length`` before a byte is read. A JSON body is
+read here whole (it is small), within a time limit, and must be UTF-8 JSON sent as ``application/json``; an
+upload is counted while it streams. Refusals are JSON ``{"error", "detail"}`` like every other error.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
+import re
 from typing import Any, Awaitable, Callable, MutableMapping
 from urllib.parse import urlsplit
 
 from citesum.service.config import ServiceConfig
+from citesum.service.errors import BodyTimeout, BodyTooLarge, error_body
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -24,24 +27,15 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UPLOAD_PATH = "/documents"
+JSON_PATHS = ("/search", "/summarize")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-#: an over-long body is read and dropped up to this many bytes before the 413 goes out, so that a client
-#: still sending it gets the answer instead of a reset connection; past it the connection is closed
-DRAIN_LIMIT = 256 * 1024 * 1024
+#: an over-long body is read and dropped up to this many bytes before the 413 goes out, so that a client still
+#: sending it gets the answer instead of a reset connection; past it the connection is closed
+DRAIN_LIMIT = 64 * 1024 * 1024
 SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
                     (b"x-frame-options", b"DENY")]
-
-
-class BodyTooLarge(Exception):
-    """A streamed body (no Content-Length) passed its limit while it was being read."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the request body is over the {limit:,}-byte limit")
-        self.limit = limit
-
-
-def error_body(error: str, detail: Any) -> bytes:
-    return json.dumps({"error": error, "detail": detail}, ensure_ascii=False).encode("utf-8", "replace")
+#: a host name or an IPv4 address, or a bracketed IPv6 address, then an optional port: nothing else
+_HOST = re.compile(r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9._-]+))(?::(?P<port>[0-9]{1,5}))?$")
 
 
 async def send_error(send: Send, status: int, error: str, detail: Any,
@@ -53,12 +47,12 @@ async def send_error(send: Send, status: int, error: str, detail: Any,
     await send({"type": "http.response.body", "body": body})
 
 
-def host_name(value: str) -> str:
-    """``example.org:8000`` -> ``example.org``; ``[::1]:8000`` -> ``::1``."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1:].split("]", 1)[0]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+def host_name(value: str) -> str | None:
+    """``example.org:8000`` -> ``example.org``; ``[::1]:8000`` -> ``::1``; None for anything malformed."""
+    match = _HOST.match(value.strip().lower())
+    if match is None:
+        return None
+    return match.group("v6") or match.group("name")
 
 
 class Guard:
@@ -68,17 +62,24 @@ class Guard:
         self._token = config.token.encode() if config.token else None
 
     def _public(self, path: str) -> bool:
-        if path == "/" or path.startswith("/static/"):
+        if path in ("/", "/favicon.ico") or path.startswith("/static/"):
             return True
         return self.config.docs and (path in ("/docs", "/openapi.json") or path.startswith("/docs/"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no websocket or other protocol is served
+            await send({"type": "websocket.close", "code": 1008})
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method, path = scope["method"], scope["path"]
-        host = host_name(headers.get("host", ""))
+        raw_host = headers.get("host", "")
+        host = host_name(raw_host)
+        if host is None:
+            await send_error(send, 400, "bad request", f"the Host header {raw_host!r} is not a host name")
+            return
         if not self.config.host_allowed(host):
             await send_error(send, 400, "host not allowed",
                              f"this service does not answer to the host name '{host}' (DNS rebinding protection); "
@@ -95,11 +96,10 @@ class Guard:
                                  [(b"www-authenticate", b'Bearer realm="citesum", error="invalid_token"')])
                 return
         origin = headers.get("origin")
-        if method not in SAFE_METHODS and origin is not None:
-            origin_host = urlsplit(origin).hostname or ""
-            if origin == "null" or not self.config.host_allowed(origin_host):
-                await send_error(send, 403, "forbidden", f"requests from the web origin '{origin}' are refused")
-                return
+        if method not in SAFE_METHODS and origin is not None and not _same_origin(origin, raw_host):
+            await send_error(send, 403, "forbidden", f"requests from the web origin '{origin}' are refused: only "
+                                                     "pages of this service may change it")
+            return
         limit = self.config.max_upload_bytes if (method == "POST" and path == UPLOAD_PATH) \
             else self.config.max_json_bytes
         declared = headers.get("content-length")
@@ -109,28 +109,67 @@ class Guard:
                 return
             if int(declared) > limit:
                 if headers.get("expect", "").lower() != "100-continue":
-                    await _drain(receive, DRAIN_LIMIT)  # the client asked to send it: take it, then answer
+                    # the client is sending it: take it, then answer
+                    await _drain(receive, DRAIN_LIMIT, self.config.body_timeout_s)
                 await send_error(send, 413, "request too large",
                                  f"the request body is {int(declared):,} bytes; the limit here is {limit:,}")
                 return
-        elif path != UPLOAD_PATH and method not in SAFE_METHODS:
-            # A streamed JSON body (no Content-Length) is read here, within its small limit: FastAPI would turn
-            # an error raised while it reads the body into a vague 400.
-            body = await _read_body(receive, limit)
-            if body is None:
-                await send_error(send, 413, "request too large", f"the request body is over the {limit:,}-byte limit")
+        timeout = self.config.body_timeout_s
+        if method == "POST" and path in JSON_PATHS:
+            problem = await self._json_body(headers, receive, limit, timeout)
+            if isinstance(problem, tuple):
+                await send_error(send, *problem)
                 return
-            receive = _replay(body)
-        await self.app(scope, _counting(receive, limit), _with_headers(send))
+            receive = _replay(problem)
+        await self.app(scope, _counting(receive, limit, timeout), _with_headers(send))
+
+    @staticmethod
+    async def _json_body(headers: dict[str, str], receive: Receive, limit: int,
+                         timeout: float) -> bytes | tuple[int, str, str]:
+        """The body, read whole, or (status, error, detail) saying what is wrong with it."""
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return 415, "unsupported media type", f"send the body as JSON with 'Content-Type: application/json' " \
+                                                  f"(got '{kind or 'none'}')"
+        try:
+            body = await _read_body(receive, limit, timeout)
+        except BodyTimeout as exc:
+            return 408, "request timeout", str(exc)
+        if body is None:
+            return 413, "request too large", f"the request body is over the {limit:,}-byte limit"
+        try:
+            json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return 400, "bad request", f"the body is not UTF-8 (byte {exc.start}: {exc.reason})"
+        except json.JSONDecodeError as exc:
+            return 400, "bad request", f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        except RecursionError:
+            return 400, "bad request", "the body's JSON is nested too deeply"
+        return body
 
 
-def _counting(receive: Receive, limit: int) -> Receive:
-    """``receive`` that raises :class:`BodyTooLarge` once more than ``limit`` body bytes have come."""
+def _same_origin(origin: str, raw_host: str) -> bool:
+    """The web origin is this service's own: an ``http`` or ``https`` page whose host and port are those the
+    request was sent to."""
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == raw_host.strip().lower()
+
+
+async def _receive_within(receive: Receive, timeout: float) -> Message:
+    try:
+        return await asyncio.wait_for(receive(), timeout)
+    except asyncio.TimeoutError:
+        raise BodyTimeout(timeout) from None
+
+
+def _counting(receive: Receive, limit: int, timeout: float) -> Receive:
+    """``receive`` that raises :class:`BodyTooLarge` once more than ``limit`` body bytes have come, and
+    :class:`BodyTimeout` when the next part does not come within ``timeout`` seconds."""
     seen = 0
 
     async def counted() -> Message:
         nonlocal seen
-        message = await receive()
+        message = await _receive_within(receive, timeout)
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > limit:
@@ -140,30 +179,19 @@ def _counting(receive: Receive, limit: int) -> Receive:
     return counted
 
 
-def _with_headers(send: Send) -> Send:
-    async def sending(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            present = {k.lower() for k, _ in message.get("headers", [])}
-            message["headers"] = [*message.get("headers", []),
-                                  *(h for h in SECURITY_HEADERS if h[0] not in present)]
-        await send(message)
-
-    return sending
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
+async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes | None:
     """The whole body, or None once it passes ``limit`` (the rest is then drained, within DRAIN_LIMIT)."""
     parts: list[bytes] = []
     seen = 0
     while True:
-        message = await receive()
+        message = await _receive_within(receive, timeout)
         if message["type"] != "http.request":
             return b"".join(parts)
         parts.append(message.get("body", b""))
         seen += len(parts[-1])
         if seen > limit:
             if message.get("more_body"):
-                await _drain(receive, DRAIN_LIMIT)
+                await _drain(receive, DRAIN_LIMIT, timeout)
             return None
         if not message.get("more_body"):
             return b"".join(parts)
@@ -182,10 +210,24 @@ def _replay(body: bytes) -> Receive:
     return replayed
 
 
-async def _drain(receive: Receive, limit: int) -> None:
+def _with_headers(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            present = {k.lower() for k, _ in message.get("headers", [])}
+            message["headers"] = [*message.get("headers", []),
+                                  *(h for h in SECURITY_HEADERS if h[0] not in present)]
+        await send(message)
+
+    return sending
+
+
+async def _drain(receive: Receive, limit: int, timeout: float) -> None:
     seen = 0
     while seen <= limit:
-        message = await receive()
+        try:
+            message = await _receive_within(receive, timeout)
+        except BodyTimeout:
+            return
         if message["type"] != "http.request":
             return
         seen += len(message.get("body", b""))

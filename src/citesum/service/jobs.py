@@ -22,14 +22,15 @@ from typing import Any, Callable, Literal
 
 from citesum.errors import CitesumError, IndexLockedError
 from citesum.index.store import Index
-from citesum.ingest import IngestOptions, ingest_file
-from citesum.service.pool import Overloaded
+from citesum.ingest import UPLOAD_KEY, IngestOptions, ingest_file
+from citesum.service.errors import Overloaded
 from citesum.types import Document
 
 log = logging.getLogger(__name__)
 
-#: uploaded documents get ids under this prefix, the folder (inside the uploads folder) their files keep
+#: uploaded documents get ids under this prefix, the name of the folder their files are kept in
 UPLOAD_PREFIX = "uploads/"
+
 STAGING = ".staging"
 State = Literal["queued", "running", "committed", "failed"]
 
@@ -76,8 +77,32 @@ class JobQueue:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._done: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
+        self._sweep_staging()
         self._thread = threading.Thread(target=self._run, name="citesum-writer", daemon=True)
         self._thread.start()
+
+    def _sweep_staging(self) -> None:
+        """Remove what uploads of an earlier run left staged: their jobs ended with that run."""
+        staging = self.uploads_dir / STAGING
+        if staging.is_dir():
+            for leftover in staging.iterdir():
+                log.warning("removing %s, staged by an upload whose job did not run", leftover)
+                shutil.rmtree(leftover, ignore_errors=True)
+
+    def close(self, timeout: float) -> None:
+        """Let the job being run finish (up to ``timeout`` seconds); the queued ones do not run, and their
+        staged files are removed (by this call or, if it is cut short, by the next start)."""
+        with self._lock:
+            while True:
+                try:
+                    job, _ = self._pending.get_nowait()
+                except queue.Empty:
+                    break
+                job.state, job.error, job.finished = "failed", "the service stopped before this job ran", time.time()
+                self._done[job.id].set()
+        self._pending.put((None, None))  # type: ignore[arg-type]  # ends the writer thread
+        self._thread.join(timeout)
+        self._sweep_staging()
 
     @property
     def pending(self) -> int:
@@ -110,6 +135,8 @@ class JobQueue:
     def _run(self) -> None:
         while True:
             job, work = self._pending.get()
+            if job is None:
+                return
             job.state = "running"
             try:
                 work(job)
@@ -146,11 +173,13 @@ class JobQueue:
                     job.progress("reading files", number - 1, len(staged))
                     found, report = ingest_file(path, UPLOAD_PREFIX + name, options)
                     kept = self.uploads_dir / name
-                    documents += [replace(d, source=str(kept)) for d in found]
+                    documents += [replace(d, source=str(kept), metadata={**d.metadata, UPLOAD_KEY: name})
+                                  for d in found]
                     job.files.append({**asdict(report), "path": name})
                 job.progress("reading files", len(staged), len(staged))
                 if not documents:
                     raise CitesumError("no file of this upload gave any text (see the report of each file)")
+                self._refuse_replacing_indexed_files(documents)
                 stats = self._locked_retry(job, lambda: self.index.update(upsert=documents, progress=job.progress))
                 job.stats = {k: v for k, v in stats.__dict__.items() if k != "generation"}
                 job.generation = stats.generation
@@ -164,14 +193,31 @@ class JobQueue:
 
         return work
 
+    def _refuse_replacing_indexed_files(self, documents: list[Document]) -> None:
+        """An upload replaces an earlier upload of the same name, never a document indexed from a folder that
+        happens to have the same id (``uploads/x.txt`` of a folder with an ``uploads`` subfolder)."""
+        existing = self.index.documents_by_id([d.id for d in documents])
+        taken = [d.id for d in existing if UPLOAD_KEY not in d.metadata]
+        if taken:
+            raise CitesumError(f"the index already holds '{taken[0]}', which was not uploaded: an upload does not "
+                               "replace it; rename the file")
+
     def delete(self, document_id: str) -> Callable[[Job], None]:
         def work(job: Job) -> None:
             job.progress("deleting", 0, 1)
+            found = self.index.documents_by_id([document_id])
+            name = found[0].metadata.get(UPLOAD_KEY) if found else None
             stats = self._locked_retry(job, lambda: self.index.delete([document_id]))
             job.stats = {"deleted": stats.deleted}
             job.generation = stats.generation
-            if document_id.startswith(UPLOAD_PREFIX) and "#" not in document_id:
-                (self.uploads_dir / document_id[len(UPLOAD_PREFIX):]).unlink(missing_ok=True)
+            if isinstance(name, str) and not self._documents_of_upload(name):
+                (self.uploads_dir / name).unlink(missing_ok=True)  # the upload's last document is gone
             job.progress("deleting", 1, 1)
 
         return work
+
+    def _documents_of_upload(self, name: str) -> list[str]:
+        """The ids of the documents the uploaded file ``name`` gave (a JSON Lines file or a workbook gives
+        several: ``uploads/NAME#record``)."""
+        base = UPLOAD_PREFIX + name
+        return [i for i in self.index.document_ids(prefix=base) if i == base or i.startswith(base + "#")]

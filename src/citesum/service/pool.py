@@ -14,30 +14,16 @@ import asyncio
 import logging
 import math
 import multiprocessing
-import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-from citesum.errors import IndexStoreError
 from citesum.service import reader as read_work
+from citesum.service.config import WorkerKind
+from citesum.service.errors import Overloaded, RequestTimeout, WorkerDied
 from citesum.service.reader import Reader
 
 log = logging.getLogger("citesum.service")
-WorkerKind = Literal["process", "thread"]
-
-
-class Overloaded(Exception):
-    """Every worker is busy and the queue is full (or the job queue is)."""
-
-    def __init__(self, retry_after: int, what: str = "requests") -> None:
-        super().__init__(f"the service is at capacity for {what}; retry in {retry_after} s")
-        self.retry_after = retry_after
-
-
-class RequestTimeout(Exception):
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the request took longer than the service's {seconds:g} s limit")
 
 
 def _ready(reader: Reader) -> bool:
@@ -56,11 +42,12 @@ class ReadPool:
         self.capacity = workers + queue
         self.timeout_s = timeout_s
         self._busy = 0  # admitted and not finished; only touched on the event loop's thread
-        self._mean_s = 0.05  # moving average of service times, for Retry-After
+        self._mean_s = 0.05  # moving average of the work's own time (not the wait), for Retry-After
         self._executor = self._start()
 
     def _start(self) -> Executor:
         if self.kind == "thread":
+            read_work.one_thread_each()  # for the whole server process, whose threads are the workers
             return ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="citesum-read")
         # spawn, not fork: the server process already runs threads (a forked child could inherit held locks)
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
@@ -87,50 +74,62 @@ class ReadPool:
         return self._busy
 
     def retry_after(self) -> int:
-        return max(1, math.ceil(self._mean_s * self._busy / self.workers))
+        """Seconds until the queue ahead of a new request has been worked off, at the recent pace."""
+        return max(1, math.ceil(self._mean_s * (self._busy - self.workers + 1) / self.workers))
+
+    async def run_json(self, function: Callable[..., Any], *args: Any) -> bytes:
+        """``function(reader, *args)`` on a worker, as JSON bytes (see :func:`~citesum.service.reader.timed_json`)."""
+        seconds, encoded = await self.run(read_work.timed_json, function, *args)
+        self._mean_s = 0.9 * self._mean_s + 0.1 * seconds
+        return encoded  # type: ignore[no-any-return]
 
     async def run(self, function: Callable[..., Any], *args: Any) -> Any:
-        """``function(reader, *args)`` on a worker; raises :class:`Overloaded` at capacity and
-        :class:`RequestTimeout` past the deadline (the work then finishes in the background and keeps its
-        place until it does, so slow requests cannot overfill the machine)."""
+        """``function(reader, *args)`` on a worker; raises :class:`Overloaded` at capacity, :class:`RequestTimeout`
+        past the deadline (the work then finishes in the background and keeps its place until it does, so slow
+        requests cannot overfill the machine) and :class:`WorkerDied` when its worker process died."""
         if self._busy >= self.capacity:
             raise Overloaded(self.retry_after())
         loop = asyncio.get_running_loop()
         self._busy += 1
-        started = time.perf_counter()
-
-        def finished(_: Future[Any]) -> None:
-            loop.call_soon_threadsafe(self._release, time.perf_counter() - started)
-
+        executor = self._executor
         try:
-            if self.kind == "thread":
-                future = self._executor.submit(function, self.reader, *args)
-            else:
-                future = self._executor.submit(read_work.in_worker, function, *args)
-        except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set
-            self._restart()
-            future = self._executor.submit(read_work.in_worker, function, *args)
+            future = self._submit(executor, function, *args)
+        except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set, once
+            executor = self._restart(executor)
+            try:
+                future = self._submit(executor, function, *args)
+            except BaseException:
+                self._busy -= 1
+                raise
         except BaseException:
             self._busy -= 1
             raise
-        future.add_done_callback(finished)
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
         try:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), self.timeout_s)
         except asyncio.TimeoutError:
             future.cancel()  # drops it if it has not started yet
             raise RequestTimeout(self.timeout_s) from None
         except BrokenProcessPool:
-            self._restart()
-            raise IndexStoreError("a worker process died while answering (it is restarted); retry") from None
+            self._restart(executor)
+            raise WorkerDied() from None
 
-    def _restart(self) -> None:
-        log.warning("a read worker process died; starting new ones")
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        self._executor = self._start()
+    def _submit(self, executor: Executor, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        if self.kind == "thread":
+            return executor.submit(function, self.reader, *args)
+        return executor.submit(read_work.in_worker, function, *args)
 
-    def _release(self, seconds: float) -> None:
+    def _restart(self, broken: Executor) -> Executor:
+        """New workers in place of ``broken`` — unless another request already replaced it: every request of
+        a broken pool sees it broken, and each restarting would kill the new workers in turn."""
+        if self._executor is broken:
+            log.warning("a read worker process died; starting new workers")
+            broken.shutdown(wait=False, cancel_futures=True)
+            self._executor = self._start()
+        return self._executor
+
+    def _release(self) -> None:
         self._busy -= 1
-        self._mean_s = 0.9 * self._mean_s + 0.1 * seconds
 
     def shutdown(self) -> None:
         # waits for the work in hand (the server stops taking requests first) and stops the workers

@@ -1,32 +1,30 @@
 """What a read request does, as plain functions of a :class:`Reader` (the index and the summarizer of one
-worker). The same functions run on the worker threads of the service's own process or in worker processes
-(``ServiceConfig.worker_kind``); each opens a view of one generation (``Index.read``) for the whole request.
+worker). The same functions run on worker threads of the server process or in worker processes
+(``ServiceConfig.worker_kind``); each reads one generation of the index (``Index.read``) for the whole request.
 """
 
 from __future__ import annotations
 
-import json
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from citesum.errors import CitesumError, ConfigError, MissingExtraError
-from citesum.index.store import Index
+import numpy as np
+
+from citesum.errors import CitesumError
+from citesum.index.store import Index, IndexView
 from citesum.llm.base import LLM
 from citesum.pack import PackOptions
 from citesum.responses import document_response, relative_source, search_response, summary_response
 from citesum.retrieve import get_retriever
+from citesum.service.errors import NotFound, json_bytes
 from citesum.service.models import SearchRequest, SummarizeRequest
-from citesum.summarize import summarize_query
+from citesum.summarize import summarize_query, summarizer_for
+from citesum.types import Document
 
-
-def json_bytes(content: Any) -> bytes:
-    """The JSON of a response. An unpaired surrogate in stored text becomes U+FFFD instead of failing the
-    response half-way (a dropped connection)."""
-    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "replace")
-
-
-class NotFound(CitesumError):
-    """No such document (answered 404)."""
+#: the evidence of a statement in one document is looked for in this many of its passages (those closest to
+#: the statement), so a book-length document costs what a short one does
+EVIDENCE_PASSAGES = 12
 
 
 @dataclass
@@ -55,7 +53,7 @@ def search(reader: Reader, request: SearchRequest) -> dict[str, Any]:
 def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
     from citesum.summarize.verify import check_summary
 
-    engine = _summarizer(reader.llm, request.bullets, request.words)
+    engine = summarizer_for(reader.llm, bullets=request.bullets, words=request.words)
     options = PackOptions(budget=request.budget or reader.default_budget, order=request.order)
     with reader.index.read() as view:
         summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
@@ -73,7 +71,22 @@ def document(reader: Reader, document_id: str, evidence: str | None) -> dict[str
             found = view.document(document_id)
         except KeyError:
             raise NotFound(f"no document '{document_id}' in the index") from None
-    return document_response(found, source_of=relative_source, evidence=evidence)
+        pieces = None if evidence is None else _closest_passages(view, found, evidence)
+    return document_response(found, source_of=relative_source, evidence=evidence, pieces=pieces)
+
+
+def _closest_passages(view: IndexView, document: Document, statement: str) -> list[tuple[int, str]]:
+    """(character offset, text) of the document's passages closest to ``statement`` by embedding, at most
+    :data:`EVIDENCE_PASSAGES`, in document order."""
+    from citesum.embed import get_embedder
+
+    owners, document_ids = view.unit_documents
+    rows = np.flatnonzero(owners == document_ids.index(document.id))
+    if len(rows) > EVIDENCE_PASSAGES:
+        query = get_embedder(view.settings.embedder).encode_query(statement)
+        closest = np.argsort(-(np.asarray(view.vectors[rows]) @ query), kind="stable")[:EVIDENCE_PASSAGES]
+        rows = np.sort(rows[closest])
+    return [(view.passages[r].char_start, view.passages[r].text) for r in rows]
 
 
 def exists(reader: Reader, document_id: str) -> bool:
@@ -81,14 +94,24 @@ def exists(reader: Reader, document_id: str) -> bool:
         return bool(view.documents_by_id([document_id]))
 
 
-def _summarizer(llm: LLM | None, bullets: int, words: int) -> Any:
-    if llm is None:
-        from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+def timed_json(reader: Reader, function: Callable[..., Any], *args: Any) -> tuple[float, bytes]:
+    """(seconds of work, ``function(reader, *args)`` as JSON). Encoded by the worker, not by the server's event
+    loop, which then only copies bytes; timed here, so the server's Retry-After counts work, not waiting."""
+    started = time.perf_counter()
+    encoded = json_bytes(function(reader, *args))
+    return time.perf_counter() - started, encoded
 
-        return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
-    from citesum.summarize.llm import LLMSummarizer
 
-    return LLMSummarizer(llm, bullets=bullets, num_words=words)
+def one_thread_each() -> None:
+    """One worker is one core's worth of work: no library of it starts threads of its own. OpenBLAS's threads
+    spin after each matrix product (the server used ~1.6 cores at concurrency 1 with them; development runs of
+    benchmarks/service_load.py), and the tokenizer's pool only contends with the other workers."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 
 # ---- worker processes ---------------------------------------------------------------------------------------
@@ -107,12 +130,7 @@ def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness
     # ``niceness`` > 0 for the summary workers: summaries are the long requests, so the searches (and the
     # server process) get the CPU first when both want it.
     os.nice(niceness)
-    # One worker is one core's worth of work. OpenBLAS's own threads spin after each product: with them the
-    # server burned 38 CPU-seconds for 480 requests at concurrency 1, 13.7 without (benchmarks/service_load.py).
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1)
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # the tokenizer's thread pool, likewise
+    one_thread_each()
     _exit_with_parent()
     try:
         _reader = Reader(Index.open(index_path), llm, default_budget)
@@ -126,7 +144,6 @@ def _exit_with_parent(every_s: float = 1.0) -> None:
     queue, so it never reads an end of file. A thread watches the parent and ends the worker when it is gone."""
     import os
     import threading
-    import time
 
     parent = os.getppid()
 
@@ -138,19 +155,9 @@ def _exit_with_parent(every_s: float = 1.0) -> None:
     threading.Thread(target=watch, name="citesum-parent-watch", daemon=True).start()
 
 
-def json_call(reader: Reader, function: Callable[..., Any], *args: Any) -> bytes:
-    """``function(reader, *args)`` as JSON bytes: encoded by the worker, not by the server's event loop, which
-    then only copies bytes to the client."""
-    return json_bytes(function(reader, *args))
-
-
-def in_worker(function: Any, *args: Any) -> Any:
-    """Run ``function(reader, *args)`` with this worker process's reader; errors cross back to the server
-    process as citesum errors it can answer (an error class with its own arguments does not unpickle)."""
+def in_worker(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(reader, *args)`` with this worker process's reader."""
     if _startup_error is not None:
         raise _startup_error
     assert _reader is not None, "start_worker did not run"
-    try:
-        return function(_reader, *args)
-    except MissingExtraError as exc:
-        raise ConfigError(str(exc)) from None
+    return function(_reader, *args)

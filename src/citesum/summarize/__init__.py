@@ -12,12 +12,15 @@ from dataclasses import replace
 from typing import Mapping, Protocol
 
 from citesum.index.store import IndexReader
+from citesum.llm.base import LLM
 from citesum.pack import PackOptions, pack
 from citesum.retrieve import get_retriever
 from citesum.tokens import Tokenizer
 from citesum.types import Context, Summary
 
 SUMMARIZERS = ["extractive", "llm"]
+#: answer tokens an LLM summarizer asks for by default (LLMSummarizer's max_tokens)
+ANSWER_TOKENS = 1024
 #: retrieved units considered before packing (the budget usually binds first)
 RETRIEVE_DEPTH = 1000
 
@@ -81,3 +84,27 @@ def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_token
         raise BudgetError(f"a {window}-token window cannot hold the prompt ({prompt_tokens} tokens) and the "
                           f"answer ({answer_tokens} tokens); raise --window or lower --max-tokens")
     return min(budget, room)
+
+
+def summarizer_for(llm: LLM | None, *, bullets: int | None = 5, words: int | None = 250,
+                   **llm_options: object) -> Summarizer:
+    """The offline extractive summarizer (``llm`` None), or an LLM summarizer with ``llm_options`` (template,
+    temperature, seed, max_tokens), writing at most ``bullets`` bullets and ``words`` words."""
+    if llm is None:
+        from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+
+        return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
+    from citesum.summarize.llm import LLMSummarizer
+
+    return LLMSummarizer(llm, bullets=bullets or 5, num_words=words or 250, **llm_options)  # type: ignore[arg-type]
+
+
+def window_budget(window: int, *, bullets: int, words: int, query_tokens: int,
+                  answer_tokens: int = ANSWER_TOKENS, template: str = "summhay") -> int:
+    """The context budget an LLM with a ``window``-token window can take: what the prompt (with a query of
+    ``query_tokens`` tokens) and the answer leave."""
+    from citesum.summarize.prompts import get_template
+    from citesum.tokens import get_tokenizer
+
+    prompt = get_template(template).render(context="", query="", bullets=bullets, num_words=words)
+    return fit_budget(window, window, get_tokenizer().count(prompt) + query_tokens, answer_tokens)

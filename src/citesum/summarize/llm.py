@@ -6,6 +6,7 @@ import time
 
 from citesum.errors import LLMError
 from citesum.llm.base import LLM, ChatRequest
+from citesum.summarize import ANSWER_TOKENS
 from citesum.summarize.citations import parse_output
 from citesum.summarize.prompts import PromptTemplate, get_template
 from citesum.types import Context, Summary
@@ -18,7 +19,7 @@ class LLMSummarizer:
     name = "llm"
 
     def __init__(self, llm: LLM, template: str | PromptTemplate = "summhay", *, bullets: int = 5,
-                 num_words: int = 250, temperature: float = 0.0, seed: int = 0, max_tokens: int = 1024,
+                 num_words: int = 250, temperature: float = 0.0, seed: int = 0, max_tokens: int = ANSWER_TOKENS,
                  retries_on_bad_output: int = 1) -> None:
         self.llm = llm
         self.template = template if isinstance(template, PromptTemplate) else get_template(template)

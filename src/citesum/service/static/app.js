@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem("citesum-token") || "";
-let lastChip = null;
+let opener = null;  // what opened the document pane: the focus goes back to it when the pane closes
 
 class ApiError extends Error {
   constructor(status, error, detail) {
@@ -26,7 +26,10 @@ async function api(path, options = {}) {
   if (!response.ok) {
     const error = new ApiError(response.status, (body && body.error) || response.statusText,
                                (body && body.detail) || `HTTP ${response.status}`);
-    if (response.status === 401 || response.status === 403) askForToken();
+    if (response.status === 401 || (response.status === 403 && body && body.error === "forbidden" &&
+                                     String(body.detail).includes("token"))) {
+      askForToken(response.status === 403 ? "The service refused this token." : "");
+    }
     throw error;
   }
   return body;
@@ -43,16 +46,17 @@ function element(tag, attributes = {}, ...children) {
   return node;
 }
 
-function showError(error) {
-  const box = $("error");
+// Each form has its own error box, so a message shows where the action was, not off-screen.
+function showError(error, box = $("error")) {
   box.textContent = error ? String(error.message || error) : "";
   box.hidden = !error;
 }
 
 function setBusy(message) { $("busy").textContent = message || ""; }
 
-function askForToken() {
+function askForToken(message) {
   $("token-form").hidden = false;
+  showError(message || null, $("token-error"));
   $("token").focus();
 }
 
@@ -97,6 +101,8 @@ async function ask(event) {
   const query = $("query").value;
   if (!query.trim()) { showError("Type a question first."); return; }
   showError(null);
+  $("answer").hidden = true;  // no answer to the previous question stays on screen meanwhile
+  $("results").hidden = true;
   $("ask-button").disabled = true;
   const searching = mode() === "search";
   setBusy(searching ? "Searching…" : "Reading the documents and writing the summary…");
@@ -132,7 +138,7 @@ function renderSummary(answer) {
         "aria-label": label, title: label, "data-bullet": String(index), "data-number": String(evidence.number),
         "data-document": evidence.document_id,
         onclick: (event) => openDocument(evidence.document_id, {
-          start: evidence.char_start, end: evidence.char_end, chip: event.currentTarget,
+          start: evidence.char_start, end: evidence.char_end, from: event.currentTarget,
           note: evidence.supported ? "Highlighted: the sentence that supports the bullet."
                                    : "Highlighted: the closest sentence; it does not clearly state the bullet.",
         }),
@@ -150,7 +156,8 @@ function renderSummary(answer) {
   for (const [number, source] of Object.entries(answer.sources)) {
     if (!cited.has(number)) continue;
     sources.append(element("li", { value: number },
-      element("button", { type: "button", class: "link", onclick: () => openDocument(source.document_id, {}) },
+      element("button", { type: "button", class: "link",
+                          onclick: (event) => openDocument(source.document_id, { from: event.currentTarget }) },
         source.title || source.document_id),
       " ", element("span", { class: "meta" }, source.source)));
   }
@@ -163,8 +170,9 @@ function renderHits(result) {
   list.textContent = "";
   for (const hit of result.hits) {
     list.append(element("li", {},
-      element("button", { type: "button", class: "link", onclick: () => openDocument(hit.document_id, {
-        start: hit.char_start, end: hit.char_end, note: "Highlighted: the passage found by the search." }) },
+      element("button", { type: "button", class: "link", onclick: (event) => openDocument(hit.document_id, {
+        start: hit.char_start, end: hit.char_end, from: event.currentTarget,
+        note: "Highlighted: the passage found by the search." }) },
         hit.title || hit.document_id),
       " ", element("span", { class: "meta" }, `${hit.source} · score ${hit.score.toFixed(3)}`),
       element("span", { class: "snippet" }, hit.text)));
@@ -173,7 +181,7 @@ function renderHits(result) {
   $("results").hidden = false;
 }
 
-async function openDocument(documentId, { start, end, chip, note }) {
+async function openDocument(documentId, { start, end, from, note }) {
   showError(null);
   try {
     const path = "/documents/" + documentId.split("/").map(encodeURIComponent).join("/");
@@ -192,9 +200,11 @@ async function openDocument(documentId, { start, end, chip, note }) {
     } else {
       body.append(doc.text);
     }
-    if (lastChip) lastChip.setAttribute("aria-pressed", "false");
-    lastChip = chip || null;
-    if (lastChip) lastChip.setAttribute("aria-pressed", "true");
+    for (const pressed of document.querySelectorAll(".chip[aria-pressed=true]")) {
+      pressed.setAttribute("aria-pressed", "false");
+    }
+    opener = from || null;
+    if (opener && opener.classList.contains("chip")) opener.setAttribute("aria-pressed", "true");
     document.querySelector(".layout").classList.add("with-document");
     const pane = $("document");
     pane.hidden = false;
@@ -209,14 +219,18 @@ async function openDocument(documentId, { start, end, chip, note }) {
 function closeDocument() {
   $("document").hidden = true;
   document.querySelector(".layout").classList.remove("with-document");
-  if (lastChip) { lastChip.setAttribute("aria-pressed", "false"); lastChip.focus(); }
+  if (opener) {
+    if (opener.classList.contains("chip")) opener.setAttribute("aria-pressed", "false");
+    opener.focus();
+  }
 }
 
 async function upload(event) {
   event.preventDefault();
   const files = $("files").files;
-  if (!files.length) { showError("Choose one or more files first."); return; }
-  showError(null);
+  const box = $("upload-error");
+  if (!files.length) { showError("Choose one or more files first.", box); return; }
+  showError(null, box);
   const form = new FormData();
   for (const file of files) form.append("files", file);
   $("upload-button").disabled = true;
@@ -229,7 +243,7 @@ async function upload(event) {
     refreshStatus();
   } catch (error) {
     status.textContent = "";
-    showError(error);
+    showError(error, box);
   } finally {
     $("upload-button").disabled = false;
   }
@@ -261,11 +275,14 @@ function useToken(event) {
   sessionStorage.setItem("citesum-token", token);
   $("token-form").hidden = true;
   showError(null);
+  showError(null, $("token-error"));
   refreshStatus();
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   $("ask").addEventListener("submit", ask);
+  // the browser's own checks (a budget under the minimum...) block a send: the last error is no longer news
+  $("ask").addEventListener("invalid", () => showError(null), true);
   $("query").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("ask").requestSubmit(); }
   });
