@@ -119,7 +119,7 @@ def index(
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
     from citesum.index.store import DB_NAME, Index, IndexSettings
-    from citesum.ingest import IngestOptions, IngestReport, ingest_paths, is_missing, shown
+    from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, ingest_paths, is_missing, shown
 
     if dataset:
         from citesum.datasets import load_dataset
@@ -162,12 +162,13 @@ def index(
     kept: list[str] = []
     if sync:
         wanted = {d.id for d in documents}
-        # A file that is still there but could not be read this time keeps what it gave before.
+        # A file that is still there but could not be read this time keeps what it gave before; documents
+        # uploaded through the service are not under PATHS and are kept (citesum delete removes them).
         unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
         for document in index_.documents():
-            if document.id in wanted:
+            if document.id in wanted or UPLOAD_KEY in document.metadata:
                 continue
-            if document.id.split("#", 1)[0] in unread:
+            if _from_file(document, unread):
                 kept.append(document.id)
             else:
                 stale.append(document.id)
@@ -194,6 +195,26 @@ def index(
     )
 
 
+def _query(argument: str | None, query_file: Any) -> str:
+    """The query of a command: its argument, or the text of --query-file (a file, or '-' for stdin)."""
+    if (argument is None) == (query_file is None):
+        raise CitesumError("give the query as an argument or with --query-file (one of them)")
+    query = argument if argument is not None else query_file.read()
+    if not query.strip():
+        raise CitesumError("the query is empty")
+    return query
+
+
+def _from_file(document: Any, files: set[str]) -> bool:
+    """Whether ``document`` came from one of ``files`` (ids given to files by ingestion)."""
+    from citesum.ingest import FILE_KEY
+
+    recorded = document.metadata.get(FILE_KEY)
+    if isinstance(recorded, str):
+        return recorded in files
+    return any(document.id == f or document.id.startswith(f + "#") for f in files)  # indexed before "file"
+
+
 def _load_qrels(path: str | None) -> dict[str, float] | None:
     if path is None:
         return None
@@ -209,7 +230,9 @@ def _no_results(index_: IndexReader) -> str:
 
 
 @main.command()
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option("--query-file", type=click.File("r", encoding="utf-8", errors="replace"), default=None,
+              help="Read the query from this file ('-' for standard input): for a query too long for the shell.")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--retriever", default="hybrid", show_default=True,
               help="bm25, dense, hybrid, hybrid:<a>+<b>..., keywords, random, oracle, lightpal[:<base>].")
@@ -218,15 +241,14 @@ def _no_results(index_: IndexReader) -> str:
 @click.option("--qrels", default=None, help="JSON {document_id: grade} for the oracle retriever.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random retriever.")
 @click.option("--json", "as_json", is_flag=True)
-def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool, qrels: str | None, seed: int,
-           as_json: bool) -> None:
-    """Search the index; prints ranked units (or documents) with scores."""
+def search(query: str | None, query_file: Any, index_dir: str, retriever: str, k: int, by_document: bool,
+           qrels: str | None, seed: int, as_json: bool) -> None:
+    """Search the index for QUERY (or --query-file); prints ranked units (or documents) with scores."""
     from citesum.index.store import Index
     from citesum.responses import search_response
     from citesum.retrieve import get_retriever
 
-    if not query.strip():
-        raise CitesumError("the query is empty")
+    query = _query(query, query_file)
     with Index.open(index_dir).read() as view:
         ranker = get_retriever(retriever, view, relevance=_load_qrels(qrels), seed=seed)
         payload = search_response(ranker, view, query, k, documents=by_document)
@@ -247,7 +269,9 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
 
 
 @main.command()
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option("--query-file", type=click.File("r", encoding="utf-8", errors="replace"), default=None,
+              help="Read the query from this file ('-' for standard input): for a query too long for the shell.")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--retriever", default="hybrid", show_default=True)
 @click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True,
@@ -288,40 +312,37 @@ def search(query: str, index_dir: str, retriever: str, k: int, by_document: bool
                    "documents give their summary only.")
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
-    query: str, index_dir: str, retriever: str, budget: int, order: str, stop_at_first_overflow: bool,
+    query: str | None, query_file: Any, index_dir: str, retriever: str, budget: int, order: str,
+    stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
     tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
     repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
     char_limit: int, as_json: bool,
 ) -> None:
-    """Answer QUERY with a short bullet summary whose bullets cite the documents that support them."""
+    """Answer QUERY (or --query-file) with a short bullet summary whose bullets cite the documents that support
+    them."""
     from citesum.index.store import Index
     from citesum.pack import PackOptions
     from citesum.responses import summary_response
-    from citesum.summarize import fit_budget, summarize_context, summarize_query
+    from citesum.summarize import fit_budget, summarize_context, summarize_query, summarizer_for
     from citesum.tokens import get_tokenizer
 
-    if not query.strip():
-        raise CitesumError("the query is empty")
+    query = _query(query, query_file)
     index_ = Index.open(index_dir)
     budget_tokenizer = get_tokenizer(tokenizer or index_.settings.tokenizer)
-    engine: Any
+    llm = None
     if summarizer == "llm":
         from citesum.llm import ResponseCache, get_llm
-        from citesum.summarize.llm import LLMSummarizer
 
         options: dict[str, object] = {"api_key_env": api_key_env, "timeout": timeout} if backend == "openai" else {}
         llm = get_llm(backend, model, base_url=base_url, cache=None if no_cache else ResponseCache(), **options) \
             if backend == "openai" else get_llm(backend, model)
-        engine = LLMSummarizer(llm, template, bullets=bullets, num_words=words, temperature=temperature, seed=seed,
-                               max_tokens=max_tokens)
-        prompt_tokens = budget_tokenizer.count(engine.prompt(query, _empty_context()))
+    llm_options = {"template": template, "temperature": temperature, "seed": seed, "max_tokens": max_tokens}
+    engine = summarizer_for(llm, bullets=bullets, words=words, **(llm_options if llm else {}))
+    if llm is not None:
+        prompt_tokens = budget_tokenizer.count(engine.prompt(query, _empty_context()))  # type: ignore[attr-defined]
         budget = fit_budget(budget, window, prompt_tokens, max_tokens)
-    else:
-        from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
-
-        engine = ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
     repair_citations = _repair_by_default(summarizer, repair_citations)
     with index_.read() as view:
         if summary_dir is not None:
@@ -481,8 +502,35 @@ def info(index_dir: str, as_json: bool) -> None:
     if as_json:
         _echo_json(details)
         return
+    details["created"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(str(details["created"]))))
     for key, value in details.items():
         click.echo(f"{key:>16}: {value}")
+
+
+@main.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--repair", is_flag=True, help="Rewrite the generation files from the database; remove leftovers.")
+@click.option("--json", "as_json", is_flag=True)
+def check(index_dir: str, repair: bool, as_json: bool) -> None:
+    """Check an index (an fsck): the database's integrity, the checksums of its files, leftovers, counts.
+    Exits 1 when something is wrong."""
+    from citesum.index.check import check_index, repair_index
+
+    report = repair_index(index_dir) if repair else check_index(index_dir)
+    if as_json:
+        _echo_json({**report.__dict__, "ok": report.ok})
+    else:
+        counts = ", ".join(f"{value:,} {key}" for key, value in report.counts.items())
+        click.echo(f"{report.path}: {'ok' if report.ok else 'problems found'}" + (f" ({counts})" if counts else ""))
+        for problem in report.problems:
+            click.echo(f"  problem: {problem}")
+        for note in report.notes:
+            click.echo(f"  note: {note}")
+        if not report.ok:
+            click.echo("  (citesum check --repair rewrites what can be rewritten)" if report.repairable else
+                       "  (the database itself is damaged: rebuild the index from its sources into a new folder)")
+    if not report.ok:
+        sys.exit(EXIT_ERROR)
 
 
 @main.command()
@@ -532,48 +580,55 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
               help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
 def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
           workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
-          max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None, model: str | None, base_url: str | None,
-          window: int | None) -> None:
+          max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
+          model: str | None, base_url: str | None, window: int | None) -> None:
     """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
-    from citesum.service.config import EXTRACTIVE_MAX_BUDGET, ServiceConfig, default_allowed_hosts, read_token
+    from citesum.service.config import ServiceConfig, read_token
 
     if backend is None and window is not None:
         raise CitesumError("--window is the LLM's context window: give it with --llm")
-    if backend is not None and window is not None and max_budget is None:
-        max_budget = _llm_service_budget(window, ServiceConfig.max_query_tokens, ServiceConfig.max_bullets,
-                                         ServiceConfig.max_words)
     config = ServiceConfig(
-        host=host, token=read_token(token_file), allowed_hosts=tuple(h.lower() for h in allowed_hosts)
-        or default_allowed_hosts(host), docs=docs, queue=queue, timeout_s=timeout,
-        max_upload_bytes=int(max_upload_mb * 1024 * 1024), max_budget=max_budget or EXTRACTIVE_MAX_BUDGET,
+        host=host, token=read_token(token_file), allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
+        timeout_s=timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
-        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"workers": workers} if workers else {}),
-        **({"search_workers": search_workers} if search_workers else {}))
-    from citesum.service.app import create_app
-
+        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"max_budget": max_budget} if max_budget else {}),
+        **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
     llm = None
     if backend is not None:
         from citesum.llm import ResponseCache, get_llm
 
-        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache()) if backend == "openai" \
-            else get_llm(backend, model)
+        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache(), context_window=window) \
+            if backend == "openai" else get_llm(backend, model, **({"n_ctx": window} if window else {}))
+    listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
+    from citesum.service.app import create_app
+
     app = create_app(index_dir, config, llm=llm)
     import uvicorn
 
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"serving {index_dir} at {where}" + (" (token required)" if config.token else ""), err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)).run(sockets=[listener])
+    except KeyboardInterrupt:
+        pass  # Ctrl+C: uvicorn has shut down gracefully and raises it again on the way out
+    click.echo("stopped", err=True)
 
 
-def _llm_service_budget(window: int, query_tokens: int, bullets: int, words: int) -> int:
-    """The largest context an LLM with a ``window``-token window can take from the service: room left by the
-    summhay prompt of the longest accepted request and the answer (LLMSummarizer's 1,024 tokens)."""
-    from citesum.summarize import fit_budget
-    from citesum.summarize.prompts import get_template
-    from citesum.tokens import get_tokenizer
+def _listen(host: str, port: int) -> Any:
+    """A TCP socket bound to ``host:port`` for the service."""
+    import socket
 
-    prompt = get_template("summhay").render(context="", query="", bullets=bullets, num_words=words)
-    return fit_budget(window, window, get_tokenizer().count(prompt) + query_tokens, 1024)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named, not 0: asyncio turns Nagle off only on sockets that say they are TCP, and with it on,
+    # each keep-alive request waited ~40 ms for a delayed ACK
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise CitesumError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return listener
 
 
 @main.command(name="estimate-budget")

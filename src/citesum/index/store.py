@@ -14,8 +14,10 @@ leaves the previous generation current and complete; the next writer sweeps the 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -26,12 +28,14 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
 from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UNITS, Unit, make_units
 from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.index import artifacts
 from citesum.index.lexical import LexicalIndex
 from citesum.tokens import get_tokenizer
 from citesum.types import Document, Passage
@@ -39,6 +43,9 @@ from citesum.types import Document, Passage
 SCHEMA_VERSION = 1
 DB_NAME = "index.sqlite"
 LOCK_NAME = "write.lock"
+log = logging.getLogger(__name__)
+#: errno values of a write that found no room: the disk (or a quota, or a file size limit) is full
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 #: Progress callback: (stage, done, total).
 ProgressFn = Callable[[str, int, int], None]
@@ -94,14 +101,23 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _connect_read_only(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
-    """A read-only connection to the index database at ``path`` (a directory), in autocommit mode."""
-    return sqlite3.connect(f"file:{path / DB_NAME}?mode=ro", uri=True, timeout=30, isolation_level=None,
-                           check_same_thread=check_same_thread)
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the index database at ``path`` (a directory), in autocommit mode. On read-only
+    media (a folder that cannot be written) the database is opened immutable: SQLite cannot make the shared
+    memory file a WAL reader needs there, and nothing can change it anyway."""
+    uri = f"file:{quote(str(path / DB_NAME))}?mode=ro"
+    if not os.access(path, os.W_OK):
+        wal = path / f"{DB_NAME}-wal"
+        if wal.exists() and wal.stat().st_size > 0:
+            raise IndexStoreError(
+                f"the index at {path} is on read-only media with a write-ahead log its last writer did not merge "
+                f"({wal}); open it once where it can be written (citesum check --index DIR --repair)")
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
 
 
 @contextmanager
-def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
+def read_only_connection(path: Path) -> Iterator[sqlite3.Connection]:
     """A short-lived read-only connection (opening, manifest checks)."""
     conn = _connect_read_only(path)
     try:
@@ -121,12 +137,53 @@ def _current_generation(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _state_key(conn: sqlite3.Connection) -> tuple[str, int]:
+    """(when the index was created, its generation): a generation number alone does not say which index it is
+    of, when a folder is rebuilt in place (``rm -rf ix && citesum index ... --index ix`` starts again at 1)."""
+    rows = dict(conn.execute("SELECT key, value FROM manifest WHERE key IN ('created', 'generation')").fetchall())
+    return rows.get("created", ""), int(rows["generation"])
+
+
+def _damaged(conn: sqlite3.Connection, folder: Path) -> bool:
+    """Whether the files of ``folder`` (the generation the manifest describes) differ from their recorded
+    checksums; an index written before checksums has none to compare."""
+    row = conn.execute("SELECT value FROM manifest WHERE key = 'files'").fetchone()
+    if row is None or not folder.is_dir():
+        return False
+    problems = artifacts.verify(folder, json.loads(row[0]))
+    if problems:
+        log.warning("%s; reading the index from its database instead (citesum check --repair rewrites the "
+                    "files)", "; ".join(problems))
+    return bool(problems)
+
+
+def _write_error(path: Path, exc: sqlite3.DatabaseError | OSError) -> IndexStoreError:
+    """A failed write as the user should read it; the previous generation is intact in every case."""
+    unchanged = "the index is unchanged"
+    if isinstance(exc, OSError) and exc.errno in _NO_ROOM or "full" in str(exc):
+        return IndexStoreError(f"no space left to write the index at {path} ({exc}); {unchanged}")
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) \
+            or "readonly" in str(exc):
+        return IndexStoreError(f"the index at {path} is read-only ({exc}): it can be searched, not changed")
+    if not (path / DB_NAME).exists():
+        return IndexStoreError(f"the index at {path} is gone (no {DB_NAME})")
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc)):
+        return IndexStoreError(f"the index at {path} is damaged ({exc}): `citesum check --index {path}` says "
+                               "where; rebuild it from its sources into a new folder")
+    return IndexStoreError(f"cannot write the index at {path} ({type(exc).__name__}: {exc}); {unchanged}")
+
+
+def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
+    """Copy the committed pages from the WAL back into the database file. A reader still on the snapshot
+    before the commit holds the copy back (a passive checkpoint stops where it starts); requests are short, so
+    a few retries see them move on. A WAL left full makes every reader search it: a service slowed down 5x
+    after an update, until the next writer came."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if frames == copied or time.monotonic() >= deadline:
+            return
+        time.sleep(0.05)
 
 
 @contextmanager
@@ -146,6 +203,8 @@ class Generation:
     order of the vectors and of the BM25 scores), dense vectors, BM25 index and document positions."""
 
     number: int
+    #: the manifest's creation time of the index this is a generation of
+    created: str
     passages: list[Passage]
     vectors: np.ndarray
     lexical: LexicalIndex
@@ -221,8 +280,14 @@ class IndexReader:
                     found[row[0]] = _document(row)
         return [found[i] for i in ids if i in found]
 
+    def document_ids(self, prefix: str = "") -> list[str]:
+        """The ids of the documents (those starting with ``prefix``), in collection order, without their text."""
+        with self._connection() as conn, _database_errors(self.path):
+            return [row[0] for row in conn.execute(  # substr, not LIKE: LIKE ignores the case of letters
+                "SELECT id FROM documents WHERE substr(id, 1, ?) = ? ORDER BY position", (len(prefix), prefix))]
+
     def counts(self) -> tuple[int, int, int]:
-        """(documents, units, tokens in the units)."""
+        """(documents, units, tokens in the units), from the database alone."""
         with self._connection() as conn, _database_errors(self.path):
             documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
             units, tokens = conn.execute("SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM passages").fetchone()
@@ -324,7 +389,7 @@ class Index(IndexReader):
 
     @staticmethod
     def _read_manifest(path: Path) -> dict[str, str]:
-        with _database_errors(path), _read_only(path) as conn:
+        with _database_errors(path), read_only_connection(path) as conn:
             return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
 
     # ---- reading -------------------------------------------------------------------------------------
@@ -357,14 +422,14 @@ class Index(IndexReader):
         conn = self._thread_connection()
         if conn.in_transaction:  # a view inside a view on this thread: the same transaction
             with _database_errors(self.path):
-                state = self._generation_state(conn, _current_generation(conn))
+                state = self._generation_state(conn, *_state_key(conn))
             yield IndexView(self.path, self.settings, state, conn)
             return
         with _database_errors(self.path):
             conn.execute("BEGIN")
         try:
             with _database_errors(self.path):
-                state = self._generation_state(conn, _current_generation(conn))
+                state = self._generation_state(conn, *_state_key(conn))
             yield IndexView(self.path, self.settings, state, conn)
         finally:
             self._end_read(conn)
@@ -387,21 +452,23 @@ class Index(IndexReader):
     def _connection(self) -> Iterator[sqlite3.Connection]:
         yield self._thread_connection()
 
-    def _generation_state(self, conn: sqlite3.Connection, number: int) -> Generation:
-        """The loaded state of generation ``number``, read through ``conn`` (whose transaction sees it)."""
+    def _generation_state(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
+        """The loaded state of generation ``number`` of the index created at ``created``, read through ``conn``
+        (whose transaction sees it)."""
         latest = self._latest
-        if latest is not None and latest.number == number:
+        if latest is not None and (latest.created, latest.number) == (created, number):
             return latest
         with self._load_lock:  # one thread loads a new generation; the others wait for it, then share it
             latest = self._latest
-            if latest is not None and latest.number == number:
+            if latest is not None and (latest.created, latest.number) == (created, number):
                 return latest
-            state = self._load(conn, number)
-            if latest is None or number > latest.number:  # an older transaction never replaces a newer state
+            state = self._load(conn, created, number)
+            # an older read transaction never replaces a newer state; an index rebuilt in place always does
+            if latest is None or latest.created != created or number > latest.number:
                 self._latest = state
             return state
 
-    def _load(self, conn: sqlite3.Connection, number: int) -> Generation:
+    def _load(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         rows = conn.execute(
             "SELECT rowid, id, document_id, ordinal, char_start, char_end, token_count, text "
             "FROM passages ORDER BY rowid"
@@ -414,18 +481,18 @@ class Index(IndexReader):
         document_ids = sorted(positions, key=positions.__getitem__)
         number_of = {document_id: i for i, document_id in enumerate(document_ids)}
         owners = np.fromiter((number_of[p.document_id] for p in passages), dtype=np.int64, count=len(passages))
-        return Generation(number, passages, vectors, lexical, positions, (owners, document_ids))
+        return Generation(number, created, passages, vectors, lexical, positions, (owners, document_ids))
 
     def _load_artifacts(
         self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]
     ) -> tuple[np.ndarray, LexicalIndex]:
-        artifacts = self.path / f"gen-{generation}"
+        folder = self.path / f"gen-{generation}"
         try:
-            if np.array_equal(np.load(artifacts / "rows.npy"), row_ids):
-                return np.load(artifacts / "vectors.npy", mmap_mode="r"), LexicalIndex.load(artifacts / "bm25")
+            if not _damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS), row_ids):
+                return np.load(folder / artifacts.VECTORS, mmap_mode="r"), LexicalIndex.load(folder / artifacts.BM25)
         except (OSError, ValueError):
             pass
-        # Generation 0 (empty), artifacts removed by hand, or swept by a writer that committed after our
+        # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
         # snapshot: rebuild them in memory from the database, which is the source of truth.
         return self._read_vectors(conn), LexicalIndex.build(texts)
 
@@ -440,11 +507,32 @@ class Index(IndexReader):
         row = conn.execute("SELECT value FROM manifest WHERE key = 'dim'").fetchone()
         return int(row[0]) if row else 0
 
-    def integrity_problems(self, limit: int = 5) -> list[str]:
-        """SQLite's ``quick_check`` of the database file (it reads every page, through a new connection: a
-        reused one may answer from its page cache): the first ``limit`` problems found, none when sound."""
-        with _database_errors(self.path), _read_only(self.path) as conn:
-            found = [row[0] for row in conn.execute(f"PRAGMA quick_check({int(limit)})")]
+    def status(self) -> dict[str, int]:
+        """The generation and the counts, read in one transaction from the database alone: cheap, and no
+        generation is loaded (a health check must not hold a copy of the index)."""
+        conn = self._thread_connection()
+        began = not conn.in_transaction
+        with _database_errors(self.path):
+            if began:
+                conn.execute("BEGIN")
+            try:
+                generation = _current_generation(conn)
+                documents, units, _ = self.counts()
+            finally:
+                if began:
+                    self._end_read(conn)
+        return {"generation": generation, "documents": documents, "units": units}
+
+    def integrity_problems(self, limit: int = 5, *, full: bool = False) -> list[str]:
+        """SQLite's check of the database file (it reads every page, through a new connection: a reused one may
+        answer from its page cache): ``quick_check``, or with ``full`` the slower ``integrity_check`` (indexes
+        against tables too). The first ``limit`` problems found, none when sound."""
+        check = "integrity_check" if full else "quick_check"
+        try:
+            with read_only_connection(self.path) as conn:
+                found = [row[0] for row in conn.execute(f"PRAGMA {check}({int(limit)})")]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]  # too damaged for the check itself to run
         return [] if found == ["ok"] else found
 
     def info(self) -> dict[str, object]:
@@ -458,7 +546,13 @@ class Index(IndexReader):
     @staticmethod
     @contextmanager
     def _write_lock(path: Path) -> Iterator[None]:
-        handle = open(path / LOCK_NAME, "a+")
+        try:
+            handle = open(path / LOCK_NAME, "a+")
+        except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise IndexStoreError(f"the index at {path} is read-only ({exc.strerror}): it can be searched, "
+                                      "not changed") from None
+            raise
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -498,9 +592,14 @@ class Index(IndexReader):
         if both:
             raise ConfigError(f"documents both updated and deleted in one call: {', '.join(sorted(both)[:5])}")
         with self._write_lock(self.path):
-            conn = _connect(self.path / DB_NAME)
+            try:
+                conn = _connect(self.path / DB_NAME)
+            except sqlite3.DatabaseError as exc:
+                raise _write_error(self.path, exc) from exc
             try:
                 return self._update_locked(conn, upsert, delete, progress, embedder)
+            except (sqlite3.DatabaseError, OSError) as exc:
+                raise _write_error(self.path, exc) from exc
             finally:
                 conn.close()
 
@@ -535,8 +634,8 @@ class Index(IndexReader):
             vectors = self._embed(embedder, texts, progress)
 
         conn.execute("BEGIN IMMEDIATE")
+        generation = _current_generation(conn) + 1
         try:
-            generation = _current_generation(conn) + 1
             replaced = [d.id for d in changed if d.id in known] + sorted(delete)
             removed_rows = self._remove(conn, replaced, drop_documents=delete)
             next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
@@ -565,15 +664,18 @@ class Index(IndexReader):
                 offset += len(group)
             if texts:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            self._write_generation(conn, generation, removed_rows, progress)
+            written = self._write_generation(conn, generation, removed_rows, progress)
+            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
             conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite has already rolled back after some errors (a full disk): a second rollback would fail
+            # and hide the cause.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
             raise
-        # Copy the committed pages back into the database now, without waiting for readers: a WAL left full
-        # makes every reader search it (a long-running service slowed down 5x until the next writer came).
-        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        _checkpoint(conn)
         self._sweep(keep=generation)
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
@@ -602,41 +704,56 @@ class Index(IndexReader):
                 conn.execute(f"DELETE FROM documents WHERE id IN ({','.join('?' * len(dropped))})", dropped)
         return removed
 
+    def rewrite_generation(self) -> int:
+        """Write the generation files again from the database alone, as a new generation (what ``citesum check
+        --repair`` does with damaged or missing files); returns its number."""
+        with self._write_lock(self.path):
+            conn = _connect(self.path / DB_NAME)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                generation = _current_generation(conn) + 1
+                try:
+                    written = self._write_generation(conn, generation, set(), None, reuse=False)
+                    conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
+                    conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
+                    raise
+                _checkpoint(conn)
+            except (sqlite3.DatabaseError, OSError) as exc:
+                raise _write_error(self.path, exc) from exc
+            finally:
+                conn.close()
+        self._sweep(keep=generation)
+        return generation
+
     def _write_generation(
-        self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None
-    ) -> None:
-        """Write gen-<N> from the (uncommitted) database state; reuse the previous vectors where possible."""
+        self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None,
+        reuse: bool = True,
+    ) -> artifacts.Checksums:
+        """Write gen-<N> from the (uncommitted) database state, reusing the previous vectors where they are
+        sound (unless ``reuse`` is off); returns the checksums of its files."""
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
         current = _current_generation(conn)
-        vectors = self._patched_vectors(conn, self.path / f"gen-{current}", rows, removed_rows)
+        vectors = self._patched_vectors(conn, current, rows, removed_rows) if reuse else self._read_vectors(conn)
         texts = [r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")]
         if progress:
             progress("bm25", 0, 1)
-        lexical = LexicalIndex.build(texts)
-
-        final = self.path / f"gen-{generation}"
-        staging = self.path / f"gen-{generation}.tmp"
-        for stale in (final, staging):  # leftovers of a writer killed before its commit
-            shutil.rmtree(stale, ignore_errors=True)
-        staging.mkdir()
-        np.save(staging / "rows.npy", rows)
-        np.save(staging / "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
-        lexical.save(staging / "bm25")
-        for file in staging.rglob("*"):
-            if file.is_file():
-                with open(file, "rb") as handle:
-                    os.fsync(handle.fileno())
-        fsync_dir(staging)
-        os.rename(staging, final)
-        fsync_dir(self.path)
+        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, LexicalIndex.build(texts))
         if progress:
             progress("bm25", 1, 1)
+        return written
 
     def _patched_vectors(
-        self, conn: sqlite3.Connection, previous: Path, rows: np.ndarray, removed_rows: set[int]
+        self, conn: sqlite3.Connection, current: int, rows: np.ndarray, removed_rows: set[int]
     ) -> np.ndarray:
-        """The new dense matrix: the previous one minus removed rows plus the new rows (row ids only grow)."""
-        if not (previous / "rows.npy").exists():
+        """The new dense matrix: the current one minus removed rows plus the new rows (row ids only grow); read
+        from the database instead when the current files are missing or damaged (never carried forward)."""
+        previous = self.path / f"gen-{current}"
+        if not (previous / "rows.npy").exists() or _damaged(conn, previous):
             return self._read_vectors(conn)
         old_rows = np.load(previous / "rows.npy")
         keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -20,10 +21,14 @@ from citesum.ingest.base import FileReport, IngestOptions, IngestReport, path_te
 from citesum.ingest.formats import READERS
 from citesum.types import Document
 
-__all__ = ["FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths", "ingest_file",
-           "is_missing", "path_text", "shown"]
+__all__ = ["FILE_KEY", "UPLOAD_KEY", "FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths",
+           "ingest_file", "is_missing", "path_text", "shown"]
 
 SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
+#: the metadata field holding the path, relative to the folder given, of the file a document came from
+FILE_KEY = "file"
+#: the metadata field of a document uploaded through the service: the name its file is kept under
+UPLOAD_KEY = "upload"
 
 
 def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[Document], FileReport]:
@@ -59,6 +64,8 @@ def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[D
     except RecursionError:
         return skipped("content nested too deeply to parse", unreadable=False)
     reason = f"{len(problems)} part(s) left out: " + "; ".join(problems[:5]) if problems else ""
+    # Each document knows its file: a record's id ("path#record") cannot say where the path ends.
+    documents = [replace(d, metadata={**d.metadata, FILE_KEY: doc_id}) for d in documents]
     return documents, FileReport(shown_path, "ingested", documents=len(documents), reason=reason, format=fmt,
                                  document_id=doc_id)
 

@@ -1,0 +1,109 @@
+"""``citesum check``: what is wrong with an index, and the repair of what can be repaired.
+
+Checked: SQLite's integrity check of the database; the files of the current generation against the checksums
+in the manifest (and their row count against the database); leftovers (generations that are not current,
+folders of writers that were killed); the database's own consistency (passages without a document, documents
+without passages). Repaired: the generation files, rewritten from the database (the source of truth) as a new
+generation, and the leftovers removed. A damaged database is not repaired: rebuild the index from its sources.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from citesum.index import artifacts
+from citesum.index.store import DB_NAME, LOCK_NAME, Index, read_only_connection
+
+#: what an index folder may hold besides its generations (the database with its WAL files, the write lock,
+#: the LightPAL graph, the service's uploads)
+_KNOWN = {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME, "lightpal-graph.npz", "uploads"}
+
+
+@dataclass
+class CheckReport:
+    path: str
+    #: what makes the index give wrong or no answers
+    problems: list[str] = field(default_factory=list)
+    #: what is worth knowing but harmless (leftovers, files that are not citesum's)
+    notes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    #: whether --repair can fix every problem (it cannot fix a damaged database)
+    repairable: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_index(path: str | Path) -> CheckReport:
+    index = Index.open(path)  # refuses a missing or unreadable database with the reason
+    report = CheckReport(str(index.path))
+    damage = index.integrity_problems(limit=20, full=True)
+    if damage:
+        report.problems += [f"database: {problem}" for problem in damage]
+        report.repairable = False
+        return report  # what follows reads the database, which cannot be trusted now
+    with read_only_connection(index.path) as conn:
+        manifest = dict(conn.execute("SELECT key, value FROM manifest").fetchall())
+        generation = int(manifest["generation"])
+        documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        passages = conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+        orphans = conn.execute("SELECT COUNT(*) FROM passages WHERE document_id NOT IN "
+                               "(SELECT id FROM documents)").fetchone()[0]
+        empty = conn.execute("SELECT COUNT(*) FROM documents WHERE id NOT IN "
+                             "(SELECT document_id FROM passages)").fetchone()[0]
+    report.counts = {"generation": generation, "documents": documents, "passages": passages}
+    if orphans:
+        report.problems.append(f"database: {orphans} passage(s) belong to no document")
+    if empty:
+        report.notes.append(f"database: {empty} document(s) have no passage (nothing of them can be found)")
+    folder = index.path / f"gen-{generation}"
+    if generation > 0:
+        report.problems += _generation_problems(folder, manifest.get("files"), passages)
+    for entry in sorted(index.path.iterdir()):
+        if entry.name.startswith("gen-") and entry != folder:
+            report.notes.append(f"{entry} is left over (not the current generation); --repair removes it")
+        elif not entry.name.startswith("gen-") and entry.name not in _KNOWN:
+            report.notes.append(f"{entry} is not a file of citesum's (left as it is)")
+    return report
+
+
+def _generation_problems(folder: Path, recorded: str | None, passages: int) -> list[str]:
+    if not folder.is_dir():
+        return [f"{folder} is missing (it is rebuilt in memory at each start; --repair writes it)"]
+    if recorded is None:
+        problems = []  # written before checksums: the row count is all there is to compare
+    else:
+        problems = artifacts.verify(folder, json.loads(recorded))
+        if problems:
+            return problems
+    try:
+        rows = np.load(folder / artifacts.ROWS)
+        vectors = np.load(folder / artifacts.VECTORS, mmap_mode="r")
+    except (OSError, ValueError) as exc:
+        return [f"{folder}: unreadable ({exc})"]
+    if len(rows) != passages or vectors.shape[0] != passages:
+        problems.append(f"{folder} holds {len(rows):,} rows and {vectors.shape[0]:,} vectors for {passages:,} "
+                        "passages in the database")
+    if recorded is None:
+        problems.append(f"{folder} has no recorded checksums (written by an older citesum); --repair records them")
+    return problems
+
+
+def repair_index(path: str | Path) -> CheckReport:
+    """Rewrite the current generation's files from the database, record their checksums, remove leftovers;
+    then check again. Refuses a damaged database (no repair can trust it)."""
+    before = check_index(path)
+    if not before.repairable:
+        return before
+    index = Index.open(path)
+    index.rewrite_generation()
+    for entry in index.path.glob("gen-*"):
+        if entry.name != f"gen-{index.generation}":
+            shutil.rmtree(entry, ignore_errors=True)
+    return check_index(path)
