@@ -7,19 +7,23 @@ import zipfile
 from pathlib import Path
 
 
-def make_pdf(text_lines: list[str]) -> bytes:
-    """A minimal, valid one-page PDF whose page shows ``text_lines`` in Helvetica."""
-    stream = "BT /F1 12 Tf 72 720 Td 14 TL " + " ".join(
-        "(" + line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") '" for line in text_lines
-    ) + " ET"
-    objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>",
-        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        "/Resources << /Font << /F1 5 0 R >> >> >>",
-        f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream",
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
+def _pdf_string(text: str) -> str:
+    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
+
+
+def make_pdf_pages(pages: list[list[tuple[float, float, str]]], font_size: int = 11) -> bytes:
+    """A valid PDF (US Letter, Helvetica) whose pages show each ``(x, y, text)`` at that point, in the given
+    order in the content stream (as a writer that fills two columns line by line across the page would)."""
+    fonts = 3 + 2 * len(pages)
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+               "<< /Type /Pages /Kids [" + " ".join(f"{3 + 2 * n} 0 R" for n in range(len(pages)))
+               + f"] /Count {len(pages)} >>"]
+    for n, lines in enumerate(pages):
+        stream = " ".join(f"BT /F1 {font_size} Tf {x:g} {y:g} Td {_pdf_string(text)} Tj ET" for x, y, text in lines)
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * n} 0 R "
+                       f"/Resources << /Font << /F1 {fonts} 0 R >> >> >>")
+        objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -32,6 +36,11 @@ def make_pdf(text_lines: list[str]) -> bytes:
         out.write(f"{offset:010d} 00000 n \n".encode())
     out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
+
+
+def make_pdf(text_lines: list[str]) -> bytes:
+    """A minimal, valid one-page PDF whose page shows ``text_lines`` in Helvetica, one under the other."""
+    return make_pdf_pages([[(72, 720 - 14 * n, line) for n, line in enumerate(text_lines)]], font_size=12)
 
 
 def make_encrypted_pdf(text_lines: list[str], password: str = "secret") -> bytes:
@@ -58,6 +67,50 @@ def make_docx(path: Path, paragraphs: list[str], table: list[list[str]] | None =
             for c, value in enumerate(row):
                 grid.cell(r, c).text = value
     document.save(path)
+
+
+_WORD_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def make_docx_with_notes(path: Path, body: list[str | list[list[str]]], footnotes: list[str],
+                         header: str = "", footer: str = "") -> None:
+    """A .docx whose body has paragraphs (str) and tables (rows of cells) in the given order, a running header
+    and footer, and footnotes (python-docx writes no footnotes: their part is added to the package here, as
+    Word stores them, separators with ids -1 and 0 included)."""
+    import docx
+
+    document = docx.Document()
+    for block in body:
+        if isinstance(block, str):
+            document.add_paragraph(block)
+        else:
+            grid = document.add_table(rows=len(block), cols=len(block[0]))
+            for r, row in enumerate(block):
+                for c, value in enumerate(row):
+                    grid.cell(r, c).text = value
+    if header:
+        document.sections[0].header.paragraphs[0].text = header
+    if footer:
+        document.sections[0].footer.paragraphs[0].text = footer
+    document.save(path)
+    notes = "".join(f'<w:footnote w:id="{n}"><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:footnote>'
+                    for n, text in enumerate(footnotes, start=1))
+    part = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:footnotes xmlns:w="{_WORD_NS}">'
+            '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+            '<w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p>'
+            f'</w:footnote>{notes}</w:footnotes>')
+    with zipfile.ZipFile(path) as source:
+        members = {name: source.read(name) for name in source.namelist()}
+    members["word/footnotes.xml"] = part.encode()
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(
+        b"</Types>", b'<Override PartName="/word/footnotes.xml" ContentType="application/'
+        b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>')
+    members["word/_rels/document.xml.rels"] = members["word/_rels/document.xml.rels"].replace(
+        b"</Relationships>", b'<Relationship Id="rIdNotes" Type="http://schemas.openxmlformats.org/'
+        b'officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/></Relationships>')
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
 
 
 def make_zip_bomb(path: Path, inflated_bytes: int) -> None:

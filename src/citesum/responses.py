@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from citesum.ingest import FILE_KEY
+from citesum.ingest.pdf import PAGE_STARTS, page_of
 
 if TYPE_CHECKING:
     from citesum.index.store import IndexReader
@@ -77,14 +78,14 @@ def summary_response(summary: Summary, view: IndexReader, *, query: str,
     ``include_context`` adds the context text, the prompt and the raw model output (for research use; a
     service leaves them out)."""
     number_of = {document_id: number for number, document_id in summary.context.numbers.items()}
+    found = {d.id: d for d in view.documents_by_id([b.document_id for b in summary.context.blocks])}
     bullets = []
     for position, bullet in enumerate(summary.bullets):
         entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations),
                                  "numbers": list(bullet.numbers)}
         if checks:
-            entry["evidence"] = _citation_evidence(bullet.citations, checks[position], number_of)
+            entry["evidence"] = _citation_evidence(bullet.citations, checks[position], number_of, found)
         bullets.append(entry)
-    found = {d.id: d for d in view.documents_by_id([b.document_id for b in summary.context.blocks])}
     context: dict[str, Any] = {"order": summary.context.order, "budget": summary.context.budget,
                                "tokens": summary.context.token_count}
     payload: dict[str, Any] = {
@@ -102,9 +103,10 @@ def summary_response(summary: Summary, view: IndexReader, *, query: str,
     return payload
 
 
-def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet,
-                       number_of: dict[str, int]) -> list[dict[str, Any]]:
-    """For each citation of a bullet: the sentence of that document that best supports the bullet."""
+def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet, number_of: dict[str, int],
+                       documents: dict[str, Document]) -> list[dict[str, Any]]:
+    """For each citation of a bullet: the sentence of that document that best supports the bullet, and the
+    page it is on (for a document with pages)."""
     best: dict[str, Evidence] = {c.document_id: c.evidence for c in checked.checks if c.evidence is not None}
     best.update((e.document_id, e) for e in checked.evidence)
     out = []
@@ -113,8 +115,15 @@ def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet,
         out.append({"number": number_of.get(document_id), "document_id": document_id,
                     "supported": document_id in checked.citations,
                     **({"support": round(evidence.support, 4), "char_start": evidence.char_start,
-                        "char_end": evidence.char_end, "text": evidence.text} if evidence else {})})
+                        "char_end": evidence.char_end, "text": evidence.text,
+                        **_page(documents.get(document_id), evidence.char_start)} if evidence else {})})
     return out
+
+
+def _page(document: Document | None, offset: int) -> dict[str, int]:
+    """``{"page": n}`` for a character of a document that has pages (a PDF), else nothing."""
+    starts = document.metadata.get(PAGE_STARTS) if document is not None else None
+    return {"page": page_of(starts, offset)} if isinstance(starts, list) and starts else {}
 
 
 def verification_json(checked: VerifiedBullet) -> dict[str, Any]:
@@ -144,5 +153,6 @@ def document_response(document: Document, *, source_of: SourceOf = stored_source
         verifier = CitationVerifier([Piece(document.id, document.title, text) for _, text in parts],
                                     offsets=[offset for offset, _ in parts])
         payload["evidence"] = [{"char_start": e.char_start, "char_end": e.char_end, "text": e.text,
-                                "support": round(e.support, 4)} for e in verifier.evidence(evidence)[:1]]
+                                "support": round(e.support, 4), **_page(document, e.char_start)}
+                               for e in verifier.evidence(evidence)[:1]]
     return payload

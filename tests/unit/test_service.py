@@ -22,7 +22,7 @@ fastapi = pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from citesum.service.app import create_app  # noqa: E402
-from fixtures import make_zip_bomb  # noqa: E402
+from fixtures import make_pdf_pages, make_zip_bomb  # noqa: E402
 
 BASE = "http://127.0.0.1:8000"
 WATER = "How much did the Lakemont reservoir fall?"
@@ -584,6 +584,21 @@ def test_evidence_in_a_long_document_is_found_in_its_closest_passages(tmp_path: 
         (evidence,) = found.json()["evidence"]
         assert evidence["text"].startswith("The ferry to Harlow will run every forty minutes")
         assert text[evidence["char_start"]:evidence["char_end"]] == evidence["text"]
+
+
+def test_evidence_in_a_pdf_says_on_which_page_it_is(tmp_path: Path) -> None:
+    pages = [[(72, 700, f"Page {n} of the harbour report is about the weather in week {n}.")] for n in range(1, 4)]
+    pages[1].append((72, 680, "The ferry to Harlow will run every forty minutes from the first of May."))
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "report.pdf").write_bytes(make_pdf_pages(pages))
+    documents, _ = ingest_paths([folder])
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    with _client(index.path) as client:
+        found = client.get("/documents/report.pdf", params={"evidence": "How often will the Harlow ferry run?"})
+        (evidence,) = found.json()["evidence"]
+        assert evidence["text"].startswith("The ferry to Harlow") and evidence["page"] == 2
 
 
 def test_health_reads_the_database_without_loading_a_generation(index_path: Path) -> None:

@@ -635,7 +635,7 @@ class Index(IndexReader):
 
         conn.execute("BEGIN IMMEDIATE")
         generation = _current_generation(conn) + 1
-        try:
+        with self._generation_commit(conn, generation):
             replaced = [d.id for d in changed if d.id in known] + sorted(delete)
             removed_rows = self._remove(conn, replaced, drop_documents=delete)
             next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
@@ -664,9 +664,20 @@ class Index(IndexReader):
                 offset += len(group)
             if texts:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            written = self._write_generation(conn, generation, removed_rows, progress)
-            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
-            conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
+            self._write_generation(conn, generation, removed_rows, progress)
+        _checkpoint(conn)
+        self._sweep(keep=generation)
+        return UpdateStats(
+            added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
+            unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
+        )
+
+    @contextmanager
+    def _generation_commit(self, conn: sqlite3.Connection, generation: int) -> Iterator[None]:
+        """Commit the open transaction with ``generation`` (whose files the block writes) made current; on any
+        error roll back and remove its files, so the previous generation stays current."""
+        try:
+            yield
             conn.execute("COMMIT")
         except BaseException:
             # SQLite has already rolled back after some errors (a full disk): a second rollback would fail
@@ -675,12 +686,6 @@ class Index(IndexReader):
                 conn.execute("ROLLBACK")
             shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
             raise
-        _checkpoint(conn)
-        self._sweep(keep=generation)
-        return UpdateStats(
-            added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
-            unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
-        )
 
     @staticmethod
     def _embed(embedder: Embedder, texts: list[str], progress: ProgressFn | None, batch: int = 512) -> np.ndarray:
@@ -712,16 +717,8 @@ class Index(IndexReader):
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 generation = _current_generation(conn) + 1
-                try:
-                    written = self._write_generation(conn, generation, set(), None, reuse=False)
-                    conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
-                    conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
-                    raise
+                with self._generation_commit(conn, generation):
+                    self._write_generation(conn, generation, set(), None, reuse=False)
                 _checkpoint(conn)
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
@@ -733,9 +730,9 @@ class Index(IndexReader):
     def _write_generation(
         self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None,
         reuse: bool = True,
-    ) -> artifacts.Checksums:
+    ) -> None:
         """Write gen-<N> from the (uncommitted) database state, reusing the previous vectors where they are
-        sound (unless ``reuse`` is off); returns the checksums of its files."""
+        sound (unless ``reuse`` is off), and record it in the manifest as current, with its files' checksums."""
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
         current = _current_generation(conn)
         vectors = self._patched_vectors(conn, current, rows, removed_rows) if reuse else self._read_vectors(conn)
@@ -745,7 +742,8 @@ class Index(IndexReader):
         written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, LexicalIndex.build(texts))
         if progress:
             progress("bm25", 1, 1)
-        return written
+        conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
+        conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
 
     def _patched_vectors(
         self, conn: sqlite3.Connection, current: int, rows: np.ndarray, removed_rows: set[int]

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import IngestOptions, decode_text, path_text
+from citesum.ingest.pdf import PAGE_STARTS, clean_pages, read_pages
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -46,7 +47,9 @@ def read_text(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
 
 
 class _HTMLText(HTMLParser):
-    """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart."""
+    """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
+    browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
+    into the source's lines (each line break ends a sentence for chunking)."""
 
     _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
     _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
@@ -57,6 +60,7 @@ class _HTMLText(HTMLParser):
         self.parts: list[str] = []
         self.title = ""
         self._skip_depth = 0
+        self._pre_depth = 0
         self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -64,6 +68,8 @@ class _HTMLText(HTMLParser):
             self._in_title = True
         elif tag in self._SKIP:
             self._skip_depth += 1
+        elif tag == "pre":
+            self._pre_depth += 1
         if tag in self._BLOCK:
             self.parts.append("\n")
 
@@ -72,6 +78,8 @@ class _HTMLText(HTMLParser):
             self._in_title = False
         elif tag in self._SKIP and self._skip_depth:
             self._skip_depth -= 1
+        elif tag == "pre" and self._pre_depth:
+            self._pre_depth -= 1
         if tag in self._BLOCK:
             self.parts.append("\n")
 
@@ -79,7 +87,7 @@ class _HTMLText(HTMLParser):
         if self._in_title:
             self.title += data
         elif not self._skip_depth:
-            self.parts.append(data)
+            self.parts.append(data if self._pre_depth else re.sub(r"\s+", " ", data))
 
     def text(self) -> str:
         joined = "".join(self.parts)
@@ -96,8 +104,36 @@ def html_to_text(html: str) -> tuple[str, str]:
 
 
 def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    title, text = html_to_text(decode_text(data))
-    return [_document(doc_id, title or _stem(path), _require_text(text), path, "html")], []
+    """The page's main content: navigation, sidebars, headers and footers left out by ``trafilatura``; the whole
+    visible text when it finds no main content. Chosen by measurement on Python's documentation pages, which
+    mark their main content (benchmarks/ingest_quality.py): trafilatura kept 90% of the main content's words
+    with 99.9% precision where readability-lxml kept 59%; the whole text keeps all but is 8% boilerplate."""
+    html = decode_text(data)
+    title, text = html_to_text(html)
+    return [_document(doc_id, title or _stem(path), _require_text(_main_content(html) or text), path, "html")], []
+
+
+#: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a
+#: site's <header> when the article is short. A header or footer inside the article is the article's own.
+_NOT_MAIN_CONTENT = ["//nav", "//aside", "//header[not(ancestor::article or ancestor::main)]",
+                     "//footer[not(ancestor::article or ancestor::main)]",
+                     "//*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary']"]
+
+
+def _main_content(html: str) -> str:
+    """The text of the page's main content, or "" when trafilatura finds none (or cannot parse the page)."""
+    import logging
+
+    import trafilatura
+
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
+    try:
+        # favor_recall: on the measured pages it kept more of the content (90% of its words, not 86%) at the
+        # same precision
+        return trafilatura.extract(html, include_tables=True, include_comments=False, favor_recall=True,
+                                   prune_xpath=_NOT_MAIN_CONTENT) or ""
+    except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
+        return ""
 
 
 def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -110,28 +146,21 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
 
 
 def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    """Paragraphs of the PDF without its running headers, footers and page numbers (see :mod:`pdf`); the
+    metadata keeps where each page starts (``page_starts``), so evidence can be given a page."""
+    import pypdfium2
 
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            # Many PDFs are "encrypted" with an empty user password only to restrict printing.
-            try:
-                if not reader.decrypt(""):
-                    raise UnreadableError("encrypted PDF (a password is required)")
-            except (NotImplementedError, PyPdfError) as exc:
-                raise UnreadableError(f"encrypted PDF that cannot be opened ({exc})") from exc
-        pages = [page.extract_text() or "" for page in reader.pages]
-        title = (reader.metadata.title if reader.metadata else None) or _stem(path)
-    except IngestError:
-        raise
-    except Exception as exc:  # pypdf raises many error types on corrupt input
-        raise UnreadableError(f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
-    if not text:
+        pages, title = read_pages(data)
+    except pypdfium2.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise UnreadableError("encrypted PDF (a password is required)") from exc
+        raise UnreadableError(f"corrupt PDF ({exc})") from exc
+    clean = clean_pages(pages)
+    if not clean.text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
-    return [_document(doc_id, str(title), text, path, "pdf", {"pages": len(pages)})], []
+    return [_document(doc_id, title or _stem(path), clean.text, path, "pdf",
+                      {"pages": len(pages), PAGE_STARTS: clean.page_starts})], []
 
 
 def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
@@ -150,19 +179,60 @@ def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
 
 
 def read_docx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """The body in reading order: paragraphs and headings as paragraphs, tables row by row (``cell | cell``,
+    a merged cell once), then the footnotes and endnotes under "Notes". Headers and footers repeat on every
+    page (a running title, page numbers): they are left out of the text."""
     check_zip(data, options, "DOCX")
     import docx
+    from docx.table import Table
 
     try:
         document = docx.Document(io.BytesIO(data))
+        blocks = []
+        for item in document.iter_inner_content():
+            if isinstance(item, Table):
+                blocks += _table_rows(item)
+            elif item.text.strip():
+                blocks.append(" ".join(item.text.split()))
+        notes = _docx_notes(document)
     except Exception as exc:  # python-docx raises KeyError/ValueError/PackageNotFoundError on bad parts
         raise UnreadableError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
-    blocks = [p.text for p in document.paragraphs if p.text.strip()]
-    for table in document.tables:
-        for row in table.rows:
-            blocks.append(" | ".join(cell.text.strip() for cell in row.cells))
+    if notes:
+        blocks += ["Notes", *notes]
     title = document.core_properties.title or _stem(path)
-    return [_document(doc_id, title, _require_text("\n".join(blocks)), path, "docx")], []
+    return [_document(doc_id, title, _require_text("\n\n".join(blocks)), path, "docx")], []
+
+
+def _table_rows(table: Any) -> list[str]:
+    rows = []
+    for row in table.rows:
+        cells: list[str] = []
+        for cell in row.cells:
+            text = " ".join(cell.text.split())
+            if not cells or text != cells[-1]:  # python-docx repeats a merged cell for each column it spans
+                cells.append(text)
+        while cells and not cells[-1]:  # "T2 | " for a row whose last cells are empty
+            cells.pop()
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return rows
+
+
+def _docx_notes(document: Any) -> list[str]:
+    """The footnotes and endnotes, in order ("[n] text"), from their parts of the package."""
+    from xml.etree import ElementTree
+
+    namespace = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    notes = []
+    for part in document.part.package.iter_parts():
+        if str(part.partname) not in ("/word/footnotes.xml", "/word/endnotes.xml"):
+            continue
+        for note in ElementTree.fromstring(part.blob):
+            number = int(note.get(f"{namespace}id", "0"))
+            text = " ".join("".join(t.text or "" for t in note.iter(f"{namespace}t")).split())
+            if number > 0 and text:  # ids -1 and 0 are the separator lines, not notes
+                notes.append(f"[{len(notes) + 1}] {text}")
+    return notes
 
 
 def render_rows(header: list[str], rows: list[list[str]], rows_per_block: int) -> str:

@@ -131,7 +131,8 @@ function renderSummary(answer) {
   answer.bullets.forEach((bullet, index) => {
     const chips = (bullet.evidence || []).map((evidence) => {
       const source = answer.sources[String(evidence.number)] || {};
-      const label = `Source ${evidence.number}: ${source.title || evidence.document_id}` +
+      const page = evidence.page ? `, page ${evidence.page}` : "";
+      const label = `Source ${evidence.number}: ${source.title || evidence.document_id}${page}` +
         (evidence.supported ? "" : " (does not clearly state this)");
       return element("button", {
         type: "button", class: evidence.supported ? "chip" : "chip unsupported", "aria-pressed": "false",
@@ -139,10 +140,11 @@ function renderSummary(answer) {
         "data-document": evidence.document_id,
         onclick: (event) => openDocument(evidence.document_id, {
           start: evidence.char_start, end: evidence.char_end, from: event.currentTarget,
-          note: evidence.supported ? "Highlighted: the sentence that supports the bullet."
-                                   : "Highlighted: the closest sentence; it does not clearly state the bullet.",
+          note: (evidence.supported ? "Highlighted: the sentence that supports the bullet"
+                                    : "Highlighted: the closest sentence; it does not clearly state the bullet") +
+                (evidence.page ? ` (page ${evidence.page}).` : "."),
         }),
-      }, `[${evidence.number}]`);
+      }, evidence.page ? `[${evidence.number}, p. ${evidence.page}]` : `[${evidence.number}]`);
     });
     list.append(element("li", {}, bullet.text, ...chips));
   });

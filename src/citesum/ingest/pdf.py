@@ -1,0 +1,312 @@
+"""PDF text a person would quote: pages read with PDFium (``pypdfium2``), two-column pages column after column,
+then running headers, footers and page numbers removed, words hyphenated at a line end joined again, and lines
+joined into paragraphs (headings and list items kept apart), with the offset where each page starts kept, so
+that a citation can say on which page its evidence is.
+
+What counts as a running header or footer (:func:`running_lines`, :func:`folio_offsets`): a block of up to
+``EDGE_LINES`` lines at the top or bottom of a page, each a line whose letters recur at the edges of at least
+3 pages and of half the pages between its first and last (OCR misreadings of it included), a page number, or a
+short line beginning or ending with the page's printed number (a reference manual's "CallExternal 71").
+
+Why PDFium (measured by ``benchmarks/ingest_quality.py`` on pypdf's test files and Debian's manuals, the same
+pages for each library): it read 880 pages a second where pypdf read 71, pdfminer.six 35 and pdfplumber 19
+(this module's reading order and cleaning included: 570). None of them joins lines into paragraphs or drops
+running headers by itself (38-46% of passages ended inside a sentence with each, 61-68 headers, footers and
+page numbers per 100 pages), so the cleaning here is what makes the text quotable; PDFium also marks the
+hyphen of a word broken at a line end (U+FFFE) where the others give a "-" that may belong to the word. All
+are under permissive licences (pypdf BSD, pdfminer.six and pdfplumber MIT, pypdfium2 Apache-2.0/BSD); PyMuPDF,
+under the AGPL, was left out of the core install.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: where PDFium breaks a word at a line end (the hyphen it removes)
+_SOFT_BREAK = "\ufffe"
+#: control characters in a text layer; U+0002 is the hyphen of some OCR layers (pypdf reads "-" there)
+_CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: a line that is only a page number: "12", "- 12 -", "Page 12", "page 3 of 40", "xii"
+_PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—(\[]?\s*(?:\d{1,5}|[ivxlcdm]{1,7})\s*[-–—)\]]?"
+                          r"(?:\s*(?:of|/)\s*\d{1,5})?$", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"""[.!?:]["'”’)\]]*$""")
+_LIST_ITEM = re.compile(r"^(?:[-–•*▪‣]|\d{1,3}[.)]|[a-z][.)]|\(\w{1,3}\))\s+\S")
+_WORD_BEFORE_HYPHEN = re.compile(r"(\w+)-$")
+_WORD_AFTER = re.compile(r"^(\w+)")
+#: a line beginning or ending with a number (a page's number in its header or footer)
+_FOLIO = re.compile(r"^(\d{1,5})\b(?!\.\d)|(?<![\d.,])\b(\d{1,5})$")
+#: a header or footer line is short
+_FOLIO_LINE = 100
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.?\s+[A-Z]")
+_INNER_BREAK = re.compile(r"(\w+)\ufffe(\w+)")
+#: lines looked at for running headers (from the top) and footers (from the bottom) of each page: a header can
+#: be a block ("Printed by...", a guideline's name, its version, a chapter)
+EDGE_LINES = 4
+#: the metadata field of a PDF document: the character offset where each of its pages starts
+PAGE_STARTS = "page_starts"
+
+
+@dataclass(frozen=True)
+class CleanText:
+    text: str
+    #: character offset in ``text`` where each page starts (page n starts at page_starts[n - 1])
+    page_starts: list[int]
+    #: lines removed as running headers, footers or page numbers
+    removed_lines: int
+    #: words joined again across a line end where they had been hyphenated
+    dehyphenated: int
+
+
+def read_pages(data: bytes) -> tuple[list[str], str]:
+    """(the text of each page in content order, the document's title or ""); raises ``pypdfium2.PdfiumError``
+    on a corrupt file or one that needs a password. PDFium is not thread-safe: one thread at a time."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(data)
+    try:
+        pages = []
+        for number in range(len(document)):
+            page = document[number]
+            textpage = page.get_textpage()
+            pages.append(_reading_order(textpage, *page.get_size()))
+            textpage.close()
+            page.close()
+        return pages, (document.get_metadata_dict().get("Title") or "").strip()
+    finally:
+        document.close()
+
+
+def _reading_order(textpage: Any, width: float, height: float) -> str:
+    """A page's text in reading order. PDFium gives the order of the content stream, which some writers fill
+    line by line across both columns of a page; on a two-column page each column is read whole instead, band
+    by band between the lines that span both (a title, a wide figure caption, a footer)."""
+    rects = np.array([textpage.get_rect(i) for i in range(textpage.count_rects())], dtype=float).reshape(-1, 4)
+    gutter = _gutter(rects, width)
+    if gutter is None:
+        return str(textpage.get_text_range())
+    parts: list[str] = []
+    top = height
+    for left, bottom, right, band_top in sorted(rects[(rects[:, 0] < gutter) & (rects[:, 2] > gutter)].tolist(),
+                                                key=lambda rect: -rect[3]):
+        if band_top < top:  # the two columns between the previous wide line and this one
+            parts += [textpage.get_text_bounded(0, band_top, gutter, top),
+                      textpage.get_text_bounded(gutter, band_top, width, top)]
+        parts.append(textpage.get_text_bounded(0, bottom, width, band_top))
+        top = min(top, bottom)
+    parts += [textpage.get_text_bounded(0, 0, gutter, top), textpage.get_text_bounded(gutter, 0, width, top)]
+    return "\n".join(part for part in parts if part.strip())
+
+
+def _gutter(rects: np.ndarray, width: float) -> float | None:
+    """The x of the gap between two columns of text, or None for a page that is not in two columns: a vertical
+    line in the middle of the page that (nearly) no piece of text crosses, with a fifth or more of the text on
+    each side, side by side."""
+    if len(rects) < 6:
+        return None
+    candidates = np.linspace(0.3 * width, 0.7 * width, 81)
+    crossing = ((rects[:, 0][None, :] < candidates[:, None]) & (rects[:, 2][None, :] > candidates[:, None])).sum(1)
+    best = int(np.argmin(crossing))
+    x = float(candidates[best])
+    left, right = rects[rects[:, 2] <= x], rects[rects[:, 0] >= x]
+    if crossing[best] > max(1, 0.05 * len(rects)) or min(len(left), len(right)) < 0.2 * len(rects):
+        return None
+    # side by side: the columns share most of their height (not a caption beside a figure)
+    overlap = min(left[:, 3].max(), right[:, 3].max()) - max(left[:, 1].min(), right[:, 1].min())
+    shorter = min(left[:, 3].max() - left[:, 1].min(), right[:, 3].max() - right[:, 1].min())
+    return x if shorter > 0 and overlap >= 0.5 * shorter else None
+
+
+def _key(line: str) -> str:
+    """A line as a running header or footer repeats it: its letters only (the page number, spacing and
+    punctuation change from page to page)."""
+    return "".join(c for c in line.lower() if c.isalpha())
+
+
+def running_lines(pages: list[list[str]]) -> set[str]:
+    """Keys of running headers and footers: lines near the top or bottom of pages that recur on at least 3
+    pages and on at least half the pages from their first to their last (a chapter's header, or a book's on
+    every other page; not a heading such as "Arguments" that a page happens to begin with now and then). A
+    line that differs from a recurring one by a character or two (OCR: "VICKSBUEG", "SIEGE OP") counts as it."""
+    if len(pages) < 3:
+        return set()
+    found: dict[str, list[int]] = {}
+    for number, lines in enumerate(pages):
+        for key in {_key(line) for line in lines[:EDGE_LINES] + lines[-EDGE_LINES:]}:
+            if len(key) >= 3:
+                found.setdefault(key, []).append(number)
+    # groups of the keys seen on two pages or more, each with the keys near it (OCR variants that recur too)
+    groups: dict[str, list[str]] = {}
+    where: dict[str, set[int]] = {}
+    by_initial: defaultdict[str, list[str]] = defaultdict(list)  # _near needs the same first letter
+    for key, numbers in sorted(found.items(), key=lambda item: -len(item[1])):
+        if len(numbers) < 2:
+            break  # a line seen once starts no group: content, not a header
+        home = next((group for group in by_initial[key[0]] if _near(key, group)), None)
+        if home is None:
+            home = key
+            groups[home], where[home] = [], set()
+            by_initial[key[0]].append(home)
+        groups[home].append(key)
+        where[home].update(numbers)
+    running = set()
+    for home, keys in groups.items():
+        pages_of = sorted(where[home])
+        if len(pages_of) >= 3 and len(pages_of) >= 0.5 * (pages_of[-1] - pages_of[0] + 1):
+            running.update(keys)
+    # a line seen once that is near a running one is a misread of it ("VICKSBUEG")
+    homes = [home for home in groups if home in running]
+    running.update(key for key, numbers in found.items()
+                   if len(numbers) == 1 and any(_near(key, home) for home in homes))
+    return running
+
+
+def folio_offsets(pages: list[list[str]]) -> set[int]:
+    """How a page's printed number follows its position: the offsets (printed number - page index) found in
+    lines that begin or end with a number near the top or bottom of at least 3 pages. A reference manual's
+    header names the topic of the page ("CallExternal 71"): it never recurs, but its number counts on."""
+    counts: Counter[int] = Counter()
+    for index, lines in enumerate(pages):
+        counts.update({number - index for line in lines[:EDGE_LINES] + lines[-EDGE_LINES:]
+                       for number in _edge_numbers(line)})
+    return {offset for offset, seen in counts.items() if seen >= 3}
+
+
+def _edge_numbers(line: str) -> set[int]:
+    """The numbers a short line begins or ends with ("72 capabilities", "CallExternal 71")."""
+    if len(line) > _FOLIO_LINE:
+        return set()
+    return {int(number) for pair in _FOLIO.findall(line.strip()) for number in pair if number}
+
+
+def _near(key: str, other: str) -> bool:
+    if key == other:
+        return True
+    if len(key) < 8 or abs(len(key) - len(other)) > max(1, len(other) // 10) or key[0] != other[0]:
+        return False
+    from difflib import SequenceMatcher
+
+    matcher = SequenceMatcher(None, key, other, autojunk=False)
+    return matcher.real_quick_ratio() >= 0.9 and matcher.quick_ratio() >= 0.9 and matcher.ratio() >= 0.9
+
+
+def clean_pages(pages: list[str]) -> CleanText:
+    """Join the pages' lines into paragraphs (see the module docstring)."""
+    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK)) for page in pages]
+    split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
+    nonblank = [[line for line in lines if line.strip()] for lines in split]
+    running, offsets = running_lines(nonblank), folio_offsets(nonblank)
+    # the words as the document writes them; the parts of a word PDFium marks as broken are not a use of it
+    vocabulary = Counter(re.findall(r"\w+(?:-\w+)*", " ".join(pages).replace(_SOFT_BREAK, " ").lower()))
+    kept: list[list[str]] = []
+    removed = 0
+    for index, lines in enumerate(split):
+        folios = {index + offset for offset in offsets}
+        drop = _edge_run(lines, running, folios, reverse=False) | _edge_run(lines, running, folios, reverse=True)
+        removed += len(drop)
+        kept.append([line for n, line in enumerate(lines) if n not in drop])
+    widths = [len(line.strip()) for lines in kept for line in lines if line.strip()]
+    full = statistics.median(widths) if widths else 0
+    parts: list[str] = []
+    length = 0
+    starts: list[int] = []
+    joined = 0
+    last, soft_last, pending_break = "", False, False
+    for lines in kept:
+        page_start = None
+        for line in lines:
+            text = " ".join(line.split())
+            if not text:
+                pending_break = bool(parts)  # a blank line ends the paragraph
+                continue
+            soft_end = text.endswith(_SOFT_BREAK)
+            inner = text[:-1] if soft_end else text
+            joined += inner.count(_SOFT_BREAK)  # PDFium joined the line itself: "vis\ufffeitors"
+            body = _INNER_BREAK.sub(lambda m: m.group(1) + _hyphen(m.group(1), m.group(2), vocabulary) + m.group(2),
+                                    inner).replace(_SOFT_BREAK, "")
+            if parts:
+                glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary)
+                if rejoined and not soft_last:  # a plain hyphen ends the previous line: it goes
+                    parts[-1] = parts[-1][:-1]
+                    length -= 1
+                joined += rejoined
+                parts.append(glue)
+                length += len(glue)
+            if page_start is None:
+                page_start = length
+            parts.append(body)
+            length += len(body)
+            last, soft_last, pending_break = body, soft_end, False
+        starts.append(length if page_start is None else page_start)
+    return CleanText("".join(parts), starts, removed, joined)
+
+
+def _edge_run(lines: list[str], running: set[str], folios: set[int], *, reverse: bool) -> set[int]:
+    """The positions of the running lines and page numbers at the top (or bottom) of a page: the lines from the
+    edge inward while each is one (a block of them, up to ``EDGE_LINES``); a recurring line below the page's
+    text is content. A header broken over two lines ("THE SIEGE OF" / "VICKSBURG. 49") counts as one; a line
+    that begins or ends with the page's printed number (one of ``folios``) is a header too."""
+    order = [n for n in (range(len(lines) - 1, -1, -1) if reverse else range(len(lines))) if lines[n].strip()]
+    run: set[int] = set()
+    step = 0
+    while step < min(len(order), EDGE_LINES):
+        line = lines[order[step]].strip()
+        if _key(line) in running or _PAGE_NUMBER.match(line) or _edge_numbers(line) & folios:
+            run.add(order[step])
+            step += 1
+            continue
+        if step + 1 < len(order):
+            pair = sorted(order[step:step + 2])
+            if _key(lines[pair[0]] + lines[pair[1]]) in running:
+                run.update(pair)
+                step += 2
+                continue
+        break
+    return run
+
+
+def _hyphen(before: str, after: str, vocabulary: Counter[str]) -> str:
+    """What joins two parts of a word broken at a hyphen at a line end: "-" for a compound the document writes
+    so elsewhere ("well-known"), else nothing ("vis-itors" is "visitors")."""
+    whole, compound = (before + after).lower(), f"{before}-{after}".lower()
+    return "-" if vocabulary[compound] > vocabulary[whole] else ""
+
+
+def _glue(previous: str, soft_break: bool, line: str, full_width: float,
+          vocabulary: Counter[str]) -> tuple[str, bool]:
+    """What goes between the previous line and ``line`` (the previous line's hyphen at its end taken off when
+    PDFium marked it, ``soft_break``): nothing (a word broken at the line end joined again: then True), a
+    hyphen (a compound broken at its hyphen), a space (the same paragraph) or a blank line (a new paragraph)."""
+    if soft_break or (previous.endswith("-") and line[:1].islower()):
+        before = _WORD_BEFORE_HYPHEN.search(previous if not soft_break else previous + "-")
+        after = _WORD_AFTER.match(line)
+        if before and after and _hyphen(before.group(1), after.group(1), vocabulary):
+            return ("-" if soft_break else ""), False  # a plain hyphen is still there
+        if soft_break or (before and after):
+            return "", True
+    short = len(previous) < 0.7 * full_width
+    if (short and _SENTENCE_END.search(previous)) or _LIST_ITEM.match(line):
+        return "\n\n", False
+    # a heading ("Details", "2.3 Arguments") stands apart from the text before and after it
+    if (_SENTENCE_END.search(previous) and _is_heading(line, full_width)) or \
+            (_is_heading(previous, full_width) and line[:1].isupper()):
+        return "\n\n", False
+    return " ", False
+
+
+def _is_heading(line: str, full_width: float) -> bool:
+    """A short line that starts with a capital or a section number and ends no sentence."""
+    return (len(line) < 0.5 * full_width and not _SENTENCE_END.search(line) and not line.endswith(",")
+            and (line[:1].isupper() or bool(_SECTION_NUMBER.match(line))))
+
+
+def page_of(page_starts: list[int], offset: int) -> int:
+    """The page (from 1) that character ``offset`` of the text is on."""
+    from bisect import bisect_right
+
+    return max(1, bisect_right(page_starts, offset))

@@ -1,0 +1,79 @@
+"""Word and HTML documents read as a person reads them (issue 16): a Word body in its order with tables in
+place, merged cells once, footnotes kept and running headers and footers left out; a web page's main content
+without its navigation, paragraphs whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citesum.ingest import IngestOptions, ingest_file
+from citesum.types import Document
+from fixtures import make_docx_with_notes
+
+
+def _read(path: Path) -> Document:
+    documents, report = ingest_file(path, path.name, IngestOptions())
+    assert report.status == "ingested", report.reason
+    return documents[0]
+
+
+def test_a_word_body_is_read_in_order_with_its_footnotes_and_without_its_header(tmp_path: Path) -> None:
+    path = tmp_path / "report.docx"
+    make_docx_with_notes(path, ["Ferry traffic grew in 2023.", [["Route", "Boats"], ["North", "12"]],
+                                "The table above counts the boats of each route."],
+                         footnotes=["Counted by the harbour office in March."],
+                         header="Harbour Report - Confidential", footer="Page")
+    text = _read(path).text
+    # before: the table came after every paragraph, the footnote was lost and nothing separated blocks
+    assert text.index("Ferry traffic grew") < text.index("Route | Boats") < text.index("North | 12") < \
+        text.index("The table above")
+    assert text.endswith("Notes\n\n[1] Counted by the harbour office in March.")
+    assert "Confidential" not in text
+
+
+def test_a_merged_table_cell_is_read_once(tmp_path: Path) -> None:
+    import docx
+
+    path = tmp_path / "merged.docx"
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 2)).text = "Sailings in 2023"
+    for column, value in enumerate(["North", "South", "East"]):
+        table.cell(1, column).text = value
+    document.save(path)
+    text = _read(path).text
+    assert "Sailings in 2023 | Sailings in 2023" not in text  # before: once per column it spans
+    assert text.splitlines()[0] == "Sailings in 2023" and "North | South | East" in text
+
+
+PAGE = """<html><head><title>The reservoir - Town Water</title></head><body>
+<nav><a href="/">Home</a> | <a href="/about">About the water board</a> | <a href="/contact">Contact us</a></nav>
+<header><p>Town Water Board: serving the valley since 1890</p></header>
+<main><h1>The reservoir</h1>
+<p>The reservoir was
+built in 1931 and holds
+two million cubic metres of water.</p>
+<p>It was enlarged in 1975, after a dry summer had left the town without water for three weeks.</p>
+<table><tr><td>Year</td><td>Capacity</td></tr><tr><td>1931</td><td>2 Mm3</td></tr></table>
+</main>
+<aside>Related: <a href="/pipes">Pipes</a>, <a href="/meters">Meters</a></aside>
+<footer>Copyright 2024 Town Water Board. All rights reserved. Privacy policy.</footer></body></html>"""
+
+
+def test_a_web_page_keeps_its_main_content_without_navigation(tmp_path: Path) -> None:
+    path = tmp_path / "reservoir.html"
+    path.write_text(PAGE, encoding="utf-8")
+    document = _read(path)
+    assert document.title == "The reservoir - Town Water"
+    # before: the source's line breaks cut the sentence into three
+    assert "The reservoir was built in 1931 and holds two million cubic metres of water." in document.text
+    assert "It was enlarged in 1975" in document.text and "1931 | 2 Mm3" in document.text
+    for boilerplate in ("About the water board", "Contact us", "serving the valley", "All rights reserved",
+                        "Related"):
+        assert boilerplate not in document.text  # before: all kept
+
+
+def test_a_page_with_too_little_for_a_main_content_keeps_all_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "short.html"
+    path.write_text("<html><body><p>Closed on Monday.</p></body></html>", encoding="utf-8")
+    assert _read(path).text == "Closed on Monday."

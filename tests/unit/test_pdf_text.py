@@ -1,0 +1,114 @@
+"""PDF text a person would quote: paragraphs whole, no running headers, footers or page numbers, hyphenation
+undone, two columns read one after the other, and the page of each character kept (issue 16)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from citesum.ingest import IngestOptions, ingest_file
+from citesum.ingest.pdf import PAGE_STARTS, clean_pages, page_of
+from citesum.types import Document
+from fixtures import make_pdf_pages
+
+SIEGE = ("From Vicksburg all who could not be expected to take part in the defence were sent away before the "
+         "siege began, and the garrison laid in what stores of corn and bacon the country still held. ")
+PAGES_OF_TEXT = [
+    SIEGE + "On the first day the gunboats came down the river and opened fire on the upper batteries.",
+    "The batteries answered until dark. The visitors who had come from Jackson to see the fleet left at once, "
+    "and the streets were empty by the evening.",
+    "General Pemberton rode along the lines in the morning and ordered the trenches to be deepened where "
+    "the ground was soft. The men worked through the night.",
+    "A well-known officer of the engineers reported that the works on the left could hold for a month, "
+    "if the water in the cisterns lasted.",
+    "By the end of the week the town had learned to live underground, in caves dug into the hillsides.",
+]
+
+
+def _book(pages: list[str], *, width: int = 70) -> bytes:
+    """A PDF book: each page has a running header (the page number and the book's title, on alternate sides),
+    its text wrapped at ``width`` characters, and a page number at the foot."""
+    rendered = []
+    for number, text in enumerate(pages, start=1):
+        folio = str(number * 2 + 50)
+        header = f"{folio} THE SIEGE OF VICKSBURG." if number % 2 else f"THE SIEGE OF VICKSBURG. {folio}"
+        placed = [(72, 750, header)] + [(72, 700 - 14 * i, line) for i, line in enumerate(textwrap.wrap(text, width))]
+        rendered.append(placed + [(300, 40, folio)])
+    return make_pdf_pages(rendered)
+
+
+def _read(tmp_path: Path, data: bytes, name: str = "book.pdf") -> Document:
+    path = tmp_path / name
+    path.write_bytes(data)
+    documents, report = ingest_file(path, name, IngestOptions())
+    assert report.status == "ingested", report.reason
+    return documents[0]
+
+
+def test_running_headers_and_page_numbers_go_and_sentences_stay_whole(tmp_path: Path) -> None:
+    document = _read(tmp_path, _book(PAGES_OF_TEXT))
+    text = document.text
+    assert "SIEGE OF VICKSBURG" not in text  # before: on every page
+    assert not any(str(n) in text.split() for n in range(52, 62, 2)), text  # page numbers
+    for page in PAGES_OF_TEXT:  # before: broken into lines ("... take part in the")
+        for sentence in page.split(". "):
+            assert sentence.strip().rstrip(".") in text, sentence
+    assert document.metadata["pages"] == 5
+
+
+def test_page_starts_say_on_which_page_a_sentence_is(tmp_path: Path) -> None:
+    document = _read(tmp_path, _book(PAGES_OF_TEXT))
+    starts = document.metadata[PAGE_STARTS]
+    assert len(starts) == 5 and starts[0] == 0 and starts == sorted(starts)
+    for number, page in enumerate(PAGES_OF_TEXT, start=1):
+        first_words = page[:40]
+        assert page_of(starts, document.text.index(first_words)) == number
+        assert page_of(starts, document.text.index(first_words) + 30) == number
+
+
+def test_a_word_hyphenated_at_a_line_end_is_joined_again_and_a_compound_keeps_its_hyphen() -> None:
+    clean = clean_pages(["The vis-\nitors came from Jackson to see the fleet and left the well-\nknown "
+                         "hotel at once.\nThey were not the first visitors, and the well-known hotel was full.",
+                         "A page of other text about the river.", "And a third page."])
+    assert "The visitors came from Jackson" in clean.text
+    assert "left the well-known hotel at once" in clean.text
+    assert clean.dehyphenated == 1
+
+
+def test_hyphenation_in_a_pdf_is_undone(tmp_path: Path) -> None:
+    lines = ["The vis-", "itors who had come from Jackson to see the fleet left the well-",
+             "known hotel at once. They were not the first visitors to the well-known hotel."]
+    text = _read(tmp_path, make_pdf_pages([[(72, 700 - 14 * i, line) for i, line in enumerate(lines)]])).text
+    assert "The visitors who had come from Jackson" in text  # before: "The vis-\nitors"
+    assert "left the well-known hotel at once" in text
+
+
+def test_two_columns_written_line_by_line_across_the_page_are_read_column_after_column(tmp_path: Path) -> None:
+    left = textwrap.wrap("The left column tells of the river. It rose in the spring and flooded the lower town "
+                         "for three weeks, and the people moved to the hills.", 38)
+    right = textwrap.wrap("The right column tells of the railway. It reached the town in 1850 and carried cotton "
+                          "to the coast until the war closed the line.", 38)
+    # the content stream alternates: left line 1, right line 1, left line 2, ... (each at its own place)
+    placed = [(72, 760, "A History of the Town")]
+    for i in range(max(len(left), len(right))):
+        if i < len(left):
+            placed.append((72, 700 - 14 * i, left[i]))
+        if i < len(right):
+            placed.append((330, 700 - 14 * i, right[i]))
+    text = _read(tmp_path, make_pdf_pages([placed])).text
+    assert "It rose in the spring and flooded the lower town for three weeks" in text  # before: interleaved
+    assert "It reached the town in 1850 and carried cotton to the coast" in text
+    assert text.index("A History of the Town") < text.index("The left column") < text.index("The right column")
+
+
+def test_a_heading_that_a_few_pages_begin_with_is_content_not_a_running_header() -> None:
+    pages = [f"Arguments\nx the value on page {n}.\nMore text of page {n} that goes on." if n % 5 == 0 else
+             f"Other heading {n}\nText of page {n}, long enough to be a line of the body." for n in range(20)]
+    clean = clean_pages(pages)
+    assert clean.text.count("Arguments") == 4
+
+
+def test_a_page_without_text_keeps_its_place_in_the_page_starts() -> None:
+    clean = clean_pages(["First page text.", "", "Third page text."])
+    assert len(clean.page_starts) == 3
+    assert page_of(clean.page_starts, clean.text.index("Third")) == 3
