@@ -56,8 +56,13 @@ screenshots: $(VENV)/.test browser
 	CITESUM_SCREENSHOTS=docs/screenshots CITESUM_REQUIRE_BROWSER=1 $(PY) -m pytest -q tests/integration/test_web_page.py
 
 # Long measurements (minutes to tens of minutes); each writes benchmarks/results/<name>.json.
-bench: $(VENV)/.test
+$(VENV)/.compare: $(VENV)/.test
+	$(PIP) -e '.[compare]'
+	touch $@
+
+bench: $(VENV)/.test $(VENV)/.compare
 	$(PY) benchmarks/retrieval_summhay.py --cache .bench-cache
+	$(PY) benchmarks/ingest_quality.py
 	$(PY) benchmarks/speed.py
 	$(PY) benchmarks/service_load.py --cache .bench-cache
 	$(PY) benchmarks/summarize_offline.py --cache .bench-cache

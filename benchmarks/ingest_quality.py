@@ -5,8 +5,9 @@ The files are not ours, so they are fetched, never committed (into ``--files``, 
     and python-docx 1.2.0 (47 .docx test files), from PyPI (``pip download --no-binary :all: --no-deps``);
   * Debian 12's documentation packages r-doc-pdf, gnuplot-doc and asymptote-doc (the R manuals, including the
     2,400-page reference manual, gnuplot's and Asymptote's manuals: TeX-made, with running headers, page
-    numbers and hyphenation) and python3.11-doc (530 HTML pages of Python's documentation), with
-    ``apt-get download``. Copies of one file under two paths are counted once.
+    numbers and hyphenation), python3.11-doc (530 HTML pages of Python's documentation) and debian-reference-en
+    (the Debian Reference as a DocBook-made PDF and 15 HTML pages), with ``apt-get download``. Copies of one
+    file under two paths are counted once.
 
 Measured:
   1. ingestion as ``citesum index`` runs it (``ingest_file``): files ingested, skipped by reason, pages/s;
@@ -33,7 +34,9 @@ Measured:
      reference): the reader before (all visible text), now (trafilatura's main content) and readability-lxml:
      word-level precision (the share of the output that is main content, not navigation, sidebars, footers)
      and recall (the share of the main content kept), on the pages as they are and stripped of their semantic
-     mark-up (<main>, <nav>, role="main"...), as an older site would be.
+     mark-up (<main>, <nav>, role="main"...), as an older site would be. Held out: the Debian Reference's
+     DocBook pages (the reference: its chapter, appendix or preface body without the table of contents),
+     looked at only after trafilatura was chosen on the Sphinx pages.
 
 The PDF cleaning's rules were written looking at pypdf's test files and some of the Debian manuals
 (``SEEN_WHILE_TUNING``); ``held_out`` in the results gives the numbers of the Debian PDFs never looked at.
@@ -61,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, write_result  # noqa: E402
 
 SDISTS = ["pypdf==7.1.0", "python-docx==1.2.0"]
-DEBIAN_PACKAGES = ["r-doc-pdf", "gnuplot-doc", "asymptote-doc", "python3.11-doc"]
+DEBIAN_PACKAGES = ["r-doc-pdf", "gnuplot-doc", "asymptote-doc", "python3.11-doc", "debian-reference-en"]
 #: the Debian PDFs whose text was looked at while the cleaning (citesum.ingest.pdf) was written and its rules
 #: chosen; the other Debian PDFs are held out (``held_out`` in the results). All of pypdf's files count as seen.
 SEEN_WHILE_TUNING = {"R-intro.pdf", "refman.pdf", "fullrefman.pdf", "gnuplot.pdf", "R-admin.pdf", "R-lang.pdf",
@@ -105,6 +108,7 @@ def fetch(folder: Path) -> dict[str, list[Path]]:
             return sets
     sets["debian-pdf"] = _unique(sorted((debian / "x").rglob("*.pdf")))
     sets["debian-html"] = _unique(sorted((debian / "x" / "usr/share/doc/python3.11/html").rglob("*.html")))
+    sets["docbook-html"] = _unique(sorted((debian / "x" / "usr/share/debian-reference").glob("*.en.html")))
     return sets
 
 
@@ -394,12 +398,28 @@ def compare_docx(paths: list[Path]) -> dict[str, Any]:
 def _sphinx_main(html: str) -> str | None:
     """The text of a Sphinx page's main content, as its writer marked it (``<div role="main">``): the reference
     of what a reader should keep; None for a page without one."""
+    return _marked_text(html, '//div[@role="main"]', [])
+
+
+def _docbook_main(html: str) -> str | None:
+    """The text of a DocBook page's chapter (appendix, preface, book) without its table of contents: what is
+    left of the page once its navigation header and footer are taken away."""
+    return _marked_text(html, '//div[@class="chapter" or @class="appendix" or @class="preface" or @class="book"]',
+                        ['.//div[@class="toc"]'])
+
+
+def _marked_text(html: str, main: str, without: list[str]) -> str | None:
     import lxml.html
 
     from citesum.ingest.formats import html_to_text
 
-    found = lxml.html.fromstring(html).xpath('//div[@role="main"]')
-    return html_to_text(lxml.html.tostring(found[0], encoding="unicode"))[1] if found else None
+    found = lxml.html.fromstring(html.encode()).xpath(main)  # bytes: XHTML pages declare their encoding
+    if not found:
+        return None
+    for path in without:
+        for element in found[0].xpath(path):
+            element.getparent().remove(element)
+    return html_to_text(lxml.html.tostring(found[0], encoding="unicode"))[1]
 
 
 def _readability(html: str) -> str:
@@ -417,7 +437,7 @@ def _without_landmarks(html: str) -> str:
     return re.sub(r"<(/?)(?:main|article|nav|header|footer|aside)\b", r"<\1div", html)
 
 
-def compare_html(paths: list[Path]) -> dict[str, Any]:
+def compare_html(paths: list[Path], reference_of: Callable[[str], str | None]) -> dict[str, Any]:
     """Word-level precision and recall (as CleanEval scores boilerplate removal) of each reader's text against
     the page's own main content: precision, the share of the output's words that are main content; recall,
     the share of the main content's words in the output. Also on the pages stripped of their semantic
@@ -440,7 +460,7 @@ def compare_html(paths: list[Path]) -> dict[str, Any]:
     pages = 0
     for path in paths:
         html = decode_text(path.read_bytes())
-        main = _sphinx_main(html)
+        main = reference_of(html)
         if main is None:
             continue
         pages += 1
@@ -486,8 +506,12 @@ def main(argv: list[str] | None = None) -> None:
     result["docx"] = compare_docx(sets["docx"])
     print("docx", result["docx"])
     if "debian-html" in sets:
-        result["html"] = compare_html(sets["debian-html"])
+        result["html"] = compare_html(sets["debian-html"], _sphinx_main)
         print("html", result["html"])
+        # the HTML reader was chosen on the Sphinx pages above: the DocBook pages (another generator, another
+        # layout) are held out
+        result["held_out"]["html_docbook"] = compare_html(sets["docbook-html"], _docbook_main)
+        print("html (DocBook, held out)", result["held_out"]["html_docbook"])
     write_result("ingest_quality", result)
 
 
