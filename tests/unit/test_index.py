@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import fcntl
+import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -8,6 +10,7 @@ import numpy as np
 import pytest
 
 from citesum.errors import IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.index import artifacts
 from citesum.index.store import DB_NAME, LOCK_NAME, Index, IndexSettings
 from citesum.types import Document
 
@@ -159,3 +162,65 @@ def test_duplicate_ids_in_one_update_are_refused(tmp_path: Path, hashing_embedde
     with pytest.raises(ConfigError, match="more than once in one update: a"):
         index.update(_docs(("a", "One."), ("a", "Two.")), embedder=hashing_embedder)
     assert len(Index.open(tmp_path / "ix")) == 0
+
+
+def test_a_reader_that_reuses_loaded_passages_sees_what_a_fresh_reader_sees(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """A reader keeps the passages of the generation it loaded and reads only the new rows at the next commit;
+    updates, deletions, an update of the last document (its rows replaced at the end) and a rebuilt index must
+    all read exactly as a reader that loads everything."""
+    writer = Index.create(tmp_path / "ix", SETTINGS)
+    writer.update(_docs(("a", "Apples are red. Apples grow on trees."), ("b", "Bananas are yellow."),
+                        ("c", "Cherries are small.")), embedder=hashing_embedder)
+    reader = Index.open(tmp_path / "ix")
+    assert len(reader.passages) == 3
+
+    def same_as_fresh() -> None:
+        fresh = Index.open(tmp_path / "ix")
+        assert reader.passages == fresh.passages
+        assert reader.unit_documents[1] == fresh.unit_documents[1]
+        assert reader.unit_documents[0].tolist() == fresh.unit_documents[0].tolist()
+        assert np.array_equal(reader.vectors, fresh.vectors)
+
+    writer.update(_docs(("c", "Cherries are small and dark red.")), embedder=hashing_embedder)
+    same_as_fresh()
+    writer.delete(["a"])
+    same_as_fresh()
+    writer.update(_docs(("d", "Dates are sweet."), ("b", "Bananas are yellow when ripe.")), embedder=hashing_embedder)
+    same_as_fresh()
+    assert [p.text for p in reader.passages] == ["Cherries are small and dark red.", "Dates are sweet.",
+                                                 "Bananas are yellow when ripe."]
+
+    # rebuilt in place: generation numbers start again, rowids too; nothing of the old index may be reused
+    shutil.rmtree(tmp_path / "ix")
+    rebuilt = Index.create(tmp_path / "ix", SETTINGS)
+    rebuilt.update(_docs(*[(f"z{i}", f"Zucchini number {i} is green.") for i in range(6)]),
+                   embedder=hashing_embedder)  # rowids 1-6 again, where the old index had 4, 5 and 6
+    same_as_fresh()
+    assert [p.text for p in reader.passages] == [f"Zucchini number {i} is green." for i in range(6)]
+
+
+def test_generation_files_checksummed_by_older_versions_still_verify(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """Indexes written before the change to CRC-32 recorded BLAKE2b digests: they must still verify, and a damaged
+    file must still be found."""
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(("a", "Apples are red."), ("b", "Bananas are yellow.")), embedder=hashing_embedder)
+    folder = next((tmp_path / "ix").glob("gen-*"))
+    recorded = artifacts.checksums(folder)
+    assert all(digest.startswith("crc32:") for _, digest in recorded.values())
+    older = {name: [size, artifacts.file_digest(folder / name, like="0" * 32)] for name, (size, _) in recorded.items()}
+    assert all(len(digest) == 32 for _, digest in older.values())
+    with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
+        conn.execute("UPDATE manifest SET value = ? WHERE key = 'files'", (json.dumps(older),))
+    conn.close()
+    assert artifacts.verify(folder, older) == []
+    assert isinstance(Index.open(tmp_path / "ix").vectors, np.memmap)  # read from its verified file
+    vectors = folder / artifacts.VECTORS
+    data = bytearray(vectors.read_bytes())
+    data[-4:] = b"\x00\x00\x80\x7f"  # the last float becomes infinity: same size, other bytes
+    vectors.write_bytes(bytes(data))
+    assert any("checksum differs" in problem for problem in artifacts.verify(folder, older))
+    assert any("checksum differs" in problem for problem in artifacts.verify(folder, recorded))

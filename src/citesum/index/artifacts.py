@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import zlib
 from pathlib import Path
 from typing import Mapping
 
@@ -20,11 +21,21 @@ from citesum.index.lexical import LexicalIndex
 ROWS = "rows.npy"
 VECTORS = "vectors.npy"
 BM25 = "bm25"
-#: relative path of each file -> [size in bytes, BLAKE2b-128 hex digest]
+#: relative path of each file -> [size in bytes, digest]
 Checksums = dict[str, list]
 
 
-def file_digest(path: Path) -> str:
+def file_digest(path: Path, *, like: str = "crc32:") -> str:
+    """``crc32:<hex>``, or a BLAKE2b-128 hex digest when ``like`` is one (what indexes written before the
+    change to CRC-32 recorded). Every worker of a service verifies each new generation when it loads it; CRC-32
+    reads 2.2 GB/s here where BLAKE2b reads 1, and a reload waited 25 ms for BLAKE2b on the meeting index. The
+    checksums find damage (a disk, a copy, a file overwritten by mistake), which CRC-32 finds as well."""
+    if like.startswith("crc32:"):
+        crc = 0
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                crc = zlib.crc32(block, crc)
+        return f"crc32:{crc:08x}"
     digest = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -46,7 +57,7 @@ def verify(folder: Path, recorded: Mapping[str, list]) -> list[str]:
             problems.append(f"{file} is missing")
         elif file.stat().st_size != size:
             problems.append(f"{file} has {file.stat().st_size:,} bytes, not the {size:,} written")
-        elif file_digest(file) != digest:
+        elif file_digest(file, like=digest) != digest:
             problems.append(f"{file} does not hold what was written (its checksum differs)")
     present = [file.relative_to(folder).as_posix() for file in folder.rglob("*") if file.is_file()]
     problems += [f"{folder / name} was not written by citesum" for name in sorted(set(present) - set(recorded))]
