@@ -28,6 +28,23 @@ import numpy as np
 from citesum.errors import ConfigError
 from citesum.llm.base import LLM, ChatRequest
 
+#: the paper's grid (Pratapa & Mitamura): 8K to 80K tokens in steps of 8K
+PAPER_BUDGETS = tuple(range(8_000, 80_001, 8_000))
+
+
+def parse_budgets(text: str) -> list[int]:
+    """A budget grid from the command line: comma-separated token counts, or ``paper`` for
+    :data:`PAPER_BUDGETS` (models with windows of 80K tokens or more)."""
+    if text.strip().lower() == "paper":
+        return list(PAPER_BUDGETS)
+    try:
+        grid = sorted({int(b) for b in text.split(",") if b.strip()})
+    except ValueError as exc:
+        raise ConfigError(f"--budgets must be comma-separated token counts or 'paper', got '{text}'") from exc
+    if not grid or grid[0] < 1:
+        raise ConfigError(f"--budgets must be positive token counts, got '{text}'")
+    return grid
+
 #: utility(candidate, reference) -> similarity, higher is better
 Utility = Callable[[str, str], float]
 #: summarize(example id, budget, sample number) -> summary text

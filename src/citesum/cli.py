@@ -640,7 +640,8 @@ def _listen(host: str, port: int) -> Any:
 @click.option("--window", type=click.IntRange(min=1), default=32_768, show_default=True,
               help="Context window of the panel models: the full context is cut to fit it.")
 @click.option("--budgets", default="2000,4000,8000,16000,24000,32000", show_default=True,
-              help="Comma-separated context budgets (tokens) to compare.")
+              help="Comma-separated context budgets (tokens) to compare, or 'paper' for the paper's grid "
+                   "(8000 to 80000 in steps of 8000; the panel's --window must hold them).")
 @click.option("--fraction", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
               help="Share of the queries used.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -657,7 +658,7 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
                             order: str, summarizer: str, model: str | None, words: int, as_json: bool) -> None:
     """Estimate the context budget of a pipeline without gold summaries (Pratapa & Mitamura): silver
     references from a panel of LMs given the full context, the pipeline run at each budget against them."""
-    from citesum.budget import estimate_budget, panel_candidates, sample_examples
+    from citesum.budget import estimate_budget, panel_candidates, parse_budgets, sample_examples
     from citesum.index.store import Index
     from citesum.llm import ResponseCache, get_llm
     from citesum.pack import PackOptions, pack_full
@@ -669,12 +670,7 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     queries = [line.strip() for line in Path(queries_file).read_text(encoding="utf-8").splitlines() if line.strip()]
     if not queries:
         raise CitesumError(f"{queries_file}: no queries (one per line)")
-    try:
-        grid = sorted({int(b) for b in budgets.split(",") if b.strip()})
-    except ValueError as exc:
-        raise CitesumError(f"--budgets must be comma-separated token counts, got '{budgets}'") from exc
-    if not grid or grid[0] < 1:
-        raise CitesumError(f"--budgets must be positive token counts, got '{budgets}'")
+    grid = parse_budgets(budgets)
     if summarizer == "llm" and not model:
         raise CitesumError("--summarizer llm needs --model")
     index_ = Index.open(index_dir)

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from citesum.budget import estimate_budget, mbr_select, panel_candidates, rouge_utility, sample_examples
+from citesum.budget import (
+    estimate_budget, mbr_select, panel_candidates, parse_budgets, rouge_utility, sample_examples,
+)
 from citesum.errors import ConfigError
 from citesum.llm.fake import FakeLLM
 
@@ -75,3 +77,11 @@ def test_the_panel_samples_each_model_at_temperature_half() -> None:
 def test_rouge_utility_is_one_for_the_same_text_and_zero_for_disjoint_texts() -> None:
     assert rouge_utility("water rates rise in January", "water rates rise in January") == pytest.approx(1.0)
     assert rouge_utility("water rates rise", "tram opens today") == 0.0
+
+
+def test_budget_grids_from_the_command_line() -> None:
+    assert parse_budgets("paper") == [8_000, 16_000, 24_000, 32_000, 40_000, 48_000, 56_000, 64_000, 72_000, 80_000]
+    assert parse_budgets(" 4000, 2000,4000 ") == [2_000, 4_000]
+    for bad in ("lots", "", "0,100", "-5"):
+        with pytest.raises(ConfigError, match="--budgets"):
+            parse_budgets(bad)

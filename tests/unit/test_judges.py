@@ -239,3 +239,17 @@ def test_cli_eval_judge_on_a_bad_and_a_small_benchmark(tmp_path) -> None:  # typ
     assert [r["judge"] for r in rows] == ["gpt", "offline:wordllama"] and rows[0]["judgments"] == 3
     assert rows[0]["pearson"] == 0.0  # the stored judge says NO to every FULL insight: constant, no correlation
     assert len(rows[0]["pearson_ci95"]) == 2 and len(rows[0]["ours_minus_this_r_ci95"]) == 2
+
+
+def test_load_annotations_accepts_news_samples_that_name_their_topic_by_id(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The SummHay repository's news samples carry ``topic_id`` where the conversation samples carry ``topic_fn``."""
+    news = _annotated(["a"], {"gpt": ["a"]})
+    del news["topic_fn"]
+    news["topic_id"] = "news1"
+    path = tmp_path / "news.json"
+    path.write_text(json.dumps([news, _annotated(["b"], {"gpt": ["b"]})]))
+    assert [sample.topic for sample in load_annotations(path)] == ["news1", "t.json"]
+    del news["topic_id"]
+    path.write_text(json.dumps([news]))
+    with pytest.raises(IngestError, match="KeyError: 'topic_id'"):
+        load_annotations(path)

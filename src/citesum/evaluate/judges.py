@@ -330,7 +330,10 @@ def load_annotations(path: str | Path) -> list[AnnotatedSample]:
             insights = tuple((i["insight_id"], i["insight"]) for i in row["reference_insights"])
             if unlabelled := [i for i, _ in insights if i not in human]:
                 raise KeyError(f"insight(s) without a human label: {unlabelled}")
-            samples.append(AnnotatedSample(row["topic_fn"], str(row.get("subtopic_id", "")), tuple(row["summary"]),
+            # the conversation samples name their topic file (topic_fn), the news samples of the SummHay
+            # repository their topic (topic_id)
+            topic = row["topic_fn"] if "topic_fn" in row else row["topic_id"]
+            samples.append(AnnotatedSample(str(topic), str(row.get("subtopic_id", "")), tuple(row["summary"]),
                                            insights, human, stored))
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise IngestError(f"{path}: not a judge benchmark file like eval_benchmark_dev.json "
