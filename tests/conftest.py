@@ -16,6 +16,29 @@ from loopback import Script, Server
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# ---- no silent skips in CI -------------------------------------------------------------------------------------
+# A test of an optional extra skips where the extra is not installed; CI installs every extra, so a skip there
+# means a test that did not run. With CITESUM_NO_SKIPS=1 (set by .ci/run) any skipped test fails the session.
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skipped.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    if _skipped and os.environ.get("CITESUM_NO_SKIPS") == "1":
+        terminalreporter.section("skipped, which CITESUM_NO_SKIPS=1 does not allow", red=True)
+        for line in _skipped:
+            terminalreporter.line(line)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _skipped and os.environ.get("CITESUM_NO_SKIPS") == "1" and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 class HashingEmbedder(Embedder):
     """Bag-of-words hashed into 64 dimensions: deterministic, instant, and similar texts score high.

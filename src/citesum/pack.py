@@ -13,7 +13,7 @@ papers' reference code stops at the first unit that does not fit (``stop_at_firs
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 from citesum.errors import BudgetError, ConfigError
 from citesum.index.store import IndexReader
@@ -23,6 +23,24 @@ from citesum.types import Context, ContextBlock, Document, Hit
 Order = Literal["score", "original", "full"]
 ORDERS: tuple[Order, ...] = ("score", "original", "full")
 BLOCK_SEPARATOR = "\n\n"
+T = TypeVar("T")
+
+
+def within_budget(items: Iterable[T], cost: Callable[[T], int], budget: int, *,
+                  stop_at_first_overflow: bool) -> Iterator[T]:
+    """The items, in order, that fit in ``budget`` together: one that does not fit is skipped and filling goes
+    on, or ends the selection with ``stop_at_first_overflow``. Packing and the retrieval metrics (recall within
+    a budget) both select this way. The cost of an item is asked once the previous chosen item was consumed,
+    so it may depend on what was chosen (a document's header is paid by its first unit)."""
+    used = 0
+    for item in items:
+        item_cost = cost(item)
+        if used + item_cost > budget:
+            if stop_at_first_overflow:
+                return
+            continue
+        used += item_cost
+        yield item
 
 
 def block_header(number: int, title: str) -> str:
@@ -54,20 +72,16 @@ def pack(index: IndexReader, hits: Sequence[Hit], options: PackOptions, tokenize
     # The worst-case header (a 4-digit number) is charged once per document, so the exact count stays in budget.
     header_cost = {doc_id: tokenizer.count(block_header(9999, title) + BLOCK_SEPARATOR)
                    for doc_id, title in titles.items()}
-    chosen: list[Hit] = []
     seen_documents: set[str] = set()
-    used = 0
-    for hit in candidates:
-        cost = tokenizer.count(hit.passage.text + "\n")
-        if hit.document_id not in seen_documents:
-            cost += header_cost[hit.document_id]
-        if used + cost > options.budget:
-            if options.stop_at_first_overflow:
-                break
-            continue
+
+    def cost(hit: Hit) -> int:
+        header = header_cost[hit.document_id] if hit.document_id not in seen_documents else 0
+        return tokenizer.count(hit.passage.text + "\n") + header
+
+    chosen: list[Hit] = []
+    for hit in within_budget(candidates, cost, options.budget, stop_at_first_overflow=options.stop_at_first_overflow):
         chosen.append(hit)
         seen_documents.add(hit.document_id)
-        used += cost
     if candidates and not chosen:
         # Nothing fits: an empty context would read as "nothing matched the query".
         first = candidates[0]

@@ -45,7 +45,7 @@ def test_indexing_a_haystack_twice_gives_identical_rankings(shared_data: Path, t
         retriever = get_retriever("hybrid", Index.open(tmp_path / name))
         rankings.append([retriever.rank_documents(s.query) for s in haystack.subtopics])
     assert rankings[0] == rankings[1]
-    # and the offline hybrid is far better than chance on real data
+    # and the offline default measures what it measured (a change of retrieval that moves it must say so here)
     ndcg = np.mean([ndcg_at_k([d for d, _ in ranked], s.relevance, 10)
                     for ranked, s in zip(rankings[0], haystack.subtopics)])
-    assert ndcg > 0.6
+    assert ndcg == pytest.approx(0.925, abs=0.005)

@@ -106,7 +106,8 @@ def test_cli_eval_judge_lists_stored_judges_and_ours(shared_data: Path) -> None:
     low, high = gpt4o["pearson_ci95"]
     assert 0.6 < low < 0.714 < high < 0.8  # 114 summaries: the r of a judge is known to about +-0.04
     ours = rows["offline:wordllama"]
-    assert ours["judgments"] == 661 and 0.5 < ours["pearson"] < 0.8 and ours["linking_accuracy"] > 0.8
+    assert ours["judgments"] == 661  # the offline judge is deterministic: its measured r and linking, exactly
+    assert ours["pearson"] == pytest.approx(0.719, abs=0.001) and ours["linking_accuracy"] == pytest.approx(0.873, abs=0.001)
     assert ours["pearson_ci95"][0] < ours["pearson"] < ours["pearson_ci95"][1]
     # ours minus GPT-3.5 (r 0.464) is clearly positive; the difference interval is a paired one, on the same insights
     difference = rows["prompted_gpt3.5"]["ours_minus_this_r_ci95"]
@@ -310,7 +311,8 @@ def test_cli_eval_summhay_judges_summaries_from_a_file(tmp_path: Path, shared_da
     assert result.exit_code == 0, result.stderr
     [row] = json.loads(result.stdout)
     assert (row["retriever"], row["model"], row["judge"]) == ("oracle", "gemini-1.5-pro", "offline:wordllama")
-    assert row["insights"] == 65 and 40 < row["joint"] < 80  # stored GPT-4o judge on this haystack: 58.6
+    # the offline judge is deterministic (the stored GPT-4o judge gives this system 58.6 on this haystack)
+    assert row["insights"] == 65 and (row["coverage"], row["citation"], row["joint"]) == (84.6, 64.0, 56.2)
     assert len(json.loads(report.read_text())["insights"]["summary_subtopic_oracle_gemini-1.5-pro"]) == 65
     both = CliRunner().invoke(main, ["eval", "summhay", "--haystack", news1, "--summaries", news1,
                                      "--retriever", "bm25"])

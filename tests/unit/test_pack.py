@@ -4,7 +4,7 @@ import pytest
 
 from citesum.errors import BudgetError, ConfigError
 from citesum.index.store import Index, IndexSettings
-from citesum.pack import PackOptions, pack, pack_full
+from citesum.pack import PackOptions, pack, pack_full, within_budget
 from citesum.retrieve import get_retriever
 from citesum.tokens import get_tokenizer
 from citesum.types import Document
@@ -42,10 +42,29 @@ def test_skip_versus_stop_at_first_overflow(index: Index) -> None:
     hits = get_retriever("dense", index).retrieve("housing rents", k=200)
     skip = pack(index, hits, PackOptions(budget=500, order="score"))
     stop = pack(index, hits, PackOptions(budget=500, order="score", stop_at_first_overflow=True))
+    chosen = lambda c: {p.id for b in c.blocks for p in b.passages}  # noqa: E731
     count = lambda c: sum(len(b.passages) for b in c.blocks)  # noqa: E731
-    assert count(skip) >= count(stop) and skip.token_count >= stop.token_count
+    # stopping keeps exactly a prefix of the ranking; skipping keeps that prefix and fills on past it
+    prefix = [h.passage.id for h in hits[: count(stop)]]
+    assert chosen(stop) == set(prefix) and count(stop) >= 1
+    assert chosen(skip) > chosen(stop) and skip.token_count > stop.token_count
+    assert stop.token_count <= 500 and skip.token_count <= 500
     capped = pack(index, hits, PackOptions(budget=100_000, order="score", top_k=3))
     assert count(capped) == 3
+
+
+def test_within_budget_skips_or_stops_and_prices_each_item_after_the_last_choice() -> None:
+    sizes = {"a": 4, "b": 7, "c": 3, "d": 2}
+    assert list(within_budget("abcd", sizes.__getitem__, 10, stop_at_first_overflow=True)) == ["a"]
+    assert list(within_budget("abcd", sizes.__getitem__, 10, stop_at_first_overflow=False)) == ["a", "c", "d"]
+    # a cost that depends on what was chosen (the first unit of a document pays its header)
+    seen: set[str] = set()
+    units = ["x1", "x2", "y1"]
+    picked = []
+    for unit in within_budget(units, lambda u: 1 + (5 if u[0] not in seen else 0), 8, stop_at_first_overflow=False):
+        picked.append(unit)
+        seen.add(unit[0])
+    assert picked == ["x1", "x2"]  # 6 + 1; y1 would cost 6 more
 
 
 def test_full_context_truncates_the_longest_documents_first() -> None:

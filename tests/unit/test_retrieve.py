@@ -127,21 +127,43 @@ def test_documents_score_the_sum_of_their_best_passages() -> None:
     assert [d for d, _ in aggregate_documents(owners, ids, tied, None, 1)] == ["a", "b", "c"]  # collection order
 
 
-def test_rm3_expands_the_query_with_feedback_terms(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+def test_rm3_expands_the_query_with_weighted_feedback_terms(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    """RM3 as Anserini runs it, checked by hand: the relevance model of the top 2 units, its 3 heaviest terms,
+    interpolated half and half with the query, then one weighted BM25 query."""
     from citesum.retrieve.feedback import RM3Retriever
 
     index = Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing"))
     texts = {"a": "reservoir drought water shortage", "b": "reservoir drought rationing", "c": "drought rationing",
-             "d": "football match results", "e": "water shortage rationing"}
+             "d": "football match results", "e": "shortage rationing"}
+    # 25 more units: "water" is in 7 of the 30 (over 10%), the other words of a-e in at most 3
+    texts |= {f"f{i}": f"unrelated{i} words{i}" + (" water" if i < 5 else "") for i in range(25)}
     index.update([Document(id=i, title=i, text=t) for i, t in texts.items()], embedder=hashing_embedder)
-    plain = get_retriever("bm25", index).scores("reservoir")
-    expanded = RM3Retriever(index, feedback_units=2, feedback_terms=3).scores("reservoir")
+    lexical = index.lexical
+    first = lexical.term_scores(["reservoir"])
     ids = [p.document_id for p in index.passages]
-    # "c" and "e" lack the query word but share the feedback documents' vocabulary
-    assert plain[ids.index("c")] == 0 and expanded[ids.index("c")] > 0 and expanded[ids.index("e")] > 0
-    assert expanded[ids.index("d")] == 0
-    assert expanded.max() == pytest.approx(expanded[ids.index("a")]) or expanded.max() == pytest.approx(
-        expanded[ids.index("b")])
+    score_a, score_b = float(first[ids.index("a")]), float(first[ids.index("b")])
+    assert score_b > score_a > 0  # b is shorter
+
+    rm3 = RM3Retriever(index, feedback_units=2, feedback_terms=3, original_weight=0.5)
+    # water (in 7 of 30 units) is left out, so a keeps 3 terms; P(t|R) ~ sum of P(t|u) * score(u): reservoir
+    # and drought a/3 + b/3, rationing b/3, shortage a/3 (the lightest, so not among the 3)
+    heavy = score_a / 3 + score_b / 3
+    total = 2 * heavy + score_b / 3
+    expected = {"reservoir": 0.5 + 0.5 * heavy / total, "drought": 0.5 * heavy / total,
+                "ration": 0.5 * (score_b / 3) / total}
+    weights = rm3.expanded_query("reservoir")
+    assert weights.keys() == expected.keys()
+    for term, weight in expected.items():
+        assert weights[term] == pytest.approx(weight, rel=1e-6)
+    assert "water" not in RM3Retriever(index, feedback_units=2, feedback_terms=10).expanded_query("reservoir")
+
+    scores = rm3.scores("reservoir")
+    by_hand = sum(weight * lexical.term_scores([term]) for term, weight in expected.items())
+    np.testing.assert_allclose(scores, by_hand, rtol=1e-5)
+    # "c" and "e" lack the query word but share the feedback units' vocabulary; "d" and the fillers share none
+    assert first[ids.index("c")] == 0 and scores[ids.index("c")] > 0 and scores[ids.index("e")] > 0
+    assert scores[ids.index("d")] == 0 and all(scores[ids.index(f"f{i}")] == 0 for i in range(25))
+    assert rm3.expanded_query("zeppelin") == {"zeppelin": 1.0} and not rm3.scores("zeppelin").any()
 
 
 def test_dense_prf_moves_the_query_towards_the_feedback_centroid(haystack_index: Index) -> None:

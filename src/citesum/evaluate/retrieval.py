@@ -10,6 +10,8 @@ from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from citesum.pack import within_budget
+
 Gain = Literal["exponential", "linear"]
 
 
@@ -43,16 +45,7 @@ def select_within_budget(
 ) -> list[str]:
     """Documents in rank order until ``budget`` tokens; by default stop at the first one that does not fit
     (as the SummHay and DOS RAG reference code do), else skip it and keep filling."""
-    chosen, used = [], 0
-    for document_id in ranking:
-        cost = token_count(document_id)
-        if used + cost > budget:
-            if stop_at_first_overflow:
-                break
-            continue
-        chosen.append(document_id)
-        used += cost
-    return chosen
+    return list(within_budget(ranking, token_count, budget, stop_at_first_overflow=stop_at_first_overflow))
 
 
 def insight_recall(selected: Sequence[str], insight_documents: Mapping[str, Sequence[str]]) -> tuple[float, float]:

@@ -33,6 +33,9 @@ class PipelineConfig:
     order: str = "original"
     unit: str = "document"
     embedder: str = "wordllama"
+    #: stop at the first unit that does not fit, as the papers' code and the recall@15K metric do; by default
+    #: it is skipped and filling goes on
+    stop_at_first_overflow: bool = False
 
 
 def haystack_index(haystack: Haystack, folder: Path, config: PipelineConfig) -> Index:
@@ -58,7 +61,8 @@ def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
     for subtopic in haystack.subtopics:
         engine = make_summarizer(len(subtopic.insights))
         summary = summarize_query(subtopic.query, index, engine, retriever=config.retriever,
-                                  options=PackOptions(budget=config.budget, order=config.order),  # type: ignore[arg-type]
+                                  options=PackOptions(budget=config.budget, order=config.order,  # type: ignore[arg-type]
+                                                      stop_at_first_overflow=config.stop_at_first_overflow),
                                   relevance=subtopic.relevance)
         out[subtopic.id] = summary_lines(haystack, summary, repair_citations)
     return out

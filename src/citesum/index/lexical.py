@@ -84,6 +84,23 @@ class LexicalIndex:
         """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
         return self.term_scores(tokenize([query])[0])
 
+    def document_frequency(self, term: str) -> int:
+        """How many units hold the (analysed) ``term``: the length of its column of BM25 scores (every
+        occurrence scores above zero)."""
+        term_id = self._model.vocab_dict.get(term) if self.size else None  # type: ignore[attr-defined]
+        if term_id is None:
+            return 0
+        indptr = self._model.scores["indptr"]  # type: ignore[attr-defined]
+        return int(indptr[term_id + 1] - indptr[term_id])
+
+    def weighted_scores(self, weights: Mapping[str, float]) -> np.ndarray:
+        """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's)."""
+        total = np.zeros(self.size, dtype=np.float32)
+        for term, weight in weights.items():
+            if weight > 0 and term in self._model.vocab_dict:  # type: ignore[attr-defined]
+                total += np.float32(weight) * np.asarray(self._model.get_scores([term]), dtype=np.float32)  # type: ignore[attr-defined]
+        return total
+
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25 score of every unit for already-analysed (stemmed) terms."""
         if self.size == 0:

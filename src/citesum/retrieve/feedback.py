@@ -2,7 +2,8 @@
 
 SummHay-style subtopic queries are short and the relevant documents share much vocabulary, which is the case
 PRF was made for. Defaults are the usual ones from the literature, not tuned on our evaluation data:
-RM3 as in Anserini (10 feedback units, 10 terms, original query weight 0.5), Rocchio with alpha = beta = 1
+RM3 as in Anserini (10 feedback units, 10 terms, original query weight 0.5, terms in over 10% of the units
+left out), Rocchio with alpha = beta = 1
 over the mean of the top 10 unit vectors.
 """
 
@@ -19,42 +20,59 @@ from citesum.retrieve.base import Retriever, top_k
 from citesum.retrieve.dense import DenseRetriever
 
 
-def _unit_max(scores: np.ndarray) -> np.ndarray:
-    peak = float(scores.max()) if len(scores) else 0.0
-    return scores / peak if peak > 0 else scores
-
-
 class RM3Retriever(Retriever):
-    """BM25, then BM25 of the top terms of the first-pass top units, interpolated (Lavrenko & Croft's RM3)."""
+    """BM25 with RM3 query expansion (Lavrenko & Croft's relevance model, interpolated with the query, as
+    Anserini runs it):
+
+    1. BM25 with the query; the top ``feedback_units`` units with a positive score are the feedback set;
+    2. the relevance model: P(t | R) proportional to sum over the feedback units u of P(t | u) * score(u), with
+       P(t | u) the term's share of u's analysed tokens, leaving out terms in more than ``max_document_share``
+       of the units (Anserini's filter: they say nothing about this query);
+    3. its ``feedback_terms`` heaviest terms, L1-normalised, interpolated with the L1-normalised query:
+       w(t) = ``original_weight`` * P(t | Q) + (1 - ``original_weight``) * P(t | R);
+    4. BM25 once more with the weighted query: score(u) = sum over t of w(t) * BM25(t, u).
+    """
 
     name = "bm25-rm3"
     matches_only_positive = True
 
     def __init__(self, index: IndexReader, feedback_units: int = 10, feedback_terms: int = 10,
-                 original_weight: float = 0.5) -> None:
+                 original_weight: float = 0.5, max_document_share: float = 0.1) -> None:
         super().__init__(index)
         self.feedback_units = feedback_units
         self.feedback_terms = feedback_terms
         self.original_weight = original_weight
+        self.max_document_share = max_document_share
 
-    def scores(self, query: str) -> np.ndarray:
+    def expanded_query(self, query: str) -> dict[str, float]:
+        """The weighted query of step 3 (the analysed query alone when no unit matches it)."""
         lexical = self.index.lexical
-        first = lexical.scores(query)
+        query_terms = Counter(tokenize([query])[0])
+        original = _unit_l1(dict(query_terms))
+        first = lexical.term_scores(list(query_terms.elements()))
         top = [i for i in top_k(first, self.feedback_units) if first[i] > 0]
         if not top:
-            return first
-        query_terms = set(tokenize([query])[0])
-        weights: Counter[str] = Counter()
+            return original
+        too_common = self.max_document_share * lexical.size
+        relevance: Counter[str] = Counter()
         passages = self.index.passages
-        for tokens, score in zip(tokenize([passages[i].text for i in top]), first[top]):
-            for term, count in Counter(tokens).items():
-                if term not in query_terms:
-                    weights[term] += float(score) * count / len(tokens)  # P(term | unit) weighted by relevance
-        expansion = [term for term, _ in weights.most_common(self.feedback_terms)]
-        second = lexical.term_scores(expansion)
-        return (self.original_weight * _unit_max(first) + (1 - self.original_weight) * _unit_max(second)).astype(
-            np.float32
-        )
+        for tokens, score in zip(tokenize([passages[i].text for i in top]), first[top].tolist()):
+            counts = Counter(t for t in tokens if lexical.document_frequency(t) <= too_common)
+            length = sum(counts.values())
+            for term, count in counts.items():
+                relevance[term] += score * count / length
+        feedback = _unit_l1(dict(relevance.most_common(self.feedback_terms)))
+        alpha = self.original_weight
+        return {term: alpha * original.get(term, 0.0) + (1 - alpha) * feedback.get(term, 0.0)
+                for term in original.keys() | feedback.keys()}
+
+    def scores(self, query: str) -> np.ndarray:
+        return self.index.lexical.weighted_scores(self.expanded_query(query))
+
+
+def _unit_l1(weights: dict[str, float]) -> dict[str, float]:
+    total = sum(weights.values())
+    return {term: weight / total for term, weight in weights.items()} if total > 0 else {}
 
 
 class DensePRFRetriever(DenseRetriever):
