@@ -24,7 +24,7 @@ from citesum.index.store import DB_NAME, Index, IndexReader, IndexSettings, Prog
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
 from citesum.tokens import Tokenizer, get_tokenizer
-from citesum.types import Context, ContextBlock, Document
+from citesum.types import Context, ContextBlock, Document, Passage
 
 #: the paper's settings: 3 documents, 12,000 characters of context
 DEFAULT_DOCUMENTS = 3
@@ -180,8 +180,14 @@ def summary_rag_context(query: str, summaries: IndexReader, content: IndexReader
         if summaries_only:
             text = f"Summary:\n{summary.text}"
         used += len(text) + len(BLOCK_SEPARATOR)
+        # The block's text is not the document's (labels, a summary): its one passage is the document itself,
+        # so that citation evidence is found in the document, at the document's offsets. A summary-only block
+        # stands for its document too: a claim taken from the summary is checked where the reader will look.
+        source = Passage(id=f"{doc_id}#document", document_id=doc_id, ordinal=0, char_start=0,
+                         char_end=len(document.text), token_count=tokenizer.count(document.text), text=document.text)
         blocks.append(ContextBlock(number, doc_id, document.title, text,
-                                   tokenizer.count(block_header(number, document.title) + text), score=score))
+                                   tokenizer.count(block_header(number, document.title) + text), (source,),
+                                   score=score))
     return counted_context(blocks, "summary-rag", char_limit, tokenizer)
 
 

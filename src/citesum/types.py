@@ -78,6 +78,8 @@ class ContextBlock:
     title: str
     text: str
     token_count: int
+    #: the document text the block stands for, at its offsets in the document (what citation evidence points
+    #: at): its packed passages; empty when ``text`` is the document itself (full context)
     passages: tuple[Passage, ...] = ()
     #: best retrieval score of its passages (None when the block was not retrieved, e.g. full context)
     score: float | None = None

@@ -128,3 +128,26 @@ def test_after_the_limit_a_shorter_later_document_gets_its_summary_only(tmp_path
     assert limit < full_a + full_b
     tight = summary_rag_context(query, summaries, content, retriever="bm25", documents=3, char_limit=limit)
     assert ["Content:" in b.text for b in tight.blocks] == [True, False, False]
+
+
+def test_evidence_of_a_summary_rag_context_is_in_the_documents_at_their_offsets(tmp_path: Path,
+                                                                                content: Index) -> None:
+    """The blocks read "Summary: ... Content: <document>": evidence spans are offsets into the document, never
+    into the labels or the summary (they were shifted by the summary's length before)."""
+    from citesum.summarize import summarize_context
+    from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+    from citesum.summarize.verify import check_summary
+
+    summaries, _ = build_summary_index(content, tmp_path / "s", CentralSentences(max_tokens=20))
+    query = "reservoir capacity, leaking pipes and the tram to the airport"
+    for char_limit in (10**6, 400):  # content for all; then summaries only after the first
+        context = summary_rag_context(query, summaries, content, retriever="bm25", documents=3, char_limit=char_limit)
+        summary = summarize_context(query, context, ExtractiveSummarizer(ExtractiveOptions(bullets=3)))
+        _, checked = check_summary(summary, repair=True)
+        spans = [e for bullet in checked for e in bullet.evidence] + [
+            c.evidence for bullet in checked for c in bullet.checks if c.evidence is not None]
+        assert spans
+        for evidence in spans:
+            document = content.document(evidence.document_id).text
+            assert document[evidence.char_start:evidence.char_end] == evidence.text
+            assert "Summary:" not in evidence.text and "Content:" not in evidence.text
