@@ -178,3 +178,24 @@ def test_extractive_relevance_does_not_depend_on_the_scale_of_the_embedders_cosi
         summaries = [ExtractiveSummarizer(ExtractiveOptions(bullets=4), embedder=_ShrunkQueryCosines(wordllama, f))
                      .summarize(query, context) for f in (1.0, 0.3)]
         assert summaries[0].bullets and summaries[0].bullets == summaries[1].bullets
+
+
+def test_the_oracle_chooses_documents_but_its_grades_never_rank_facts(index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
+    """Two gold gradings that choose the same documents must give the same summary: the grades may pick what
+    enters the context, not which of its sentences become bullets."""
+    from citesum.summarize import build_context, summarize_context
+
+    subtopic, query = next(iter(haystack.queries.items()))
+    grades = haystack.relevance(subtopic)
+    chosen = sorted(grades, key=lambda d: (-grades[d], d))[:4]
+    flipped = {d: len(chosen) - rank for rank, d in enumerate(reversed(chosen))}  # the same four, best last
+    # every unit of the four (the oracle ranks them first), and nothing else
+    options = PackOptions(budget=100_000, order="original",
+                          top_k=sum(1 for p in index.passages if p.document_id in chosen))
+    contexts = [build_context(query, index, retriever="oracle", options=options, relevance=r)
+                for r in ({d: grades[d] + 10 for d in chosen}, flipped)]
+    assert {b.document_id for b in contexts[0].blocks} == {b.document_id for b in contexts[1].blocks} == set(chosen)
+    assert all(b.score is None for c in contexts for b in c.blocks)
+    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=3))
+    summaries = [summarize_context(query, c, engine).bullets for c in contexts]
+    assert summaries[0] == summaries[1] and summaries[0]

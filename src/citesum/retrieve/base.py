@@ -29,6 +29,9 @@ class Retriever(ABC):
     ranking_depends_on_k: bool = False
     #: True for lexical scores, where 0 means the unit holds no term of the query: it is no match at all
     matches_only_positive: bool = False
+    #: False when the scores are gold labels (the oracle): they may choose what goes into a context, but the
+    #: summarizer must not see them, or they would rank the facts inside it too
+    scores_reach_the_summarizer: bool = True
 
     def __init__(self, index: IndexReader) -> None:
         self.index = index

@@ -33,6 +33,7 @@ class OracleRetriever(Retriever):
 
     name = "oracle"
     scores_documents = True
+    scores_reach_the_summarizer = False  # the oracle chooses documents only, as the paper's oracle runs do
 
     def __init__(self, index: IndexReader, relevance: Mapping[str, float]) -> None:
         super().__init__(index)

@@ -45,6 +45,8 @@ def build_context(query: str, index: IndexReader, *, retriever: str = "hybrid", 
         first = ranker.retrieve(query, sum(len(block.passages) for block in context.blocks))
         taken = {hit.passage.id for hit in first}
         context = pack(index, first + [hit for hit in hits if hit.passage.id not in taken], options, tokenizer)
+    if not ranker.scores_reach_the_summarizer:
+        context = replace(context, blocks=tuple(replace(block, score=None) for block in context.blocks))
     return context
 
 
