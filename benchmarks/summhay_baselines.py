@@ -21,7 +21,7 @@ from _common import document_index_folders, news_haystacks, write_result  # noqa
 
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
-from citesum.evaluate.summhay import score_stored, system_label  # noqa: E402
+from citesum.evaluate.summhay import bullet_citations, score_stored, system_label  # noqa: E402
 
 RETRIEVERS = ["random", "keywords", "bm25", "dense", "hybrid", "oracle"]
 STORED = [f"summary_subtopic_{r}{m}" for m in ("gpt-4o", "claude3-opus", "gemini-1.5-pro")
@@ -47,6 +47,7 @@ def main() -> None:
                 model = "extractive + repair" if repair else "extractive"
                 rows.append({"system": f"citesum {retriever} + {model}", "retriever": retriever, "model": model,
                              "judge": judge.name, **scores.as_dict(),
+                             "citations_per_bullet": _citations_per_bullet(summaries),
                              "seconds": round(time.perf_counter() - started, 1)})
                 print(rows[-1], flush=True)
     for system in STORED:
@@ -55,7 +56,8 @@ def main() -> None:
         reference, _ = score_stored(haystacks, system)
         retriever, model = system_label(system)
         rows.append({"system": system, "retriever": retriever, "model": model, "judge": judge.name,
-                     **scores.as_dict(), "gpt4o_judged": reference.as_dict()})
+                     **scores.as_dict(), "citations_per_bullet": _citations_per_bullet(by_haystack),
+                     "gpt4o_judged": reference.as_dict()})
         print(rows[-1], flush=True)
     # How well the offline judge ranks systems like GPT-4o does: Pearson r of the joint scores over the
     # stored systems (judged by both).
@@ -64,6 +66,13 @@ def main() -> None:
     print(f"system-level Pearson r (offline vs stored GPT-4o judge, joint): {agreement:.3f}")
     write_result("summhay_baselines", {"budget": 15_000, "order": "original", "rows": rows,
                                        "system_level_joint_pearson_vs_gpt4o_judge": round(agreement, 3)})
+
+
+def _citations_per_bullet(summaries: list[dict[str, list[str]]]) -> float:
+    """Mean number of documents a bullet (a summary line with words) cites."""
+    counts = [len(bullet_citations(line)) for by_subtopic in summaries for lines in by_subtopic.values()
+              for line in lines if len(line.split()) >= 3]
+    return round(float(np.mean(counts)), 2) if counts else 0.0
 
 
 if __name__ == "__main__":

@@ -96,6 +96,8 @@ class LexicalIndex:
     def weighted_scores(self, weights: Mapping[str, float]) -> np.ndarray:
         """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's)."""
         total = np.zeros(self.size, dtype=np.float32)
+        if self.size == 0:  # an empty index has no vocabulary
+            return total
         for term, weight in weights.items():
             if weight > 0 and term in self._model.vocab_dict:  # type: ignore[attr-defined]
                 total += np.float32(weight) * np.asarray(self._model.get_scores([term]), dtype=np.float32)  # type: ignore[attr-defined]
