@@ -22,10 +22,19 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 _skipped: list[str] = []
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.skipped:
+def _note_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):  # an expected failure is not a skip
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _skipped.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _note_skip(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module skipped whole while collected (``pytest.importorskip`` at its top: a missing extra)."""
+    _note_skip(report)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]

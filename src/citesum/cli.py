@@ -673,6 +673,9 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     if not queries:
         raise CitesumError(f"{queries_file}: no queries (one per line)")
     grid = parse_budgets(budgets)
+    if grid[-1] > window:
+        raise CitesumError(f"--budgets go up to {grid[-1]:,} tokens, more than the panel's --window of {window:,}: "
+                           "raise --window (the paper's grid needs 80,000) or give smaller budgets")
     if summarizer == "llm" and not model:
         raise CitesumError("--summarizer llm needs --model")
     index_ = Index.open(index_dir)

@@ -275,6 +275,7 @@ def test_estimate_budget_with_a_scripted_panel(serve, tmp_path: Path, haystack, 
     assert sum(1 for r in requests if r["model"] == "pipeline") == 2 * 2 * 2  # queries x budgets x samples
 
     for bad, message in ((["--budgets", "lots"], "comma-separated token counts"),
+                         (["--budgets", "paper"], "more than the panel's --window of 32,768"),
                          (["--summarizer", "llm"], "needs --model")):
         code, _, err = _run("estimate-budget", str(queries), "--index", index, "--panel-model", "a",
                             "--base-url", server.url, *bad)

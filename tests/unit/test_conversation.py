@@ -54,3 +54,18 @@ def test_bullets_of_a_meeting_name_the_speaker_and_hold_no_label_or_question() -
         assert speaker in {"Project manager", "Marketing", "Industrial designer", "User interface"}
         assert not re.search(r"\b(?:marketing|project manager|industrial designer|user interface):", text)
         assert not text.endswith("?") and " ," not in text
+
+
+def test_a_context_that_mixes_a_transcript_and_prose_keeps_the_prose() -> None:
+    report = "The reservoir fell to 41 percent of its capacity in August, the lowest level since 1998."
+    context = Context((ContextBlock(1, "ES2005b", "ES2005b", MEETING, 200), ContextBlock(2, "r", "Report", report, 20)),
+                      "original", 10_000, 220)
+    summary = ExtractiveSummarizer(ExtractiveOptions(bullets=2)).summarize("How low is the reservoir?", context)
+    assert summary.bullets[0].text == report and summary.bullets[0].citations == ("r",)
+
+
+def test_prose_that_quotes_someone_twice_is_not_a_transcript() -> None:
+    blocks = ["The mayor said: we will decide on the tram in May. The council agreed to wait for the report.",
+              "The mayor said: the budget is tight this year. The opposition asked for the figures again."]
+    assert speaker_labels(blocks) is None  # "mayor said" and "said" are one turn each time, of one speaker
+    assert not is_statement(clean_utterance("Um ."), 0)  # nothing left: no statement (and no error)

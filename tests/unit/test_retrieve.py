@@ -67,6 +67,7 @@ def test_hybrid_is_reciprocal_rank_fusion(tmp_path: Path, hashing_embedder) -> N
 
     class Fixed:  # retrievers with known rankings; RRF is the unit under test
         matches_only_positive = False
+        scores_reach_the_summarizer = True
 
         def __init__(self, name: str, scores: list[float]) -> None:
             self.name, self._scores = name, np.array(scores, dtype=np.float32)

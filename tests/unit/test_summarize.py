@@ -220,3 +220,48 @@ def test_a_bullet_cites_the_documents_that_state_its_own_sentence_at_most_five()
     assert ExtractiveOptions().max_citations == 5
     with pytest.raises(ConfigError, match="max_citations"):
         ExtractiveOptions(max_citations=0)
+
+
+def test_gold_grades_do_not_reach_the_summarizer_through_a_fusion_or_a_walk(index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
+    from citesum.retrieve import get_retriever
+
+    subtopic, query = next(iter(haystack.queries.items()))
+    grades = haystack.relevance(subtopic)
+    oracle = get_retriever("oracle", index, relevance=grades)
+    assert not oracle.scores_reach_the_summarizer
+    assert not get_retriever("hybrid:oracle+bm25", index, relevance=grades).scores_reach_the_summarizer
+    assert get_retriever("hybrid:bm25+dense", index).scores_reach_the_summarizer
+    context = build_context(query, index, retriever="hybrid:oracle+bm25", relevance=grades)
+    assert context.blocks and all(block.score is None for block in context.blocks)
+
+
+class _AngleEmbedder(Embedder):
+    """Each known text is a unit vector at a given angle (degrees) in a plane: similarities are set by hand."""
+
+    name = "test-angles"
+    dim = 2
+
+    def __init__(self, angles: dict[str, float]) -> None:
+        self.angles = angles
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        radians = np.radians([self.angles.get(text.strip(), 0.0) for text in texts])
+        return np.stack([np.cos(radians), np.sin(radians)], axis=1).astype(np.float32)
+
+
+def test_a_member_grouped_with_the_first_sentence_but_not_the_same_fact_as_the_bullet_is_not_cited() -> None:
+    """A group grows by similarity to its first (most relevant) sentence, at 0 degrees. Four sentences at 40-46
+    degrees and one at -46 join it (cosine >= 0.65 with the first). The bullet is the most central sentence, one
+    at 40-46 degrees; the one at -46 degrees is 86+ degrees from it, another fact: its document is not cited."""
+    texts = {"The first sentence of the group states the fact.": 0.0,
+             "A second sentence leans one way from the first one.": 40.0,
+             "A third sentence leans the same way as the second.": 42.0,
+             "A fourth sentence leans that way a little more still.": 44.0,
+             "A fifth sentence leans furthest of them all that way.": 46.0,
+             "The sixth sentence leans the other way from the first.": -46.0}
+    blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
+    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=1, max_citations=None),
+                                  embedder=_AngleEmbedder(texts | {"the query": 0.0}))
+    [bullet] = engine.summarize("the query", Context(blocks, "original", 10_000, 72)).bullets
+    assert texts[bullet.text] in (40.0, 42.0, 44.0)
+    assert bullet.citations == ("d1", "d2", "d3", "d4", "d5")  # not d6

@@ -212,7 +212,8 @@ class Generation:
     #: for each unit, the index of its document in the list; the document ids in collection order
     unit_documents: tuple[np.ndarray, list[str]]
     #: the database rowid of each unit (ascending): with AUTOINCREMENT a rowid is never given to another
-    #: passage, and passages are never changed in place, so (created, rowid) names one passage's content
+    #: passage, and passages are never changed in place, so (created, rowid) names one passage's content (as
+    #: long as an index folder is not replaced by an older copy of itself, which rolls the rowids back)
     row_ids: np.ndarray
 
 

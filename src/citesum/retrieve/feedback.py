@@ -9,6 +9,7 @@ over the mean of the top 10 unit vectors.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import numpy as np
@@ -25,9 +26,10 @@ class RM3Retriever(Retriever):
     Anserini runs it):
 
     1. BM25 with the query; the top ``feedback_units`` units with a positive score are the feedback set;
-    2. the relevance model: P(t | R) proportional to sum over the feedback units u of P(t | u) * score(u), with
-       P(t | u) the term's share of u's analysed tokens, leaving out terms in more than ``max_document_share``
-       of the units (Anserini's filter: they say nothing about this query);
+    2. the relevance model: P(t | R) proportional to sum over the feedback units u of P(t | u) * score(u). As
+       Anserini builds a unit's term vector: terms of 2 to 20 letters and digits only, not in more than
+       ``max_document_share`` of the units (they say nothing about this query), the unit's ``feedback_terms``
+       most frequent kept, and P(t | u) a term's share of those;
     3. its ``feedback_terms`` heaviest terms, L1-normalised, interpolated with the L1-normalised query:
        w(t) = ``original_weight`` * P(t | Q) + (1 - ``original_weight``) * P(t | R);
     4. BM25 once more with the weighted query: score(u) = sum over t of w(t) * BM25(t, u).
@@ -57,9 +59,11 @@ class RM3Retriever(Retriever):
         relevance: Counter[str] = Counter()
         passages = self.index.passages
         for tokens, score in zip(tokenize([passages[i].text for i in top]), first[top].tolist()):
-            counts = Counter(t for t in tokens if lexical.document_frequency(t) <= too_common)
-            length = sum(counts.values())
-            for term, count in counts.items():
+            counts = Counter(t for t in tokens if _FEEDBACK_TERM.fullmatch(t)
+                             and lexical.document_frequency(t) <= too_common)
+            kept = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[: self.feedback_terms]
+            length = sum(count for _, count in kept)
+            for term, count in kept:
                 relevance[term] += score * count / length
         feedback = _unit_l1(dict(relevance.most_common(self.feedback_terms)))
         alpha = self.original_weight
@@ -68,6 +72,10 @@ class RM3Retriever(Retriever):
 
     def scores(self, query: str) -> np.ndarray:
         return self.index.lexical.weighted_scores(self.expanded_query(query))
+
+
+#: what Anserini's RM3 takes as a feedback term
+_FEEDBACK_TERM = re.compile(r"[a-z0-9]{2,20}")
 
 
 def _unit_l1(weights: dict[str, float]) -> dict[str, float]:

@@ -35,6 +35,8 @@ class HybridRetriever(Retriever):
         self.k = k
         self.depth = depth
         self.name = "hybrid(" + "+".join(r.name for r in self.retrievers) + ")"
+        # a fusion with the oracle carries its gold grades
+        self.scores_reach_the_summarizer = all(r.scores_reach_the_summarizer for r in self.retrievers)
 
     def _member_ranking(self, retriever: Retriever, query: str) -> list[int]:
         scores = retriever.scores(query)

@@ -220,6 +220,7 @@ class LightPALRetriever(Retriever):
                               f"{len(index.passages)}: it was built for another index")
         self.k, self.initial_share, self.teleport_top, self.alpha = k, initial_share, teleport_top, alpha
         self.name = f"lightpal:{base.name}"
+        self.scores_reach_the_summarizer = base.scores_reach_the_summarizer
         self._transition = transition_matrix(self.graph.neighbors)
 
     def ranking(self, query: str, k: int) -> np.ndarray:

@@ -48,7 +48,7 @@ _BACKCHANNEL = {"yeah", "yes", "yep", "no", "okay", "ok", "right", "so", "well",
 class Statement:
     """One cleaned sentence of a transcript, with who said it."""
 
-    speaker: str
+    speaker: str | None  # None: the turn began before the text (a passage cut from a transcript)
     text: str
 
 
@@ -75,19 +75,23 @@ def speaker_labels(texts: Sequence[str]) -> set[str] | None:
     recur, starting at least ``MIN_TURNS`` turns and one every ``MAX_CHARACTERS_PER_TURN`` characters; None for
     prose (a few "Note: " colons). Found over all the texts together, since one packed passage of a transcript
     may hold a speaker's label once."""
-    candidates = [option for text in texts for options, _ in _label_candidates(text) for option in options]
-    counts = Counter(label for label, _ in candidates)
+    colons = [[label for label, _ in options] for text in texts for options, _ in _label_candidates(text)]
+    counts = Counter(label for options in colons for label in options)
     labels = {label for label, count in counts.items() if count >= 2}
-    turns = sum(count for label, count in counts.items() if label in labels)
+    # a colon starts one turn, however many of its candidates recur ("mayor said" and "said" are one turn); the
+    # speaker is its longest recurring candidate, and a conversation has two speakers at least
+    speakers = [[label for label in options if label in labels][-1] for options in colons
+                if any(label in labels for label in options)]
     characters = sum(len(text) for text in texts)
-    if turns < MIN_TURNS or characters / max(turns, 1) > MAX_CHARACTERS_PER_TURN:
+    if (len(speakers) < MIN_TURNS or len(set(speakers)) < 2
+            or characters / max(len(speakers), 1) > MAX_CHARACTERS_PER_TURN):
         return None
     return labels
 
 
-def speaker_turns(text: str, labels: set[str]) -> list[tuple[str, str]]:
+def speaker_turns(text: str, labels: set[str]) -> list[tuple[str | None, str]]:
     """(speaker, what they said) for each turn of ``text``, cut at ``labels`` (the longest that ends at a
-    colon); words before the first label are the end of a turn whose speaker is not in the text."""
+    colon); words before the first label end a turn whose speaker is not in the text (speaker None)."""
     turns = [(None, 0, 0)]  # (label, where the label starts, where the turn's words start)
     for options, said_from in _label_candidates(text):
         known = [(label, start) for label, start in options if label in labels]
@@ -97,9 +101,14 @@ def speaker_turns(text: str, labels: set[str]) -> list[tuple[str, str]]:
     out = []
     for (label, _, said_from), following in zip(turns, turns[1:] + [None]):
         said = text[said_from : following[1] if following else len(text)].strip()
-        if said and label is not None:
+        if said:
             out.append((label, said))
     return out
+
+
+def has_speaker_label(text: str, labels: set[str]) -> bool:
+    """Whether ``text`` holds a turn of one of the ``labels`` (a context may mix transcripts and prose)."""
+    return any(label in labels for options, _ in _label_candidates(text) for label, _ in options)
 
 
 def clean_utterance(text: str) -> str:
@@ -120,8 +129,8 @@ def is_statement(text: str, min_words: int) -> bool:
     ends without a full stop), not a question (a question mark, or the first word of one: transcripts often leave
     the mark out), not a backchannel ("Yeah, okay, right."), at least ``min_words`` words."""
     words = re.findall(r"[\w']+", text.lower())
-    return (len(words) >= min_words and text.rstrip().endswith((".", "!")) and words[0] not in _ASKS
-            and not all(word in _BACKCHANNEL for word in words))
+    return (bool(words) and len(words) >= min_words and text.rstrip().endswith((".", "!"))
+            and words[0] not in _ASKS and not all(word in _BACKCHANNEL for word in words))
 
 
 def transcript_statements(text: str, min_words: int, labels: set[str]) -> list[Statement]:

@@ -25,7 +25,7 @@ from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize
-from citesum.summarize.conversation import speaker_labels, transcript_statements
+from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, Summary
 
@@ -81,9 +81,6 @@ class _Sentence:
 @dataclass
 class _Group:
     members: list[int] = field(default_factory=list)
-
-    def documents(self, sentences: list[_Sentence]) -> list[int]:
-        return sorted({sentences[i].number for i in self.members})
 
     def relevance(self, sentences: list[_Sentence]) -> float:
         """The group's best sentence relevance."""
@@ -181,7 +178,7 @@ class ExtractiveSummarizer:
             prior = None
             if block.score is not None:
                 prior = (block.score - low) / (high - low) if high > low else 1.0
-            if labels is not None:  # a transcript: speaker turns, cleaned statements
+            if labels is not None and has_speaker_label(block.text, labels):  # a transcript: turns, statements
                 out += [_Sentence(s.text, block.number, block.document_id, _numbers(s.text), prior, s.speaker)
                         for s in transcript_statements(block.text, self.options.min_words, labels)]
                 continue

@@ -194,7 +194,8 @@ class CitationVerifier:
 
 
 def context_verifier(context: Context, **options: object) -> CitationVerifier:
-    """A verifier over exactly what the summarizer saw: each packed passage, at its offset in its document."""
+    """A verifier over the document text of the context: each block's passages at their offsets in their
+    document (what was packed; for a Summary RAG block, the document its summary stands for)."""
     pieces, offsets = [], []
     for block in context.blocks:
         if block.passages:
