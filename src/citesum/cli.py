@@ -433,7 +433,7 @@ def _judge_columns(judge: Any) -> dict[str, Any]:
 def _repair_by_default(summarizer: str, repair_citations: bool | None) -> bool:
     """The --repair-citations default: on for an LLM summarizer. Measured: repair lifts every stored LLM system
     of SummHay (benchmarks/citation_repair.py). The extractive summarizer cites by construction, at most 5
-    documents a bullet; repair lifts its SummHay joint too (27.9 -> 31.7) but drops that limit, so it is asked
+    documents a bullet; repair lifts its SummHay joint too (27.4 -> 30.6) but drops that limit, so it is asked
     for."""
     return summarizer == "llm" if repair_citations is None else repair_citations
 
