@@ -69,7 +69,6 @@ bench: $(VENV)/.test $(VENV)/.compare
 	$(PY) benchmarks/demo_quality.py
 	$(PY) benchmarks/llm_client.py
 	$(PY) benchmarks/calibrate_offline_judge.py
-	$(PY) benchmarks/judge_feature_probes.py --smollm2 --cross-encoder
 	$(PY) benchmarks/summhay_baselines.py --cache .bench-cache
 	$(PY) benchmarks/summhay_budget.py --cache .bench-cache
 	$(PY) benchmarks/citation_repair.py

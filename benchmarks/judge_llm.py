@@ -22,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import SHARED_DATA, fresh_llm, write_result  # noqa: E402
 
-from citesum.evaluate.judges import LLM_JUDGE_PROMPT, LLMJudge, load_annotations, meta_evaluate  # noqa: E402
+from citesum.evaluate.llm_judge import LLM_JUDGE_PROMPT, LLMJudge  # noqa: E402
+from citesum.evaluate.meta import load_annotations, meta_evaluate  # noqa: E402
 
 BULLETS_FIRST = "Summary bullets (JSON, keyed by bullet id):\n{bullets}\n\nInsight: {insight}"
 INSIGHT_FIRST = "Insight: {insight}\n\nSummary bullets (JSON, keyed by bullet id):\n{bullets}"

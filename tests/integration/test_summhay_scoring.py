@@ -78,7 +78,7 @@ def test_cli_eval_summhay_stored(shared_data: Path, tmp_path: Path) -> None:
 
 
 def test_stored_judges_reproduce_the_published_correlations(shared_data: Path) -> None:
-    from citesum.evaluate.judges import load_annotations, meta_evaluate
+    from citesum.evaluate.meta import load_annotations, meta_evaluate
 
     samples = load_annotations(shared_data / "summhay" / "eval_benchmark_dev.json")
     assert len(samples) == 114 and sum(len(s.insights) for s in samples) == 661
@@ -87,6 +87,29 @@ def test_stored_judges_reproduce_the_published_correlations(shared_data: Path) -
     for name, r in expected.items():
         assert round(meta_evaluate(samples, name).pearson, 3) == r
     assert round(meta_evaluate(samples, "prompted_gpt-4o").linking_accuracy, 3) == 0.878
+
+
+def test_offline_judges_agree_with_gpt4o_on_news_summaries(haystacks) -> None:  # type: ignore[no-untyped-def]
+    """The other domain: four stored systems of one news haystack (260 insight judgments), against the GPT-4o
+    labels stored with them. The numbers are what the shipped thresholds give (fit on both domains, so
+    in-sample; leave-one-domain-out numbers are in benchmarks/results/offline_judge.json)."""
+    from citesum.evaluate.meta import judge_quality
+    from citesum.evaluate.offline import LexicalJudge, OfflineJudge
+    from citesum.evaluate.summhay import stored_judgments
+
+    systems = ["summary_subtopic_rerank3_gpt-4o", "summary_subtopic_random_claude3-opus",
+               "summary_subtopic_oracle_gemini-1.5-pro", "summary_subtopic_vector_gpt3.5"]
+    measured = {}
+    for judge in (OfflineJudge("wordllama"), LexicalJudge()):
+        pairs = []
+        for subtopic in haystacks[0].subtopics:
+            insights = [(i.id, i.text) for i in subtopic.insights]
+            for system in systems:
+                truth = {j.insight_id: j for j in stored_judgments(subtopic, system)}
+                pairs += [(truth[j.insight_id], j) for j in judge.judge(insights, list(subtopic.summaries[system]))]
+        quality = judge_quality(pairs)
+        measured[judge.name] = (quality.judgments, round(quality.pearson, 3), round(quality.linking_accuracy, 3))
+    assert measured == {"offline:wordllama": (260, 0.752, 0.887), "lexical": (260, 0.725, 0.897)}
 
 
 def test_cli_eval_judge_lists_stored_judges_and_ours(shared_data: Path) -> None:
@@ -106,8 +129,10 @@ def test_cli_eval_judge_lists_stored_judges_and_ours(shared_data: Path) -> None:
     low, high = gpt4o["pearson_ci95"]
     assert 0.6 < low < 0.714 < high < 0.8  # 114 summaries: the r of a judge is known to about +-0.04
     ours = rows["offline:wordllama"]
-    assert ours["judgments"] == 661  # the offline judge is deterministic: its measured r and linking, exactly
-    assert ours["pearson"] == pytest.approx(0.719, abs=0.001) and ours["linking_accuracy"] == pytest.approx(0.873, abs=0.001)
+    # the offline judge is deterministic: its measured r and linking (in-sample here: the shipped thresholds were
+    # fit on these labels and the news haystacks' GPT-4o labels; see benchmarks/results/offline_judge.json)
+    assert ours["judgments"] == 661
+    assert ours["pearson"] == pytest.approx(0.702, abs=0.001) and ours["linking_accuracy"] == pytest.approx(0.889, abs=0.001)
     assert ours["pearson_ci95"][0] < ours["pearson"] < ours["pearson_ci95"][1]
     # ours minus GPT-3.5 (r 0.464) is clearly positive; the difference interval is a paired one, on the same insights
     difference = rows["prompted_gpt3.5"]["ours_minus_this_r_ci95"]
@@ -161,7 +186,7 @@ def test_cli_eval_summhay_runs_our_pipeline_with_the_offline_judge(shared_data: 
 
 def test_runner_with_an_llm_summarizer_asks_one_bullet_per_insight(shared_data: Path, tmp_path: Path) -> None:
     from citesum.datasets.summhay import load_haystack
-    from citesum.evaluate.judges import OfflineJudge
+    from citesum.evaluate.offline import OfflineJudge
     from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
     from citesum.llm.fake import FakeLLM
     from citesum.summarize.llm import LLMSummarizer
@@ -182,7 +207,7 @@ def test_runner_with_an_llm_summarizer_asks_one_bullet_per_insight(shared_data: 
 
 def test_position_experiment_places_the_relevant_documents(shared_data: Path) -> None:
     from citesum.datasets.summhay import load_haystack
-    from citesum.evaluate.judges import OfflineJudge
+    from citesum.evaluate.offline import OfflineJudge
     from citesum.evaluate.runner import position_experiment
     from citesum.llm.fake import FakeLLM
     from citesum.summarize.llm import LLMSummarizer
@@ -264,7 +289,7 @@ def test_summaries_from_files_in_every_format(haystacks, tmp_path: Path, shared_
     import json
 
     from citesum.errors import IngestError
-    from citesum.evaluate.judges import OfflineJudge
+    from citesum.evaluate.offline import OfflineJudge
     from citesum.evaluate.runner import judge_summaries, load_summaries
 
     news1 = haystacks[0]
@@ -312,7 +337,7 @@ def test_cli_eval_summhay_judges_summaries_from_a_file(tmp_path: Path, shared_da
     [row] = json.loads(result.stdout)
     assert (row["retriever"], row["model"], row["judge"]) == ("oracle", "gemini-1.5-pro", "offline:wordllama")
     # the offline judge is deterministic (the stored GPT-4o judge gives this system 58.6 on this haystack)
-    assert row["insights"] == 65 and (row["coverage"], row["citation"], row["joint"]) == (84.6, 64.0, 56.2)
+    assert row["insights"] == 65 and (row["coverage"], row["citation"], row["joint"]) == (79.2, 66.3, 54.1)
     assert len(json.loads(report.read_text())["insights"]["summary_subtopic_oracle_gemini-1.5-pro"]) == 65
     both = CliRunner().invoke(main, ["eval", "summhay", "--haystack", news1, "--summaries", news1,
                                      "--retriever", "bm25"])

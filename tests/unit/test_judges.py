@@ -7,9 +7,12 @@ import pytest
 
 from citesum.embed.base import TokenVectors
 from citesum.errors import ConfigError, IngestError, LLMError
-from citesum.evaluate.judges import (
-    Calibration, LLMJudge, OfflineJudge, fit_calibration, judge_quality, label_values, load_annotations,
-    load_calibration, parse_llm_judgment, pearson_interval, stored_judge_names, token_recall_matrix,
+from citesum.evaluate.judges import get_judge
+from citesum.evaluate.llm_judge import LLMJudge, parse_llm_judgment
+from citesum.evaluate.meta import judge_quality, label_values, load_annotations, pearson_interval, stored_judge_names
+from citesum.evaluate.offline import (
+    LexicalJudge, OfflineJudge, Thresholds, fit_thresholds, keyword_recall_matrix, load_thresholds,
+    tfidf_cosine_matrix, token_recall_matrix,
 )
 from citesum.evaluate.summhay import Judgment
 from citesum.llm.fake import FakeLLM
@@ -137,27 +140,45 @@ def test_label_values_pairs_two_judges_on_the_same_insights() -> None:
     assert values[1].shape == (0, 2) and pearson_interval(values) is not None
 
 
-def test_fit_calibration_separates_three_levels() -> None:
+def test_fit_thresholds_separates_three_levels() -> None:
     rng = np.random.default_rng(0)
-    targets = np.repeat([0.0, 0.5, 1.0], 50)
-    features = (targets[:, None] * np.array([1.0, 2.0]) + rng.normal(0, 0.05, (150, 2)))
-    calibration = fit_calibration(features, targets)
-    labels = [calibration.label(f) for f in features]
-    assert labels[:50].count("NO") > 45 and labels[50:100].count("PARTIAL") > 45 and labels[100:].count("FULL") > 45
+    targets = np.repeat([0.0, 0.5, 1.0], 30)
+    scores = targets + rng.normal(0, 0.05, 90)
+    thresholds = fit_thresholds(scores, targets)
+    no, partial, full = scores[:30], scores[30:60], scores[60:]
+    # the groups do not overlap, so thresholds in the gaps label every score right, and the fit finds them
+    assert no.max() < thresholds.partial_at <= partial.min() and partial.max() < thresholds.full_at <= full.min()
 
 
-def test_offline_judge_links_the_stating_bullet() -> None:
-    judge = OfflineJudge("wordllama")
+def test_fit_thresholds_follows_the_sample_weights() -> None:
+    # the same scores, two labellings that place the thresholds differently: the weights decide which one wins
+    scores = np.repeat([0.2, 0.4, 0.6, 0.8], 20)
+    generous = np.repeat([0.0, 0.5, 1.0, 1.0], 20)  # thresholds 0.3 / 0.5
+    strict = np.repeat([0.0, 0.0, 0.5, 1.0], 20)  # thresholds 0.5 / 0.7
+    both, targets = np.concatenate([scores, scores]), np.concatenate([generous, strict])
+    weight = np.repeat([1.0, 10.0], 80)
+    strict_fit, generous_fit = fit_thresholds(both, targets, weight), fit_thresholds(both, targets, weight[::-1])
+    assert (strict_fit.partial_at, strict_fit.full_at) == pytest.approx((0.5, 0.7))
+    assert (generous_fit.partial_at, generous_fit.full_at) == pytest.approx((0.3, 0.5))
+
+
+@pytest.mark.parametrize("judge", [lambda: OfflineJudge("wordllama"), LexicalJudge])
+def test_offline_judges_link_the_stating_bullet(judge) -> None:  # type: ignore[no-untyped-def]
+    judge = judge()
     judgments = judge.judge([("rates", "Water rates for households go up 7.5 percent from January 1."),
                              ("stadium", "The football club will build a new 40,000-seat stadium.")], BULLETS)
     assert judgments[0].coverage != "NO" and judgments[0].bullet == 1
     assert judgments[1].coverage == "NO" and judgments[1].bullet is None
     assert [j.coverage for j in judge.judge([("x", "Anything.")], [])] == ["NO"]
+    # what a bullet cites is not what it says: "[7]" must not match the insight's "7"
+    cited = judge.judge([("n", "Seven new stations open.")], ["The city opens new stations [7]."])
+    plain = judge.judge([("n", "Seven new stations open.")], ["The city opens new stations."])
+    assert cited == plain
 
 
-def test_calibration_label_thresholds() -> None:
-    calibration = Calibration(bias=0.0, weights=(1.0,), partial_at=0.3, full_at=0.7)
-    assert [calibration.label([v]) for v in (0.1, 0.3, 0.69, 0.7)] == ["NO", "PARTIAL", "PARTIAL", "FULL"]
+def test_thresholds_label() -> None:
+    thresholds = Thresholds(partial_at=0.3, full_at=0.7)
+    assert [thresholds.label(v) for v in (0.1, 0.3, 0.69, 0.7)] == ["NO", "PARTIAL", "PARTIAL", "FULL"]
 
 
 def _pieces(*pairs: tuple[str, tuple[float, float]]) -> TokenVectors:
@@ -181,14 +202,37 @@ def test_token_recall_weights_pieces_by_local_idf_by_hand() -> None:
     assert token_recall_matrix([insight], [TokenVectors((), np.zeros((0, 2)))]).tolist() == [[0.0]]
 
 
-def test_calibration_fit_on_other_features_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_keyword_recall_and_tfidf_cosine_by_hand() -> None:
+    import math
+
+    insights = [["rate", "rise", "rise"]]
+    bullets = [["rate", "rise"], ["rate"], []]
+    # 4 texts: "rate" in 3, "rise" in 2 (the insight and the first bullet)
+    w_rate, w_rise = math.log(5 / 4) + 0.1, math.log(5 / 3) + 0.1
+    recall = keyword_recall_matrix(insights, bullets)
+    assert recall[0].tolist() == pytest.approx([1.0, w_rate / (w_rate + w_rise), 0.0])
+    cosine = tfidf_cosine_matrix(insights, bullets)
+    insight_vector = np.array([w_rate, (1 + math.log(2)) * w_rise])
+    expected = insight_vector @ np.array([w_rate, w_rise]) / np.linalg.norm(insight_vector) / math.hypot(w_rate, w_rise)
+    assert cosine[0].tolist() == pytest.approx([expected, w_rate / np.linalg.norm(insight_vector), 0.0])
+
+
+def test_thresholds_of_another_score_are_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "calibration.json"
-    path.write_text(json.dumps({"features": ["cosine"], "calibrations": {
-        "wordllama": {"bias": 0.0, "weights": [1.0], "partial_at": 0.3, "full_at": 0.6}}}))
-    with pytest.raises(ConfigError, match="other features"):
-        load_calibration("wordllama", path)
-    with pytest.raises(ConfigError, match="no offline-judge calibration for embedder 'minilm'"):
-        load_calibration("minilm", path)
+    path.write_text(json.dumps({"score": "cosine", "thresholds": {"wordllama": {"partial_at": 0.3, "full_at": 0.6}}}))
+    with pytest.raises(ConfigError, match="another score"):
+        load_thresholds("wordllama", path)
+    with pytest.raises(ConfigError, match="no offline-judge thresholds for 'minilm'"):
+        load_thresholds("minilm", path)
+
+
+def test_shipped_thresholds_exist_for_every_offline_judge() -> None:
+    for name in ("minilm", "wordllama", "lexical"):
+        thresholds = load_thresholds(name)
+        assert 0 < thresholds.partial_at < thresholds.full_at < 1
+    assert get_judge("lexical").name == "lexical"
+    with pytest.raises(ConfigError, match="lexical"):
+        get_judge("nope")
 
 
 def _annotated(insights: list[str], judges: dict[str, list[str]]) -> dict[str, object]:
