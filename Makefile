@@ -67,10 +67,10 @@ bench: $(VENV)/.test $(VENV)/.compare
 	$(PY) benchmarks/service_load.py --cache .bench-cache
 	$(PY) benchmarks/summarize_offline.py --cache .bench-cache
 	$(PY) benchmarks/demo_quality.py
-	$(PY) benchmarks/summarizer_variants.py --cache .bench-cache/baselines
 	$(PY) benchmarks/llm_client.py
 	$(PY) benchmarks/calibrate_offline_judge.py
 	$(PY) benchmarks/summhay_baselines.py --cache .bench-cache
+	$(PY) benchmarks/summarizer_variants.py --cache .bench-cache
 	$(PY) benchmarks/summhay_budget.py --cache .bench-cache
 	$(PY) benchmarks/citation_repair.py
 	$(PY) benchmarks/citation_repair_scaling.py

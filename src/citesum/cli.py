@@ -1027,16 +1027,17 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
     LLM judges, with 95% bootstrap intervals (resampling summaries) for each r and for our r minus theirs."""
     from citesum.evaluate.judges import get_judge
     from citesum.evaluate.meta import (
-        judgments_by_summary, label_values, load_annotations, pearson_interval, quality_with_interval,
+        by_subtopic, judgments_by_summary, label_values, load_annotations, pearson_interval, quality_with_interval,
         stored_judge_names,
     )
 
     samples = load_annotations(annotations)
     judge = get_judge(judge_name, llm=_openai_llm(model, base_url))
-    ours = judgments_by_summary(samples, judge)  # before _judge_columns: it reports the replies this run left unread
+    # before _judge_columns: it reports the replies this run left unread
+    ours = by_subtopic(samples, judgments_by_summary(samples, judge))
     rows = []
     for name in stored_judge_names(samples):
-        theirs = judgments_by_summary(samples, name)
+        theirs = by_subtopic(samples, judgments_by_summary(samples, name))
         rows.append({"judge": name, **quality_with_interval(theirs),
                      "ours_minus_this_r_ci95": pearson_interval(label_values(ours, theirs))})
     rows.append({**_judge_columns(judge), **quality_with_interval(ours)})
@@ -1045,7 +1046,7 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: s
         return
 
     def interval(bounds: tuple[float, float] | None) -> str:
-        return f"[{bounds[0]:+.3f}, {bounds[1]:+.3f}]" if bounds else "n/a (one summary)"
+        return f"[{bounds[0]:+.3f}, {bounds[1]:+.3f}]" if bounds else "n/a (one subtopic)"
 
     _echo_table(["judge", "Pearson r", "95% CI", "linking accuracy", "ours - this r (95% CI)"],
                 [[r["judge"], f"{r['pearson']:.3f}", interval(r["pearson_ci95"]), f"{r['linking_accuracy']:.3f}",

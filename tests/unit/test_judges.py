@@ -170,10 +170,19 @@ def test_offline_judges_link_the_stating_bullet(judge) -> None:  # type: ignore[
     assert judgments[0].coverage != "NO" and judgments[0].bullet == 1
     assert judgments[1].coverage == "NO" and judgments[1].bullet is None
     assert [j.coverage for j in judge.judge([("x", "Anything.")], [])] == ["NO"]
-    # what a bullet cites is not what it says: "[7]" must not match the insight's "7"
-    cited = judge.judge([("n", "Seven new stations open.")], ["The city opens new stations [7]."])
-    plain = judge.judge([("n", "Seven new stations open.")], ["The city opens new stations."])
-    assert cited == plain
+    # what a bullet cites is not what it says: "[12]" must not match the insight's "12"
+    insight = [("n", "Water rates rise 12 percent.")]
+    cited = judge.best_bullets(insight, ["Household water rates rise in January [12]."])
+    plain = judge.best_bullets(insight, ["Household water rates rise in January."])
+    unstripped = judge.scores([insight[0][1]], ["Household water rates rise in January 12."])
+    assert cited == plain and float(unstripped[0, 0]) > plain[0][1]
+
+
+def test_fit_thresholds_refuses_what_it_cannot_fit() -> None:
+    with pytest.raises(ValueError, match="three distinct scores"):
+        fit_thresholds(np.array([0.2, 0.2, 0.8, 0.8]), np.array([0.0, 0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="two distinct targets"):
+        fit_thresholds(np.array([0.1, 0.2, 0.3]), np.array([1.0, 1.0, 1.0]))
 
 
 def test_thresholds_label() -> None:
@@ -235,9 +244,9 @@ def test_shipped_thresholds_exist_for_every_offline_judge() -> None:
         get_judge("nope")
 
 
-def _annotated(insights: list[str], judges: dict[str, list[str]]) -> dict[str, object]:
+def _annotated(insights: list[str], judges: dict[str, list[str]], subtopic: str = "s1") -> dict[str, object]:
     """One summary of a judge benchmark in the eval_benchmark_dev.json format."""
-    return {"topic_fn": "t.json", "subtopic_id": "s1", "summary": ["- Rates rise 7.5 percent [1]."],
+    return {"topic_fn": "t.json", "subtopic_id": subtopic, "summary": ["- Rates rise 7.5 percent [1]."],
             "reference_insights": [{"insight_id": i, "insight": f"Insight {i}."} for i in insights],
             "annotation": [{"insight_id": i, "coverage": "fully_covered", "candidate_id": 0} for i in insights],
             **{f"predictions_{name}": [{"insight_id": i, "coverage": "NO_COVERAGE", "bullet_id": "NA"} for i in ids]
@@ -275,7 +284,8 @@ def test_cli_eval_judge_on_a_bad_and_a_small_benchmark(tmp_path) -> None:  # typ
     assert result.exit_code == 1
     assert "bad.json: not a judge benchmark file" in result.stderr and "Traceback" not in result.output
     small = tmp_path / "small.json"
-    small.write_text(json.dumps([_annotated(["a", "b"], {"gpt": ["a", "b"]}), _annotated(["c"], {"gpt": ["c"]})]))
+    small.write_text(json.dumps([_annotated(["a", "b"], {"gpt": ["a", "b"]}),
+                                 _annotated(["c"], {"gpt": ["c"]}, subtopic="s2")]))
     result = CliRunner().invoke(main, ["eval", "judge", "--annotations", str(small), "--judge", "offline:wordllama",
                                        "--json"])
     assert result.exit_code == 0, result.stderr
@@ -283,6 +293,11 @@ def test_cli_eval_judge_on_a_bad_and_a_small_benchmark(tmp_path) -> None:  # typ
     assert [r["judge"] for r in rows] == ["gpt", "offline:wordllama"] and rows[0]["judgments"] == 3
     assert rows[0]["pearson"] == 0.0  # the stored judge says NO to every FULL insight: constant, no correlation
     assert len(rows[0]["pearson_ci95"]) == 2 and len(rows[0]["ours_minus_this_r_ci95"]) == 2
+    # the intervals resample subtopics: with both summaries in one subtopic there is nothing to resample
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([_annotated(["a", "b"], {"gpt": ["a", "b"]}), _annotated(["c"], {"gpt": ["c"]})]))
+    result = CliRunner().invoke(main, ["eval", "judge", "--annotations", str(one), "--judge", "offline:wordllama"])
+    assert result.exit_code == 0 and "n/a" in result.stdout
 
 
 def test_load_annotations_accepts_news_samples_that_name_their_topic_by_id(tmp_path) -> None:  # type: ignore[no-untyped-def]

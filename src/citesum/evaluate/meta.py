@@ -1,6 +1,7 @@
 """Meta-evaluation of coverage judges against human labels, as the SummHay paper measures it: Pearson r of the
 labels mapped to 1 / 0.5 / 0 over all insight judgments, and linking accuracy over the insights both the human
-and the judge mark covered; with bootstrap intervals that resample whole summaries. It reproduces the paper's
+and the judge mark covered; with bootstrap intervals that resample whole groups of judgments (summaries, or
+better subtopics: :func:`by_subtopic`). It reproduces the paper's
 numbers for the stored judges of ``eval_benchmark_dev.json``."""
 
 from __future__ import annotations
@@ -109,6 +110,17 @@ def judgments_by_summary(samples: Sequence[AnnotatedSample], judge: Judge | str)
     return out
 
 
+def by_subtopic(samples: Sequence[AnnotatedSample],
+                judged: Sequence[Sequence[tuple[Judgment, Judgment]]]) -> list[list[tuple[Judgment, Judgment]]]:
+    """The pairs of :func:`judgments_by_summary` regrouped by subtopic, the unit to resample: the summaries of
+    one subtopic share its insights (and, in the paper's benchmark, often an annotator), so they are not
+    independent draws, and resampling them would give too narrow an interval."""
+    groups: dict[tuple[str, str], list[tuple[Judgment, Judgment]]] = {}
+    for sample, pairs in zip(samples, judged):
+        groups.setdefault((sample.topic, sample.subtopic), []).extend(pairs)
+    return list(groups.values())
+
+
 def meta_evaluate(samples: Sequence[AnnotatedSample], judge: Judge | str) -> JudgeQuality:
     """Quality of a judge (or of a stored judge, by name) against the human labels."""
     return judge_quality(pair for summary in judgments_by_summary(samples, judge) for pair in summary)
@@ -123,15 +135,16 @@ def quality_with_interval(judged: Sequence[Sequence[tuple[Judgment, Judgment]]])
 
 def pearson_interval(labels_by_summary: Sequence[np.ndarray], confidence: float = 0.95, resamples: int = 2000,
                      seed: int = 0) -> tuple[float, float] | None:
-    """Bootstrap confidence interval (BCa) of judge quality, resampling whole summaries.
+    """Bootstrap confidence interval (BCa) of judge quality, resampling whole groups (a summary, or a subtopic's
+    summaries: :func:`by_subtopic`).
 
-    ``labels_by_summary[s]`` holds one row per insight of summary ``s``: the human label value, then one column
+    ``labels_by_summary[s]`` holds one row per insight of group ``s``: the human label value, then one column
     per judge. With one judge the statistic is its Pearson r with the humans; with two, the first judge's r
     minus the second's on the same resampled insights (a paired comparison: an interval that excludes 0 says
     one judge agrees with the humans better than the other beyond the luck of this benchmark's draw).
-    Summaries, not insights, are resampled because one summary's insights share its bullets and its annotator,
+    Groups, not insights, are resampled because one summary's insights share its bullets and its annotator,
     so they are not independent draws; resampling insights would give too narrow an interval. None for fewer
-    than two summaries: there is nothing to resample.
+    than two groups: there is nothing to resample.
     """
     from scipy.stats import DegenerateDataWarning, bootstrap
 

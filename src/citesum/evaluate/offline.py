@@ -43,7 +43,9 @@ _WORD_CHARACTER = re.compile(r"[^\W_]")
 def local_idf(texts: Sequence[Sequence[str]]) -> dict[str, float]:
     """IDF of every token over the given texts (a summary's insights and bullets), +0.1 so that a token found in
     every text still counts a little."""
-    frequency = Counter(token for text in texts for token in set(text))
+    from citesum.index.lexical import document_frequency
+
+    frequency = document_frequency([set(text) for text in texts])
     return {token: math.log((len(texts) + 1) / (count + 1)) + 0.1 for token, count in frequency.items()}
 
 
@@ -112,6 +114,8 @@ def fit_thresholds(scores: np.ndarray, targets: np.ndarray, sample_weight: np.nd
     the scores (the search is quadratic in the candidates)."""
     weight = np.ones(len(targets)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     distinct = np.unique(scores)
+    if len(distinct) < 3 or len(np.unique(targets)) < 2:
+        raise ValueError("fitting two thresholds needs at least three distinct scores and two distinct targets")
     candidates = ((distinct[:-1] + distinct[1:]) / 2 if len(distinct) <= 100
                   else np.unique(np.quantile(scores, np.linspace(0.02, 0.99, 80))))
     best = (-2.0, 0.0, 0.0)
