@@ -17,7 +17,6 @@ from citesum.evaluate.summhay import Coverage, Judgment
 
 LABEL_VALUE: dict[Coverage, float] = {"FULL": 1.0, "PARTIAL": 0.5, "NO": 0.0}
 HUMAN_LABELS: dict[str, Coverage] = {"fully_covered": "FULL", "partially_covered": "PARTIAL", "not_covered": "NO"}
-STORED_LABELS: dict[str, Coverage] = {"FULL_COVERAGE": "FULL", "PARTIAL_COVERAGE": "PARTIAL", "NO_COVERAGE": "NO"}
 _MARKUP = re.compile(r"[*#]+")
 
 

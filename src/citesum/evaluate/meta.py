@@ -15,8 +15,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from citesum.errors import IngestError
-from citesum.evaluate.judges import HUMAN_LABELS, LABEL_VALUE, STORED_LABELS, Judge
-from citesum.evaluate.summhay import Judgment
+from citesum.evaluate.judges import HUMAN_LABELS, LABEL_VALUE, Judge
+from citesum.evaluate.summhay import STORED_LABELS, Judgment
 
 
 @dataclass(frozen=True)

@@ -70,14 +70,13 @@ def token_recall_matrix(insights: Sequence[TokenVectors], bullets: Sequence[Toke
 
 def keyword_recall_matrix(insights: Sequence[Sequence[str]], bullets: Sequence[Sequence[str]]) -> np.ndarray:
     """(insights x bullets): the local-IDF-weighted share of the insight's keywords found in the bullet."""
+    from citesum.index.lexical import weighted_keyword_share
+
     idf = local_idf([*insights, *bullets])
     bullet_sets = [set(b) for b in bullets]
     recall = np.zeros((len(insights), len(bullets)))
     for i, insight in enumerate(insights):
-        keywords = set(insight)
-        total = sum(idf[k] for k in keywords)
-        if total > 0:
-            recall[i] = [sum(idf[k] for k in keywords & words) / total for words in bullet_sets]
+        recall[i] = weighted_keyword_share(set(insight), bullet_sets, idf)
     return recall
 
 

@@ -17,7 +17,8 @@ from citesum.datasets.summhay import Haystack, Subtopic
 
 Coverage = Literal["FULL", "PARTIAL", "NO"]
 COVERAGE_SCORE: dict[Coverage, float] = {"FULL": 100.0, "PARTIAL": 50.0, "NO": 0.0}
-_STORED_LABELS: dict[str, Coverage] = {"FULL_COVERAGE": "FULL", "PARTIAL_COVERAGE": "PARTIAL", "NO_COVERAGE": "NO"}
+#: the coverage labels of the SummHay data set's stored judgments (and of its judge benchmark's LLM judges)
+STORED_LABELS: dict[str, Coverage] = {"FULL_COVERAGE": "FULL", "PARTIAL_COVERAGE": "PARTIAL", "NO_COVERAGE": "NO"}
 _CITATION_GROUP = re.compile(r"\[([\d, ]+)\]")
 
 
@@ -118,7 +119,7 @@ def gold_positions(haystack: Haystack, subtopic: Subtopic) -> dict[str, list[int
 
 def stored_judgments(subtopic: Subtopic, system: str) -> list[Judgment]:
     """The GPT-4o judgments stored with the data set for one system's summary."""
-    return [Judgment(j["insight_id"], _STORED_LABELS[j["coverage"]], j.get("bullet_id"))
+    return [Judgment(j["insight_id"], STORED_LABELS[j["coverage"]], j.get("bullet_id"))
             for j in subtopic.eval_summaries[system]]
 
 

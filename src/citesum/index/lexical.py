@@ -47,9 +47,15 @@ def keyword_overlap(keywords: set[str], token_sets: Sequence[set[str]], frequenc
     ``frequency``), so a word every sentence shares counts little and a specific one counts much."""
     count = len(token_sets)
     idf = {k: math.log((count + 1) / (1 + frequency.get(k, 0))) for k in keywords}
-    total = sum(idf.values())
+    return weighted_keyword_share(keywords, token_sets, idf)
+
+
+def weighted_keyword_share(keywords: set[str], token_sets: Sequence[set[str]], idf: Mapping[str, float]) -> np.ndarray:
+    """For each token set, the ``idf``-weighted share of ``keywords`` it contains (0 when the keywords weigh
+    nothing)."""
+    total = sum(idf[k] for k in keywords)
     if total <= 0:
-        return np.zeros(count)
+        return np.zeros(len(token_sets))
     return np.array([sum(idf[k] for k in keywords & tokens) / total for tokens in token_sets])
 
 
