@@ -192,3 +192,47 @@ def test_hybrid_fuses_document_rankings_of_its_members(haystack_index: Index) ->
     fused = reciprocal_rank_fusion(members)
     expected = sorted(fused, key=lambda d: -fused[d])[:5]
     assert [d for d, _ in hybrid.rank_documents(query, 5)] == expected
+
+
+def test_lexical_index_keeps_each_units_analysed_term_counts(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from citesum.index.lexical import LexicalIndex, tokenize
+
+    texts = ["Water rates rise; water bills rise too.", "The tram runs to the airport", "the the the"]
+    built = LexicalIndex.build(texts)
+    built.save(tmp_path / "bm25")
+    assert (tmp_path / "bm25" / LexicalIndex.TERM_COUNTS).is_file()
+    loaded = LexicalIndex.load(tmp_path / "bm25")
+    for unit, tokens in enumerate(tokenize(texts)):
+        assert built.unit_terms(unit) == loaded.unit_terms(unit) == Counter(tokens)
+    assert built.unit_terms(0)["water"] == 2 and built.unit_terms(2) == Counter()  # stop words only: nothing
+    # an index written before the counts were kept loads without them and says so
+    (tmp_path / "bm25" / LexicalIndex.TERM_COUNTS).unlink()
+    assert LexicalIndex.load(tmp_path / "bm25").unit_terms(0) is None
+
+
+def test_rm3_expands_the_same_from_kept_counts_and_from_the_text(haystack_index: Index, haystack,  # type: ignore[no-untyped-def]
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept counts spare RM3 analysing its feedback units again; an index without them (written before)
+    analyses the text, and both give the same expanded query."""
+    from citesum.index.lexical import LexicalIndex
+    from citesum.retrieve.feedback import RM3Retriever
+
+    rm3 = RM3Retriever(haystack_index)
+    queries = [*haystack.queries.values(), "tram airport", "reservoir levels in August"]
+    kept = [rm3.expanded_query(q) for q in queries]
+    assert all(len(weights) > 3 for weights in kept)  # the feedback added terms
+    monkeypatch.setattr(LexicalIndex, "unit_terms", lambda self, unit: None)
+    assert [rm3.expanded_query(q) for q in queries] == kept
+
+
+def test_feedback_vocabulary_leaves_out_common_and_odd_terms() -> None:
+    from citesum.index.lexical import LexicalIndex
+
+    texts = [f"reservoir unit{i} water" if i < 3 else f"water x{i} {'a' * 25}" for i in range(10)]
+    vocabulary = LexicalIndex.build(texts).feedback_vocabulary(0.3 * 10)
+    assert "reservoir" in vocabulary and "unit1" in vocabulary
+    assert "water" not in vocabulary  # in all 10 units, over the bound of 3
+    assert "a" * 25 not in vocabulary  # over 20 characters, as Anserini leaves out
+    assert LexicalIndex.build([]).feedback_vocabulary(1.0) == frozenset()

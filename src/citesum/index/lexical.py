@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -11,6 +12,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 _STOPWORDS = "en"
+#: what Anserini's RM3 takes as a feedback term
+_FEEDBACK_TERM = re.compile(r"[a-z0-9]{2,20}")
 
 
 
@@ -60,23 +63,51 @@ def weighted_keyword_share(keywords: set[str], token_sets: Sequence[set[str]], i
 
 
 class LexicalIndex:
-    def __init__(self, model: object, size: int) -> None:
+    """BM25 over the units, and each unit's analysed term counts (what query feedback reads: RM3 would otherwise
+    analyse its feedback units' text again on every query, half of its time)."""
+
+    #: the units' term counts, a file of the BM25 folder (so the generation's checksums cover it)
+    TERM_COUNTS = "unit_term_counts.npz"
+
+    def __init__(self, model: object, size: int, term_counts: object | None = None) -> None:
         self._model = model
         self.size = size
+        # scipy CSR (units x vocabulary) of term counts; None for an index written before they were kept
+        self._term_counts = term_counts
+        self._terms: list[str] | None = None
+        self._feedback_vocabulary: dict[float, frozenset[str]] = {}
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
         bm25s = _bm25s()
         model = bm25s.BM25()
-        if texts:
-            model.index(bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False),
-                        show_progress=False)
-        return cls(model, len(texts))
+        if not texts:
+            return cls(model, 0)
+        tokenized = bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False)
+        model.index(tokenized, show_progress=False)
+        return cls(model, len(texts), _count_matrix(tokenized.ids, len(model.vocab_dict)))  # type: ignore[attr-defined]
 
     @classmethod
     def load(cls, path: Path) -> "LexicalIndex":
+        import scipy.sparse
+
         model = _bm25s().BM25.load(str(path))
-        return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0)
+        counts = scipy.sparse.load_npz(path / cls.TERM_COUNTS) if (path / cls.TERM_COUNTS).is_file() else None
+        return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0, counts)
+
+    def unit_terms(self, unit: int) -> Counter[str] | None:
+        """The analysed terms of one unit with their counts; None when the index does not keep them."""
+        if self._term_counts is None:
+            return None
+        if self._terms is None:
+            vocabulary = self._model.vocab_dict  # type: ignore[attr-defined]
+            self._terms = [""] * len(vocabulary)
+            for term, term_id in vocabulary.items():
+                self._terms[term_id] = term
+        counts = self._term_counts
+        start, end = counts.indptr[unit], counts.indptr[unit + 1]  # type: ignore[attr-defined]
+        return Counter({self._terms[term_id]: count for term_id, count
+                        in zip(counts.indices[start:end].tolist(), counts.data[start:end].tolist())})  # type: ignore[attr-defined]
 
     def save(self, path: Path) -> None:
         if self.size == 0:
@@ -85,29 +116,46 @@ class LexicalIndex:
             path.mkdir(parents=True, exist_ok=True)
             return
         self._model.save(str(path))  # type: ignore[attr-defined]
+        if self._term_counts is not None:
+            import scipy.sparse
+
+            scipy.sparse.save_npz(path / self.TERM_COUNTS, self._term_counts)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
         return self.term_scores(tokenize([query])[0])
 
-    def document_frequency(self, term: str) -> int:
-        """How many units hold the (analysed) ``term``: the length of its column of BM25 scores (every
-        occurrence scores above zero)."""
-        term_id = self._model.vocab_dict.get(term) if self.size else None  # type: ignore[attr-defined]
-        if term_id is None:
-            return 0
-        indptr = self._model.scores["indptr"]  # type: ignore[attr-defined]
-        return int(indptr[term_id + 1] - indptr[term_id])
+    def feedback_vocabulary(self, max_units: float) -> frozenset[str]:
+        """The terms query feedback may add: 2 to 20 letters and digits (what Anserini's RM3 takes) held by at
+        most ``max_units`` units (a term in most units says nothing about a query). Computed once per bound
+        over the whole vocabulary, since every query asks the same."""
+        if max_units not in self._feedback_vocabulary:
+            if self.size == 0:  # an empty index has no vocabulary
+                return frozenset()
+            indptr = self._model.scores["indptr"]  # type: ignore[attr-defined]
+            units = np.diff(indptr)
+            self._feedback_vocabulary[max_units] = frozenset(
+                term for term, term_id in self._model.vocab_dict.items()  # type: ignore[attr-defined]
+                if term_id < len(units) and units[term_id] <= max_units and _FEEDBACK_TERM.fullmatch(term))
+        return self._feedback_vocabulary[max_units]
 
     def weighted_scores(self, weights: Mapping[str, float]) -> np.ndarray:
-        """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's)."""
-        total = np.zeros(self.size, dtype=np.float32)
+        """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), in one pass
+        over the terms' columns of the BM25 score matrix."""
         if self.size == 0:  # an empty index has no vocabulary
-            return total
-        for term, weight in weights.items():
-            if weight > 0 and term in self._model.vocab_dict:  # type: ignore[attr-defined]
-                total += np.float32(weight) * np.asarray(self._model.get_scores([term]), dtype=np.float32)  # type: ignore[attr-defined]
-        return total
+            return np.zeros(0, dtype=np.float32)
+        vocabulary = self._model.vocab_dict  # type: ignore[attr-defined]
+        matrix = self._model.scores  # type: ignore[attr-defined]
+        pairs = [(vocabulary[t], w) for t, w in weights.items() if w > 0 and t in vocabulary]
+        indptr = matrix["indptr"]
+        columns = [np.arange(indptr[i], indptr[i + 1]) for i, _ in pairs if i + 1 < len(indptr)]
+        if not columns:
+            return np.zeros(self.size, dtype=np.float32)
+        entries = np.concatenate(columns)
+        term_weights = np.repeat([w for i, w in pairs if i + 1 < len(indptr)], [len(c) for c in columns])
+        total = np.bincount(matrix["indices"][entries], weights=matrix["data"][entries] * term_weights,
+                            minlength=self.size)
+        return total.astype(np.float32)
 
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25 score of every unit for already-analysed (stemmed) terms."""
@@ -117,3 +165,16 @@ class LexicalIndex:
         if not known:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(known), dtype=np.float32)  # type: ignore[attr-defined]
+
+
+def _count_matrix(ids: Sequence[Sequence[int]], vocabulary: int):  # type: ignore[no-untyped-def]
+    """(units x vocabulary) CSR of how often each term id occurs in each unit."""
+    import scipy.sparse
+
+    lengths = np.fromiter((len(unit) for unit in ids), dtype=np.int64, count=len(ids))
+    columns = np.fromiter((term for unit in ids for term in unit), dtype=np.int64, count=int(lengths.sum()))
+    rows = np.repeat(np.arange(len(ids)), lengths)
+    counts = scipy.sparse.csr_matrix((np.ones(len(columns), dtype=np.int32), (rows, columns)),
+                                     shape=(len(ids), vocabulary))
+    counts.sum_duplicates()
+    return counts

@@ -9,13 +9,12 @@ over the mean of the top 10 unit vectors.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 import numpy as np
 
 from citesum.embed import Embedder
-from citesum.index.lexical import tokenize
+from citesum.index.lexical import LexicalIndex, tokenize
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_k
 from citesum.retrieve.dense import DenseRetriever
@@ -55,12 +54,10 @@ class RM3Retriever(Retriever):
         top = [i for i in top_k(first, self.feedback_units) if first[i] > 0]
         if not top:
             return original
-        too_common = self.max_document_share * lexical.size
+        eligible = lexical.feedback_vocabulary(self.max_document_share * lexical.size)
         relevance: Counter[str] = Counter()
-        passages = self.index.passages
-        for tokens, score in zip(tokenize([passages[i].text for i in top]), first[top].tolist()):
-            counts = Counter(t for t in tokens if _FEEDBACK_TERM.fullmatch(t)
-                             and lexical.document_frequency(t) <= too_common)
+        for terms, score in zip(self._unit_terms(lexical, top), first[top].tolist()):
+            counts = Counter({t: n for t, n in terms.items() if t in eligible})
             kept = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[: self.feedback_terms]
             length = sum(count for _, count in kept)
             for term, count in kept:
@@ -70,12 +67,17 @@ class RM3Retriever(Retriever):
         return {term: alpha * original.get(term, 0.0) + (1 - alpha) * feedback.get(term, 0.0)
                 for term in original.keys() | feedback.keys()}
 
+    def _unit_terms(self, lexical: LexicalIndex, units: list[int]) -> list[Counter[str]]:
+        """Each unit's analysed terms with their counts: kept by the index since they were added to it, or
+        analysed again from the text for an index written before (same analyser, same counts)."""
+        kept = [lexical.unit_terms(i) for i in units]
+        if all(terms is not None for terms in kept):
+            return kept  # type: ignore[return-value]
+        passages = self.index.passages
+        return [Counter(tokens) for tokens in tokenize([passages[i].text for i in units])]
+
     def scores(self, query: str) -> np.ndarray:
         return self.index.lexical.weighted_scores(self.expanded_query(query))
-
-
-#: what Anserini's RM3 takes as a feedback term
-_FEEDBACK_TERM = re.compile(r"[a-z0-9]{2,20}")
 
 
 def _unit_l1(weights: dict[str, float]) -> dict[str, float]:

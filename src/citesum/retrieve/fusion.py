@@ -38,18 +38,20 @@ class HybridRetriever(Retriever):
         # a fusion with the oracle carries its gold grades
         self.scores_reach_the_summarizer = all(r.scores_reach_the_summarizer for r in self.retrievers)
 
-    def _member_ranking(self, retriever: Retriever, query: str) -> list[int]:
+    def _member_ranking(self, retriever: Retriever, query: str) -> np.ndarray:
         scores = retriever.scores(query)
         ranked = top_k(scores, self.depth)
         # a lexical score of 0 means "no query term": such units are not ranked at all
-        return ranked[scores[ranked] > 0].tolist() if retriever.matches_only_positive else ranked.tolist()
+        return ranked[scores[ranked] > 0] if retriever.matches_only_positive else ranked
 
     def scores(self, query: str) -> np.ndarray:
-        fused = reciprocal_rank_fusion([self._member_ranking(r, query) for r in self.retrievers], self.k)
-        out = np.zeros(len(self.index), dtype=np.float32)
-        if fused:
-            out[np.fromiter(fused.keys(), dtype=np.int64)] = np.fromiter(fused.values(), dtype=np.float64)
-        return out
+        # reciprocal_rank_fusion over unit positions, as array operations (a dict loop over 2 x 1,000 ranks took
+        # half a millisecond a query)
+        fused = np.zeros(len(self.index), dtype=np.float64)
+        for retriever in self.retrievers:
+            ranking = self._member_ranking(retriever, query)
+            fused[ranking] += 1.0 / (self.k + np.arange(1, len(ranking) + 1))
+        return fused.astype(np.float32)
 
     def _rank_documents(self, query: str, k: int | None, passages_per_document: int) -> list[tuple[str, float]]:
         rankings = [
