@@ -6,6 +6,9 @@ Each scenario runs in its own subprocess so its peak RSS is its own.
     the classic hybrid (bm25+dense) and the default hybrid (bm25-rm3+dense-prf) over its 296 dev queries,
     for the top 10 units and for the top 10 documents (index opened once, as a server would)
   * build + query a generated corpus of 10,000 / 30,000 / 100,000 documents, to show how cost grows
+  * in every scenario, bare bm25s on the index's own BM25 files (its tokenizer with our analyser, its
+    ``retrieve``), and two ratios from the same run: our BM25 over bare bm25s, and the default hybrid (with
+    query feedback) over hybrid:bm25+dense
 
 Run: python benchmarks/speed.py [--sizes 10000,30000,100000]
 Writes: benchmarks/results/speed.json
@@ -53,6 +56,35 @@ def _latencies(index, queries: list[str]) -> dict[str, dict[str, float]]:  # typ
     return out
 
 
+def _bare_bm25s_p50(folder: Path, queries: list[str]) -> float:
+    """p50 ms of bm25s itself on the index's own BM25 files: its tokenizer with our analyser, then its
+    ``retrieve`` (top 10), the floor under our BM25 query."""
+    import bm25s
+    import Stemmer
+
+    model = bm25s.BM25.load(str(max(folder.glob("gen-*/bm25"), key=lambda p: int(p.parent.name[4:]))))
+    stemmer = Stemmer.Stemmer("english")
+
+    def search(query: str) -> object:
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False)
+        return model.retrieve(tokens, k=10, show_progress=False, n_threads=1)
+
+    search(queries[0])
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        search(query)
+        times.append((time.perf_counter() - started) * 1000)
+    return round(float(np.percentile(times, 50)), 3)
+
+
+def _ratios(search: dict[str, dict[str, float]], bare_bm25s_p50: float) -> dict[str, float]:
+    """The issue's ratio goals, from one run so that machine noise cancels: BM25 against bare bm25s (goal
+    <= 1.1), and the default hybrid (with RM3 and Rocchio feedback) against hybrid:bm25+dense (goal <= 1.5)."""
+    return {"bm25_over_bare_bm25s": round(search["bm25"]["p50_ms"] / bare_bm25s_p50, 2),
+            "hybrid_over_hybrid_bm25_dense": round(search["hybrid"]["p50_ms"] / search["hybrid:bm25+dense"]["p50_ms"], 2)}
+
+
 def _build(documents, folder: Path) -> dict[str, float]:  # type: ignore[no-untyped-def]
     from citesum.index.store import Index
 
@@ -76,7 +108,8 @@ def scenario(name: str, argument: str) -> dict[str, object]:
 
             haystack = load_haystack(SHARED_DATA / "summhay" / "topic_news1.json")
             result = _build(haystack.documents, folder)
-            result["search"] = _latencies(Index.open(folder), [s.query for s in haystack.subtopics])
+            result["queries_used"] = [s.query for s in haystack.subtopics]
+            result["search"] = _latencies(Index.open(folder), result["queries_used"])
         elif name == "meeting":
             from citesum.datasets import load_dataset
 
@@ -87,7 +120,8 @@ def scenario(name: str, argument: str) -> dict[str, object]:
             index = Index.open(folder)
             index.passages  # noqa: B018 - load passages, vectors and BM25
             result["open_seconds"] = round(time.perf_counter() - opened, 2)
-            result["search"] = _latencies(index, [q.text for q in dataset.queries])
+            result["queries_used"] = [q.text for q in dataset.queries]
+            result["search"] = _latencies(index, result["queries_used"])
         else:
             from citesum.demo.haystack import generate_haystack
 
@@ -98,11 +132,15 @@ def scenario(name: str, argument: str) -> dict[str, object]:
             index = Index.open(folder)
             index.passages  # noqa: B018
             result["open_seconds"] = round(time.perf_counter() - opened, 2)
-            result["search"] = _latencies(index, [
+            result["queries_used"] = [
                 "What is happening with the city's water supply?", "How is public transit changing?",
                 "What is the state of housing and rents?", "Lakemont reservoir capacity in August",
                 "desalination plant cost", "bus drivers strike in May", "zoning reform near tram stops",
-                "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5)
+                "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5
+            result["search"] = _latencies(index, result["queries_used"])
+        queries_used = result.pop("queries_used")
+        result["bare_bm25s_p50_ms"] = _bare_bm25s_p50(folder, queries_used)  # type: ignore[arg-type]
+        result["ratios"] = _ratios(result["search"], result["bare_bm25s_p50_ms"])  # type: ignore[arg-type]
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return result
 
