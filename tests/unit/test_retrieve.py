@@ -114,6 +114,14 @@ def test_top_k_breaks_ties_by_position() -> None:
     assert top_k(scores, 2).tolist() == [1, 2]
     assert top_k(scores, 4).tolist() == [1, 2, 4, 3]
     assert top_k(scores, 0).tolist() == []
+    # against a plain sort, on scores with many ties (a lexical score leaves most units at 0) and without
+    rng = np.random.default_rng(1)
+    for trial in range(200):
+        n = int(rng.integers(1, 60))
+        scores = (rng.integers(0, 4, n) if trial % 2 else rng.random(n)).astype(np.float32)
+        for k in (1, 3, n - 1, n, n + 5):
+            expected = sorted(range(n), key=lambda i: (-scores[i], i))[: max(k, 0)]
+            assert top_k(scores, k).tolist() == expected
 
 
 def test_documents_score_the_sum_of_their_best_passages() -> None:
@@ -199,17 +207,21 @@ def test_lexical_index_keeps_each_units_analysed_term_counts(tmp_path: Path) -> 
 
     from citesum.index.lexical import LexicalIndex, tokenize
 
+    def unit_terms(lexical: LexicalIndex, unit: int) -> Counter[str] | None:
+        kept = lexical.unit_term_counts(unit)
+        return None if kept is None else Counter({lexical.terms[i]: int(n) for i, n in zip(*kept)})
+
     texts = ["Water rates rise; water bills rise too.", "The tram runs to the airport", "the the the"]
     built = LexicalIndex.build(texts)
     built.save(tmp_path / "bm25")
     assert (tmp_path / "bm25" / LexicalIndex.TERM_COUNTS).is_file()
     loaded = LexicalIndex.load(tmp_path / "bm25")
     for unit, tokens in enumerate(tokenize(texts)):
-        assert built.unit_terms(unit) == loaded.unit_terms(unit) == Counter(tokens)
-    assert built.unit_terms(0)["water"] == 2 and built.unit_terms(2) == Counter()  # stop words only: nothing
+        assert unit_terms(built, unit) == unit_terms(loaded, unit) == Counter(tokens)
+    assert unit_terms(built, 0)["water"] == 2 and unit_terms(built, 2) == Counter()  # stop words only: nothing
     # an index written before the counts were kept loads without them and says so
     (tmp_path / "bm25" / LexicalIndex.TERM_COUNTS).unlink()
-    assert LexicalIndex.load(tmp_path / "bm25").unit_terms(0) is None
+    assert LexicalIndex.load(tmp_path / "bm25").unit_term_counts(0) is None
 
 
 def test_rm3_expands_the_same_from_kept_counts_and_from_the_text(haystack_index: Index, haystack,  # type: ignore[no-untyped-def]
@@ -223,16 +235,56 @@ def test_rm3_expands_the_same_from_kept_counts_and_from_the_text(haystack_index:
     queries = [*haystack.queries.values(), "tram airport", "reservoir levels in August"]
     kept = [rm3.expanded_query(q) for q in queries]
     assert all(len(weights) > 3 for weights in kept)  # the feedback added terms
-    monkeypatch.setattr(LexicalIndex, "unit_terms", lambda self, unit: None)
+    monkeypatch.setattr(LexicalIndex, "unit_term_counts", lambda self, unit: None)
     assert [rm3.expanded_query(q) for q in queries] == kept
 
 
-def test_feedback_vocabulary_leaves_out_common_and_odd_terms() -> None:
+def test_feedback_terms_leave_out_common_and_odd_terms() -> None:
     from citesum.index.lexical import LexicalIndex
 
     texts = [f"reservoir unit{i} water" if i < 3 else f"water x{i} {'a' * 25}" for i in range(10)]
-    vocabulary = LexicalIndex.build(texts).feedback_vocabulary(0.3 * 10)
-    assert "reservoir" in vocabulary and "unit1" in vocabulary
-    assert "water" not in vocabulary  # in all 10 units, over the bound of 3
-    assert "a" * 25 not in vocabulary  # over 20 characters, as Anserini leaves out
-    assert LexicalIndex.build([]).feedback_vocabulary(1.0) == frozenset()
+    lexical = LexicalIndex.build(texts)
+    allowed = {t for t, ok in zip(lexical.terms, lexical.feedback_terms(0.3 * 10).tolist()) if ok}
+    assert allowed == {"reservoir", "unit0", "unit1", "unit2"} | {f"x{i}" for i in range(3, 10)}
+    # water is in all 10 units, over the bound of 3; 25 letters is over the 20 Anserini takes
+    assert "water" in lexical.terms and "a" * 25 in lexical.terms
+    assert len(LexicalIndex.build([]).feedback_terms(1.0)) == 0
+
+
+def test_rm3_expansion_matches_the_relevance_model_term_by_term(haystack_index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
+    """The array form of RM3 gives the weights the written-out model gives: per unit the most frequent
+    eligible terms (ties alphabetical), P(t | R) summed in rank order, its heaviest terms (ties in the order
+    met), interpolated with the query."""
+    from collections import Counter
+
+    from citesum.index.lexical import tokenize
+    from citesum.retrieve.base import top_k
+    from citesum.retrieve.feedback import RM3Retriever
+
+    rm3 = RM3Retriever(haystack_index, feedback_units=6, feedback_terms=8)
+    lexical = haystack_index.lexical
+    passages = haystack_index.passages
+    frequency = Counter(t for tokens in tokenize([p.text for p in passages]) for t in set(tokens))
+
+    def written_out(query: str) -> dict[str, float]:
+        query_terms = Counter(tokenize([query])[0])
+        original = {t: n / sum(query_terms.values()) for t, n in query_terms.items()}
+        first = lexical.term_scores(list(query_terms.elements()))
+        relevance: Counter[str] = Counter()
+        feedback_units = [i for i in top_k(first, 6) if first[i] > 0]
+        if not feedback_units:
+            return original
+        for unit in feedback_units:
+            counts = Counter(t for t in tokenize([passages[unit].text])[0]
+                             if frequency[t] <= 0.1 * len(passages) and t.isalnum() and 2 <= len(t) <= 20)
+            kept = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:8]
+            for term, count in kept:
+                relevance[term] += float(first[unit]) * count / sum(c for _, c in kept)
+        heaviest = relevance.most_common(8)
+        feedback = {t: w / sum(w for _, w in heaviest) for t, w in heaviest}
+        return {t: 0.5 * original.get(t, 0.0) + 0.5 * feedback.get(t, 0.0) for t in original.keys() | feedback.keys()}
+
+    for query in [*haystack.queries.values(), "tram airport", "reservoir levels in August", "zeppelin"]:
+        expected, got = written_out(query), rm3.expanded_query(query)
+        assert got.keys() == expected.keys(), query
+        assert {t: got[t] for t in expected} == pytest.approx(expected, rel=1e-12), query

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import re
@@ -76,7 +75,8 @@ class LexicalIndex:
         # scipy CSR (units x vocabulary) of term counts; None for an index written before they were kept
         self._term_counts = term_counts
         self._terms: list[str] | None = None
-        self._feedback_vocabulary: dict[float, frozenset[str]] = {}
+        self._alphabetical_rank: np.ndarray | None = None
+        self._feedback_terms: dict[float, np.ndarray] = {}
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
@@ -96,19 +96,37 @@ class LexicalIndex:
         counts = scipy.sparse.load_npz(path / cls.TERM_COUNTS) if (path / cls.TERM_COUNTS).is_file() else None
         return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0, counts)
 
-    def unit_terms(self, unit: int) -> Counter[str] | None:
-        """The analysed terms of one unit with their counts; None when the index does not keep them."""
-        if self._term_counts is None:
-            return None
+    @property
+    def terms(self) -> list[str]:
+        """The vocabulary by term id."""
         if self._terms is None:
-            vocabulary = self._model.vocab_dict  # type: ignore[attr-defined]
+            vocabulary = self._model.vocab_dict if self.size else {}  # type: ignore[attr-defined]
             self._terms = [""] * len(vocabulary)
             for term, term_id in vocabulary.items():
                 self._terms[term_id] = term
+        return self._terms
+
+    def term_id(self, term: str) -> int | None:
+        """The id of an analysed term; None when no unit holds it."""
+        return self._model.vocab_dict.get(term) if self.size else None  # type: ignore[attr-defined]
+
+    @property
+    def alphabetical_rank(self) -> np.ndarray:
+        """For each term id, the term's position in alphabetical order (what breaks ties between terms)."""
+        if self._alphabetical_rank is None:
+            order = np.argsort(np.array(self.terms, dtype=str), kind="stable")
+            self._alphabetical_rank = np.empty(len(order), dtype=np.int64)
+            self._alphabetical_rank[order] = np.arange(len(order))
+        return self._alphabetical_rank
+
+    def unit_term_counts(self, unit: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The term ids of one unit's analysed terms and how often each occurs; None when the index does not
+        keep them."""
+        if self._term_counts is None:
+            return None
         counts = self._term_counts
         start, end = counts.indptr[unit], counts.indptr[unit + 1]  # type: ignore[attr-defined]
-        return Counter({self._terms[term_id]: count for term_id, count
-                        in zip(counts.indices[start:end].tolist(), counts.data[start:end].tolist())})  # type: ignore[attr-defined]
+        return counts.indices[start:end], counts.data[start:end]  # type: ignore[attr-defined]
 
     def save(self, path: Path) -> None:
         if self.size == 0:
@@ -128,40 +146,44 @@ class LexicalIndex:
         """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
         return self.term_scores(tokenize([query])[0])
 
-    def feedback_vocabulary(self, max_units: float) -> frozenset[str]:
-        """The terms query feedback may add: 2 to 20 letters and digits (what Anserini's RM3 takes) held by at
-        most ``max_units`` units (a term in most units says nothing about a query). Computed once per bound
-        over the whole vocabulary, since every query asks the same."""
-        if max_units not in self._feedback_vocabulary:
+    def feedback_terms(self, max_units: float) -> np.ndarray:
+        """For each term id, whether query feedback may add the term: 2 to 20 letters and digits (what
+        Anserini's RM3 takes) held by at most ``max_units`` units (a term in most units says nothing about a
+        query). Computed once per bound over the whole vocabulary, since every query asks the same."""
+        if max_units not in self._feedback_terms:
             if self.size == 0:  # an empty index has no vocabulary
-                return frozenset()
+                return np.zeros(0, dtype=bool)
             units = np.diff(self._model.scores["indptr"])  # type: ignore[attr-defined]
-            vocabulary = self._model.vocab_dict  # type: ignore[attr-defined]
+            terms = self.terms
+            rare = np.zeros(len(terms), dtype=bool)
+            rare[: len(units)] = units[: len(terms)] <= max_units
             # one regular-expression scan over the rare terms, one per line: the first query after each new
             # generation pays for this (a term-by-term loop took ~11 ms on the meeting index)
-            term_ids = np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))
-            known = term_ids < len(units)
-            rare_enough = np.zeros(len(term_ids), dtype=bool)
-            rare_enough[known] = units[term_ids[known]] <= max_units
-            rare = "\n".join(itertools.compress(vocabulary.keys(), rare_enough.tolist()))
-            self._feedback_vocabulary[max_units] = frozenset(_FEEDBACK_TERMS.findall(rare))
-        return self._feedback_vocabulary[max_units]
+            rare_ids = np.flatnonzero(rare)
+            lines = "\n".join(terms[i] for i in rare_ids.tolist())
+            line_starts = np.r_[0, np.cumsum([len(terms[i]) + 1 for i in rare_ids.tolist()])[:-1]]
+            matched = np.array([m.start() for m in _FEEDBACK_TERMS.finditer(lines)], dtype=np.int64)
+            allowed = np.zeros(len(terms), dtype=bool)
+            allowed[rare_ids[np.searchsorted(line_starts, matched)]] = True
+            self._feedback_terms[max_units] = allowed
+        return self._feedback_terms[max_units]
 
-    def weighted_scores(self, weights: Mapping[str, float]) -> np.ndarray:
+    def weighted_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), in one pass
         over the terms' columns of the BM25 score matrix."""
         if self.size == 0:  # an empty index has no vocabulary
             return np.zeros(0, dtype=np.float32)
-        vocabulary = self._model.vocab_dict  # type: ignore[attr-defined]
         matrix = self._model.scores  # type: ignore[attr-defined]
-        pairs = [(vocabulary[t], w) for t, w in weights.items() if w > 0 and t in vocabulary]
         indptr = matrix["indptr"]
-        columns = [np.arange(indptr[i], indptr[i + 1]) for i, _ in pairs if i + 1 < len(indptr)]
-        if not columns:
+        keep = (weights > 0) & (term_ids + 1 < len(indptr))
+        term_ids, weights = term_ids[keep], weights[keep]
+        lengths = indptr[term_ids + 1] - indptr[term_ids]
+        if not lengths.sum():
             return np.zeros(self.size, dtype=np.float32)
-        entries = np.concatenate(columns)
-        term_weights = np.repeat([w for i, w in pairs if i + 1 < len(indptr)], [len(c) for c in columns])
-        total = np.bincount(matrix["indices"][entries], weights=matrix["data"][entries] * term_weights,
+        # the positions of every entry of the chosen columns, without a Python loop over the terms
+        starts = np.repeat(indptr[term_ids] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+        entries = starts + np.arange(int(lengths.sum()))
+        total = np.bincount(matrix["indices"][entries], weights=matrix["data"][entries] * np.repeat(weights, lengths),
                             minlength=self.size)
         return total.astype(np.float32)
 

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -229,6 +229,10 @@ class IndexReader:
     def _state(self) -> Generation:
         raise NotImplementedError
 
+    def pinned(self) -> AbstractContextManager[IndexReader]:
+        """A block in which every read of this reader sees one generation (a view already does)."""
+        return nullcontext(self)
+
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
         raise NotImplementedError
@@ -423,20 +427,28 @@ class Index(IndexReader):
         Raises:
             IndexStoreError: the database is gone, unreadable or corrupt.
         """
-        conn = self._thread_connection()
-        if conn.in_transaction:  # a view inside a view on this thread: the same transaction
-            with _database_errors(self.path):
-                state = self._generation_state(conn, *_state_key(conn))
-            yield IndexView(self.path, self.settings, state, conn)
+        pinned: Generation | None = getattr(self._local, "pinned", None)
+        if pinned is not None:  # a view inside a view on this thread: the same transaction, the same generation
+            yield IndexView(self.path, self.settings, pinned, self._local.conn)
             return
+        conn = self._thread_connection()
         with _database_errors(self.path):
             conn.execute("BEGIN")
         try:
             with _database_errors(self.path):
                 state = self._generation_state(conn, *_state_key(conn))
+            # reads of the index itself on this thread (index.passages, a retriever's index.vectors) see this
+            # generation until the block ends, without asking the database again
+            self._local.pinned = state
             yield IndexView(self.path, self.settings, state, conn)
         finally:
+            self._local.pinned = None
             self._end_read(conn)
+
+    def pinned(self) -> AbstractContextManager[IndexReader]:
+        """:meth:`read`: the index's own reads on this thread see one generation until the block ends (what
+        a retriever wraps each query in, so its several reads of the index cost one look-up)."""
+        return self.read()
 
     def _end_read(self, conn: sqlite3.Connection) -> None:
         """Ends the read transaction (so the WAL can be checkpointed past it). The reads are done; if a damaged
@@ -449,6 +461,9 @@ class Index(IndexReader):
             conn.close()
 
     def _state(self) -> Generation:
+        pinned: Generation | None = getattr(self._local, "pinned", None)
+        if pinned is not None:
+            return pinned
         with self.read() as view:
             return view._state()
 

@@ -45,7 +45,8 @@ class Retriever(ABC):
     def retrieve(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` best units (ties keep collection order, so results are reproducible). Only the first
         :data:`~citesum.tokens.MAX_QUERY_TOKENS` tokens of the query are read."""
-        return self._retrieve(clip_query(query), k)
+        with self.index.pinned():
+            return self._retrieve(clip_query(query), k)
 
     def _retrieve(self, query: str, k: int) -> list[Hit]:
         """:meth:`retrieve` of a query already clipped (what a retriever with its own ranking overrides)."""
@@ -64,7 +65,8 @@ class Retriever(ABC):
         best 3 passages beats MaxP for BM25 and dense alike (benchmarks/retrieval_summhay.py). An index of
         whole-document units has one unit per document, so the choice makes no difference there.
         """
-        return self._rank_documents(clip_query(query), k, passages_per_document)
+        with self.index.pinned():
+            return self._rank_documents(clip_query(query), k, passages_per_document)
 
     def _rank_documents(self, query: str, k: int | None, passages_per_document: int) -> list[tuple[str, float]]:
         """:meth:`rank_documents` of a query already clipped (what a fusion of retrievers overrides)."""
@@ -100,12 +102,13 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(max(k, 0), n)
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    if k < n:
-        candidates = np.argpartition(-scores, k - 1)[:k]
-        # include every unit tied with the k-th score so the tie-break by position is exact
-        threshold = scores[candidates].min()
-        candidates = np.flatnonzero(scores >= threshold)
-    else:
-        candidates = np.arange(n)
-    order = candidates[np.lexsort((candidates, -scores[candidates]))]
-    return order[:k]
+    if k == n:
+        return np.argsort(-scores, kind="stable")  # stable: equal scores keep position order
+    # the k-th largest score; selecting near the front of the negated scores stays fast when most are equal
+    # (selecting at n - k of the scores took 0.3 ms on 20,000 BM25 scores, mostly 0)
+    threshold = -np.partition(-scores, k - 1)[k - 1]
+    above = np.flatnonzero(scores > threshold)
+    # of the units tied with the k-th score, the first by position fill the rest (a lexical score leaves most
+    # units tied at 0: sorting them all took longer than the query)
+    tied = np.flatnonzero(scores == threshold)[: k - len(above)]
+    return np.concatenate((above[np.argsort(-scores[above], kind="stable")], tied))

@@ -14,7 +14,7 @@ from collections import Counter
 import numpy as np
 
 from citesum.embed import Embedder
-from citesum.index.lexical import LexicalIndex, tokenize
+from citesum.index.lexical import tokenize
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_k
 from citesum.retrieve.dense import DenseRetriever
@@ -47,37 +47,73 @@ class RM3Retriever(Retriever):
 
     def expanded_query(self, query: str) -> dict[str, float]:
         """The weighted query of step 3 (the analysed query alone when no unit matches it)."""
-        lexical = self.index.lexical
-        query_terms = Counter(tokenize([query])[0])
-        original = _unit_l1(dict(query_terms))
-        first = lexical.term_scores(list(query_terms.elements()))
-        top = [i for i in top_k(first, self.feedback_units) if first[i] > 0]
-        if not top:
-            return original
-        eligible = lexical.feedback_vocabulary(self.max_document_share * lexical.size)
-        relevance: Counter[str] = Counter()
-        for terms, score in zip(self._unit_terms(lexical, top), first[top].tolist()):
-            counts = Counter({t: n for t, n in terms.items() if t in eligible})
-            kept = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[: self.feedback_terms]
-            length = sum(count for _, count in kept)
-            for term, count in kept:
-                relevance[term] += score * count / length
-        feedback = _unit_l1(dict(relevance.most_common(self.feedback_terms)))
-        alpha = self.original_weight
-        return {term: alpha * original.get(term, 0.0) + (1 - alpha) * feedback.get(term, 0.0)
-                for term in original.keys() | feedback.keys()}
-
-    def _unit_terms(self, lexical: LexicalIndex, units: list[int]) -> list[Counter[str]]:
-        """Each unit's analysed terms with their counts: kept by the index since they were added to it, or
-        analysed again from the text for an index written before (same analyser, same counts)."""
-        kept = [lexical.unit_terms(i) for i in units]
-        if all(terms is not None for terms in kept):
-            return kept  # type: ignore[return-value]
-        passages = self.index.passages
-        return [Counter(tokens) for tokens in tokenize([passages[i].text for i in units])]
+        unheld, term_ids, weights = self._expansion(query)
+        terms = self.index.lexical.terms
+        return {**unheld, **{terms[i]: w for i, w in zip(term_ids.tolist(), weights.tolist())}}
 
     def scores(self, query: str) -> np.ndarray:
-        return self.index.lexical.weighted_scores(self.expanded_query(query))
+        _, term_ids, weights = self._expansion(query)
+        return self.index.lexical.weighted_scores(term_ids, weights)
+
+    def _expansion(self, query: str) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+        """The weights w(t) of step 3: of the query terms no unit holds (they score nothing), and the term ids
+        (ascending) and weights of the others."""
+        lexical = self.index.lexical
+        query_terms = Counter(tokenize([query])[0])
+        first = lexical.term_scores(list(query_terms.elements()))
+        top = [i for i in top_k(first, self.feedback_units) if first[i] > 0]
+        alpha = self.original_weight if top else 1.0
+        original = {term: alpha * weight for term, weight in _unit_l1(dict(query_terms)).items()}
+        held = {term_id: original[term] for term, term_id in ((t, lexical.term_id(t)) for t in original)
+                if term_id is not None}
+        feedback_ids, feedback_weights = (self._relevance_model(top, first[top].tolist()) if top
+                                          else (np.zeros(0, dtype=np.int64), np.zeros(0)))
+        term_ids = np.union1d(np.fromiter(held, dtype=np.int64, count=len(held)), feedback_ids)
+        weights = np.zeros(len(term_ids))
+        weights[np.searchsorted(term_ids, list(held))] += list(held.values())
+        weights[np.searchsorted(term_ids, feedback_ids)] += (1 - alpha) * feedback_weights
+        unheld = {term: weight for term, weight in original.items() if lexical.term_id(term) is None}
+        return unheld, term_ids, weights
+
+    def _relevance_model(self, units: list[int], unit_scores: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Steps 2 and 3 over the feedback units: the ``feedback_terms`` heaviest terms of P(t | R) (ties keep
+        the order terms were first met in, as a Counter's most_common does) and their L1-normalised weights."""
+        lexical = self.index.lexical
+        eligible = lexical.feedback_terms(self.max_document_share * lexical.size)
+        rank = lexical.alphabetical_rank
+        term_ids, contributions = [], []
+        for (ids, counts), score in zip(self._unit_term_counts(units), unit_scores):
+            keep = eligible[ids]
+            ids, counts = ids[keep], counts[keep]
+            # a unit's most frequent terms, ties broken alphabetically
+            kept = np.lexsort((rank[ids], -counts))[: self.feedback_terms]
+            ids, counts = ids[kept], counts[kept].astype(np.float64)
+            term_ids.append(ids)
+            contributions.append(score * counts / counts.sum())
+        every_id = np.concatenate(term_ids)
+        if not len(every_id):
+            return every_id.astype(np.int64), np.zeros(0)
+        # np.unique sorts the ids; summing in the order the units came keeps the sums those of a running total
+        ids, first_seen, slot = np.unique(every_id, return_index=True, return_inverse=True)
+        relevance = np.bincount(slot, weights=np.concatenate(contributions))
+        heaviest = np.lexsort((first_seen, -relevance))[: self.feedback_terms]
+        total = sum(relevance[heaviest].tolist())
+        return ids[heaviest].astype(np.int64), relevance[heaviest] / total
+
+    def _unit_term_counts(self, units: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each unit's analysed term ids with their counts: kept by the index since they were added to it, or
+        analysed again from the text for an index written before (same analyser, same counts)."""
+        lexical = self.index.lexical
+        kept = [lexical.unit_term_counts(i) for i in units]
+        if all(counts is not None for counts in kept):
+            return kept  # type: ignore[return-value]
+        passages = self.index.passages
+        analysed = []
+        for tokens in tokenize([passages[i].text for i in units]):
+            ids, counts = np.unique(np.array([lexical.term_id(t) for t in tokens], dtype=np.int64),
+                                    return_counts=True)
+            analysed.append((ids, counts))
+        return analysed
 
 
 def _unit_l1(weights: dict[str, float]) -> dict[str, float]:
