@@ -67,7 +67,7 @@ _SPLIT_LEVELS = (_CLAUSE_BREAK, _WORD_BREAK)
 
 def _split_long(
     text: str, span: Span, max_tokens: int, tokenizer: Tokenizer, levels: tuple[re.Pattern[str], ...]
-) -> Iterator[Span]:
+) -> Iterator[tuple[Span, int]]:
     """Split a span longer than the cap: at , ; : first, then by words, then by tokens."""
     for depth, pattern in enumerate(levels):
         pieces = _pieces(text, span, pattern)
@@ -77,9 +77,9 @@ def _split_long(
     # A single "word" longer than the cap (e.g. a base64 blob): cut by tokens.
     start = span.start
     while start < span.end:
-        piece = tokenizer.truncate(text[start : span.end], max_tokens) or text[start]
-        yield Span(start, start + len(piece))
-        start += len(piece)
+        end = start + len(tokenizer.truncate(text[start : span.end], max_tokens) or text[start])
+        yield Span(start, end), tokenizer.count(text[start:end])
+        start = end
         while start < span.end and text[start].isspace():
             start += 1
 
@@ -100,37 +100,41 @@ def _pack(
     max_tokens: int,
     tokenizer: Tokenizer,
     levels: tuple[re.Pattern[str], ...] = _SPLIT_LEVELS,
-) -> Iterator[Span]:
-    """Greedily join consecutive spans while the joined slice stays within ``max_tokens``."""
+) -> Iterator[tuple[Span, int]]:
+    """Greedily join consecutive spans while the joined slice stays within ``max_tokens``; each joined span
+    comes with its token count (counted once: counting took half of an index build)."""
     current: Span | None = None
+    current_tokens = 0
     for span in spans:
-        if tokenizer.count(text[span.start : span.end]) > max_tokens:
+        span_tokens = tokenizer.count(text[span.start : span.end])
+        if span_tokens > max_tokens:
             if current is not None:
-                yield current
+                yield current, current_tokens
                 current = None
             yield from _split_long(text, span, max_tokens, tokenizer, levels)
             continue
         if current is None:
-            current = span
-        elif tokenizer.count(text[current.start : span.end]) <= max_tokens:
-            current = Span(current.start, span.end)
+            current, current_tokens = span, span_tokens
+            continue
+        joined_tokens = tokenizer.count(text[current.start : span.end])
+        if joined_tokens <= max_tokens:
+            current, current_tokens = Span(current.start, span.end), joined_tokens
         else:
-            yield current
-            current = span
+            yield current, current_tokens
+            current, current_tokens = span, span_tokens
     if current is not None:
-        yield current
+        yield current, current_tokens
 
 
-def _make_passage(document: Document, ordinal: int, span: Span, tokenizer: Tokenizer) -> Passage:
-    text = document.text[span.start : span.end]
+def _make_passage(document: Document, ordinal: int, span: Span, token_count: int) -> Passage:
     return Passage(
         id=f"{document.id}::{ordinal}",
         document_id=document.id,
         ordinal=ordinal,
         char_start=span.start,
         char_end=span.end,
-        text=text,
-        token_count=tokenizer.count(text),
+        text=document.text[span.start : span.end],
+        token_count=token_count,
     )
 
 
@@ -146,7 +150,7 @@ def chunk_passages(document: Document, tokenizer: Tokenizer, max_tokens: int = D
     if max_tokens < 1:
         raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
     spans = _pack(document.text, sentence_spans(document.text), max_tokens, tokenizer)
-    return [_make_passage(document, ordinal, span, tokenizer) for ordinal, span in enumerate(spans)]
+    return [_make_passage(document, ordinal, span, tokens) for ordinal, (span, tokens) in enumerate(spans)]
 
 
 def document_unit(document: Document, tokenizer: Tokenizer, max_tokens: int = DEFAULT_DOCUMENT_TOKENS) -> list[Passage]:
@@ -160,17 +164,20 @@ def document_unit(document: Document, tokenizer: Tokenizer, max_tokens: int = DE
     spans = sentence_spans(text)
     if not spans:
         return []
-    end = spans[0].start
-    if tokenizer.count(text[spans[0].start : spans[-1].end]) <= max_tokens:
-        end = spans[-1].end
+    end, end_tokens = spans[0].start, 0
+    whole_tokens = tokenizer.count(text[spans[0].start : spans[-1].end])
+    if whole_tokens <= max_tokens:
+        end, end_tokens = spans[-1].end, whole_tokens
     else:
         for span in spans:
-            if tokenizer.count(text[spans[0].start : span.end]) > max_tokens:
+            tokens = tokenizer.count(text[spans[0].start : span.end])
+            if tokens > max_tokens:
                 break
-            end = span.end
+            end, end_tokens = span.end, tokens
         if end == spans[0].start:
             end = spans[0].start + len(tokenizer.truncate(text[spans[0].start : spans[0].end], max_tokens))
-    return [_make_passage(document, 0, Span(spans[0].start, end), tokenizer)]
+            end_tokens = tokenizer.count(text[spans[0].start : end])
+    return [_make_passage(document, 0, Span(spans[0].start, end), end_tokens)]
 
 
 def make_units(document: Document, tokenizer: Tokenizer, unit: Unit, max_tokens: int) -> list[Passage]:

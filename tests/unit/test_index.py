@@ -224,3 +224,42 @@ def test_generation_files_checksummed_by_older_versions_still_verify(  # type: i
     vectors.write_bytes(bytes(data))
     assert any("checksum differs" in problem for problem in artifacts.verify(folder, older))
     assert any("checksum differs" in problem for problem in artifacts.verify(folder, recorded))
+
+
+def test_updates_give_the_bm25_index_and_vectors_a_rebuild_gives(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    """The BM25 index is built beside the embedding, before the transaction, from the kept units and the new
+    ones; after adds, replacements and deletions it scores as one built from the database alone, and the vectors
+    embedded batch by batch on the second thread stay in unit order."""
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels. Rationing {i % 3} continues.") for i in range(9)]),
+                 embedder=hashing_embedder)
+    index.update(_docs(("d4", "The tram to the airport opens."), ("n1", "Reservoir rationing ends in May.")),
+                 delete=["d1", "d7"], embedder=hashing_embedder)
+    queries = ["reservoir rationing", "tram airport", "report 4", "may"]
+    incremental = [index.lexical.scores(q) for q in queries]
+    index.rewrite_generation()  # the files again, from the database alone
+    for query, scores in zip(queries, incremental):
+        np.testing.assert_array_equal(scores, index.lexical.scores(query))
+    texts = [p.text for p in index.passages]
+    assert texts[-2:] == ["The tram to the airport opens.", "Reservoir rationing ends in May."]
+    np.testing.assert_allclose(index.vectors, hashing_embedder.encode_documents(texts), rtol=1e-6)
+
+
+def test_an_embedder_failure_mid_build_leaves_the_index_as_it_was(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(("a", "Apples are red.")), embedder=hashing_embedder)
+    generation = index.generation
+    encode = hashing_embedder.encode_documents
+    calls = []
+
+    def failing(texts):  # type: ignore[no-untyped-def]
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise RuntimeError("embedding server went away")
+        return encode(texts)
+
+    hashing_embedder.encode_documents = failing
+    many = [(f"n{i}", f"New document number {i} about pears.") for i in range(1200)]  # three batches of 512
+    with pytest.raises(RuntimeError, match="went away"):
+        index.update(_docs(*many), embedder=hashing_embedder)
+    assert index.generation == generation and _state(index) == {"a": ["Apples are red."]}

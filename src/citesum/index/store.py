@@ -24,6 +24,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -195,6 +196,17 @@ def _database_errors(path: Path) -> Iterator[None]:
         if not (path / DB_NAME).exists():
             raise IndexStoreError(f"the index at {path} is gone (no {DB_NAME})") from exc
         raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
+
+
+def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray, conn: sqlite3.Connection) -> bool:
+    """Whether a BM25 index built before the transaction covers the database's rows: the kept rows it was built
+    with, in order, then the rows inserted since (whose texts it was given)."""
+    kept_rows, index = lexical
+    if index.size != len(rows) or not np.array_equal(rows[: len(kept_rows)], kept_rows):
+        return False
+    inserted = conn.execute("SELECT COUNT(*) FROM passages WHERE rowid > ?",
+                            (int(kept_rows[-1]) if len(kept_rows) else -1,)).fetchone()[0]
+    return int(inserted) == len(rows) - len(kept_rows)
 
 
 @dataclass(frozen=True)
@@ -658,24 +670,21 @@ class Index(IndexReader):
             return UpdateStats(unchanged=unchanged, generation=_current_generation(conn))
 
         # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
-        tokenizer = get_tokenizer(self.settings.tokenizer)
-        units: list[list[Passage]] = []
-        for number, document in enumerate(changed, start=1):
-            units.append(make_units(document, tokenizer, self.settings.unit, self.settings.max_tokens))
-            if progress:
-                progress("chunking", number, len(changed))
+        if embedder is not None and embedder.name != self.settings.embedder:
+            raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
+        replaced = [d.id for d in changed if d.id in known] + sorted(delete)
+        # the units the new generation keeps (the write lock is held: nobody else changes them), so that its
+        # BM25 index is built while the last batches are embedded
+        gone = set(replaced)
+        kept = [(row, text) for row, document_id, text in
+                conn.execute("SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
+        units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress,
+                                                        lambda texts: LexicalIndex.build([t for _, t in kept] + texts))
         texts = [p.text for group in units for p in group]
-        vectors = np.zeros((0, 0), dtype=np.float32)
-        if texts:  # a pure deletion needs no model
-            embedder = embedder or get_embedder(self.settings.embedder)
-            if embedder.name != self.settings.embedder:
-                raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
-            vectors = self._embed(embedder, texts, progress)
 
         conn.execute("BEGIN IMMEDIATE")
         generation = _current_generation(conn) + 1
         with self._generation_commit(conn, generation):
-            replaced = [d.id for d in changed if d.id in known] + sorted(delete)
             removed_rows = self._remove(conn, replaced, drop_documents=delete)
             next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
             offset = 0
@@ -703,7 +712,8 @@ class Index(IndexReader):
                 offset += len(group)
             if texts:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            self._write_generation(conn, generation, removed_rows, progress)
+            self._write_generation(conn, generation, removed_rows, progress,
+                                   lexical=(np.array([row for row, _ in kept], dtype=np.int64), lexical))
         _checkpoint(conn)
         self._sweep(keep=generation)
         return UpdateStats(
@@ -726,14 +736,47 @@ class Index(IndexReader):
             shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
             raise
 
-    @staticmethod
-    def _embed(embedder: Embedder, texts: list[str], progress: ProgressFn | None, batch: int = 512) -> np.ndarray:
-        parts = []
-        for start in range(0, len(texts), batch):
-            parts.append(embedder.encode_documents(texts[start : start + batch]))
+    def _chunk_and_embed(
+        self, documents: list[Document], embedder: Embedder | None, progress: ProgressFn | None,
+        index_lexically: Callable[[list[str]], LexicalIndex], batch: int = 512,
+    ) -> tuple[list[list[Passage]], np.ndarray, LexicalIndex]:
+        """The units of each document, their vectors (rows in unit order) and ``index_lexically`` of their
+        texts. A batch of units is embedded on a second thread while the next documents are chunked, and the
+        last batches while the lexical index is built: the embedders' tokenizers and matrix products release
+        the GIL, so the work overlaps on two cores. The model loads with the first batch (a pure deletion needs
+        none)."""
+        tokenizer = get_tokenizer(self.settings.tokenizer)
+        units: list[list[Passage]] = []
+        pending: list[str] = []
+        embedded: list[Future[np.ndarray]] = []
+        model: list[Embedder] = [embedder] if embedder is not None else []
+
+        def encode(texts: list[str]) -> np.ndarray:
+            if not model:
+                model.append(get_embedder(self.settings.embedder))
+            return model[0].encode_documents(texts)
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="citesum-embed") as executor:
+            for number, document in enumerate(documents, start=1):
+                units.append(make_units(document, tokenizer, self.settings.unit, self.settings.max_tokens))
+                pending.extend(p.text for p in units[-1])
+                while len(pending) >= batch or (pending and number == len(documents)):
+                    embedded.append(executor.submit(encode, pending[:batch]))
+                    pending = pending[batch:]
+                if progress:
+                    progress("chunking", number, len(documents))
             if progress:
-                progress("embedding", min(start + batch, len(texts)), len(texts))
-        return np.vstack(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+                progress("bm25", 0, 1)
+            lexical = index_lexically([p.text for group in units for p in group])
+            if progress:
+                progress("bm25", 1, 1)
+            total = sum(len(group) for group in units)
+            parts = []
+            for future in embedded:  # in submission order, so the rows follow the units
+                parts.append(future.result())
+                if progress:
+                    progress("embedding", sum(len(part) for part in parts), total)
+        return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)), lexical
 
     @staticmethod
     def _remove(conn: sqlite3.Connection, document_ids: list[str], drop_documents: set[str]) -> set[int]:
@@ -768,19 +811,26 @@ class Index(IndexReader):
 
     def _write_generation(
         self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None,
-        reuse: bool = True,
+        reuse: bool = True, lexical: tuple[np.ndarray, LexicalIndex] | None = None,
     ) -> None:
         """Write gen-<N> from the (uncommitted) database state, reusing the previous vectors where they are
-        sound (unless ``reuse`` is off), and record it in the manifest as current, with its files' checksums."""
+        sound (unless ``reuse`` is off), and record it in the manifest as current, with its files' checksums.
+
+        ``lexical`` is a BM25 index built beforehand over the rows it names followed by the rows this update
+        added; it is used when the database holds exactly those rows, and built from the database otherwise.
+        """
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
         current = _current_generation(conn)
         vectors = self._patched_vectors(conn, current, rows, removed_rows) if reuse else self._read_vectors(conn)
-        texts = [r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")]
-        if progress:
-            progress("bm25", 0, 1)
-        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, LexicalIndex.build(texts))
-        if progress:
-            progress("bm25", 1, 1)
+        if lexical is not None and _prebuilt_matches(lexical, rows, conn):
+            lexical_index = lexical[1]
+        else:
+            if progress:
+                progress("bm25", 0, 1)
+            lexical_index = LexicalIndex.build([r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")])
+            if progress:
+                progress("bm25", 1, 1)
+        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, lexical_index)
         conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
         conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
 
