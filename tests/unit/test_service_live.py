@@ -312,3 +312,55 @@ def test_serve_on_a_busy_port_says_so_before_anything_else(index_path: Path) -> 
         result = CliRunner().invoke(main, ["serve", "--index", str(index_path), "--port", str(port)])
     assert result.exit_code == 1 and f"cannot listen on 127.0.0.1:{port}" in result.output
     assert "serving" not in result.output
+
+
+def test_cli_search_through_a_running_service_prints_what_the_index_gives(  # type: ignore[no-untyped-def]
+    live, index_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`citesum search --server URL` asks a running service (index and models loaded) and prints the same
+    lines as a search of the index itself; a wrong token, a refused request and no service are one-line errors."""
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    token = "s3cret-token-of-enough-length"
+    server = live(token=token)
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    runner = CliRunner()
+    for options in (["--retriever", "bm25"], ["--documents", "-k", "3"], []):
+        local = runner.invoke(main, ["search", WATER, "--index", str(index_path), *options])
+        remote = runner.invoke(main, ["search", WATER, "--server", server.url, "--token-file", str(token_file),
+                                      *options])
+        assert local.exit_code == remote.exit_code == 0, remote.output
+        assert remote.output == local.output and len(remote.output.splitlines()) >= 3
+    monkeypatch.setenv("CITESUM_SERVER", server.url)
+    monkeypatch.setenv("CITESUM_TOKEN", token)
+    assert runner.invoke(main, ["search", WATER, "--retriever", "bm25"]).output == \
+        runner.invoke(main, ["search", WATER, "--index", str(index_path), "--retriever", "bm25"]).output
+    monkeypatch.delenv("CITESUM_TOKEN")
+    refused = runner.invoke(main, ["search", WATER])
+    assert refused.exit_code == 1 and "answered 401: unauthorized" in refused.output
+    monkeypatch.setenv("CITESUM_TOKEN", token)
+    unknown = runner.invoke(main, ["search", WATER, "--retriever", "bm26"])
+    assert unknown.exit_code == 1 and "answered 400: bad request: unknown retriever 'bm26'" in unknown.output
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    gone = runner.invoke(main, ["search", WATER, "--server", closed])
+    assert gone.exit_code == 1 and f"cannot reach the citesum service at {closed}" in gone.output
+    oracle = runner.invoke(main, ["search", WATER, "--qrels", "{}"])
+    assert oracle.exit_code == 2 and "need the index itself" in oracle.output
+
+
+def test_cli_search_says_when_the_server_is_not_a_citesum_service(serve) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from citesum.cli import main
+
+    page = serve(lambda handler, request, n: reply(handler, 200, b"<html>a router's login page</html>"))
+    result = CliRunner().invoke(main, ["search", WATER, "--server", page.url])
+    assert result.exit_code == 1 and "did not answer with a JSON object: is it a citesum service?" in result.output
+    broken = serve(lambda handler, request, n: reply(handler, 502, b"<html>Bad Gateway</html>"))
+    result = CliRunner().invoke(main, ["search", WATER, "--server", broken.url])
+    assert result.exit_code == 1 and "answered 502: <html>Bad Gateway</html>" in result.output
