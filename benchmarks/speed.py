@@ -8,7 +8,10 @@ Each scenario runs in its own subprocess so its peak RSS is its own.
   * build + query a generated corpus of 10,000 / 30,000 / 100,000 documents, to show how cost grows
   * in every scenario, bare bm25s on the index's own BM25 files (its tokenizer with our analyser, its
     ``retrieve``), and two ratios from the same run: our BM25 over bare bm25s, and the default hybrid (with
-    query feedback) over hybrid:bm25+dense
+    query feedback) over hybrid:bm25+dense; and the build time over the time the embedder alone takes to
+    embed the same units
+  * on the meeting index: a one-shot ``citesum search`` (bm25, hybrid) start to exit, on the index and through
+    a running ``citesum serve`` (--server), against 2x ``python -c "import citesum"`` plus the query's p50
 
 Run: python benchmarks/speed.py [--sizes 10000,30000,100000]
 Writes: benchmarks/results/speed.json
@@ -86,16 +89,76 @@ def _ratios(search: dict[str, dict[str, float]], bare_bm25s_p50: float) -> dict[
 
 
 def _build(documents, folder: Path) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Build the index (model loaded first, as the CLI does before its progress bar), then embed its units
+    again with the embedder alone: issue 19's goal is a build within 1.3x of that."""
+    from citesum.embed import get_embedder
     from citesum.index.store import Index
 
+    embedder = get_embedder("wordllama")
+    embedder.encode_documents(["warm-up"])
     started = time.perf_counter()
     index = Index.create(folder)
-    stats = index.add(documents)
+    stats = index.add(documents, embedder=embedder)
     seconds = time.perf_counter() - started
     info = index.info()
+    texts = [p.text for p in index.passages]
+    started = time.perf_counter()
+    for start in range(0, len(texts), 512):  # the batches the build embeds
+        embedder.encode_documents(texts[start : start + 512])
+    embed_seconds = time.perf_counter() - started
     return {"documents": len(documents), "units": int(info["units"]), "unit_tokens": int(info["unit_tokens"]),
             "build_seconds": round(seconds, 2), "units_per_second": round(stats.passages_embedded / seconds, 1),
+            "embed_alone_seconds": round(embed_seconds, 2), "build_over_embed_alone": round(seconds / embed_seconds, 2),
             "bytes_on_disk": int(info["bytes_on_disk"])}
+
+
+def _cli_seconds(arguments: list[str], runs: int) -> float:
+    """Median wall time of a one-shot command of this interpreter, start to exit."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, *arguments], check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    return round(float(np.median(times)), 3)
+
+
+def _cli(folder: Path, query: str, library_p50_ms: dict[str, float]) -> dict[str, object]:
+    """Issue 19's CLI goal: a one-shot ``citesum search`` within 2x ``python -c "import citesum"`` plus the
+    library's query time, on the index itself and through a running ``citesum serve`` (--server)."""
+    import socket
+
+    import httpx
+
+    import_seconds = _cli_seconds(["-c", "import citesum"], 10)
+    out: dict[str, object] = {"import_citesum_s": import_seconds}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "citesum.cli", "serve", "--index", str(folder), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("citesum serve did not start")
+            time.sleep(0.2)
+        for retriever in ("bm25", "hybrid"):
+            search = ["-m", "citesum.cli", "search", query, "--retriever", retriever]
+            goal = 2 * (import_seconds + library_p50_ms[retriever] / 1000)
+            local = _cli_seconds([*search, "--index", str(folder)], 5)
+            remote = _cli_seconds([*search, "--server", url], 10)
+            out[retriever] = {"index_s": local, "server_s": remote, "goal_s": round(goal, 3),
+                              "index_over_goal": round(local / goal, 2), "server_over_goal": round(remote / goal, 2)}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return out
 
 
 def scenario(name: str, argument: str) -> dict[str, object]:
@@ -122,6 +185,8 @@ def scenario(name: str, argument: str) -> dict[str, object]:
             result["open_seconds"] = round(time.perf_counter() - opened, 2)
             result["queries_used"] = [q.text for q in dataset.queries]
             result["search"] = _latencies(index, result["queries_used"])
+            result["cli"] = _cli(folder, result["queries_used"][0],  # type: ignore[index]
+                                 {name: result["search"][name]["p50_ms"] for name in ("bm25", "hybrid")})  # type: ignore[index]
         else:
             from citesum.demo.haystack import generate_haystack
 
