@@ -2,7 +2,7 @@
 
 What is measured, per corpus and per library (each run a fresh subprocess, so its peak RSS is its own):
   * build: seconds from documents (citesum) or passage texts (peers) to an index that answers queries,
-    embedding and the embedding model's load included
+    embedding and the loading of model weights and tokenizer files included (imports are done before)
   * peak RSS of the whole run (build, queries, update): ``ru_maxrss`` of the subprocess
   * p50/p95 ms per query, top 20, for BM25, dense and a reciprocal-rank fusion of the two; citesum's default
     ``hybrid`` (BM25 with RM3 + dense with Rocchio feedback) is timed as well but has no peer counterpart
@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import statistics
@@ -51,9 +52,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +124,7 @@ def _peer_health(python: Path, peer: str) -> dict[str, Any]:
         f"for m in {_PEER_MODULES[peer]!r}: importlib.import_module(m)\n"
         f"print(json.dumps(_versions({_PEER_DISTRIBUTIONS[peer] + _COMMON_DISTRIBUTIONS!r})))\n"
     )
-    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=_worker_env())
+    done = subprocess.run([str(python), "-c", probe], check=False, capture_output=True, text=True, env=_worker_env())
     if done.returncode != 0:
         return {"ok": False, "error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
     return {"ok": True, "versions": json.loads(done.stdout.strip().splitlines()[-1])}
@@ -145,7 +148,8 @@ def ensure_peers_venv(folder: Path, peers: Sequence[str]) -> tuple[Path, dict[st
     A virtualenv that already has matching versions is reused as it is. A peer that does not install or
     import is reported, not fatal, unless no peer is left."""
     python = folder / "bin" / "python"
-    if not python.exists():
+    if not python.exists() or subprocess.run([str(python), "-c", "pass"], check=False).returncode != 0:
+        # missing, or left behind by a Python that is gone: make it anew
         print(f"creating {folder}", flush=True)
         folder.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
@@ -158,7 +162,7 @@ def ensure_peers_venv(folder: Path, peers: Sequence[str]) -> tuple[Path, dict[st
             continue
         print(f"installing {peer} into {folder}: {' '.join(requirements[peer])}", flush=True)
         install = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                  *requirements[peer]], capture_output=True, text=True)
+                                  *requirements[peer]], check=False, capture_output=True, text=True)
         state = _peer_health(python, peer)
         if install.returncode != 0:
             errors = [line for line in install.stderr.splitlines() if "ERROR" in line]
@@ -215,7 +219,7 @@ def prepare(corpus: str, size: int, folder: Path) -> dict[str, Any]:
 
     documents, queries = _load_corpus(corpus, size)
     held_out = max(1, round(len(documents) * UPDATE_SHARE))
-    # the last documents are held out: the generator and the loaders give no order that this would bias
+    # the last documents are held out: a fixed choice, the same for every library and run
     parts = {"build": documents[:-held_out], "update": documents[-held_out:]}
     settings = IndexSettings()
     tokenizer = get_tokenizer(settings.tokenizer)
@@ -259,6 +263,14 @@ def time_queries(search: Callable[[str], Any], ids_of: Callable[[Any], list[str]
             "timed": len(times), "top_ids": top_ids}
 
 
+def _import_first(modules: Iterable[str]) -> None:
+    """Import what a build will use before its timer starts, on every side: citesum imports its dependencies
+    lazily, on first use, and the build figure is meant to time index creation, not Python imports. Model
+    weights and tokenizer files still load inside the timer."""
+    for module in modules:
+        importlib.import_module(module)
+
+
 def _wordllama_model() -> Any:
     """The wordllama model exactly as citesum.embed.wordllama loads it: the wheel's own 256-d weights, no
     download, no truncation."""
@@ -284,6 +296,8 @@ def run_citesum(folder: Path) -> dict[str, Any]:
     from citesum.retrieve import get_retriever
     from citesum.types import Document
 
+    _import_first(["citesum.chunking", "citesum.embed.wordllama", "citesum.index.lexical", "citesum.retrieve.fusion",
+                   "wordllama", "bm25s", "Stemmer", "tiktoken"])
     imported_rss = peak_rss_mb()
     build_documents = [Document(**row) for row in _read_jsonl(folder / "build_documents.jsonl")]
     update_documents = [Document(**row) for row in _read_jsonl(folder / "update_documents.jsonl")]
@@ -299,9 +313,8 @@ def run_citesum(folder: Path) -> dict[str, Any]:
 
         result["search"] = {}
         for label, name in CITESUM_PATHS.items():
-            retriever = get_retriever(name, index)
-            result["search"][label] = time_queries(lambda q: retriever.retrieve(q, TOP_K),
-                                                   lambda hits: [h.passage.id for h in hits], queries)
+            search = partial(get_retriever(name, index).retrieve, k=TOP_K)
+            result["search"][label] = time_queries(search, lambda hits: [h.passage.id for h in hits], queries)
 
         started = time.perf_counter()
         index.add(update_documents)
@@ -367,6 +380,7 @@ def run_llamaindex(folder: Path) -> dict[str, Any]:
     from llama_index.core.schema import Document as LlamaDocument
     from llama_index.core.schema import TextNode
 
+    _import_first(["wordllama", "llama_index.core.llms", "llama_index.core.retrievers", "llama_index.retrievers.bm25"])
     imported_rss = peak_rss_mb()
     build_passages = _read_jsonl(folder / "build_passages.jsonl")
     update_passages = _read_jsonl(folder / "update_passages.jsonl")
@@ -381,7 +395,9 @@ def run_llamaindex(folder: Path) -> dict[str, Any]:
     result["build_seconds"] = round(time.perf_counter() - started, 3)
     result["units"] = len(index.index_struct.nodes_dict)
 
-    ids_of = lambda found: [n.node.node_id for n in found]  # noqa: E731
+    def ids_of(found: list[Any]) -> list[str]:
+        return [n.node.node_id for n in found]
+
     result["search"] = {label: time_queries(retrievers[label].retrieve, ids_of, queries) for label in COMPARED_PATHS}
 
     started = time.perf_counter()
@@ -438,8 +454,10 @@ def _haystack_components() -> tuple[type, type]:
         def __init__(self, model: Any) -> None:
             self.model = model
 
+        # list[Any], not list[Document]: Haystack reads the hints with the module's globals, where
+        # Document (imported here) is not
         @component.output_types(documents=list[Document])
-        def run(self, documents: list[Document]) -> dict[str, Any]:
+        def run(self, documents: list[Any]) -> dict[str, Any]:
             for start in range(0, len(documents), EMBED_BATCH):
                 batch = documents[start : start + EMBED_BATCH]
                 for document, vector in zip(batch, _embed(self.model, [d.content for d in batch])):
@@ -454,7 +472,10 @@ def _haystack_pipelines(store: Any, model: Any, text_embedder: type) -> dict[str
     needs no new pipeline)."""
     from haystack import Pipeline
     from haystack.components.joiners import DocumentJoiner
-    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever, InMemoryEmbeddingRetriever
+    from haystack.components.retrievers.in_memory import (
+        InMemoryBM25Retriever,
+        InMemoryEmbeddingRetriever,
+    )
 
     bm25 = Pipeline()
     bm25.add_component("bm25", InMemoryBM25Retriever(store, top_k=TOP_K))
@@ -480,6 +501,7 @@ def run_haystack(folder: Path) -> dict[str, Any]:
     from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     text_embedder, document_embedder = _haystack_components()
+    _import_first(["wordllama", "haystack.components.joiners", "haystack.components.retrievers.in_memory"])
     imported_rss = peak_rss_mb()
     build_passages = _read_jsonl(folder / "build_passages.jsonl")
     update_passages = _read_jsonl(folder / "update_passages.jsonl")
@@ -495,7 +517,9 @@ def run_haystack(folder: Path) -> dict[str, Any]:
     result["build_seconds"] = round(time.perf_counter() - started, 3)
     result["units"] = store.count_documents()
 
-    ids_of = lambda found: [d.id for d in found]  # noqa: E731
+    def ids_of(found: list[Any]) -> list[str]:
+        return [d.id for d in found]
+
     result["search"] = {label: time_queries(pipelines[label], ids_of, queries) for label in COMPARED_PATHS}
 
     started = time.perf_counter()
@@ -523,7 +547,7 @@ WORKERS: dict[str, Callable[[Path], dict[str, Any]]] = {
 
 def _subprocess_json(command: list[str]) -> dict[str, Any]:
     """Run one worker; its JSON result is the last line it prints."""
-    done = subprocess.run(command, capture_output=True, text=True, env=_worker_env())
+    done = subprocess.run(command, check=False, capture_output=True, text=True, env=_worker_env())
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -611,6 +635,7 @@ def run_corpus(corpus: str, size: int, peers: list[str], peers_python: Path, run
                  for peer in peers}
     for library_runs in raw.values():
         for run in library_runs:
+            run.pop("versions")  # the result's top-level versions say it once
             for timing in run["search"].values():
                 timing.pop("top_ids")
     medians = {library: summarize(library, library_runs) for library, library_runs in raw.items()}
@@ -637,28 +662,31 @@ def _print_table(results: dict[str, Any], peers: list[str]) -> None:
 
 
 CAVEATS = [
-    "citesum's build and update write a durable index (SQLite + generation files) and read it back into memory; "
-    "the peers' indexes are in memory only (their own save is timed apart as persist_seconds).",
-    "citesum's build starts from documents and includes its chunking; the peers' build_seconds starts from "
-    "citesum's passage texts (no chunking); LlamaIndex's build_from_documents_seconds runs its SentenceSplitter "
-    "(chunk_size=100, chunk_overlap=0, tiktoken cl100k) on the documents, which gives it other units.",
-    "citesum's hybrid:bm25+dense fuses each member's top 1,000 units with RRF (k=60); LlamaIndex's "
-    "QueryFusionRetriever (reciprocal_rerank, k=60) and Haystack's DocumentJoiner (reciprocal_rank_fusion) fuse "
-    "their two retrievers' top 20. LlamaIndex merges results by node content hash, so identical passages count once.",
-    "LlamaIndex's BM25Retriever is bm25s with our analyser (English stop words for the corpus, Snowball stemmer); "
-    "per query it also rebuilds each hit's node from a stored metadata dict. Its dense path is SimpleVectorStore: "
-    "per query it copies all embeddings (Python float lists) into a numpy array, builds a set of the retriever's "
-    "node ids, and scores the vectors one at a time in a Python loop with a heap.",
-    "LlamaIndex's update = insert_nodes on the VectorStoreIndex (embeds the new nodes) + a new BM25Retriever over "
-    "all nodes (bm25s cannot add to an index) + a new as_retriever() (a vector retriever keeps the node ids it "
-    "was made with, so it would never return the new nodes) + a new QueryFusionRetriever.",
-    "Haystack's InMemoryBM25Retriever is its own pure-Python BM25L (regex tokens, no stemming or stop words), "
-    "so its BM25 ranks differently; its embedding retrieval stacks all document embeddings into an array per "
-    "query. Its queries run through Pipelines (one component for BM25). It gets no build-from-documents figure: "
-    "its splitters count words or sentences, not tokens.",
-    "The wordllama embedding (same weights, same pinned version, L2-normalised, 256 texts a call) is the same "
-    "on every side; LlamaIndex and Haystack convert each vector to a Python list of floats, as their "
-    "interfaces require.",
+    ("citesum's build and update write a durable index (SQLite + generation files) and read it back into memory; "
+     "the peers' indexes are in memory only (their own save is timed apart as persist_seconds)."),
+    ("citesum's build starts from documents and includes its chunking; the peers' build_seconds starts from "
+     "citesum's passage texts (no chunking); LlamaIndex's build_from_documents_seconds runs its SentenceSplitter "
+     "(chunk_size=100, chunk_overlap=0, tiktoken cl100k) on the documents, which gives it other units."),
+    ("citesum's hybrid:bm25+dense fuses each member's top 1,000 units with RRF (k=60); LlamaIndex's "
+     "QueryFusionRetriever (reciprocal_rerank, k=60) and Haystack's DocumentJoiner (reciprocal_rank_fusion) fuse "
+     "their two retrievers' top 20. LlamaIndex merges results by node content hash, so identical passages count once."),
+    ("LlamaIndex's BM25Retriever is bm25s with our analyser (English stop words for the corpus, Snowball stemmer); "
+     "per query it also rebuilds each hit's node from a stored metadata dict. Its dense path is SimpleVectorStore: "
+     "per query it copies all embeddings (Python float lists) into a numpy array, builds a set of the retriever's "
+     "node ids, and scores the vectors one at a time in a Python loop with a heap."),
+    ("LlamaIndex's update = insert_nodes on the VectorStoreIndex (embeds the new nodes) + a new BM25Retriever over "
+     "all nodes (bm25s cannot add to an index) + a new as_retriever() (a vector retriever keeps the node ids it "
+     "was made with, so it would never return the new nodes) + a new QueryFusionRetriever."),
+    ("Haystack's InMemoryBM25Retriever is its own pure-Python BM25L (regex tokens, no stemming or stop words), "
+     "so its BM25 ranks differently; its embedding retrieval stacks all document embeddings into an array per "
+     "query. Its queries run through Pipelines (one component for BM25). It gets no build-from-documents figure: "
+     "its splitters count words or sentences, not tokens."),
+    ("LlamaIndex's QueryFusionRetriever runs with use_async=False (its default, True, runs the same CPU-bound "
+     "retrievers through an event loop in this thread: about 0.1-0.2 ms more a query on a small corpus)."),
+    ("The wordllama embedding (same weights, same pinned version, L2-normalised, 256 texts a call) is the same "
+     "on every side (LlamaIndex's embed_batch_size is set to 256 from its default 10, to match citesum's "
+     "batches); LlamaIndex and Haystack convert each vector to a Python list of floats, as their "
+     "interfaces require."),
 ]
 
 
@@ -696,16 +724,22 @@ def main() -> None:
             plan += [(f"generated_{size}", corpus, int(size)) for size in args.sizes.split(",") if size]
         else:
             plan.append((corpus, corpus, 0))
+    # the machine has 2 cores: another busy process shows in the latencies, so the result records the load
+    load_before = os.getloadavg()
     results = {label: run_corpus(corpus, size, working, peers_python, args.runs) for label, corpus, size in plan}
+    load_after = os.getloadavg()
     _print_table(results, working)
     write_result("peers", {
         "embedder": f"wordllama ({WORDLLAMA_DIM}-d bundled weights, L2-normalised, {EMBED_BATCH} texts a call)",
         "top_k": TOP_K, "runs": args.runs,
+        "load_average_1_5_15": {"before": [round(x, 2) for x in load_before],
+                                "after": [round(x, 2) for x in load_after]},
         "method": "each run a fresh subprocess; libraries alternate run by run; medians over the runs; ratios are "
                   "peer / citesum of the medians (above 1: citesum faster or smaller)",
         "figures": {
             "build_seconds": "citesum: Index.create + add(documents) + loading the generation into memory; "
-                             "peers: passage texts (citesum's chunks) to queryable index, model load included",
+                             "peers: passage texts (citesum's chunks) to queryable index; model weights and "
+                             "tokenizer files load inside the timer, Python imports before it",
             "build_from_documents_seconds": "LlamaIndex only: SentenceSplitter(chunk_size=100, chunk_overlap=0) on "
                                             "the raw documents, then the same build (its own units)",
             "persist_seconds": "peers only: their own save of the built index (not part of build_seconds)",

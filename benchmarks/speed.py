@@ -9,7 +9,7 @@ Each scenario runs in its own subprocess so its peak RSS is its own.
   * in every scenario, bare bm25s on the index's own BM25 files (its tokenizer with our analyser, its
     ``retrieve``), and two ratios from the same run: our BM25 over bare bm25s, and the default hybrid (with
     query feedback) over hybrid:bm25+dense; and the build time over the time the embedder alone takes to
-    embed the same units
+    embed the same units, and a 1% update (every 100th document revised) over the build time
   * on the meeting index: a one-shot ``citesum search`` (bm25, hybrid) start to exit, on the index and through
     a running ``citesum serve`` (--server), against 2x ``python -c "import citesum"`` plus the query's p50
 
@@ -112,6 +112,23 @@ def _build(documents, folder: Path) -> dict[str, float]:  # type: ignore[no-unty
             "bytes_on_disk": int(info["bytes_on_disk"])}
 
 
+def _update(folder: Path, documents, build_seconds: float) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Issue 19's update goal: 1% of the documents revised (every 100th, a sentence appended), as one update of
+    the built index, in at most 5% of the build time. The old units go, the new ones are chunked and embedded,
+    and the BM25 index is the previous one's term counts plus the new text's (nothing else is analysed again)."""
+    import dataclasses
+
+    from citesum.embed import get_embedder
+    from citesum.index.store import Index
+
+    revised = [dataclasses.replace(d, text=d.text + " This report was revised.") for d in documents[::100]]
+    started = time.perf_counter()
+    stats = Index.open(folder).update(revised, embedder=get_embedder("wordllama"))
+    seconds = time.perf_counter() - started
+    return {"documents": stats.updated, "units_embedded": stats.passages_embedded, "seconds": round(seconds, 3),
+            "share_of_build": round(seconds / build_seconds, 3)}
+
+
 def _cli_seconds(arguments: list[str], runs: int) -> float:
     """Median wall time of a one-shot command of this interpreter, start to exit."""
     times = []
@@ -170,14 +187,16 @@ def scenario(name: str, argument: str) -> dict[str, object]:
             from citesum.datasets.summhay import load_haystack
 
             haystack = load_haystack(SHARED_DATA / "summhay" / "topic_news1.json")
-            result = _build(haystack.documents, folder)
+            documents = haystack.documents
+            result = _build(documents, folder)
             result["queries_used"] = [s.query for s in haystack.subtopics]
             result["search"] = _latencies(Index.open(folder), result["queries_used"])
         elif name == "meeting":
             from citesum.datasets import load_dataset
 
             dataset = load_dataset("odsum-meeting", str(SHARED_DATA / "odsum" / "meeting"))
-            result = _build(dataset.documents, folder)
+            documents = dataset.documents
+            result = _build(documents, folder)
             result["words"] = sum(len(d.text.split()) for d in dataset.documents)
             opened = time.perf_counter()
             index = Index.open(folder)
@@ -203,6 +222,7 @@ def scenario(name: str, argument: str) -> dict[str, object]:
                 "desalination plant cost", "bus drivers strike in May", "zoning reform near tram stops",
                 "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5
             result["search"] = _latencies(index, result["queries_used"])
+        result["update_1_percent"] = _update(folder, documents, result["build_seconds"])  # type: ignore[arg-type]
         queries_used = result.pop("queries_used")
         result["bare_bm25s_p50_ms"] = _bare_bm25s_p50(folder, queries_used)  # type: ignore[arg-type]
         result["ratios"] = _ratios(result["search"], result["bare_bm25s_p50_ms"])  # type: ignore[arg-type]

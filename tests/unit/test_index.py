@@ -263,3 +263,21 @@ def test_an_embedder_failure_mid_build_leaves_the_index_as_it_was(tmp_path: Path
     with pytest.raises(RuntimeError, match="went away"):
         index.update(_docs(*many), embedder=hashing_embedder)
     assert index.generation == generation and _state(index) == {"a": ["Apples are red."]}
+
+
+def test_an_index_written_without_term_counts_still_updates_exactly(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    """A generation written by a version that kept no term counts cannot be updated in place: the next update
+    analyses every kept unit again, with the same result."""
+    from citesum.index.lexical import LexicalIndex
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels and rationing.") for i in range(6)]),
+                 embedder=hashing_embedder)
+    folder = tmp_path / "ix" / f"gen-{index.generation}"
+    (folder / "bm25" / LexicalIndex.TERM_COUNTS).unlink()
+    with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:  # the checksums such a version recorded
+        conn.execute("UPDATE manifest SET value=? WHERE key='files'", (json.dumps(artifacts.checksums(folder)),))
+    index.update(_docs(("n", "Reservoir rationing ends.")), delete=["d2"], embedder=hashing_embedder)
+    updated = [index.lexical.scores(q) for q in ("reservoir rationing", "report 4")]
+    index.rewrite_generation()
+    assert all(np.array_equal(a, index.lexical.scores(q)) for a, q in zip(updated, ("reservoir rationing", "report 4")))

@@ -288,3 +288,33 @@ def test_rm3_expansion_matches_the_relevance_model_term_by_term(haystack_index: 
         expected, got = written_out(query), rm3.expanded_query(query)
         assert got.keys() == expected.keys(), query
         assert {t: got[t] for t in expected} == pytest.approx(expected, rel=1e-12), query
+
+
+def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack) -> None:  # type: ignore[no-untyped-def]
+    """The BM25 matrix computed from the units' term counts is bm25s's own (same float32 scores, bit for bit),
+    and an index updated with some units removed and new ones added scores as one built from scratch."""
+    import bm25s
+    import Stemmer
+
+    from citesum.index.lexical import LexicalIndex, tokenize
+
+    texts = [d.text for d in haystack.documents] + ["the the the", ""]
+    reference = bm25s.BM25()
+    reference.index(bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False),
+                    show_progress=False)
+    ours = LexicalIndex.build(texts)
+    queries = [*haystack.queries.values(), "reservoir", "zeppelin airship"]
+    for query in queries:
+        terms = [t for t in tokenize([query])[0] if t in reference.vocab_dict]
+        expected = reference.get_scores(terms) if terms else np.zeros(len(texts), dtype=np.float32)
+        assert np.array_equal(ours.scores(query), expected), query
+
+    keep = np.ones(len(texts), dtype=bool)
+    keep[[0, 5, 6, len(texts) - 1]] = False
+    added = ["Zeppelin airship rides over the reservoir.", "A brand new word: quokkas."]
+    updated = ours.updated(keep, added)
+    rebuilt = LexicalIndex.build([t for t, k in zip(texts, keep) if k] + added)
+    assert updated is not None and updated.size == rebuilt.size
+    for query in [*queries, "quokkas"]:
+        assert np.array_equal(updated.scores(query), rebuilt.scores(query)), query
+    assert updated.scores("quokkas")[-1] > 0

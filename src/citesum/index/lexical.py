@@ -63,11 +63,18 @@ def weighted_keyword_share(keywords: set[str], token_sets: Sequence[set[str]], i
 
 
 class LexicalIndex:
-    """BM25 over the units, and each unit's analysed term counts (what query feedback reads: RM3 would otherwise
-    analyse its feedback units' text again on every query, half of its time)."""
+    """BM25 over the units, and each unit's analysed term counts.
+
+    The BM25 matrix is computed from the counts (bm25s's Lucene variant, its default, and its file format), so a
+    new generation is the previous one's counts minus the removed units plus the new units' counts: an update
+    analyses only the new text (re-analysing every unit was most of the time of a small update). Query
+    feedback reads the counts too (RM3 would otherwise analyse its feedback units again on every query).
+    """
 
     #: the units' term counts, a file of the BM25 folder (so the generation's checksums cover it)
     TERM_COUNTS = "unit_term_counts.npz"
+    #: bm25s's defaults, which every index so far was built with
+    K1, B = 1.5, 0.75
 
     def __init__(self, model: object, size: int, term_counts: object | None = None) -> None:
         self._model = model
@@ -80,13 +87,35 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
-        bm25s = _bm25s()
-        model = bm25s.BM25()
-        if not texts:
+        vocabulary: dict[str, int] = {"": 0}  # bm25s keeps the empty term (it scores an empty query)
+        return cls._from_counts(_analysed_counts(texts, vocabulary), vocabulary)
+
+    def updated(self, keep: np.ndarray, texts: Sequence[str]) -> "LexicalIndex | None":
+        """This index without the units where ``keep`` is False, followed by the units of ``texts``: only the
+        new texts are analysed. None when this index does not keep its units' term counts (written by an
+        older version): build it from all the texts then."""
+        if self._term_counts is None:
+            return None
+        import scipy.sparse
+
+        vocabulary = dict(self._model.vocab_dict)  # type: ignore[attr-defined]
+        added = _analysed_counts(texts, vocabulary)  # new terms get the next ids
+        kept = self._term_counts[np.flatnonzero(keep)]  # type: ignore[index]
+        kept = scipy.sparse.csr_matrix((kept.data, kept.indices, kept.indptr), shape=(kept.shape[0], len(vocabulary)))
+        return self._from_counts(scipy.sparse.vstack([kept, added], format="csr"), vocabulary)
+
+    @classmethod
+    def _from_counts(cls, counts, vocabulary: dict[str, int]) -> "LexicalIndex":  # type: ignore[no-untyped-def]
+        """The index of the units whose term counts are the rows of ``counts`` (CSR, units x vocabulary)."""
+        model = _bm25s().BM25(k1=cls.K1, b=cls.B)
+        units = counts.shape[0]
+        if units == 0:
             return cls(model, 0)
-        tokenized = bm25s.tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False)
-        model.index(tokenized, show_progress=False)
-        return cls(model, len(texts), _count_matrix(tokenized.ids, len(model.vocab_dict)))  # type: ignore[attr-defined]
+        model.scores = {**_bm25_matrix(counts, cls.K1, cls.B), "num_docs": units}
+        model.vocab_dict = vocabulary
+        model.unique_token_ids_set = set(vocabulary.values())
+        model.nonoccurrence_array = None  # what bm25s's index() sets for the Lucene variant
+        return cls(model, units, counts)
 
     @classmethod
     def load(cls, path: Path) -> "LexicalIndex":
@@ -197,14 +226,38 @@ class LexicalIndex:
         return np.asarray(self._model.get_scores(known), dtype=np.float32)  # type: ignore[attr-defined]
 
 
-def _count_matrix(ids: Sequence[Sequence[int]], vocabulary: int):  # type: ignore[no-untyped-def]
-    """(units x vocabulary) CSR of how often each term id occurs in each unit."""
+def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type: ignore[no-untyped-def]
+    """(units x vocabulary) CSR of how often each analysed term occurs in each text; terms not yet in
+    ``vocabulary`` are added to it with the next ids."""
     import scipy.sparse
 
-    lengths = np.fromiter((len(unit) for unit in ids), dtype=np.int64, count=len(ids))
-    columns = np.fromiter((term for unit in ids for term in unit), dtype=np.int64, count=int(lengths.sum()))
-    rows = np.repeat(np.arange(len(ids)), lengths)
+    if not texts:
+        return scipy.sparse.csr_matrix((0, len(vocabulary)), dtype=np.int32)
+    tokenized = _bm25s().tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False)
+    # the ids of this call's own vocabulary, mapped to the index's
+    local = np.empty(len(tokenized.vocab), dtype=np.int64)
+    for term, local_id in tokenized.vocab.items():
+        local[local_id] = vocabulary.setdefault(term, len(vocabulary))
+    lengths = np.fromiter((len(unit) for unit in tokenized.ids), dtype=np.int64, count=len(tokenized.ids))
+    columns = local[np.fromiter((t for unit in tokenized.ids for t in unit), dtype=np.int64, count=int(lengths.sum()))]
+    rows = np.repeat(np.arange(len(texts)), lengths)
     counts = scipy.sparse.csr_matrix((np.ones(len(columns), dtype=np.int32), (rows, columns)),
-                                     shape=(len(ids), vocabulary))
+                                     shape=(len(texts), len(vocabulary)))
     counts.sum_duplicates()
     return counts
+
+
+def _bm25_matrix(counts, k1: float, b: float) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """bm25s's score matrix (Lucene BM25, float32, one column per term) from the units' term counts, as array
+    operations: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), times tf / (tf + k1 * (1 - b + b * |u| / avg|u|))."""
+    lengths = np.asarray(counts.sum(axis=1)).ravel().astype(np.int64)
+    average = lengths.mean()
+    by_term = counts.tocsc()
+    by_term.sort_indices()
+    frequency = np.diff(by_term.indptr)
+    units = counts.shape[0]
+    idf = np.log(1 + (units - frequency + 0.5) / (frequency + 0.5)).astype(np.float32)
+    tf = by_term.data.astype(np.float64)
+    tfc = tf / (k1 * ((1 - b) + b * lengths[by_term.indices] / average) + tf)
+    data = (np.repeat(idf, frequency).astype(np.float64) * tfc).astype(np.float32)
+    return {"data": data, "indices": by_term.indices.astype(np.int32), "indptr": by_term.indptr.astype(np.int64)}

@@ -198,6 +198,13 @@ def _database_errors(path: Path) -> Iterator[None]:
         raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
 
 
+def _rows_of_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) -> Iterator[tuple[int]]:
+    """The rowids of the passages of ``document_ids`` (SQLite takes a bounded number of parameters)."""
+    for start in range(0, len(document_ids), 500):
+        chunk = list(document_ids[start : start + 500])
+        yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({','.join('?' * len(chunk))})", chunk)
+
+
 def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray, conn: sqlite3.Connection) -> bool:
     """Whether a BM25 index built before the transaction covers the database's rows: the kept rows it was built
     with, in order, then the rows inserted since (whose texts it was given)."""
@@ -673,13 +680,11 @@ class Index(IndexReader):
         if embedder is not None and embedder.name != self.settings.embedder:
             raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
         replaced = [d.id for d in changed if d.id in known] + sorted(delete)
-        # the units the new generation keeps (the write lock is held: nobody else changes them), so that its
-        # BM25 index is built while the last batches are embedded
-        gone = set(replaced)
-        kept = [(row, text) for row, document_id, text in
-                conn.execute("SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
-        units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress,
-                                                        lambda texts: LexicalIndex.build([t for _, t in kept] + texts))
+        # what the new generation keeps is known now (the write lock is held: nobody else changes the index), so
+        # its BM25 index is made while the last batches are embedded
+        previous = self._sound_generation(conn)
+        kept_rows, index_lexically = self._lexical_plan(conn, previous, replaced)
+        units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, index_lexically)
         texts = [p.text for group in units for p in group]
 
         conn.execute("BEGIN IMMEDIATE")
@@ -712,8 +717,7 @@ class Index(IndexReader):
                 offset += len(group)
             if texts:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            self._write_generation(conn, generation, removed_rows, progress,
-                                   lexical=(np.array([row for row, _ in kept], dtype=np.int64), lexical))
+            self._write_generation(conn, generation, removed_rows, progress, previous, lexical=(kept_rows, lexical))
         _checkpoint(conn)
         self._sweep(keep=generation)
         return UpdateStats(
@@ -780,11 +784,10 @@ class Index(IndexReader):
 
     @staticmethod
     def _remove(conn: sqlite3.Connection, document_ids: list[str], drop_documents: set[str]) -> set[int]:
-        removed: set[int] = set()
+        removed = {row for (row,) in _rows_of_documents(conn, document_ids)}
         for start in range(0, len(document_ids), 500):
             chunk = document_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            removed.update(r[0] for r in conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({marks})", chunk))
             conn.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", chunk)
             dropped = [d for d in chunk if d in drop_documents]
             if dropped:
@@ -800,7 +803,7 @@ class Index(IndexReader):
                 conn.execute("BEGIN IMMEDIATE")
                 generation = _current_generation(conn) + 1
                 with self._generation_commit(conn, generation):
-                    self._write_generation(conn, generation, set(), None, reuse=False)
+                    self._write_generation(conn, generation, set(), None, previous=None)
                 _checkpoint(conn)
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
@@ -809,19 +812,50 @@ class Index(IndexReader):
         self._sweep(keep=generation)
         return generation
 
+    def _sound_generation(self, conn: sqlite3.Connection) -> Path | None:
+        """The folder of the current generation when its files are there and match their checksums (what an
+        update may build on); None otherwise."""
+        folder = self.path / f"gen-{_current_generation(conn)}"
+        if not (folder / artifacts.ROWS).exists() or _damaged(conn, folder):
+            return None
+        return folder
+
+    def _lexical_plan(
+        self, conn: sqlite3.Connection, previous: Path | None, replaced: list[str]
+    ) -> tuple[np.ndarray, Callable[[list[str]], LexicalIndex]]:
+        """The rows the next generation keeps, and how its BM25 index is made from the new units' texts: the
+        ``previous`` generation's index without the replaced documents' units, only the new text analysed; or,
+        without sound files that keep term counts, built from the text of every kept unit."""
+        gone = set(replaced)
+        if previous is not None:
+            old_rows = np.load(previous / artifacts.ROWS)
+            removed = [row for (row,) in _rows_of_documents(conn, replaced)]
+            keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
+            try:
+                current = LexicalIndex.load(previous / artifacts.BM25) if len(old_rows) else None
+            except (OSError, ValueError):
+                current = None
+            if current is not None and current.size == len(old_rows) and current.unit_term_counts(0) is not None:
+                return old_rows[keep], lambda texts: current.updated(keep, texts)  # type: ignore[return-value]
+        kept = [(row, text) for row, document_id, text in
+                conn.execute("SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
+        return (np.array([row for row, _ in kept], dtype=np.int64),
+                lambda texts: LexicalIndex.build([text for _, text in kept] + texts))
+
     def _write_generation(
         self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None,
-        reuse: bool = True, lexical: tuple[np.ndarray, LexicalIndex] | None = None,
+        previous: Path | None, lexical: tuple[np.ndarray, LexicalIndex] | None = None,
     ) -> None:
-        """Write gen-<N> from the (uncommitted) database state, reusing the previous vectors where they are
-        sound (unless ``reuse`` is off), and record it in the manifest as current, with its files' checksums.
+        """Write gen-<N> from the (uncommitted) database state, reusing the vectors of the ``previous``
+        generation's sound files (else reading them all from the database), and record it in the manifest as
+        current, with its files' checksums.
 
         ``lexical`` is a BM25 index built beforehand over the rows it names followed by the rows this update
         added; it is used when the database holds exactly those rows, and built from the database otherwise.
         """
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
-        current = _current_generation(conn)
-        vectors = self._patched_vectors(conn, current, rows, removed_rows) if reuse else self._read_vectors(conn)
+        vectors = (self._patched_vectors(conn, previous, rows, removed_rows) if previous is not None
+                   else self._read_vectors(conn))
         if lexical is not None and _prebuilt_matches(lexical, rows, conn):
             lexical_index = lexical[1]
         else:
@@ -835,14 +869,11 @@ class Index(IndexReader):
         conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
 
     def _patched_vectors(
-        self, conn: sqlite3.Connection, current: int, rows: np.ndarray, removed_rows: set[int]
+        self, conn: sqlite3.Connection, previous: Path, rows: np.ndarray, removed_rows: set[int]
     ) -> np.ndarray:
-        """The new dense matrix: the current one minus removed rows plus the new rows (row ids only grow); read
-        from the database instead when the current files are missing or damaged (never carried forward)."""
-        previous = self.path / f"gen-{current}"
-        if not (previous / "rows.npy").exists() or _damaged(conn, previous):
-            return self._read_vectors(conn)
-        old_rows = np.load(previous / "rows.npy")
+        """The new dense matrix: the previous generation's minus removed rows plus the new rows (row ids only
+        grow); read from the database instead when the history is not that shape."""
+        old_rows = np.load(previous / artifacts.ROWS)
         keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
         kept_rows = old_rows[keep]
         if not np.array_equal(kept_rows, rows[: len(kept_rows)]):
@@ -850,7 +881,7 @@ class Index(IndexReader):
         last = int(old_rows.max()) if len(old_rows) else -1
         fresh = [np.frombuffer(blob, dtype=np.float32) for (blob,) in conn.execute(
             "SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid", (last,))]
-        kept = np.load(previous / "vectors.npy")[keep]
+        kept = np.load(previous / artifacts.VECTORS)[keep]
         return np.vstack([kept, *fresh]) if fresh else kept
 
     def _sweep(self, keep: int) -> None:
