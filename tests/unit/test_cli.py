@@ -187,7 +187,7 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
 
 
 def test_summhay_summarizer_factory_passes_the_answer_cap() -> None:
-    from citesum.cli import _summarizer_factory
+    from citesum.cli.evaluating import _summarizer_factory
     from citesum.errors import CitesumError
     from citesum.summarize.extractive import ExtractiveSummarizer
 

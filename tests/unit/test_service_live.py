@@ -279,7 +279,7 @@ def test_the_served_socket_sends_without_delay() -> None:
     keep-alive request waited ~40 ms for a delayed ACK (a socket made with protocol 0 does not qualify)."""
     import asyncio
 
-    from citesum.cli import _listen
+    from citesum.cli.serving import _listen
 
     listener = _listen("127.0.0.1", 0)
     delays: list[int] = []

@@ -1,0 +1,91 @@
+"""What the ``citesum`` commands share: reading a query, progress bars, JSON and table output, an LLM backend."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import click
+
+from citesum.errors import CitesumError
+
+#: the exit status of a command that failed (its error is one line on stderr)
+EXIT_ERROR = 1
+
+
+def empty_context() -> Any:
+    from citesum.types import Context
+
+    return Context(blocks=(), order="original", budget=1, token_count=0)
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr, one task per stage, fed by the index's progress callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    tasks: dict[str, Any] = {}
+    with Progress(TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+def echo_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_table(headers: Sequence[str], rows: Sequence[Sequence[object]], note: str = "") -> None:
+    """A Markdown table on stdout (pastes into docs and issues as is)."""
+    click.echo("| " + " | ".join(headers) + " |" + (f"  ({note})" if note else ""))
+    click.echo("|" + "---|" * len(headers))
+    for row in rows:
+        click.echo("| " + " | ".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row) + " |")
+
+
+def read_query(argument: str | None, query_file: Any) -> str:
+    """The query of a command: its argument, or the text of --query-file (a file, or '-' for stdin)."""
+    if (argument is None) == (query_file is None):
+        raise CitesumError("give the query as an argument or with --query-file (one of them)")
+    query = argument if argument is not None else query_file.read()
+    if not query.strip():
+        raise CitesumError("the query is empty")
+    return query
+
+
+def load_qrels(path: str | None) -> dict[str, float] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in data.items()}
+    except (ValueError, AttributeError) as exc:
+        raise CitesumError(f"{path}: qrels must be a JSON object {{document_id: grade}} ({exc})") from exc
+
+
+def openai_llm(model: str | None, base_url: str | None, no_cache: bool = False) -> Any:
+    """An OpenAI-compatible backend with the response cache, or None without a model name."""
+    if not model:
+        return None
+    from citesum.llm import ResponseCache, get_llm
+
+    return get_llm("openai", model, base_url=base_url, cache=None if no_cache else ResponseCache())
+
+
+def repair_by_default(summarizer: str, repair_citations: bool | None) -> bool:
+    """The --repair-citations default: on for an LLM summarizer. Measured: repair lifts every stored LLM system
+    of SummHay (benchmarks/citation_repair.py). The extractive summarizer cites by construction, at most 5
+    documents a bullet; repair lifts its SummHay joint too (26.8 -> 30.2) but drops that limit, so it is asked
+    for."""
+    return summarizer == "llm" if repair_citations is None else repair_citations

@@ -1,0 +1,284 @@
+"""``citesum eval summhay | position | judge``: the papers' evaluation protocols."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import click
+
+from citesum.cli.common import echo_json, echo_table, openai_llm, repair_by_default
+from citesum.errors import CitesumError
+
+def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None,
+                        max_tokens: int = 1024) -> Callable[[int], Any]:
+    """Bullets -> summarizer, for the SummHay runs (one bullet per insight)."""
+    from citesum.evaluate.runner import extractive_factory
+
+    if summarizer == "extractive":
+        return extractive_factory
+    from citesum.summarize.llm import LLMSummarizer
+
+    llm = openai_llm(model, base_url)
+    if llm is None:
+        raise CitesumError("--summarizer llm needs --summarizer-model (and --summarizer-base-url)")
+    return lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets, max_tokens=max_tokens)
+
+
+def _judge_columns(judge: Any) -> dict[str, Any]:
+    """A report's columns for its judge: the name and, for an LLM judge, how many replies it could not read
+    (counted as NO coverage), with a warning that shows the first one."""
+    from citesum.evaluate.llm_judge import LLMJudge
+
+    if not isinstance(judge, LLMJudge):
+        return {"judge": judge.name}
+    if judge.unparsed:
+        click.echo(f"warning: {len(judge.unparsed)} judge replies were not the expected JSON after "
+                   f"{judge.retries_on_bad_output} retry(ies) and count as NO coverage; first: {judge.unparsed[0]}",
+                   err=True)
+    return {"judge": judge.name, "unparsed_judge_replies": len(judge.unparsed)}
+
+
+def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool | None) -> tuple[bool, str]:
+    """Whether a SummHay run repairs citations and its label in reports."""
+    repair = repair_by_default(summarizer, repair_citations)
+    return repair, (model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
+
+
+@click.group(name="eval")
+def eval_group() -> None:
+    """Evaluate summaries and retrieval with the papers' protocols."""
+
+
+@eval_group.command(name="summhay")
+@click.option("--haystack", "haystack_files", multiple=True, required=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="A SummHay topic_*.json (repeatable; scores are pooled over all insights).")
+@click.option("--system", "systems", multiple=True,
+              help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o, or systems of --summaries "
+                   "(default: every one).")
+@click.option("--retriever", default=None,
+              help="Run OUR pipeline with this retriever (instead of scoring stored summaries) and judge it.")
+@click.option("--summaries", "summary_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Judge the summaries in this file with --judge: a SummHay topic file with subtopic "
+                   "'summaries', or JSON {system: {subtopic_id: lines or text}} or {subtopic_id: lines or text}; "
+                   "citations [n] are haystack positions (repeatable).")
+@click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True)
+@click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True)
+@click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
+@click.option("--summarizer-base-url", default=None)
+@click.option("--summarizer-max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Answer tokens of the LLM summarizer.")
+@click.option("--repair-citations/--no-repair-citations", default=None,
+              help="Repair citations against the context (default: on for --summarizer llm).")
+@click.option("--judge", "judge_name", default="offline", show_default=True,
+              help="Judge for pipeline runs: offline, offline:<embedder>, lexical, llm (with --model/--base-url).")
+@click.option("--model", default=None, help="LLM judge model (OpenAI-compatible).")
+@click.option("--base-url", default=None)
+@click.option("--index-dir", default=None, type=click.Path(file_okay=False),
+              help="Keep the haystack indexes here (reused when unchanged).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write every per-insight decision to this JSON file.")
+@click.option("--json", "as_json", is_flag=True)
+def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None,
+                 summary_files: Sequence[str], budget: int,
+                 order: str, unit: str, summarizer: str, summarizer_model: str | None,
+                 summarizer_base_url: str | None, summarizer_max_tokens: int, repair_citations: bool | None,
+                 judge_name: str, model: str | None, base_url: str | None, index_dir: str | None,
+                 report: str | None, as_json: bool) -> None:
+    """SummHay coverage / citation / joint (paper protocol). By default: the stored summaries with their stored
+    GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by --judge. With
+    --summaries: the summaries in those files, judged by --judge."""
+    import tempfile
+    from dataclasses import asdict
+
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.summhay import score_stored, stored_systems, system_label
+
+    if retriever and summary_files:
+        raise CitesumError("--retriever runs our pipeline and --summaries judges given summaries: use one of them")
+    haystacks = [load_haystack(f) for f in haystack_files]
+    rows = []
+    decisions = {}
+    if summary_files:
+        from citesum.evaluate.judges import get_judge
+        from citesum.evaluate.runner import judge_summaries, load_summaries
+
+        given = load_summaries(summary_files, haystacks)
+        if unknown := [s for s in systems if s not in given]:
+            raise CitesumError(f"no system {unknown[0]!r} in {', '.join(summary_files)}; it has "
+                               f"{', '.join(sorted(given)[:5])}{' ...' if len(given) > 5 else ''}")
+        judge = get_judge(judge_name, llm=openai_llm(model, base_url))
+        for system in systems or sorted(given):
+            scores, insights = judge_summaries(haystacks, given[system], judge)
+            system_retriever, system_model = (system_label(system) if system.startswith("summary_subtopic_")
+                                              else ("-", system))
+            rows.append({"system": system, "retriever": system_retriever, "model": system_model, **scores.as_dict()})
+            decisions[system] = [asdict(i) for i in insights]
+        judge_columns = _judge_columns(judge)  # once: an LLM judge's unread replies are counted over the run
+        rows = [{**row, **judge_columns} for row in rows]
+    elif retriever:
+        from citesum.evaluate.judges import get_judge
+        from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
+
+        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
+                                              summarizer_max_tokens)
+        judge = get_judge(judge_name, llm=openai_llm(model, base_url))
+        repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
+        config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
+        with tempfile.TemporaryDirectory() as temporary:
+            folder = Path(index_dir or temporary)
+            summaries = run_on_haystacks(haystacks, [folder / f"{Path(f).stem}-{unit}" for f in haystack_files],
+                                         config, make_summarizer, repair_citations=repair)
+        scores, insights = judge_summaries(haystacks, summaries, judge)
+        name = f"citesum:{retriever}:{order}:{budget}+{label}"
+        rows.append({"system": name, "retriever": retriever, "model": label, **_judge_columns(judge),
+                     **scores.as_dict()})
+        decisions[name] = [asdict(i) for i in insights]
+    else:
+        available = stored_systems(haystacks)
+        unknown = [s for s in systems if s not in available]
+        if unknown:
+            raise CitesumError(f"no stored summaries and judgments for {unknown[0]!r} in every haystack; "
+                               f"{len(available)} systems are available, e.g. {', '.join(available[:3])}")
+        for system in systems or available:
+            scores, insights = score_stored(haystacks, system)
+            stored_retriever, stored_model = system_label(system)
+            rows.append({"system": system, "retriever": stored_retriever, "model": stored_model,
+                         "judge": "stored GPT-4o", **scores.as_dict()})
+            decisions[system] = [asdict(i) for i in insights]
+    rows.sort(key=lambda r: -r["joint"])
+    if report:
+        Path(report).write_text(json.dumps({"haystacks": list(haystack_files), "systems": rows,
+                                            "insights": decisions}, indent=1), encoding="utf-8")
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(["retriever", "model", "judge", "coverage", "citation", "joint"],
+                [[r["retriever"], r["model"], r["judge"], float(r["coverage"]), float(r["citation"]),
+                  float(r["joint"])] for r in rows], f"{rows[0]['insights']} insights")
+
+
+@eval_group.command(name="position")
+@click.option("--haystack", "haystack_files", multiple=True, required=True,
+              type=click.Path(exists=True, dir_okay=False))
+@click.option("--model", "models", multiple=True, default=("claude3-opus", "gemini-1.5-pro", "gpt-4o"),
+              show_default=True, help="Stored full-context runs to score (when --summarizer is not given).")
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default=None,
+              help="Run the experiment with OUR summarizer instead of scoring the stored runs.")
+@click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
+@click.option("--summarizer-base-url", default=None)
+@click.option("--summarizer-max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Answer tokens of the LLM summarizer.")
+@click.option("--budget", type=click.IntRange(min=1), default=120_000, show_default=True,
+              help="Context tokens; over it every document is cut to a common length (placement is kept).")
+@click.option("--tokenizer", "tokenizer_name", default="cl100k", show_default=True,
+              help="Count the budget with the summarizer's tokenizer: cl100k or hf:<tokenizer.json>.")
+@click.option("--repair-citations/--no-repair-citations", default=None,
+              help="Repair citations against the context (default: on for --summarizer llm).")
+@click.option("--judge", "judge_name", default="offline", show_default=True,
+              help="Judge for our runs: offline, offline:<embedder>, lexical, llm (with --judge-model/--judge-base-url).")
+@click.option("--judge-model", default=None)
+@click.option("--judge-base-url", default=None)
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write every per-insight decision of our run, per placement, to this JSON file.")
+@click.option("--json", "as_json", is_flag=True)
+def eval_position(haystack_files: Sequence[str], models: Sequence[str], summarizer: str | None,
+                  summarizer_model: str | None, summarizer_base_url: str | None, summarizer_max_tokens: int,
+                  budget: int, tokenizer_name: str,
+                  repair_citations: bool | None, judge_name: str, judge_model: str | None,
+                  judge_base_url: str | None, report: str | None, as_json: bool) -> None:
+    """Position bias: the whole haystack as context with the relevant documents at the top / bottom / middle /
+    in random order; sensitivity = largest |joint - joint(random)|. Without --summarizer: the stored runs with
+    their stored judgments; with it: our summarizer, judged by --judge."""
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.position import STORED_PLACEMENT_KEYS, sensitivity
+    from citesum.evaluate.summhay import score_stored, stored_systems
+
+    haystacks = [load_haystack(f) for f in haystack_files]
+    rows = []
+    if summarizer:
+        from citesum.evaluate.judges import get_judge
+        from citesum.evaluate.runner import position_experiment
+        from citesum.tokens import get_tokenizer
+
+        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
+                                              summarizer_max_tokens)
+        judge = get_judge(judge_name, llm=openai_llm(judge_model, judge_base_url))
+        repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
+        result = position_experiment(haystacks, make_summarizer, judge, budget, get_tokenizer(tokenizer_name),
+                                     repair_citations=repair)
+        rows.append({"model": f"citesum {label} ({budget} tokens)", **_judge_columns(judge),
+                     **{p: round(s.joint, 1) for p, s in result.scores.items()},
+                     "sensitivity": round(result.sensitivity, 1)})
+        if report:
+            from dataclasses import asdict
+
+            Path(report).write_text(json.dumps({
+                "haystacks": list(haystack_files), "run": rows[0],
+                "scores": {p: s.as_dict() for p, s in result.scores.items()},
+                "insights": {p: [asdict(i) for i in decisions] for p, decisions in result.insights.items()},
+            }, indent=1), encoding="utf-8")
+    else:
+        available = set(stored_systems(haystacks))
+        for model in models:
+            keys = {p: k.format(model=model) for p, k in STORED_PLACEMENT_KEYS.items()}
+            if not set(keys.values()) <= available:
+                raise CitesumError(f"the haystacks hold no position-bias runs for model '{model}'")
+            joint = {p: score_stored(haystacks, key)[0].joint for p, key in keys.items()}
+            rows.append({"model": model, "judge": "stored GPT-4o", **{p: round(v, 1) for p, v in joint.items()},
+                         "sensitivity": round(sensitivity(joint), 1)})
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(["model", "judge", "top", "bottom", "middle", "random", "sensitivity"],
+                [[r["model"], r["judge"], r["top"], r["bottom"], r["middle"], r["random"], r["sensitivity"]]
+                 for r in rows])
+
+
+@eval_group.command(name="judge")
+@click.option("--annotations", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Human-annotated judge benchmark, e.g. summhay/eval_benchmark_dev.json.")
+@click.option("--judge", "judge_name", default="offline", show_default=True,
+              help="offline, offline:<embedder>, lexical, or llm (with --model/--base-url).")
+@click.option("--model", default=None)
+@click.option("--base-url", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: str | None, as_json: bool) -> None:
+    """Meta-evaluate a coverage judge against human labels (Pearson r, linking accuracy), beside the stored
+    LLM judges, with 95% bootstrap intervals (resampling summaries) for each r and for our r minus theirs."""
+    from citesum.evaluate.judges import get_judge
+    from citesum.evaluate.meta import (
+        by_subtopic, judgments_by_summary, label_values, load_annotations, pearson_interval, quality_with_interval,
+        stored_judge_names,
+    )
+
+    samples = load_annotations(annotations)
+    judge = get_judge(judge_name, llm=openai_llm(model, base_url))
+    # before _judge_columns: it reports the replies this run left unread
+    ours = by_subtopic(samples, judgments_by_summary(samples, judge))
+    rows = []
+    for name in stored_judge_names(samples):
+        theirs = by_subtopic(samples, judgments_by_summary(samples, name))
+        rows.append({"judge": name, **quality_with_interval(theirs),
+                     "ours_minus_this_r_ci95": pearson_interval(label_values(ours, theirs))})
+    rows.append({**_judge_columns(judge), **quality_with_interval(ours)})
+    if as_json:
+        echo_json(rows)
+        return
+
+    def interval(bounds: tuple[float, float] | None) -> str:
+        return f"[{bounds[0]:+.3f}, {bounds[1]:+.3f}]" if bounds else "n/a (one subtopic)"
+
+    echo_table(["judge", "Pearson r", "95% CI", "linking accuracy", "ours - this r (95% CI)"],
+                [[r["judge"], f"{r['pearson']:.3f}", interval(r["pearson_ci95"]), f"{r['linking_accuracy']:.3f}",
+                  interval(r["ours_minus_this_r_ci95"]) if "ours_minus_this_r_ci95" in r else ""] for r in rows],
+                f"{rows[-1]['judgments']} insight judgments in {len(samples)} "
+                f"{'summary' if len(samples) == 1 else 'summaries'}")
+    if judge.name.startswith("offline") or judge.name == "lexical":
+        click.echo("note: the offline judges' thresholds are fit on eval_benchmark_dev.json and the news haystacks' "
+                   "stored GPT-4o labels, so on that file this row is in-sample; leave-one-domain-out numbers: "
+                   "benchmarks/results/offline_judge.json", err=True)

@@ -1,0 +1,278 @@
+"""``citesum index``, ``info``, ``check``, ``delete``, ``graph``, ``summary-index`` and ``demo``: building and
+looking after an index."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from citesum.chunking import UNITS
+from citesum.cli.common import EXIT_ERROR, echo_json, progress_bar
+from citesum.errors import CitesumError
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False), help="Index directory.")
+@click.option("--unit", type=click.Choice(UNITS), default="passage", show_default=True,
+              help="Retrieval unit: sentence-aware passages, or whole documents truncated at a sentence.")
+@click.option("--chunk-tokens", type=click.IntRange(min=1), default=None,
+              help="Token cap of a unit (default 100 for passages, 1024 for documents).")
+@click.option("--embedder", default=None, help="Embedder name (default wordllama; fixed when the index is created).")
+@click.option("--dataset", type=click.Choice(["summhay", "odsum-story", "odsum-meeting"]), default=None,
+              help="Read PATHS as a dataset instead of files.")
+@click.option("--include", multiple=True, help="Only files matching this glob (repeatable).")
+@click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None, help="Skip files larger than this.")
+@click.option("--json-id-field", default="id", show_default=True)
+@click.option("--json-title-field", default="title", show_default=True)
+@click.option("--json-text-field", default="text", show_default=True)
+@click.option("--sync", is_flag=True, help="Also delete indexed documents that are no longer among PATHS.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
+def index(
+    paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
+    dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
+    json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, as_json: bool,
+) -> None:
+    """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
+    from citesum.index.store import DB_NAME, Index, IndexSettings
+    from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, ingest_paths, is_missing, shown
+
+    if dataset:
+        from citesum.datasets import load_dataset
+
+        documents = [d for path in paths for d in load_dataset(dataset, path).documents]
+        report = IngestReport()
+    else:
+        missing = [path for path in paths if is_missing(path)]
+        # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
+        if sync and missing:
+            raise CitesumError(f"--sync with a path that does not exist ({', '.join(missing)}): its documents "
+                               "would be deleted from the index; nothing was changed")
+        if len(missing) == len(paths):
+            raise CitesumError(f"no such file or folder: {', '.join(missing)}")
+        options = IngestOptions(json_id_field=json_id_field, json_title_field=json_title_field,
+                                json_text_field=json_text_field,
+                                **({"max_bytes": max_bytes} if max_bytes else {}))
+        documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options)
+    exists = (Path(index_dir) / DB_NAME).exists()
+    if not documents and not exists:
+        # nothing to put in it: creating an empty index would only hide that every file was skipped
+        for skipped in report.skipped:
+            click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
+        raise CitesumError(f"nothing to index: {len(report.skipped)} file(s) skipped, none read; "
+                           f"no index was created at {index_dir}")
+    if exists:
+        index_ = Index.open(index_dir, embedder=embedder)
+        settings = index_.settings
+        context = click.get_current_context()
+        unit_given = context.get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
+        if (unit_given and unit != settings.unit) or (chunk_tokens and chunk_tokens != settings.max_tokens):
+            raise CitesumError(
+                f"index at {index_dir} uses unit={settings.unit}, chunk_tokens={settings.max_tokens}; "
+                "build a new index to change them"
+            )
+    else:
+        settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
+        index_ = Index.create(index_dir, settings)
+    stale: list[str] = []
+    kept: list[str] = []
+    if sync:
+        wanted = {d.id for d in documents}
+        # A file that is still there but could not be read this time keeps what it gave before; documents
+        # uploaded through the service are not under PATHS and are kept (citesum delete removes them).
+        unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
+        for document in index_.documents():
+            if document.id in wanted or UPLOAD_KEY in document.metadata:
+                continue
+            if _from_file(document, unread):
+                kept.append(document.id)
+            else:
+                stale.append(document.id)
+    started = time.perf_counter()
+    with progress_bar(not as_json and sys.stderr.isatty()) as progress:
+        stats = index_.update(upsert=documents, delete=stale, progress=progress)
+    elapsed = time.perf_counter() - started
+    if as_json:
+        echo_json({"report": json.loads(report.to_json()), "stats": stats.__dict__, "kept_unread": kept,
+                    "seconds": round(elapsed, 3)})
+        return
+    for skipped in report.skipped:
+        click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
+    for ingested in report.ingested:
+        if ingested.reason:
+            click.echo(f"partly ingested {shown(ingested.path)}: {shown(ingested.reason)}", err=True)
+    if kept:
+        click.echo(f"kept the indexed version of {len(kept)} document(s) whose file could not be read this time: "
+                   + ", ".join(shown(d) for d in kept[:5]) + (" ..." if len(kept) > 5 else ""), err=True)
+    click.echo(
+        f"{index_dir}: {stats.added} added, {stats.updated} updated, {stats.unchanged} unchanged, "
+        f"{stats.deleted} deleted; {stats.passages_embedded} units embedded; "
+        f"{len(report.skipped)} file(s) skipped ({elapsed:.1f}s)"
+    )
+
+
+def _from_file(document: Any, files: set[str]) -> bool:
+    """Whether ``document`` came from one of ``files`` (ids given to files by ingestion)."""
+    from citesum.ingest import FILE_KEY
+
+    recorded = document.metadata.get(FILE_KEY)
+    if isinstance(recorded, str):
+        return recorded in files
+    return any(document.id == f or document.id.startswith(f + "#") for f in files)  # indexed before "file"
+
+
+@click.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def info(index_dir: str, as_json: bool) -> None:
+    """Show an index's settings and size."""
+    from citesum.index.store import Index
+
+    details = Index.open(index_dir).info()
+    if as_json:
+        echo_json(details)
+        return
+    details["created"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(str(details["created"]))))
+    for key, value in details.items():
+        click.echo(f"{key:>16}: {value}")
+
+
+@click.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--repair", is_flag=True, help="Rewrite the generation files from the database; remove leftovers.")
+@click.option("--json", "as_json", is_flag=True)
+def check(index_dir: str, repair: bool, as_json: bool) -> None:
+    """Check an index (an fsck): the database's integrity, the checksums of its files, leftovers, counts.
+    Exits 1 when something is wrong."""
+    from citesum.index.check import check_index, repair_index
+
+    report = repair_index(index_dir) if repair else check_index(index_dir)
+    if as_json:
+        echo_json({**report.__dict__, "ok": report.ok})
+    else:
+        counts = ", ".join(f"{value:,} {key}" for key, value in report.counts.items())
+        click.echo(f"{report.path}: {'ok' if report.ok else 'problems found'}" + (f" ({counts})" if counts else ""))
+        for problem in report.problems:
+            click.echo(f"  problem: {problem}")
+        for note in report.notes:
+            click.echo(f"  note: {note}")
+        if not report.ok:
+            click.echo("  (citesum check --repair rewrites what can be rewritten)" if report.repairable else
+                       "  (the database itself is damaged: rebuild the index from its sources into a new folder)")
+    if not report.ok:
+        sys.exit(EXIT_ERROR)
+
+
+@click.command()
+@click.argument("document_ids", nargs=-1, required=True)
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+def delete(document_ids: Sequence[str], index_dir: str) -> None:
+    """Delete documents from the index by id."""
+    from citesum.index.store import Index
+
+    stats = Index.open(index_dir).delete(document_ids)
+    click.echo(f"{stats.deleted} document(s) deleted")
+
+
+@click.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+# cosine is the default: with the packaged SmolLM2-135M, the paper's LM score linked fewer same-story sections
+# than the cosine and lowered BM25's precision on ODSum Story (benchmarks/lightpal_odsum.py, README).
+@click.option("--scorer", type=click.Choice(["cosine", "lm"]), default="cosine", show_default=True,
+              help="Rank each unit's candidates by embedding cosine, or by P_LM(candidate | unit) as the "
+                   "LightPAL paper does (give a capable --model: the packaged 135M one is worse than cosine).")
+@click.option("--model", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="GGUF file of the scoring LM (default: the packaged SmolLM2-135M; extra 'llamacpp').")
+@click.option("--candidates", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Nearest units (by embedding) the scorer ranks for each unit.")
+@click.option("--edges", type=click.IntRange(min=1), default=5, show_default=True, help="Edges kept per unit.")
+@click.option("--lm-tokens", type=click.IntRange(min=2), default=256, show_default=True,
+              help="Tokens of each text the LM sees.")
+def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges: int, lm_tokens: int) -> None:
+    """Build the LightPAL passage graph of an index (used by --retriever lightpal[:<base>])."""
+    from citesum.index.store import Index
+    from citesum.retrieve.lightpal import LanguageModelContextScorer, build_passage_graph
+
+    index_ = Index.open(index_dir)
+    if not index_.passages:
+        raise CitesumError(f"the index {index_dir} has no units: nothing to link")
+    context_scorer = LanguageModelContextScorer(model, max_tokens=lm_tokens) if scorer == "lm" else None
+    started = time.perf_counter()
+    with progress_bar(sys.stderr.isatty()) as progress:
+        built = build_passage_graph(index_, context_scorer, candidates=candidates, edges=edges, progress=progress)
+    path = built.save(index_.path)
+    click.echo(f"linked {len(built.neighbors)} units ({built.neighbors.shape[1]} edges each, scorer {built.scorer}) "
+               f"in {time.perf_counter() - started:.1f}s: {path}")
+
+
+@click.command(name="summary-index")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False), help="The content index.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Where the summary index lives (created, or brought up to date).")
+@click.option("--summarizer", type=click.Choice(["central", "llm"]), default="central", show_default=True,
+              help="central = the document's most central sentences (offline); llm = the paper's LLM summary.")
+@click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
+@click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL.")
+@click.option("--summary-tokens", type=click.IntRange(min=10), default=200, show_default=True,
+              help="Length of the offline summaries (also the fallback when the LLM fails on a document).")
+def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, model: str | None,
+                  base_url: str | None, summary_tokens: int) -> None:
+    """Build (or update) the Summary RAG index of an index: one summary per document, same ids."""
+    from citesum.index.store import Index
+    from citesum.summary_rag import CentralSentences, LLMSummaries, build_summary_index
+
+    content = Index.open(index_dir)
+    central = CentralSentences(max_tokens=summary_tokens)
+    if summarizer == "llm":
+        from citesum.llm import ResponseCache, get_llm
+
+        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache()) if backend == "openai" \
+            else get_llm(backend, model)
+        engine: Any = LLMSummaries(llm)
+    else:
+        engine = central
+    started = time.perf_counter()
+    with progress_bar(sys.stderr.isatty()) as progress:
+        _, report = build_summary_index(content, out_dir, engine, fallback=central, progress=progress)
+    click.echo(f"{report.summarized} summarized, {report.unchanged} unchanged, {report.deleted} deleted "
+               f"in {time.perf_counter() - started:.1f}s: {out_dir}")
+    for document_id, reason in report.fallbacks:
+        click.echo(f"{document_id}: the LLM failed ({reason}); its summary is the central sentences", err=True)
+
+
+@click.command()
+@click.option("--dir", "folder", default="demo-data", show_default=True, type=click.Path(file_okay=False),
+              help="Where to write the corpus and the index.")
+@click.option("--documents", type=click.IntRange(min=5), default=60, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def demo(folder: str, documents: int, seed: int) -> None:
+    """Generate our synthetic haystack, index it offline, and answer its questions with cited bullet summaries."""
+    from citesum.demo import answer_questions
+    from citesum.demo.haystack import generate_haystack
+    from citesum.index.store import Index
+    from citesum.ingest import ingest_paths
+
+    haystack = generate_haystack(documents=documents, seed=seed)
+    corpus = haystack.write(Path(folder) / "corpus")
+    loaded, report = ingest_paths([corpus], exclude=["gold.json"])
+    index_ = Index.create(Path(folder) / "index")
+    with progress_bar(sys.stderr.isatty()) as progress:
+        stats = index_.update(upsert=loaded, progress=progress)
+    click.echo(f"indexed {len(loaded)} documents from {corpus} ({stats.passages_embedded} passages embedded, "
+               f"{len(report.skipped)} skipped)")
+    for subtopic, query, summary in answer_questions(haystack, index_):
+        click.echo(f"\nQ: {query}")
+        for bullet in summary.bullets:
+            click.echo(f"  - {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
+        # The generator knows which documents state which fact: show how many citations are right.
+        check = haystack.check(subtopic, summary)
+        click.echo(f"  ({check.supported}/{check.citations} citations point to a document that states the "
+                   f"bullet's fact; {summary.timings['total_s']:.2f}s)")
+    click.echo(f"\nTo ask your own questions in a browser: citesum serve --index {Path(folder) / 'index'} "
+               "(extra 'service'; `make serve`), then open http://127.0.0.1:8000/")

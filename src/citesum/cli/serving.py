@@ -1,0 +1,96 @@
+"""``citesum serve``: the web page and the HTTP API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from citesum.errors import CitesumError
+
+@click.command()
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; any non-loopback address needs a token.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--token-file", type=click.Path(dir_okay=False), default=None,
+              help="File whose first line is the bearer token clients must send (else $CITESUM_TOKEN).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True,
+              help="Host name clients use to reach the service (repeatable; '*' for any). Default: the loopback "
+                   "names, plus this machine's names and addresses when --host is not loopback.")
+@click.option("--docs", is_flag=True, help="Serve the API documentation at /docs and /openapi.json.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Workers writing summaries (default: one per CPU core).")
+@click.option("--search-workers", type=click.IntRange(min=1), default=None,
+              help="Workers answering searches and document reads, apart from the summaries (default: one per "
+                   "CPU core).")
+@click.option("--worker-kind", type=click.Choice(["process", "thread"]), default=None,
+              help="Processes use every core for the offline pipeline (default without --llm); threads suit an "
+                   "LLM-bound summarizer (default with --llm).")
+@click.option("--queue", type=click.IntRange(min=0), default=64, show_default=True,
+              help="Requests that may wait for a worker; past that: 503 with Retry-After.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds a request may take before it is answered 504.")
+@click.option("--max-upload-mb", type=click.FloatRange(min=0, min_open=True), default=25.0, show_default=True)
+@click.option("--uploads", "uploads_dir", type=click.Path(file_okay=False), default=None,
+              help="Where uploaded files are kept (default: INDEX/uploads).")
+@click.option("--max-budget", type=click.IntRange(min=1), default=None,
+              help="Largest context budget a request may ask (default: what the summarizer can use).")
+@click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default=None,
+              help="Write summaries with an LLM (default: the offline extractive summarizer).")
+@click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL (with --llm openai).")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
+def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
+          workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
+          max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
+          model: str | None, base_url: str | None, window: int | None) -> None:
+    """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
+    from citesum.service.config import ServiceConfig, read_token
+
+    if backend is None and window is not None:
+        raise CitesumError("--window is the LLM's context window: give it with --llm")
+    config = ServiceConfig(
+        host=host, token=read_token(token_file), allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
+        timeout_s=timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+        worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
+        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"max_budget": max_budget} if max_budget else {}),
+        **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
+    llm = None
+    if backend is not None:
+        from citesum.llm import ResponseCache, get_llm
+
+        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache(), context_window=window) \
+            if backend == "openai" else get_llm(backend, model, **({"n_ctx": window} if window else {}))
+    listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
+    from citesum.service.app import create_app
+
+    app = create_app(index_dir, config, llm=llm)
+    import uvicorn
+
+    where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    click.echo(f"serving {index_dir} at {where}" + (" (token required)" if config.token else ""), err=True)
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)).run(sockets=[listener])
+    except KeyboardInterrupt:
+        pass  # Ctrl+C: uvicorn has shut down gracefully and raises it again on the way out
+    click.echo("stopped", err=True)
+
+
+def _listen(host: str, port: int) -> Any:
+    """A TCP socket bound to ``host:port`` for the service."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named, not 0: asyncio turns Nagle off only on sockets that say they are TCP, and with it on,
+    # each keep-alive request waited ~40 ms for a delayed ACK
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise CitesumError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return listener

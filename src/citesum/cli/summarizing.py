@@ -1,0 +1,274 @@
+"""``citesum summarize``, ``repair`` and ``estimate-budget``: cited summaries, their citations, their budget."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from citesum.cli.common import echo_json, echo_table, empty_context, openai_llm, read_query, repair_by_default
+from citesum.errors import CitesumError
+
+@click.command()
+@click.argument("query", required=False)
+@click.option("--query-file", type=click.File("r", encoding="utf-8", errors="replace"), default=None,
+              help="Read the query from this file ('-' for standard input): for a query too long for the shell.")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--retriever", default="hybrid", show_default=True)
+@click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True,
+              help="Context budget in tokens.")
+@click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True,
+              help="original = DOS RAG, score = Vanilla RAG, full = whole collection.")
+@click.option("--stop-at-first-overflow", is_flag=True, help="Stop packing at the first unit that does not fit.")
+@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Pre-cap on retrieved units.")
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
+@click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
+@click.option("--template", default="summhay", show_default=True, help="summhay, answer, long, or a template file.")
+@click.option("--bullets", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--words", type=click.IntRange(min=1), default=250, show_default=True, help="Word limit.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Answer tokens.")
+@click.option("--tokenizer", default=None,
+              help="Summarizer's tokenizer for the budget: cl100k, or hf:<tokenizer.json> (default: the index's).")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Model context window: the budget shrinks to leave room for the prompt and the answer.")
+@click.option("--timeout", type=float, default=120.0, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the LLM response cache.")
+@click.option("--verify-citations", is_flag=True, help="Check every citation against the context, with evidence.")
+@click.option("--repair-citations/--no-repair-citations", default=None,
+              help="Replace each bullet's citations by the context documents that support it "
+                   "(default: on for --summarizer llm, off for extractive).")
+@click.option("--confirm-model", default=None,
+              help="Let this OpenAI-compatible model (at --base-url) decide borderline citations.")
+@click.option("--summary-index", "summary_dir", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Summary RAG: retrieve over this summary index (citesum summary-index) and give each of the top "
+                   "--summary-documents documents' summary and full text (--budget and --order do not apply).")
+@click.option("--summary-documents", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--char-limit", type=click.IntRange(min=1), default=12_000, show_default=True,
+              help="Summary RAG: from the first document whose full text would pass this many characters, "
+                   "documents give their summary only.")
+@click.option("--json", "as_json", is_flag=True)
+def summarize(
+    query: str | None, query_file: Any, index_dir: str, retriever: str, budget: int, order: str,
+    stop_at_first_overflow: bool,
+    top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
+    template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
+    tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
+    repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
+    char_limit: int, as_json: bool,
+) -> None:
+    """Answer QUERY (or --query-file) with a short bullet summary whose bullets cite the documents that support
+    them."""
+    from citesum.index.store import Index
+    from citesum.pack import PackOptions
+    from citesum.responses import summary_response
+    from citesum.summarize import fit_budget, summarize_context, summarize_query, summarizer_for
+    from citesum.tokens import get_tokenizer
+
+    query = read_query(query, query_file)
+    index_ = Index.open(index_dir)
+    budget_tokenizer = get_tokenizer(tokenizer or index_.settings.tokenizer)
+    llm = None
+    if summarizer == "llm":
+        from citesum.llm import ResponseCache, get_llm
+
+        options: dict[str, object] = {"api_key_env": api_key_env, "timeout": timeout} if backend == "openai" else {}
+        llm = get_llm(backend, model, base_url=base_url, cache=None if no_cache else ResponseCache(), **options) \
+            if backend == "openai" else get_llm(backend, model)
+    llm_options = {"template": template, "temperature": temperature, "seed": seed, "max_tokens": max_tokens}
+    engine = summarizer_for(llm, bullets=bullets, words=words, **(llm_options if llm else {}))
+    if llm is not None:
+        prompt_tokens = budget_tokenizer.count(engine.prompt(query, empty_context()))  # type: ignore[attr-defined]
+        budget = fit_budget(budget, window, prompt_tokens, max_tokens)
+    repair_citations = repair_by_default(summarizer, repair_citations)
+    with index_.read() as view:
+        if summary_dir is not None:
+            from citesum.summary_rag import summaries_for, summary_rag_context
+
+            started = time.perf_counter()
+            context = summary_rag_context(query, summaries_for(view, summary_dir), view, retriever=retriever,
+                                          documents=summary_documents, char_limit=char_limit,
+                                          tokenizer=budget_tokenizer)
+            result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
+        else:
+            pack_options = PackOptions(budget=budget, order=order,  # type: ignore[arg-type]
+                                       stop_at_first_overflow=stop_at_first_overflow, top_k=top_k)
+            result = summarize_query(query, view, engine, retriever=retriever, options=pack_options,
+                                     tokenizer=budget_tokenizer)
+        checks: list[Any] = []
+        if verify_citations or repair_citations:
+            from citesum.summarize.verify import check_summary
+
+            result, checks = check_summary(result, repair=repair_citations,
+                                           confirm=openai_llm(confirm_model, base_url, no_cache))
+        payload = summary_response(result, view, query=query, checks=checks)
+    if as_json:
+        echo_json(payload)
+        return
+    if not result.bullets:
+        click.echo("(no bullets: " + "; ".join(result.notes or ("no relevant content found",)) + ")")
+    elif result.notes:
+        click.echo("note: " + "; ".join(result.notes), err=True)
+    cited: dict[int, str] = {}
+    for bullet in result.bullets:
+        marks = "".join(f"[{n}]" for n in bullet.numbers)
+        click.echo(f"- {bullet.text} {marks}".rstrip())
+        cited.update(zip(bullet.numbers, bullet.citations))
+    if cited:
+        click.echo("")
+        for number in sorted(cited):
+            source = payload["sources"][str(number)]
+            click.echo(f"[{number}] {source['title'] or source['document_id']} — "
+                       f"{source['source'] or source['document_id']}")
+    if result.dropped_citations:
+        click.echo(f"note: removed citations to documents not in the context: {list(result.dropped_citations)}",
+                   err=True)
+    for number, check in enumerate(checks, start=1):
+        unsupported = [c.document_id for c in check.checks if not c.supported]
+        if unsupported and not repair_citations:
+            click.echo(f"note: bullet {number} cites documents that do not state it: {unsupported}", err=True)
+
+
+@click.command()
+@click.argument("summary_file", type=click.Path(dir_okay=False))
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--verify-only", is_flag=True, help="Annotate the citations; do not change them.")
+@click.option("--confirm-model", default=None, help="Let this OpenAI-compatible model decide borderline citations.")
+@click.option("--base-url", default=None, help="Base URL of the --confirm-model server.")
+@click.option("--json", "as_json", is_flag=True)
+def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: str | None, base_url: str | None,
+           as_json: bool) -> None:
+    """Verify and repair the citations of an existing summary against the whole index.
+
+    SUMMARY_FILE is our `summarize --json` output (citations as document ids) or plain lines with [n]
+    citations, where n is the 1-based position of a document in the index's collection order (SummHay's
+    convention).
+    """
+    from citesum.index.store import Index
+    from citesum.responses import verification_json
+    from citesum.summarize.citations import bullet_lines, citation_numbers
+    from citesum.summarize.verify import CitationVerifier
+
+    raw = Path(summary_file).read_text(encoding="utf-8", errors="replace")
+    index_ = Index.open(index_dir)
+    documents = list(index_.documents())
+    if not documents:
+        raise CitesumError(f"index at {index_dir} holds no documents to check citations against")
+    by_position = {number: d.id for number, d in enumerate(documents, start=1)}
+    position_of = {d: n for n, d in by_position.items()}
+    try:
+        parsed = json.loads(raw)
+        bullets = [(b["text"], list(b.get("citations", []))) for b in parsed["bullets"]]
+    except (ValueError, KeyError, TypeError):
+        bullets = [(line, [by_position.get(n, f"#{n}") for n in citation_numbers(line)])
+                   for line in bullet_lines(raw)]
+    if not bullets:
+        raise CitesumError(f"{summary_file}: no bullets found (expected summarize --json output or lines of text)")
+    verifier = CitationVerifier(documents, confirm=openai_llm(confirm_model, base_url))
+    checked = [verifier.verify(text, cited) for text, cited in bullets]
+    if as_json:
+        echo_json({"bullets": [verification_json(v) for v in checked]})
+        return
+    for (_, cited), result in zip(bullets, checked):
+        citations = sorted(position_of[d] for d in (cited if verify_only else result.citations) if d in position_of)
+        click.echo(f"{result.text} " + "".join(f"[{n}]" for n in citations))
+        for check in result.checks:
+            if not check.supported:
+                reason = "not in the index" if check.evidence is None else "does not state it"
+                click.echo(f"  unsupported: {check.document_id} ({reason})", err=True)
+
+
+@click.command(name="estimate-budget")
+@click.argument("queries_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--panel-model", "panel_models", multiple=True, required=True,
+              help="OpenAI-compatible model that writes silver references from the full context (repeatable).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL of the panel (and of --model).")
+@click.option("--window", type=click.IntRange(min=1), default=32_768, show_default=True,
+              help="Context window of the panel models: the full context is cut to fit it.")
+@click.option("--budgets", default="2000,4000,8000,16000,24000,32000", show_default=True,
+              help="Comma-separated context budgets (tokens) to compare, or 'paper' for the paper's grid "
+                   "(8000 to 80000 in steps of 8000; the panel's --window must hold them).")
+@click.option("--fraction", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
+              help="Share of the queries used.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--samples", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Summaries per panel model and per budget (temperature 0.5; 1 for the extractive summarizer).")
+@click.option("--retriever", default="hybrid", show_default=True)
+@click.option("--order", type=click.Choice(["original", "score"]), default="original", show_default=True)
+@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--model", default=None, help="The pipeline's OpenAI-compatible model (with --summarizer llm).")
+@click.option("--words", type=click.IntRange(min=1), default=250, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Sequence[str], base_url: str | None,
+                            window: int, budgets: str, fraction: float, seed: int, samples: int, retriever: str,
+                            order: str, summarizer: str, model: str | None, words: int, as_json: bool) -> None:
+    """Estimate the context budget of a pipeline without gold summaries (Pratapa & Mitamura): silver
+    references from a panel of LMs given the full context, the pipeline run at each budget against them."""
+    from citesum.budget import estimate_budget, panel_candidates, parse_budgets, sample_examples
+    from citesum.index.store import Index
+    from citesum.llm import ResponseCache, get_llm
+    from citesum.pack import PackOptions, pack_full
+    from citesum.summarize import fit_budget, summarize_query
+    from citesum.summarize.citations import strip_citations
+    from citesum.summarize.prompts import get_template
+    from citesum.tokens import get_tokenizer
+
+    queries = [line.strip() for line in Path(queries_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not queries:
+        raise CitesumError(f"{queries_file}: no queries (one per line)")
+    grid = parse_budgets(budgets)
+    if grid[-1] > window:
+        raise CitesumError(f"--budgets go up to {grid[-1]:,} tokens, more than the panel's --window of {window:,}: "
+                           "raise --window (the paper's grid needs 80,000) or give smaller budgets")
+    if summarizer == "llm" and not model:
+        raise CitesumError("--summarizer llm needs --model")
+    index_ = Index.open(index_dir)
+    tokenizer = get_tokenizer(index_.settings.tokenizer)
+    answer = get_template("answer")
+    cache = ResponseCache()
+    panel = [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models]
+    documents = list(index_.documents())
+    chosen = sample_examples([str(i) for i in range(len(queries))], fraction, seed)
+    candidates: dict[str, list[str]] = {}
+    for example in chosen:
+        query = queries[int(example)]
+        room = fit_budget(window, window, tokenizer.count(answer.render(context="", query=query, num_words=words)),
+                          1024)
+        prompt = answer.render(context=pack_full(documents, room, tokenizer).render(), query=query, num_words=words)
+        candidates[example] = [strip_citations(t) for t in panel_candidates(prompt, panel, samples=samples)]
+        if not candidates[example]:
+            raise CitesumError(f"the panel wrote nothing for the query '{query}'")
+    pipeline_llm = get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None
+    runs = 1 if pipeline_llm is None else samples  # the extractive summarizer is deterministic
+
+    def run(example: str, budget: int, sample: int) -> str:
+        engine: Any
+        if pipeline_llm is not None:
+            from citesum.summarize.llm import LLMSummarizer
+
+            engine = LLMSummarizer(pipeline_llm, "answer", num_words=words, temperature=0.5, seed=sample)
+        else:
+            from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+
+            engine = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=words))
+        summary = summarize_query(queries[int(example)], index_, engine, retriever=retriever,
+                                  options=PackOptions(budget=budget, order=order))  # type: ignore[arg-type]
+        return strip_citations(summary.raw_output or " ".join(b.text for b in summary.bullets))
+
+    result = estimate_budget(candidates, run, grid, samples=runs, fraction=1.0)
+    if as_json:
+        echo_json({"estimate": result.budget, "best_budget": result.best_budget, "queries": len(result.examples),
+                    "means": result.means, "stds": result.stds, "panel": list(panel_models)})
+        return
+    echo_table(["budget", "silver-reference utility", "std"],
+                [[b, f"{result.means[b]:.4f}", f"{result.stds[b]:.4f}"] for b in grid])
+    click.echo(f"estimate: {result.budget} tokens (best mean at {result.best_budget}; "
+               f"{len(result.examples)} of {len(queries)} queries)")
