@@ -760,13 +760,26 @@ class Index(IndexReader):
                 model.append(get_embedder(self.settings.embedder))
             return model[0].encode_documents(texts)
 
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="citesum-embed") as executor:
+        parts: list[np.ndarray] = []  # the vectors of the batches done, in order
+        total = 0
+
+        def collect(wait: bool) -> None:
+            """Take the finished batches in order (all of them when ``wait``); a failed one raises its error."""
+            while len(parts) < len(embedded) and (wait or embedded[len(parts)].done()):
+                parts.append(embedded[len(parts)].result())
+                if progress:
+                    progress("embedding", sum(len(part) for part in parts), total)
+
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citesum-embed")
+        try:
             for number, document in enumerate(documents, start=1):
                 units.append(make_units(document, tokenizer, self.settings.unit, self.settings.max_tokens))
+                total += len(units[-1])
                 pending.extend(p.text for p in units[-1])
                 while len(pending) >= batch or (pending and number == len(documents)):
                     embedded.append(executor.submit(encode, pending[:batch]))
                     pending = pending[batch:]
+                collect(wait=False)  # an embedder that fails (a server gone) stops the build now, not at the end
                 if progress:
                     progress("chunking", number, len(documents))
             if progress:
@@ -774,12 +787,10 @@ class Index(IndexReader):
             lexical = index_lexically([p.text for group in units for p in group])
             if progress:
                 progress("bm25", 1, 1)
-            total = sum(len(group) for group in units)
-            parts = []
-            for future in embedded:  # in submission order, so the rows follow the units
-                parts.append(future.result())
-                if progress:
-                    progress("embedding", sum(len(part) for part in parts), total)
+            collect(wait=True)
+        finally:
+            # after an error or Ctrl+C the batches not started yet are dropped, not embedded for nothing
+            executor.shutdown(wait=True, cancel_futures=True)
         return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)), lexical
 
     @staticmethod
