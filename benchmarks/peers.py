@@ -563,9 +563,14 @@ def _median(runs: list[dict[str, Any]], *keys: str) -> float:
     return round(statistics.median(values), 3)
 
 
-def _agreement(left: list[list[str]], right: list[list[str]]) -> float:
-    """Mean share of the top-20 ids the two rankings have in common, over the queries."""
-    shared = [len(set(a) & set(b)) / max(len(a), len(b), 1) for a, b in zip(left, right)]
+def _agreement(left: list[list[str]], right: list[list[str]], text_of: dict[str, str]) -> float:
+    """Mean share, over the queries, of the distinct passage texts in two top-20 lists that both have. Texts,
+    not ids: a corpus may hold the same passage many times (a quarter of the generated one's are repeats), and
+    the libraries break score ties between the copies differently (LlamaIndex by node id)."""
+    shared = []
+    for ids_a, ids_b in zip(left, right):
+        texts_a, texts_b = {text_of[i] for i in ids_a}, {text_of[i] for i in ids_b}
+        shared.append(len(texts_a & texts_b) / max(len(texts_a), len(texts_b), 1))
     return round(statistics.mean(shared), 3)
 
 
@@ -623,15 +628,14 @@ def run_corpus(corpus: str, size: int, peers: list[str], peers_python: Path, run
                 print(f"  run {number + 1} {library}: build {result['build_seconds']}s, "
                       f"rss {result['peak_rss_mb']} MB, update {result['update_seconds']}s, "
                       + ", ".join(f"{p} {s['p50_ms']}ms" for p, s in result["search"].items()), flush=True)
-    for library, library_runs in raw.items():
-        if library != "citesum" and library_runs[0]["units"] != corpus_info["build_passages"]:
-            raise SystemExit(f"{library} indexed {library_runs[0]['units']} units, not "
-                             f"{corpus_info['build_passages']}")
-    if raw["citesum"][0]["units"] != corpus_info["build_passages"]:
-        raise SystemExit("citesum's index has other units than its chunker gave the peers")
+        text_of = {row["id"]: row["text"] for row in _read_jsonl(Path(scratch) / "build_passages.jsonl")}
+    for library, library_runs in raw.items():  # every side must have indexed the units citesum's chunker gave
+        if library_runs[0]["units"] != corpus_info["build_passages"]:
+            raise SystemExit(f"{library} indexed {library_runs[0]['units']} units, not {corpus_info['build_passages']}")
     # the rankings of the first run, to show how alike the libraries rank (dense should agree almost fully)
     agreement = {peer: {path: _agreement(raw["citesum"][0]["search"][path]["top_ids"],
-                                         raw[peer][0]["search"][path]["top_ids"]) for path in COMPARED_PATHS}
+                                         raw[peer][0]["search"][path]["top_ids"], text_of)
+                        for path in COMPARED_PATHS}
                  for peer in peers}
     for library_runs in raw.values():
         for run in library_runs:
@@ -690,6 +694,15 @@ CAVEATS = [
 ]
 
 
+def _citesum_commit() -> str:
+    """HEAD of the citesum checkout, with "+changes" when its src/ differs from it."""
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, check=False, capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "src"], cwd=root, check=False).returncode != 0
+    return (head or "unknown") + ("+changes" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="100000", help="generated corpus sizes, comma-separated ('' for none)")
@@ -725,7 +738,7 @@ def main() -> None:
         else:
             plan.append((corpus, corpus, 0))
     # the machine has 2 cores: another busy process shows in the latencies, so the result records the load
-    load_before = os.getloadavg()
+    load_before, commit = os.getloadavg(), _citesum_commit()
     results = {label: run_corpus(corpus, size, working, peers_python, args.runs) for label, corpus, size in plan}
     load_after = os.getloadavg()
     _print_table(results, working)
@@ -747,8 +760,10 @@ def main() -> None:
             "search": "ms per query, top 20, after a warm-up; bm25, dense, fusion (RRF of the two); citesum's "
                       "hybrid_default (RM3 + Rocchio feedback) has no peer counterpart",
             "update_seconds": f"adding the held-out {UPDATE_SHARE:.0%} of the documents until retrievable",
-            "top20_agreement_with_citesum": "mean share of top-20 ids in common with citesum's, first run",
+            "top20_agreement_with_citesum": "mean share of the distinct passage texts in a peer's top 20 that "
+                                            "citesum's top 20 also has (first run, before the update)",
         },
+        "citesum_commit": commit,
         "versions": {"citesum_venv": _versions(["citesum", *_COMMON_DISTRIBUTIONS]),
                      **{f"{peer}_venv": health[peer].get("versions") for peer in working}},
         "peers": {peer: ("measured" if health[peer]["ok"] else f"skipped: {health[peer]['error']}") for peer in peers},
