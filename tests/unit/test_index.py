@@ -226,15 +226,24 @@ def test_generation_files_checksummed_by_older_versions_still_verify(  # type: i
     assert any("checksum differs" in problem for problem in artifacts.verify(folder, recorded))
 
 
-def test_updates_give_the_bm25_index_and_vectors_a_rebuild_gives(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+def test_updates_give_the_bm25_index_and_vectors_a_rebuild_gives(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The BM25 index is built beside the embedding, before the transaction, from the kept units and the new
     ones; after adds, replacements and deletions it scores as one built from the database alone, and the vectors
     embedded batch by batch on the second thread stay in unit order."""
+    from citesum.index.lexical import LexicalIndex
+
     index = Index.create(tmp_path / "ix", SETTINGS)
     index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels. Rationing {i % 3} continues.") for i in range(9)]),
                  embedder=hashing_embedder)
+    analysed: list[int] = []  # how many texts each BM25 index was built from
+    build = LexicalIndex.build.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(LexicalIndex, "build", classmethod(lambda cls, texts: analysed.append(len(texts)) or build(cls, texts)))
     index.update(_docs(("d4", "The tram to the airport opens."), ("n1", "Reservoir rationing ends in May.")),
                  delete=["d1", "d7"], embedder=hashing_embedder)
+    assert analysed == [], "the update analysed the kept units again instead of reusing their term counts"
+    monkeypatch.undo()
     queries = ["reservoir rationing", "tram airport", "report 4", "may"]
     incremental = [index.lexical.scores(q) for q in queries]
     index.rewrite_generation()  # the files again, from the database alone
@@ -281,3 +290,19 @@ def test_an_index_written_without_term_counts_still_updates_exactly(tmp_path: Pa
     updated = [index.lexical.scores(q) for q in ("reservoir rationing", "report 4")]
     index.rewrite_generation()
     assert all(np.array_equal(a, index.lexical.scores(q)) for a, q in zip(updated, ("reservoir rationing", "report 4")))
+
+
+def test_terms_no_unit_holds_are_dropped_as_updates_replace_the_collection(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    """Updates that replace every document leave terms no unit holds; past a fifth of the vocabulary they are
+    dropped, and the scores stay those of a rebuild."""
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    for round_ in range(6):
+        index.update(_docs(*[(f"d{i}", f"Topic{round_}x{i} words{round_} shared text") for i in range(20)]),
+                     embedder=hashing_embedder)
+        lexical = index.lexical
+        held = {t for unit in range(lexical.size) for t in (lexical.terms[i] for i in lexical.unit_term_counts(unit)[0])}
+        assert len(lexical.terms) <= len(held) / 0.8 + 1  # the empty term aside
+    assert index.lexical.term_id("topic0x3") is None
+    scores = index.lexical.scores("topic5x3 words5")
+    index.rewrite_generation()
+    assert np.array_equal(scores, index.lexical.scores("topic5x3 words5")) and scores.max() > 0

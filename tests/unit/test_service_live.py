@@ -364,3 +364,27 @@ def test_cli_search_says_when_the_server_is_not_a_citesum_service(serve) -> None
     broken = serve(lambda handler, request, n: reply(handler, 502, b"<html>Bad Gateway</html>"))
     result = CliRunner().invoke(main, ["search", WATER, "--server", broken.url])
     assert result.exit_code == 1 and "answered 502: <html>Bad Gateway</html>" in result.output
+
+
+def test_the_client_names_a_port_that_does_not_speak_http_and_a_service_that_does_not_answer() -> None:
+    from citesum.client import ServiceError, post_json
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+        def banner() -> None:  # an SSH server's greeting, then it closes
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+
+        thread = threading.Thread(target=banner)
+        thread.start()
+        with pytest.raises(ServiceError, match="does not speak HTTP .*is it a citesum service"):
+            post_json(url, "/search", {"query": "q"})
+        thread.join()
+        # a listener that accepts and never answers: the backlog takes the connection, nobody reads it
+        with pytest.raises(ServiceError, match=r"did not answer within 0.3 s"):
+            post_json(url, "/search", {"query": "q"}, timeout=0.3)

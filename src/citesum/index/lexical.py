@@ -75,6 +75,8 @@ class LexicalIndex:
     TERM_COUNTS = "unit_term_counts.npz"
     #: bm25s's defaults, which every index so far was built with
     K1, B = 1.5, 0.75
+    #: share of the vocabulary that no unit holds any more (after updates) above which an update drops them
+    DEAD_TERMS = 0.2
 
     def __init__(self, model: object, size: int, term_counts: object | None = None) -> None:
         self._model = model
@@ -87,7 +89,9 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
-        vocabulary: dict[str, int] = {"": 0}  # bm25s keeps the empty term (it scores an empty query)
+        # bm25s's own index() has the empty term too (its retrieve scores an empty query with it); bare bm25s on
+        # our files, as benchmarks/speed.py runs it, needs it
+        vocabulary: dict[str, int] = {"": 0}
         return cls._from_counts(_analysed_counts(texts, vocabulary), vocabulary)
 
     def updated(self, keep: np.ndarray, texts: Sequence[str]) -> "LexicalIndex | None":
@@ -102,7 +106,12 @@ class LexicalIndex:
         added = _analysed_counts(texts, vocabulary)  # new terms get the next ids
         kept = self._term_counts[np.flatnonzero(keep)]  # type: ignore[index]
         kept = scipy.sparse.csr_matrix((kept.data, kept.indices, kept.indptr), shape=(kept.shape[0], len(vocabulary)))
-        return self._from_counts(scipy.sparse.vstack([kept, added], format="csr"), vocabulary)
+        counts = scipy.sparse.vstack([kept, added], format="csr")
+        held = np.bincount(counts.indices, minlength=len(vocabulary)) > 0
+        held[vocabulary.get("", 0)] = True
+        if held.sum() < (1 - self.DEAD_TERMS) * len(vocabulary):
+            counts, vocabulary = _without_terms(counts, vocabulary, held)
+        return self._from_counts(counts, vocabulary)
 
     @classmethod
     def _from_counts(cls, counts, vocabulary: dict[str, int]) -> "LexicalIndex":  # type: ignore[no-untyped-def]
@@ -130,13 +139,15 @@ class LexicalIndex:
         """The vocabulary by term id."""
         if self._terms is None:
             vocabulary = self._model.vocab_dict if self.size else {}  # type: ignore[attr-defined]
-            self._terms = [""] * len(vocabulary)
+            terms = [""] * len(vocabulary)
             for term, term_id in vocabulary.items():
-                self._terms[term_id] = term
+                terms[term_id] = term
+            self._terms = terms  # published whole: another thread may read it meanwhile
         return self._terms
 
     def term_id(self, term: str) -> int | None:
-        """The id of an analysed term; None when no unit holds it."""
+        """The id of an analysed term; None when it is not in the vocabulary (which, after updates, may keep up
+        to ``DEAD_TERMS`` of terms no unit holds any more: they have no postings and score nothing)."""
         return self._model.vocab_dict.get(term) if self.size else None  # type: ignore[attr-defined]
 
     @property
@@ -144,8 +155,9 @@ class LexicalIndex:
         """For each term id, the term's position in alphabetical order (what breaks ties between terms)."""
         if self._alphabetical_rank is None:
             order = np.argsort(np.array(self.terms, dtype=str), kind="stable")
-            self._alphabetical_rank = np.empty(len(order), dtype=np.int64)
-            self._alphabetical_rank[order] = np.arange(len(order))
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            self._alphabetical_rank = rank  # published whole: another thread may read it meanwhile
         return self._alphabetical_rank
 
     def unit_term_counts(self, unit: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -234,9 +246,11 @@ def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type:
     if not texts:
         return scipy.sparse.csr_matrix((0, len(vocabulary)), dtype=np.int32)
     tokenized = _bm25s().tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False)
-    # the ids of this call's own vocabulary, mapped to the index's
+    # the ids of this call's own vocabulary, mapped to the index's; new terms numbered in alphabetical order (the
+    # order of bm25s's vocabulary follows the string hash seed, and a weighted query sums its terms in id order,
+    # so the scores' last bits would differ from run to run)
     local = np.empty(len(tokenized.vocab), dtype=np.int64)
-    for term, local_id in tokenized.vocab.items():
+    for term, local_id in sorted(tokenized.vocab.items()):
         local[local_id] = vocabulary.setdefault(term, len(vocabulary))
     lengths = np.fromiter((len(unit) for unit in tokenized.ids), dtype=np.int64, count=len(tokenized.ids))
     columns = local[np.fromiter((t for unit in tokenized.ids for t in unit), dtype=np.int64, count=int(lengths.sum()))]
@@ -245,6 +259,16 @@ def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type:
                                      shape=(len(texts), len(vocabulary)))
     counts.sum_duplicates()
     return counts
+
+
+def _without_terms(counts, vocabulary: dict[str, int], held: np.ndarray):  # type: ignore[no-untyped-def]
+    """``counts`` and ``vocabulary`` with only the terms where ``held`` is True, renumbered in their order."""
+    import scipy.sparse
+
+    new_id = np.cumsum(held) - 1
+    kept = {term: int(new_id[term_id]) for term, term_id in vocabulary.items() if held[term_id]}
+    return scipy.sparse.csr_matrix((counts.data, new_id[counts.indices], counts.indptr),
+                                   shape=(counts.shape[0], len(kept))), kept
 
 
 def _bm25_matrix(counts, k1: float, b: float) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]

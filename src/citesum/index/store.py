@@ -205,15 +205,12 @@ def _rows_of_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) ->
         yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({','.join('?' * len(chunk))})", chunk)
 
 
-def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray, conn: sqlite3.Connection) -> bool:
+def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray) -> bool:
     """Whether a BM25 index built before the transaction covers the database's rows: the kept rows it was built
-    with, in order, then the rows inserted since (whose texts it was given)."""
+    with, in order, then as many rows as it was given new texts (rowids only grow, and the write lock kept
+    anyone else from inserting, so those are this update's)."""
     kept_rows, index = lexical
-    if index.size != len(rows) or not np.array_equal(rows[: len(kept_rows)], kept_rows):
-        return False
-    inserted = conn.execute("SELECT COUNT(*) FROM passages WHERE rowid > ?",
-                            (int(kept_rows[-1]) if len(kept_rows) else -1,)).fetchone()[0]
-    return int(inserted) == len(rows) - len(kept_rows)
+    return index.size == len(rows) and bool(np.array_equal(rows[: len(kept_rows)], kept_rows))
 
 
 @dataclass(frozen=True)
@@ -344,8 +341,9 @@ class Index(IndexReader):
     """A persistent, incrementally updatable index of documents, passages, BM25 and dense vectors.
 
     Reading it directly (``index.passages``, ``index.documents()``) reads the latest committed generation at
-    each call; ``with index.read() as view`` pins one generation for a whole request. Each thread keeps one
-    read-only SQLite connection, reused.
+    each call; ``with index.read() as view`` pins one generation for a whole request, and inside that block
+    the index's own reads on the same thread see that generation too. Each thread keeps one read-only SQLite
+    connection, reused.
 
     Example:
         >>> index = Index.create("my-index")  # doctest: +SKIP
@@ -789,7 +787,8 @@ class Index(IndexReader):
                 progress("bm25", 1, 1)
             collect(wait=True)
         finally:
-            # after an error or Ctrl+C the batches not started yet are dropped, not embedded for nothing
+            # after an error or Ctrl+C the batches not started yet are dropped, not embedded for nothing (the one
+            # being embedded is waited for: a thread cannot be stopped)
             executor.shutdown(wait=True, cancel_futures=True)
         return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)), lexical
 
@@ -867,7 +866,7 @@ class Index(IndexReader):
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
         vectors = (self._patched_vectors(conn, previous, rows, removed_rows) if previous is not None
                    else self._read_vectors(conn))
-        if lexical is not None and _prebuilt_matches(lexical, rows, conn):
+        if lexical is not None and _prebuilt_matches(lexical, rows):
             lexical_index = lexical[1]
         else:
             if progress:

@@ -47,13 +47,15 @@ class RM3Retriever(Retriever):
 
     def expanded_query(self, query: str) -> dict[str, float]:
         """The weighted query of step 3 (the analysed query alone when no unit matches it)."""
-        unheld, term_ids, weights = self._expansion(query)
-        terms = self.index.lexical.terms
-        return {**unheld, **{terms[i]: w for i, w in zip(term_ids.tolist(), weights.tolist())}}
+        with self.index.pinned():  # term ids and unit numbers of one generation
+            unheld, term_ids, weights = self._expansion(query)
+            terms = self.index.lexical.terms
+            return {**unheld, **{terms[i]: w for i, w in zip(term_ids.tolist(), weights.tolist())}}
 
     def scores(self, query: str) -> np.ndarray:
-        _, term_ids, weights = self._expansion(query)
-        return self.index.lexical.weighted_scores(term_ids, weights)
+        with self.index.pinned():  # term ids and unit numbers of one generation
+            _, term_ids, weights = self._expansion(query)
+            return self.index.lexical.weighted_scores(term_ids, weights)
 
     def _expansion(self, query: str) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
         """The weights w(t) of step 3: of the query terms no unit holds (they score nothing), and the term ids
@@ -110,8 +112,9 @@ class RM3Retriever(Retriever):
         passages = self.index.passages
         analysed = []
         for tokens in tokenize([passages[i].text for i in units]):
-            ids, counts = np.unique(np.array([lexical.term_id(t) for t in tokens], dtype=np.int64),
-                                    return_counts=True)
+            # a term the stored vocabulary lacks (the analyser changed since, e.g. a new stemmer) is left out
+            held = [term_id for term_id in map(lexical.term_id, tokens) if term_id is not None]
+            ids, counts = np.unique(np.array(held, dtype=np.int64), return_counts=True)
             analysed.append((ids, counts))
         return analysed
 
