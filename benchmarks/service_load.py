@@ -5,7 +5,7 @@ Phases, each a fixed count of requests with a time cap (the 296 dev queries, cyc
 /summarize, as the issue's 1,000 + 200; the clients start over one second):
   * concurrency 1 and 32, the index left alone;
   * concurrency 1 and 32 while another process updates the index in a loop (deletes three transcripts and
-    adds them back: each round commits two generations, with a BM25 rebuild over ~20,000 units);
+    adds them back: each round commits two generations, each a new BM25 matrix over ~20,000 units);
 and then a 20 MB body (refused with 413) with the server's RSS before and after.
 
 Reported per phase: throughput, p50/p95/p99 per endpoint, errors (anything but 200), server RSS before and
