@@ -210,6 +210,12 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle]
 
 
+def _peer_inputs(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """What ``prepare`` wrote for a peer: the passages to build from, the passages to add, the queries."""
+    return (_read_jsonl(folder / "build_passages.jsonl"), _read_jsonl(folder / "update_passages.jsonl"),
+            json.loads((folder / "queries.json").read_text(encoding="utf-8")))
+
+
 def prepare(corpus: str, size: int, folder: Path) -> dict[str, Any]:
     """Write the corpus for the workers: documents and their passages (citesum's chunker, the index's default
     settings), each split into the build part and the held-out update part, and the queries."""
@@ -382,9 +388,7 @@ def run_llamaindex(folder: Path) -> dict[str, Any]:
 
     _import_first(["wordllama", "llama_index.core.llms", "llama_index.core.retrievers", "llama_index.retrievers.bm25"])
     imported_rss = peak_rss_mb()
-    build_passages = _read_jsonl(folder / "build_passages.jsonl")
-    update_passages = _read_jsonl(folder / "update_passages.jsonl")
-    queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
+    build_passages, update_passages, queries = _peer_inputs(folder)
     result: dict[str, Any] = {"library": "llamaindex", "rss_after_import_mb": round(imported_rss, 1)}
 
     started = time.perf_counter()
@@ -503,9 +507,7 @@ def run_haystack(folder: Path) -> dict[str, Any]:
     text_embedder, document_embedder = _haystack_components()
     _import_first(["wordllama", "haystack.components.joiners", "haystack.components.retrievers.in_memory"])
     imported_rss = peak_rss_mb()
-    build_passages = _read_jsonl(folder / "build_passages.jsonl")
-    update_passages = _read_jsonl(folder / "update_passages.jsonl")
-    queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
+    build_passages, update_passages, queries = _peer_inputs(folder)
     result: dict[str, Any] = {"library": "haystack", "rss_after_import_mb": round(imported_rss, 1)}
 
     started = time.perf_counter()
