@@ -44,11 +44,10 @@ def post_json(server: str, path: str, payload: dict[str, Any], *, token: str | N
             body = response.read()
     except urllib.error.HTTPError as exc:
         raise ServiceError(f"the citesum service at {server} answered {exc.code}: {_error_detail(exc.read())}") from exc
-    except TimeoutError as exc:
-        raise ServiceError(f"the citesum service at {server} did not answer within {timeout:g} s") from exc
     except http.client.HTTPException as exc:  # something that is not HTTP (a database, an SSH server) on that port
         raise ServiceError(f"{server} does not speak HTTP ({type(exc).__name__}): is it a citesum service?") from exc
     except (urllib.error.URLError, OSError) as exc:
+        # a timeout while connecting comes wrapped in a URLError, one while reading comes bare
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):
             raise ServiceError(f"the citesum service at {server} did not answer within {timeout:g} s") from exc

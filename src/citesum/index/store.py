@@ -198,11 +198,18 @@ def _database_errors(path: Path) -> Iterator[None]:
         raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
 
 
+def _parameter_batches(values: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """``values`` in batches, each with its ``?,?,...`` placeholders: SQLite takes a bounded number of
+    parameters in one statement."""
+    for start in range(0, len(values), size):
+        batch = list(values[start : start + size])
+        yield batch, ",".join("?" * len(batch))
+
+
 def _rows_of_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) -> Iterator[tuple[int]]:
-    """The rowids of the passages of ``document_ids`` (SQLite takes a bounded number of parameters)."""
-    for start in range(0, len(document_ids), 500):
-        chunk = list(document_ids[start : start + 500])
-        yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({','.join('?' * len(chunk))})", chunk)
+    """The rowids of the passages of ``document_ids``."""
+    for batch, marks in _parameter_batches(document_ids):
+        yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({marks})", batch)
 
 
 def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray) -> bool:
@@ -297,10 +304,8 @@ class IndexReader:
     def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
         found = {}
         with self._connection() as conn, _database_errors(self.path):
-            for start in range(0, len(ids), 500):
-                chunk = list(ids[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", chunk):
+            for batch, marks in _parameter_batches(ids):
+                for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", batch):
                     found[row[0]] = _document(row)
         return [found[i] for i in ids if i in found]
 
@@ -759,14 +764,16 @@ class Index(IndexReader):
             return model[0].encode_documents(texts)
 
         parts: list[np.ndarray] = []  # the vectors of the batches done, in order
-        total = 0
+        total = done = 0
 
         def collect(wait: bool) -> None:
             """Take the finished batches in order (all of them when ``wait``); a failed one raises its error."""
+            nonlocal done
             while len(parts) < len(embedded) and (wait or embedded[len(parts)].done()):
                 parts.append(embedded[len(parts)].result())
+                done += len(parts[-1])
                 if progress:
-                    progress("embedding", sum(len(part) for part in parts), total)
+                    progress("embedding", done, total)
 
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citesum-embed")
         try:
@@ -795,11 +802,9 @@ class Index(IndexReader):
     @staticmethod
     def _remove(conn: sqlite3.Connection, document_ids: list[str], drop_documents: set[str]) -> set[int]:
         removed = {row for (row,) in _rows_of_documents(conn, document_ids)}
-        for start in range(0, len(document_ids), 500):
-            chunk = document_ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            conn.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", chunk)
-            dropped = [d for d in chunk if d in drop_documents]
+        for batch, marks in _parameter_batches(document_ids):
+            conn.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", batch)
+            dropped = [d for d in batch if d in drop_documents]
             if dropped:
                 conn.execute(f"DELETE FROM documents WHERE id IN ({','.join('?' * len(dropped))})", dropped)
         return removed

@@ -66,15 +66,15 @@ class RM3Retriever(Retriever):
         top = [i for i in top_k(first, self.feedback_units) if first[i] > 0]
         alpha = self.original_weight if top else 1.0
         original = {term: alpha * weight for term, weight in _unit_l1(dict(query_terms)).items()}
-        held = {term_id: original[term] for term, term_id in ((t, lexical.term_id(t)) for t in original)
-                if term_id is not None}
+        ids = {term: lexical.term_id(term) for term in original}
+        held = {term_id: original[term] for term, term_id in ids.items() if term_id is not None}
         feedback_ids, feedback_weights = (self._relevance_model(top, first[top].tolist()) if top
                                           else (np.zeros(0, dtype=np.int64), np.zeros(0)))
         term_ids = np.union1d(np.fromiter(held, dtype=np.int64, count=len(held)), feedback_ids)
         weights = np.zeros(len(term_ids))
         weights[np.searchsorted(term_ids, list(held))] += list(held.values())
         weights[np.searchsorted(term_ids, feedback_ids)] += (1 - alpha) * feedback_weights
-        unheld = {term: weight for term, weight in original.items() if lexical.term_id(term) is None}
+        unheld = {term: weight for term, weight in original.items() if ids[term] is None}
         return unheld, term_ids, weights
 
     def _relevance_model(self, units: list[int], unit_scores: list[float]) -> tuple[np.ndarray, np.ndarray]:
