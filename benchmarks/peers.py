@@ -36,7 +36,8 @@ What is not alike (see also ``caveats`` in the result):
   * LlamaIndex's BM25 is bm25s with the same analyser as ours (stop words, Snowball stemmer); Haystack's is its
     own pure-Python BM25L with a regex tokenizer and no stemming, so its BM25 rankings differ.
 
-Run: python benchmarks/peers.py [--sizes 10000,100000] [--peers llamaindex,haystack] [--runs 3]
+Run: python benchmarks/peers.py [--corpora summhay,meeting,generated] [--sizes 10000,100000]
+     [--peers llamaindex,haystack] [--runs 3] [--fresh]  (corpora not run are kept from the last results)
 Writes: benchmarks/results/peers.json
 """
 
@@ -705,6 +706,19 @@ def _citesum_commit() -> str:
     return (head or "unknown") + ("+changes" if dirty else "")
 
 
+def _earlier_results() -> dict[str, Any]:
+    """The corpora of the previous results file, each with its own ``measured`` record (date, commit, load);
+    those written before corpora had one get the file's date and commit."""
+    path = Path(__file__).resolve().parent / "results" / "peers.json"
+    if not path.exists():
+        return {}
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    for entry in earlier.get("results", {}).values():
+        entry.setdefault("measured", {"date": earlier.get("date"), "citesum_commit": earlier.get("citesum_commit"),
+                                      "load_average_1_5_15": earlier.get("load_average_1_5_15")})
+    return earlier.get("results", {})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="100000", help="generated corpus sizes, comma-separated ('' for none)")
@@ -712,6 +726,8 @@ def main() -> None:
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--peers-venv", type=Path, default=DEFAULT_PEERS_VENV)
+    parser.add_argument("--fresh", action="store_true",
+                        help="drop the corpora of the previous results file instead of keeping those not run now")
     parser.add_argument("--prepare", nargs=3, help=argparse.SUPPRESS)  # internal: corpus size folder
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)  # internal: library folder
     args = parser.parse_args()
@@ -739,16 +755,23 @@ def main() -> None:
             plan += [(f"generated_{size}", corpus, int(size)) for size in args.sizes.split(",") if size]
         else:
             plan.append((corpus, corpus, 0))
-    # the machine has 2 cores: another busy process shows in the latencies, so the result records the load
-    load_before, commit = os.getloadavg(), _citesum_commit()
-    results = {label: run_corpus(corpus, size, working, peers_python, args.runs) for label, corpus, size in plan}
-    load_after = os.getloadavg()
+    commit = _citesum_commit()
+    results = {}
+    for label, corpus, size in plan:
+        # the machine has 2 cores: another busy process shows in the latencies, so each corpus records the load
+        load_before, started = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M:%S")
+        results[label] = run_corpus(corpus, size, working, peers_python, args.runs)
+        results[label]["measured"] = {
+            "date": started, "citesum_commit": commit,
+            "load_average_1_5_15": {"before": [round(x, 2) for x in load_before],
+                                    "after": [round(x, 2) for x in os.getloadavg()]}}
     _print_table(results, working)
+    if not args.fresh:
+        # a long corpus (100K documents: about an hour) can be run alone and added to the others' results
+        results = {**_earlier_results(), **results}
     write_result("peers", {
         "embedder": f"wordllama ({WORDLLAMA_DIM}-d bundled weights, L2-normalised, {EMBED_BATCH} texts a call)",
         "top_k": TOP_K, "runs": args.runs,
-        "load_average_1_5_15": {"before": [round(x, 2) for x in load_before],
-                                "after": [round(x, 2) for x in load_after]},
         "method": "each run a fresh subprocess; libraries alternate run by run; medians over the runs; ratios are "
                   "peer / citesum of the medians (above 1: citesum faster or smaller)",
         "figures": {
@@ -765,7 +788,6 @@ def main() -> None:
             "top20_agreement_with_citesum": "mean share of the distinct passage texts in a peer's top 20 that "
                                             "citesum's top 20 also has (first run, before the update)",
         },
-        "citesum_commit": commit,
         "versions": {"citesum_venv": _versions(["citesum", *_COMMON_DISTRIBUTIONS]),
                      **{f"{peer}_venv": health[peer].get("versions") for peer in working}},
         "peers": {peer: ("measured" if health[peer]["ok"] else f"skipped: {health[peer]['error']}") for peer in peers},
