@@ -74,7 +74,16 @@ def load_qrels(path: str | None) -> dict[str, float] | None:
         raise CitesumError(f"{path}: qrels must be a JSON object {{document_id: grade}} ({exc})") from exc
 
 
-def openai_llm(model: str | None, base_url: str | None, no_cache: bool = False) -> Any:
+def base_url_option(name: str = "--base-url", of: str = "the LLM server") -> Callable[[Any], Any]:
+    """A repeatable option naming the OpenAI-compatible endpoint(s) of ``of``: several (or a pool file) make a
+    pool of replicas of the same model."""
+    return click.option(name, multiple=True, metavar="URL|@FILE",
+                        help=f"OpenAI-compatible base URL of {of}, e.g. http://127.0.0.1:8080/v1 (default "
+                             "$OPENAI_BASE_URL). Repeat it, or give @FILE (one 'URL [max_concurrency]' a line), "
+                             "for a pool of replicas of the same model.")
+
+
+def openai_llm(model: str | None, base_url: Sequence[str], no_cache: bool = False) -> Any:
     """An OpenAI-compatible backend with the response cache, or None without a model name."""
     if not model:
         return None

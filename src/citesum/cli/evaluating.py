@@ -8,10 +8,10 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from citesum.cli.common import echo_json, echo_table, openai_llm, repair_by_default
+from citesum.cli.common import base_url_option, echo_json, echo_table, openai_llm, repair_by_default
 from citesum.errors import CitesumError
 
-def _summarizer_factory(summarizer: str, model: str | None, base_url: str | None,
+def _summarizer_factory(summarizer: str, model: str | None, base_url: Sequence[str],
                         max_tokens: int = 1024) -> Callable[[int], Any]:
     """Bullets -> summarizer, for the SummHay runs (one bullet per insight)."""
     from citesum.evaluate.runner import extractive_factory
@@ -69,7 +69,7 @@ def eval_group() -> None:
 @click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
 @click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
-@click.option("--summarizer-base-url", default=None)
+@base_url_option("--summarizer-base-url", "the summarizer's model")
 @click.option("--summarizer-max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Answer tokens of the LLM summarizer.")
 @click.option("--repair-citations/--no-repair-citations", default=None,
@@ -77,7 +77,7 @@ def eval_group() -> None:
 @click.option("--judge", "judge_name", default="offline", show_default=True,
               help="Judge for pipeline runs: offline, offline:<embedder>, lexical, llm (with --model/--base-url).")
 @click.option("--model", default=None, help="LLM judge model (OpenAI-compatible).")
-@click.option("--base-url", default=None)
+@base_url_option(of="the judge's model")
 @click.option("--index-dir", default=None, type=click.Path(file_okay=False),
               help="Keep the haystack indexes here (reused when unchanged).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
@@ -86,8 +86,8 @@ def eval_group() -> None:
 def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None,
                  summary_files: Sequence[str], budget: int,
                  order: str, unit: str, summarizer: str, summarizer_model: str | None,
-                 summarizer_base_url: str | None, summarizer_max_tokens: int, repair_citations: bool | None,
-                 judge_name: str, model: str | None, base_url: str | None, index_dir: str | None,
+                 summarizer_base_url: Sequence[str], summarizer_max_tokens: int, repair_citations: bool | None,
+                 judge_name: str, model: str | None, base_url: Sequence[str], index_dir: str | None,
                  report: str | None, as_json: bool) -> None:
     """SummHay coverage / citation / joint (paper protocol). By default: the stored summaries with their stored
     GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by --judge. With
@@ -170,7 +170,7 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default=None,
               help="Run the experiment with OUR summarizer instead of scoring the stored runs.")
 @click.option("--summarizer-model", default=None, help="OpenAI-compatible model for --summarizer llm.")
-@click.option("--summarizer-base-url", default=None)
+@base_url_option("--summarizer-base-url", "the summarizer's model")
 @click.option("--summarizer-max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Answer tokens of the LLM summarizer.")
 @click.option("--budget", type=click.IntRange(min=1), default=120_000, show_default=True,
@@ -182,15 +182,15 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
 @click.option("--judge", "judge_name", default="offline", show_default=True,
               help="Judge for our runs: offline, offline:<embedder>, lexical, llm (with --judge-model/--judge-base-url).")
 @click.option("--judge-model", default=None)
-@click.option("--judge-base-url", default=None)
+@base_url_option("--judge-base-url", "the judge's model")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write every per-insight decision of our run, per placement, to this JSON file.")
 @click.option("--json", "as_json", is_flag=True)
 def eval_position(haystack_files: Sequence[str], models: Sequence[str], summarizer: str | None,
-                  summarizer_model: str | None, summarizer_base_url: str | None, summarizer_max_tokens: int,
+                  summarizer_model: str | None, summarizer_base_url: Sequence[str], summarizer_max_tokens: int,
                   budget: int, tokenizer_name: str,
                   repair_citations: bool | None, judge_name: str, judge_model: str | None,
-                  judge_base_url: str | None, report: str | None, as_json: bool) -> None:
+                  judge_base_url: Sequence[str], report: str | None, as_json: bool) -> None:
     """Position bias: the whole haystack as context with the relevant documents at the top / bottom / middle /
     in random order; sensitivity = largest |joint - joint(random)|. Without --summarizer: the stored runs with
     their stored judgments; with it: our summarizer, judged by --judge."""
@@ -245,9 +245,9 @@ def eval_position(haystack_files: Sequence[str], models: Sequence[str], summariz
 @click.option("--judge", "judge_name", default="offline", show_default=True,
               help="offline, offline:<embedder>, lexical, or llm (with --model/--base-url).")
 @click.option("--model", default=None)
-@click.option("--base-url", default=None)
+@base_url_option(of="the judge's model")
 @click.option("--json", "as_json", is_flag=True)
-def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: str | None, as_json: bool) -> None:
+def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: Sequence[str], as_json: bool) -> None:
     """Meta-evaluate a coverage judge against human labels (Pearson r, linking accuracy), beside the stored
     LLM judges, with 95% bootstrap intervals (resampling summaries) for each r and for our r minus theirs."""
     from citesum.evaluate.judges import get_judge

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import click
 
 from citesum.chunking import UNITS
-from citesum.cli.common import EXIT_ERROR, echo_json, progress_bar
+from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar
 from citesum.errors import CitesumError
 
 @click.command()
@@ -218,11 +218,11 @@ def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges
               help="central = the document's most central sentences (offline); llm = the paper's LLM summary.")
 @click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp).")
-@click.option("--base-url", default=None, help="OpenAI-compatible base URL.")
+@base_url_option()
 @click.option("--summary-tokens", type=click.IntRange(min=10), default=200, show_default=True,
               help="Length of the offline summaries (also the fallback when the LLM fails on a document).")
 def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, model: str | None,
-                  base_url: str | None, summary_tokens: int) -> None:
+                  base_url: Sequence[str], summary_tokens: int) -> None:
     """Build (or update) the Summary RAG index of an index: one summary per document, same ids."""
     from citesum.index.store import Index
     from citesum.summary_rag import CentralSentences, LLMSummaries, build_summary_index

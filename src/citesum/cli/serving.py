@@ -7,7 +7,9 @@ from typing import Any, Sequence
 
 import click
 
+from citesum.cli.common import base_url_option
 from citesum.errors import CitesumError
+
 
 @click.command()
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
@@ -40,13 +42,13 @@ from citesum.errors import CitesumError
 @click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default=None,
               help="Write summaries with an LLM (default: the offline extractive summarizer).")
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
-@click.option("--base-url", default=None, help="OpenAI-compatible base URL (with --llm openai).")
+@base_url_option(of="the LLM server (with --llm openai)")
 @click.option("--window", type=click.IntRange(min=1), default=None,
               help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
 def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
           workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
           max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
-          model: str | None, base_url: str | None, window: int | None) -> None:
+          model: str | None, base_url: Sequence[str], window: int | None) -> None:
     """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
     from citesum.service.config import ServiceConfig, read_token
 

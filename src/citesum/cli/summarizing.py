@@ -9,7 +9,8 @@ from typing import Any, Sequence
 
 import click
 
-from citesum.cli.common import echo_json, echo_table, empty_context, openai_llm, read_query, repair_by_default
+from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_context, openai_llm, read_query,
+                                 repair_by_default)
 from citesum.errors import CitesumError
 
 @click.command()
@@ -27,7 +28,7 @@ from citesum.errors import CitesumError
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
 @click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
-@click.option("--base-url", default=None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1.")
+@base_url_option()
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
 @click.option("--template", default="summhay", show_default=True, help="summhay, answer, long, or a template file.")
 @click.option("--bullets", type=click.IntRange(min=1), default=5, show_default=True)
@@ -58,7 +59,7 @@ from citesum.errors import CitesumError
 def summarize(
     query: str | None, query_file: Any, index_dir: str, retriever: str, budget: int, order: str,
     stop_at_first_overflow: bool,
-    top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
+    top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: Sequence[str], api_key_env: str,
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
     tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
     repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
@@ -141,9 +142,9 @@ def summarize(
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--verify-only", is_flag=True, help="Annotate the citations; do not change them.")
 @click.option("--confirm-model", default=None, help="Let this OpenAI-compatible model decide borderline citations.")
-@click.option("--base-url", default=None, help="Base URL of the --confirm-model server.")
+@base_url_option(of="the --confirm-model server")
 @click.option("--json", "as_json", is_flag=True)
-def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: str | None, base_url: str | None,
+def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: str | None, base_url: Sequence[str],
            as_json: bool) -> None:
     """Verify and repair the citations of an existing summary against the whole index.
 
@@ -190,7 +191,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
 @click.option("--panel-model", "panel_models", multiple=True, required=True,
               help="OpenAI-compatible model that writes silver references from the full context (repeatable).")
-@click.option("--base-url", default=None, help="OpenAI-compatible base URL of the panel (and of --model).")
+@base_url_option(of="the panel (and of --model)")
 @click.option("--window", type=click.IntRange(min=1), default=32_768, show_default=True,
               help="Context window of the panel models: the full context is cut to fit it.")
 @click.option("--budgets", default="2000,4000,8000,16000,24000,32000", show_default=True,
@@ -207,7 +208,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
 @click.option("--model", default=None, help="The pipeline's OpenAI-compatible model (with --summarizer llm).")
 @click.option("--words", type=click.IntRange(min=1), default=250, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Sequence[str], base_url: str | None,
+def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Sequence[str], base_url: Sequence[str],
                             window: int, budgets: str, fraction: float, seed: int, samples: int, retriever: str,
                             order: str, summarizer: str, model: str | None, words: int, as_json: bool) -> None:
     """Estimate the context budget of a pipeline without gold summaries (Pratapa & Mitamura): silver

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from citesum.errors import ConfigError, unknown_name_error
 from citesum.llm.base import LLM, ChatRequest, Completion, Message
 from citesum.llm.cache import ResponseCache
@@ -13,11 +15,12 @@ def get_llm(
     backend: str,
     model: str | None = None,
     *,
-    base_url: str | None = None,
+    base_url: str | Iterable[str] | None = None,
     cache: ResponseCache | None = None,
     **options: object,
 ) -> LLM:
-    """Build an LLM backend. ``llamacpp`` takes a GGUF path as ``model`` (default: the packaged SmolLM2)."""
+    """Build an LLM backend. ``llamacpp`` takes a GGUF path as ``model`` (default: the packaged SmolLM2);
+    ``openai`` takes one ``base_url`` or several (a pool of replicas, see :mod:`citesum.llm.pool`)."""
     if backend == "openai":
         from citesum.llm.openai_compat import OpenAIChat
 

@@ -4,6 +4,11 @@ Transient failures — timeouts, connection errors, 429 (honouring ``Retry-After
 the expected JSON — are retried with exponential backoff and full jitter; other 4xx fail at once with the
 server's message. Responses are cached on disk, keyed by the whole request, so a rerun costs no call.
 
+Several base URLs (replicas serving the same model) make a pool (:mod:`citesum.llm.pool`): least-outstanding
+routing, a concurrency limit per endpoint, and a failing endpoint ejected for a while so that the retry goes to
+another at once. A pool's responses are cached under its first URL, so a pool that begins with the URL used
+alone before reuses that cache.
+
 A request with a JSON schema is sent with the most standard ``response_format`` first; a server that refuses
 that form (its error names ``response_format``) gets the next form of :data:`~citesum.llm.base.JSON_DIALECTS`,
 and so does every later request of this backend, down to the prompt alone.
@@ -14,13 +19,13 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import os
-import random
 import time
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from citesum.errors import LLMError, MissingExtraError
 from citesum.llm.base import JSON_DIALECTS, LLM, ChatRequest, Completion, json_response_format
 from citesum.llm.cache import ResponseCache, request_key
+from citesum.llm.pool import EndpointPool, endpoint_specs
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -55,11 +60,13 @@ class OpenAIChat(LLM):
 
     Args:
         model: Model name sent to the server.
-        base_url: e.g. ``http://127.0.0.1:8080/v1``; default ``$OPENAI_BASE_URL`` or OpenAI's.
+        base_url: e.g. ``http://127.0.0.1:8080/v1``, or several (and ``@FILE`` pool files) for a pool of
+            replicas; default ``$OPENAI_BASE_URL`` or OpenAI's.
         api_key_env: Environment variable holding the key (never stored in the cache or in errors).
         timeout: Seconds per attempt.
-        max_retries: Retries after the first attempt for transient failures.
-        concurrency: Requests in flight at once within :meth:`amap`.
+        max_retries: Retries after the first attempt for transient failures (a retry on another endpoint of a
+            pool counts).
+        concurrency: Requests in flight at once on each endpoint (a pool file may set its own per endpoint).
         cache: A :class:`ResponseCache`, or None to disable caching.
         context_window: The model's window in tokens, when known (``--window``): it caps context budgets.
     """
@@ -67,7 +74,7 @@ class OpenAIChat(LLM):
     def __init__(
         self,
         model: str,
-        base_url: str | None = None,
+        base_url: str | Iterable[str] | None = None,
         *,
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 120.0,
@@ -84,13 +91,13 @@ class OpenAIChat(LLM):
         except ImportError as exc:
             raise MissingExtraError("the 'openai' LLM backend", "openai", "httpx") from exc
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        self.pool = EndpointPool(
+            endpoint_specs(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"),
+            concurrency=concurrency, backoff_base=backoff_base, backoff_max=backoff_max)
+        self.base_url = self.pool.endpoints[0].url
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.max_retries = max_retries
-        self.concurrency = concurrency
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
         self.cache = cache
         self.context_window = context_window
         self.name = f"openai:{model}"
@@ -104,8 +111,8 @@ class OpenAIChat(LLM):
 
         key = os.environ.get(self.api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        limit = asyncio.Semaphore(self.concurrency)
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        capacity = self.pool.capacity
+        limits = httpx.Limits(max_connections=capacity, max_keepalive_connections=capacity)
         async with httpx.AsyncClient(timeout=self.timeout, headers=headers, limits=limits) as client:
 
             async def one(request: ChatRequest) -> Completion:
@@ -113,8 +120,7 @@ class OpenAIChat(LLM):
                 if self.cache is not None and (hit := self.cache.get(cache_key)) is not None:
                     self.usage.add(hit)
                     return hit
-                async with limit:
-                    completion = await self._with_retries(client, request)
+                completion = await self._with_retries(client, request)
                 if self.cache is not None:
                     self.cache.put(cache_key, completion)
                 self.usage.add(completion)
@@ -123,25 +129,38 @@ class OpenAIChat(LLM):
             return list(await asyncio.gather(*(one(r) for r in requests)))
 
     async def _with_retries(self, client: Any, request: ChatRequest) -> Completion:
+        """Send ``request`` until an answer, retrying transient failures. The pool delays the retry: the
+        endpoint that failed is ejected for its backoff (or Retry-After), so the retry goes to another endpoint
+        at once, or waits for this one when it is the only one."""
         failures: list[str] = []
         while True:
+            endpoint = await self.pool.acquire()
             try:
-                return await self._attempt(client, request)
+                completion = await self._attempt(client, endpoint.url, request)
             except _FormatRefused as refused:
                 # Not a failure of this request: resend it (and every later one) in the next form.
+                self.pool.release(endpoint)
                 self._json_dialect = max(self._json_dialect, refused.dialect + 1)
+                continue
             except _Retryable as exc:
-                failures.append(str(exc))
+                self.pool.release(endpoint, "failed", exc.wait)
+                failures.append(f"{endpoint.url}: {exc}" if len(self.pool.endpoints) > 1 else str(exc))
                 if len(failures) > self.max_retries:
                     break
                 self.usage.retries += 1
-                backoff = random.uniform(0, min(self.backoff_max, self.backoff_base * 2 ** (len(failures) - 1)))
-                await asyncio.sleep(exc.wait if exc.wait is not None else backoff)  # full jitter
-        raise LLMError(
-            f"{self.base_url}: gave up after {len(failures)} attempt(s); last error: {failures[-1]}"
-        )
+                continue
+            except LLMError:
+                self.pool.release(endpoint)  # a 4xx: an answer, not retried
+                raise
+            except BaseException:
+                self.pool.release(endpoint, "abandoned")  # cancelled, or a bug: says nothing of the endpoint
+                raise
+            self.pool.release(endpoint)
+            return completion
+        where = self.base_url if len(self.pool.endpoints) == 1 else f"{len(self.pool.endpoints)} endpoints"
+        raise LLMError(f"{where}: gave up after {len(failures)} attempt(s); last error: {failures[-1]}")
 
-    async def _attempt(self, client: Any, request: ChatRequest) -> Completion:
+    async def _attempt(self, client: Any, base_url: str, request: ChatRequest) -> Completion:
         import httpx
 
         payload = {"model": self.model, **request.as_payload()}
@@ -151,7 +170,7 @@ class OpenAIChat(LLM):
             if payload["response_format"] is None:
                 del payload["response_format"]
         try:
-            response = await client.post(f"{self.base_url}/chat/completions", json=payload)
+            response = await client.post(f"{base_url}/chat/completions", json=payload)
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out after {self.timeout:g}s ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
@@ -162,7 +181,7 @@ class OpenAIChat(LLM):
             wait = _retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
             raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
         if response.status_code >= 400:
-            raise LLMError(f"{self.base_url}: HTTP {response.status_code} (not retried): {response.text[:300]}")
+            raise LLMError(f"{base_url}: HTTP {response.status_code} (not retried): {response.text[:300]}")
         try:
             body = response.json()
             texts = tuple(choice["message"]["content"] or "" for choice in
