@@ -32,11 +32,15 @@ from citesum.errors import CitesumError
 @click.option("--json-title-field", default="title", show_default=True)
 @click.option("--json-text-field", default="text", show_default=True)
 @click.option("--sync", is_flag=True, help="Also delete indexed documents that are no longer among PATHS.")
+@click.option("--ann-min-units", type=click.IntRange(min=0), default=None,
+              help="Give the index an approximate nearest-neighbour graph (extra ann) from this many units on "
+                   "(0: never; kept for later runs). Default 200000.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
 def index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
     dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
-    json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, as_json: bool,
+    json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
+    as_json: bool,
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
     from citesum.index.store import DB_NAME, Index, IndexSettings
@@ -79,6 +83,8 @@ def index(
     else:
         settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
         index_ = Index.create(index_dir, settings)
+    if ann_min_units is not None:
+        index_.set_ann_min_units(ann_min_units)
     stale: list[str] = []
     kept: list[str] = []
     if sync:

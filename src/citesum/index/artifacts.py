@@ -1,4 +1,5 @@
-"""The files of one generation (``gen-<N>/``: the row order, the dense matrix, BM25), written atomically, with
+"""The files of one generation (``gen-<N>/``: the row order, the dense matrix, BM25, and above a size the
+approximate nearest-neighbour graph), written atomically, with
 the size and a hash of each recorded in the manifest so that a damaged file is found, never searched.
 
 A vector file overwritten with random bytes of the same size used to give cosine scores of 4.38 without a
@@ -16,11 +17,13 @@ from typing import Mapping
 
 import numpy as np
 
+from citesum.index.ann import AnnIndex
 from citesum.index.lexical import LexicalIndex
 
 ROWS = "rows.npy"
 VECTORS = "vectors.npy"
 BM25 = "bm25"
+ANN = "ann.usearch"
 #: relative path of each file -> [size in bytes, digest]
 Checksums = dict[str, list]
 
@@ -64,7 +67,9 @@ def verify(folder: Path, recorded: Mapping[str, list]) -> list[str]:
     return problems
 
 
-def write(final: Path, rows: np.ndarray, vectors: np.ndarray, lexical: LexicalIndex) -> Checksums:
+def write(
+    final: Path, rows: np.ndarray, vectors: np.ndarray, lexical: LexicalIndex, ann: AnnIndex | None = None
+) -> Checksums:
     """Write a generation's files into ``final`` atomically (a ``.tmp`` folder, fsynced, then renamed) and
     return their checksums. A failure leaves no folder behind."""
     staging = final.with_name(final.name + ".tmp")
@@ -75,6 +80,8 @@ def write(final: Path, rows: np.ndarray, vectors: np.ndarray, lexical: LexicalIn
         np.save(staging / ROWS, rows)
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         lexical.save(staging / BM25)
+        if ann is not None:
+            ann.save(staging / ANN)
         for file in staging.rglob("*"):
             if file.is_file():
                 with open(file, "rb") as handle:

@@ -3,7 +3,8 @@
 Layout::
 
     DIR/index.sqlite     documents, passages (+ their embeddings) and the manifest, in one database
-    DIR/gen-<N>/         BM25 (bm25s) and the dense matrix for generation N, built from the database
+    DIR/gen-<N>/         BM25 (bm25s) and the dense matrix for generation N, built from the database, and
+                         from ``ann_min_units`` units an HNSW graph of the vectors (citesum.index.ann)
     DIR/write.lock       held (flock) by the one process allowed to write
 
 Why this shape: SQLite gives atomic, crash-safe updates of the documents; the derived artifacts of a new
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -23,6 +25,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import warnings
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -36,7 +39,9 @@ import numpy as np
 from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UNITS, Unit, make_units
 from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.index import ann as ann_graph
 from citesum.index import artifacts
+from citesum.index.ann import AnnIndex
 from citesum.index.lexical import LexicalIndex
 from citesum.tokens import get_tokenizer
 from citesum.types import Document, Passage
@@ -212,6 +217,29 @@ def _rows_of_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) ->
         yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({marks})", batch)
 
 
+def _ann_min_units(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM manifest WHERE key = 'ann_min_units'").fetchone()
+    return int(row[0]) if row else ann_graph.DEFAULT_ANN_MIN_UNITS
+
+
+def _load_graph(path: Path) -> AnnIndex | None:
+    """The generation's graph, memory-mapped; None without one, or without usearch to read it (search is then
+    exact, and slower: said once in the log)."""
+    if not path.exists():
+        return None
+    if not ann_graph.available():
+        _warn_without_usearch(str(path.parent.parent))
+        return None
+    return AnnIndex.load(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_without_usearch(index_path: str) -> None:
+    """Once per index and process (a service loads every new generation)."""
+    log.warning("%s: this index has a nearest-neighbour graph, but usearch is not installed (pip install "
+                "'citesum[ann]'): dense search reads every vector", index_path)
+
+
 def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray) -> bool:
     """Whether a BM25 index built before the transaction covers the database's rows: the kept rows it was built
     with, in order, then as many rows as it was given new texts (rowids only grow, and the write lock kept
@@ -238,6 +266,9 @@ class Generation:
     #: passage, and passages are never changed in place, so (created, rowid) names one passage's content (as
     #: long as an index folder is not replaced by an older copy of itself, which rolls the rowids back)
     row_ids: np.ndarray
+    #: the approximate nearest-neighbour graph of the vectors (keyed by rowid), in indexes of
+    #: ``ann_min_units`` units or more
+    ann: AnnIndex | None = None
 
 
 class IndexReader:
@@ -277,6 +308,16 @@ class IndexReader:
     @property
     def lexical(self) -> LexicalIndex:
         return self._state().lexical
+
+    @property
+    def ann(self) -> AnnIndex | None:
+        """The approximate nearest-neighbour graph of :attr:`vectors`, when the generation has one."""
+        return self._state().ann
+
+    @property
+    def row_ids(self) -> np.ndarray:
+        """The database rowid of each unit, ascending (the graph's keys)."""
+        return self._state().row_ids
 
     @property
     def unit_documents(self) -> tuple[np.ndarray, list[str]]:
@@ -515,11 +556,12 @@ class Index(IndexReader):
         row_ids = np.sort(np.fromiter((row[0] for row in conn.execute("SELECT rowid FROM passages")), dtype=np.int64))
         passages = self._passages(conn, created, row_ids)
         positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
-        vectors, lexical = self._load_artifacts(conn, number, row_ids, [p.text for p in passages])
+        vectors, lexical, ann = self._load_artifacts(conn, number, row_ids, [p.text for p in passages])
         document_ids = sorted(positions, key=positions.__getitem__)
         number_of = {document_id: i for i, document_id in enumerate(document_ids)}
         owners = np.fromiter((number_of[p.document_id] for p in passages), dtype=np.int64, count=len(passages))
-        return Generation(number, created, passages, vectors, lexical, positions, (owners, document_ids), row_ids)
+        return Generation(number, created, passages, vectors, lexical, positions, (owners, document_ids), row_ids,
+                          ann)
 
     def _passages(self, conn: sqlite3.Connection, created: str, row_ids: np.ndarray) -> list[Passage]:
         """The passages of ``row_ids``: those the loaded generation of the same index has already are reused,
@@ -546,16 +588,18 @@ class Index(IndexReader):
 
     def _load_artifacts(
         self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]
-    ) -> tuple[np.ndarray, LexicalIndex]:
+    ) -> tuple[np.ndarray, LexicalIndex, AnnIndex | None]:
         folder = self.path / f"gen-{generation}"
         try:
             if not _damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS), row_ids):
-                return np.load(folder / artifacts.VECTORS, mmap_mode="r"), LexicalIndex.load(folder / artifacts.BM25)
+                return (np.load(folder / artifacts.VECTORS, mmap_mode="r"), LexicalIndex.load(folder / artifacts.BM25),
+                        _load_graph(folder / artifacts.ANN))
         except (OSError, ValueError):
             pass
         # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
-        # snapshot: rebuild them in memory from the database, which is the source of truth.
-        return self._read_vectors(conn), LexicalIndex.build(texts)
+        # snapshot: rebuild them in memory from the database, which is the source of truth (dense search is
+        # then exact).
+        return self._read_vectors(conn), LexicalIndex.build(texts), None
 
     def _read_vectors(self, conn: sqlite3.Connection) -> np.ndarray:
         blobs = [row[0] for row in conn.execute("SELECT embedding FROM passages ORDER BY rowid")]
@@ -879,9 +923,63 @@ class Index(IndexReader):
             lexical_index = LexicalIndex.build([r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")])
             if progress:
                 progress("bm25", 1, 1)
-        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, lexical_index)
+        graph = self._graph(conn, previous, rows, vectors, removed_rows, progress)
+        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, lexical_index, graph)
         conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
         conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
+
+    def _graph(
+        self, conn: sqlite3.Connection, previous: Path | None, rows: np.ndarray, vectors: np.ndarray,
+        removed_rows: set[int], progress: ProgressFn | None,
+    ) -> AnnIndex | None:
+        """The nearest-neighbour graph of the new generation, when it has ``ann_min_units`` units or more: the
+        previous generation's graph without the removed units and with the new ones (row ids only grow), or
+        built whole when there is none to start from."""
+        minimum = _ann_min_units(conn)
+        if not minimum or len(rows) < minimum or vectors.shape[1] == 0:
+            return None
+        if not ann_graph.available():
+            warnings.warn(f"{self.path}: {len(rows):,} units and no approximate nearest-neighbour index: dense "
+                          "search reads every vector (pip install 'citesum[ann]' for one)", stacklevel=2)
+            return None
+        if progress:
+            progress("ann", 0, 1)
+        graph = None
+        if previous is not None and (previous / artifacts.ANN).exists():
+            try:
+                graph = AnnIndex.load(previous / artifacts.ANN, view=False)
+                old_rows = np.load(previous / artifacts.ROWS)
+                graph.remove(np.intersect1d(old_rows, np.fromiter(removed_rows, dtype=np.int64)))
+                added = rows > (old_rows.max() if len(old_rows) else -1)
+                graph.add(vectors[added], rows[added])
+            except (OSError, ValueError, RuntimeError) as exc:
+                log.warning("%s: the previous nearest-neighbour graph could not be updated (%s); building it again",
+                            self.path, exc)
+                graph = None
+        # built whole when the update would not give exactly this generation's units (history of another shape)
+        if graph is None or graph.dim != vectors.shape[1] or not np.array_equal(graph.keys(), rows):
+            graph = AnnIndex.build(vectors, rows)
+        if progress:
+            progress("ann", 1, 1)
+        return graph
+
+    def set_ann_min_units(self, minimum: int) -> int | None:
+        """Give generations of ``minimum`` units or more an approximate nearest-neighbour graph (0: never).
+        When the current generation changes side of the line, it is written again now (returns its number)."""
+        if minimum < 0:
+            raise ConfigError(f"ann_min_units must be 0 (never) or a number of units, got {minimum}")
+        with self._write_lock(self.path):
+            conn = _connect(self.path / DB_NAME)
+            try:
+                conn.execute("INSERT OR REPLACE INTO manifest VALUES ('ann_min_units', ?)", (str(minimum),))
+                units = conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+                folder = self.path / f"gen-{_current_generation(conn)}"
+            finally:
+                conn.close()
+        wanted = bool(minimum) and units >= minimum
+        if units and wanted != (folder / artifacts.ANN).exists() and (ann_graph.available() or not wanted):
+            return self.rewrite_generation()
+        return None
 
     def _patched_vectors(
         self, conn: sqlite3.Connection, previous: Path, rows: np.ndarray, removed_rows: set[int]

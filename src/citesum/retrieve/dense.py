@@ -1,4 +1,5 @@
-"""Dense retrieval: cosine similarity between the query and unit embeddings (brute force, numpy)."""
+"""Dense retrieval: cosine similarity between the query and unit embeddings (exact, or through the index's
+nearest-neighbour graph when it has one)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,28 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever
+
+
+def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
+    """The cosine score of every unit for ``query_vector`` (unit vectors are L2-normalised).
+
+    With a graph (indexes of ``ann_min_units`` units or more), the units it finds (the depth a fusion ranks) get
+    their exact score, and every other unit the lowest of those: the ranking is exact down to that depth, and a
+    document's sum of unit scores stays finite. Without one, every vector is read.
+    """
+    vectors = index.vectors
+    graph = index.ann
+    if graph is None:
+        return np.asarray(vectors @ query_vector, dtype=np.float32)
+    row_ids = index.row_ids
+    found = graph.search(query_vector)
+    positions = np.searchsorted(row_ids, found)
+    # sorted: reads of the memory-mapped matrix go forward; a key not among the rows would be a stale graph
+    positions = np.sort(positions[(positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)])
+    exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
+    scores = np.full(len(row_ids), exact.min() if len(exact) else 0.0, dtype=np.float32)
+    scores[positions] = exact
+    return scores
 
 
 class DenseRetriever(Retriever):
@@ -18,7 +41,6 @@ class DenseRetriever(Retriever):
         self.embedder = embedder or get_embedder(index.settings.embedder)
 
     def scores(self, query: str) -> np.ndarray:
-        vectors = self.index.vectors
-        if len(vectors) == 0:
+        if len(self.index.vectors) == 0:
             return np.zeros(0, dtype=np.float32)
-        return np.asarray(vectors @ self.embedder.encode_query(query), dtype=np.float32)
+        return unit_scores(self.index, self.embedder.encode_query(query))

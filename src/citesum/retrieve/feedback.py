@@ -17,7 +17,7 @@ from citesum.embed import Embedder
 from citesum.index.lexical import tokenize
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_k
-from citesum.retrieve.dense import DenseRetriever
+from citesum.retrieve.dense import DenseRetriever, unit_scores
 
 
 class RM3Retriever(Retriever):
@@ -140,7 +140,7 @@ class DensePRFRetriever(DenseRetriever):
         if len(vectors) == 0:
             return np.zeros(0, dtype=np.float32)
         query_vector = self.embedder.encode_query(query)
-        first = vectors @ query_vector
+        first = unit_scores(self.index, query_vector)
         centroid = np.asarray(vectors[top_k(first, self.feedback_units)]).mean(axis=0)
         expanded = query_vector + self.beta * centroid
-        return np.asarray(vectors @ (expanded / max(float(np.linalg.norm(expanded)), 1e-12)), dtype=np.float32)
+        return unit_scores(self.index, expanded / max(float(np.linalg.norm(expanded)), 1e-12))

@@ -1,0 +1,221 @@
+"""The local index at a million passages (issue 18): build, memory, disk, search latency with the approximate
+nearest-neighbour graph, its recall against exact search, a 1% update, and where the graph starts to pay.
+
+Steps (each in its own subprocess, so each peak RSS is its own):
+  * build: our generated haystack (citesum.demo.haystack) with enough documents for ``--passages`` 100-token
+    passages, wordllama, default settings (the graph is built from DEFAULT_ANN_MIN_UNITS units); seconds per
+    stage (chunking + embedding, BM25, graph, writing), peak RSS, bytes on disk
+  * search: p50/p95 of bm25, dense (graph), dense read exactly, hybrid:bm25+dense and the default hybrid over 50
+    queries (top 10); the dense recall@10 of the graph against exact search; peak RSS of a reader
+  * update: every 100th document revised (a sentence appended), one update, as a share of the build time
+  * threshold: on the first n vectors of the index (n in ``--threshold-sizes``), the time of an exact dense
+    query against one through a graph of those n (search + exact scoring of its candidates), the graph's build
+    time and its recall@10: where the graph overtakes exact search is where DEFAULT_ANN_MIN_UNITS belongs
+
+Run: python benchmarks/scale.py [--passages 1000000] [--threshold-sizes 50000,100000,200000,400000]
+Writes: benchmarks/results/scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import peak_rss_mb, write_result  # noqa: E402
+
+#: passages per generated document, measured on 100,000 documents (153,120 passages, benchmarks/peers.py)
+PASSAGES_PER_DOCUMENT = 1.531
+SEED = 2026
+QUERIES = ["What is happening with the city's water supply?", "How is public transit changing?",
+           "What is the state of housing and rents?", "Lakemont reservoir capacity in August",
+           "desalination plant cost", "bus drivers strike in May", "zoning reform near tram stops",
+           "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5
+RETRIEVERS = ["bm25", "dense", "hybrid:bm25+dense", "hybrid"]
+
+
+def _documents(passages: int):  # type: ignore[no-untyped-def]
+    from citesum.demo.haystack import generate_haystack
+
+    return generate_haystack(documents=int(passages / PASSAGES_PER_DOCUMENT), seed=SEED).documents
+
+
+def build(folder: Path, passages: int) -> dict[str, Any]:
+    from citesum.embed import get_embedder
+    from citesum.index.store import Index
+
+    documents = _documents(passages)
+    embedder = get_embedder("wordllama")
+    embedder.encode_documents(["warm-up"])
+    stages: dict[str, float] = {}
+    last = [time.perf_counter()]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if stage in ("chunking", "embedding"):  # they overlap (embedding runs on a second thread)
+            stage = "chunking and embedding"
+        stages[stage] = stages.get(stage, 0.0) + now - last[0]
+        last[0] = now
+
+    started = time.perf_counter()
+    index = Index.create(folder)
+    stats = index.add(documents, embedder=embedder, progress=progress)
+    seconds = time.perf_counter() - started
+    stages["writing (after the last stage)"] = time.perf_counter() - last[0]
+    info = index.info()
+    return {"documents": len(documents), "units": int(info["units"]), "build_seconds": round(seconds, 1),
+            "units_per_second": round(stats.passages_embedded / seconds, 1),
+            "seconds_by_stage": {k: round(v, 1) for k, v in stages.items()},
+            "has_graph": index.ann is not None, "bytes_on_disk": int(info["bytes_on_disk"]),
+            "peak_rss_mb": round(peak_rss_mb(), 1)}
+
+
+def _timed(function, queries: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    function(queries[0])  # warm-up
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        function(query)
+        times.append((time.perf_counter() - started) * 1000)
+    return {"p50_ms": round(float(np.percentile(times, 50)), 2), "p95_ms": round(float(np.percentile(times, 95)), 2)}
+
+
+def search(folder: Path) -> dict[str, Any]:
+    from citesum.index.store import Index
+    from citesum.retrieve import get_retriever
+    from citesum.retrieve.base import top_k
+
+    opened = time.perf_counter()
+    index = Index.open(folder)
+    index.passages  # noqa: B018 - load the generation
+    open_seconds = time.perf_counter() - opened
+    out: dict[str, Any] = {"open_seconds": round(open_seconds, 2), "has_graph": index.ann is not None}
+    latencies = {name: _timed(lambda q, r=get_retriever(name, index): r.retrieve(q, 10), QUERIES)
+                 for name in RETRIEVERS}
+    dense = get_retriever("dense", index)
+    vectors = index.vectors
+
+    def exact(query: str) -> np.ndarray:
+        return top_k(np.asarray(vectors @ dense.embedder.encode_query(query), dtype=np.float32), 10)  # type: ignore[attr-defined]
+
+    latencies["dense, every vector read"] = _timed(exact, QUERIES)
+    out["search"] = latencies
+    distinct = sorted(set(QUERIES))
+    passages = index.passages
+    recalls = []
+    for query in distinct:
+        truth = {passages[i].id for i in exact(query).tolist()}
+        recalls.append(len(truth & {h.passage.id for h in dense.retrieve(query, 10)}) / 10)
+    out["dense_recall_at_10_vs_exact"] = round(float(np.mean(recalls)), 3)
+    out["recall_queries"] = len(distinct)
+    out["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return out
+
+
+def update(folder: Path, passages: int, build_seconds: float) -> dict[str, Any]:
+    import dataclasses
+
+    from citesum.embed import get_embedder
+    from citesum.index.store import Index
+
+    revised = [dataclasses.replace(d, text=d.text + " This report was revised.") for d in _documents(passages)[::100]]
+    embedder = get_embedder("wordllama")
+    embedder.encode_documents(["warm-up"])
+    started = time.perf_counter()
+    stats = Index.open(folder).update(revised, embedder=embedder)
+    seconds = time.perf_counter() - started
+    return {"documents": stats.updated, "units_embedded": stats.passages_embedded, "seconds": round(seconds, 2),
+            "share_of_build": round(seconds / build_seconds, 3), "peak_rss_mb": round(peak_rss_mb(), 1)}
+
+
+def threshold(folder: Path, sizes: list[int]) -> dict[str, Any]:
+    from citesum.embed import get_embedder
+    from citesum.index.ann import AnnIndex
+    from citesum.index.store import Index
+    from citesum.retrieve.base import top_k
+
+    index = Index.open(folder)
+    embedder = get_embedder("wordllama")
+    queries = [embedder.encode_query(q) for q in sorted(set(QUERIES))]
+    out = {}
+    for size in sizes:
+        vectors = np.ascontiguousarray(index.vectors[:size])
+        keys = np.arange(size, dtype=np.int64)
+        started = time.perf_counter()
+        graph = AnnIndex.build(vectors, keys)
+        build_seconds = time.perf_counter() - started
+
+        def exact(q: np.ndarray) -> np.ndarray:
+            return top_k(np.asarray(vectors @ q, dtype=np.float32), 10)
+
+        def approximate(q: np.ndarray) -> np.ndarray:
+            found = np.sort(graph.search(q))
+            return found[top_k(np.asarray(vectors[found] @ q, dtype=np.float32), 10)]
+
+        timings = {}
+        for name, function in (("exact", exact), ("graph", approximate)):
+            function(queries[0])
+            times = []
+            for _ in range(5):
+                for q in queries:
+                    started = time.perf_counter()
+                    function(q)
+                    times.append((time.perf_counter() - started) * 1000)
+            timings[f"{name}_p50_ms"] = round(float(np.percentile(times, 50)), 2)
+        recall = np.mean([len(set(exact(q).tolist()) & set(approximate(q).tolist())) / 10 for q in queries])
+        out[str(size)] = {**timings, "graph_build_seconds": round(build_seconds, 1), "recall_at_10": round(float(recall), 3)}
+        print(size, json.dumps(out[str(size)]), flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--passages", type=int, default=1_000_000)
+    parser.add_argument("--threshold-sizes", default="50000,100000,200000,400000")
+    parser.add_argument("--step", nargs="+", help=argparse.SUPPRESS)  # internal: one step, prints JSON
+    args = parser.parse_args()
+    if args.step:
+        step, folder = args.step[0], Path(args.step[1])
+        if step == "build":
+            result = build(folder, args.passages)
+        elif step == "search":
+            result = search(folder)
+        elif step == "update":
+            result = update(folder, args.passages, float(args.step[2]))
+        else:
+            result = threshold(folder, [int(s) for s in args.threshold_sizes.split(",") if s])
+        print(json.dumps(result))
+        return
+
+    def run(*step: str) -> dict[str, Any]:
+        output = subprocess.run([sys.executable, __file__, "--passages", str(args.passages), "--threshold-sizes",
+                                 args.threshold_sizes, "--step", *step], check=True, capture_output=True,
+                                text=True).stdout
+        result = json.loads(output.strip().splitlines()[-1])
+        print(step[0], json.dumps(result), flush=True)
+        return result
+
+    from citesum.index.ann import DEFAULT_ANN_MIN_UNITS
+
+    with tempfile.TemporaryDirectory(prefix="citesum-scale-") as scratch:
+        folder = str(Path(scratch) / "ix")
+        built = run("build", folder)
+        searched = run("search", folder)
+        threshold_result = run("threshold", folder)
+        updated = run("update", folder, str(built["build_seconds"]))
+    write_result("scale", {
+        "embedder": "wordllama", "unit": "passage (100 tokens)", "ann_min_units": DEFAULT_ANN_MIN_UNITS,
+        "goals": {"peak_rss_mb": 4096, "hybrid_p50_ms": 20, "dense_recall_at_10": 0.95, "update_share": 0.05},
+        "build": built, "search": searched, "update_1_percent": updated, "threshold": threshold_result})
+
+
+if __name__ == "__main__":
+    main()

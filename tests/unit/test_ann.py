@@ -1,0 +1,141 @@
+"""The approximate nearest-neighbour graph of large indexes (usearch HNSW), on our synthetic haystack with the
+default embedder: what it returns, how it follows updates, damage and a missing extra."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from citesum.demo.haystack import generate_haystack
+from citesum.index import ann as ann_module
+from citesum.index import artifacts
+from citesum.index.ann import AnnIndex
+from citesum.index.store import Index
+from citesum.retrieve import get_retriever
+from citesum.retrieve.dense import unit_scores
+
+pytest.importorskip("usearch")
+
+DOCUMENTS = generate_haystack(documents=160, seed=11).documents
+QUERIES = ["What is happening with the city's water supply?", "How is public transit changing?",
+           "median rent two-bedroom", "desalination plant cost", "bus drivers strike in May"]
+
+
+def _index(folder: Path, minimum: int, documents=DOCUMENTS) -> Index:  # type: ignore[no-untyped-def]
+    index = Index.create(folder)
+    index.set_ann_min_units(minimum)
+    index.add(documents)
+    return index
+
+
+def _generation_folder(index: Index) -> Path:
+    return index.path / f"gen-{index.generation}"
+
+
+def test_dense_search_through_the_graph_gives_the_exact_results(tmp_path: Path) -> None:
+    exact = _index(tmp_path / "exact", 0)
+    graph = _index(tmp_path / "graph", 100)
+    assert exact.ann is None and graph.ann is not None and len(graph.ann) == len(graph) > 100
+    files = json.loads(dict(graph.info().items())["files"])  # type: ignore[arg-type]
+    assert artifacts.ANN in files and (_generation_folder(graph) / artifacts.ANN).exists()  # checksummed
+    for name in ("dense", "dense-prf", "hybrid"):
+        for query in QUERIES:
+            ours = [h.passage.id for h in get_retriever(name, graph).retrieve(query, k=10)]
+            theirs = [h.passage.id for h in get_retriever(name, exact).retrieve(query, k=10)]
+            assert ours == theirs, (name, query)  # fewer units than the graph's candidates: all found
+
+
+def test_units_the_graph_does_not_return_score_below_its_candidates(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(tmp_path / "ix", 100)
+    monkeypatch.setattr(ann_module, "CANDIDATES", 25)
+    query = get_retriever("dense", index).embedder.encode_query(QUERIES[0])  # type: ignore[attr-defined]
+    scores = unit_scores(index, query)
+    exact = np.asarray(index.vectors @ query, dtype=np.float32)
+    found = np.searchsorted(index.row_ids, index.ann.search(query))  # type: ignore[union-attr]
+    assert len(found) == 25
+    np.testing.assert_allclose(scores[found], exact[found], rtol=1e-6)
+    rest = np.setdiff1d(np.arange(len(index)), found)
+    assert np.all(scores[rest] == exact[found].min())
+    # HNSW over a few hundred units with a breadth of 1,000 finds the true nearest: recall@10 is 1 here
+    assert set(np.argsort(-exact)[:10]) <= set(found.tolist())
+
+
+def test_updates_change_the_previous_graph_instead_of_building_it_again(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(tmp_path / "ix", 100, DOCUMENTS[:120])
+    before = len(index.ann)  # type: ignore[arg-type]
+
+    def no_rebuild(*args: object) -> AnnIndex:
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(AnnIndex, "build", no_rebuild)
+    gone = [d.id for d in DOCUMENTS[:10]]
+    dropped_rows = set(index.row_ids[[i for i, p in enumerate(index.passages) if p.document_id in gone]].tolist())
+    index.update(upsert=DOCUMENTS[120:], delete=gone)
+    graph = index.ann
+    assert graph is not None and len(graph) == len(index) != before
+    embedder = get_retriever("dense", index).embedder  # type: ignore[attr-defined]
+    for position in (len(index) - 1, len(index) - 20):  # new units: each is its own nearest neighbour
+        passage = index.passages[position]
+        assert graph.search(embedder.encode_documents([passage.text])[0], 1)[0] == index.row_ids[position]
+    for query in QUERIES:
+        keys = set(graph.search(embedder.encode_query(query)).tolist())
+        assert not keys & dropped_rows and keys <= set(index.row_ids.tolist())
+    exact = _index(tmp_path / "exact", 0, [d for d in DOCUMENTS if d.id not in gone])
+    for query in QUERIES:
+        assert ([h.passage.id for h in get_retriever("dense", index).retrieve(query, k=10)]
+                == [h.passage.id for h in get_retriever("dense", exact).retrieve(query, k=10)])
+
+
+def test_a_damaged_graph_is_never_searched_and_the_next_update_builds_a_new_one(tmp_path: Path) -> None:
+    index = _index(tmp_path / "ix", 100)
+    path = _generation_folder(index) / artifacts.ANN
+    path.write_bytes(np.random.default_rng(0).bytes(path.stat().st_size))  # same size, other bytes
+    reopened = Index.open(tmp_path / "ix")
+    assert reopened.ann is None  # the checksum differs: the state is rebuilt from the database, exact search
+    assert len(get_retriever("hybrid", reopened).retrieve(QUERIES[0], k=5)) == 5
+    reopened.add([generate_haystack(documents=3, seed=99).documents[0]])
+    assert reopened.ann is not None and len(reopened.ann) == len(reopened)
+
+
+def test_the_threshold_can_change_on_an_existing_index(tmp_path: Path) -> None:
+    index = _index(tmp_path / "ix", 0)
+    assert index.ann is None
+    generation = index.generation
+    assert index.set_ann_min_units(100) == generation + 1  # now above the line: written again with a graph
+    assert index.ann is not None and index.info()["ann_min_units"] == "100"
+    assert index.set_ann_min_units(50) is None  # still above: nothing to do
+    index.set_ann_min_units(0)
+    assert index.ann is None and not (_generation_folder(index) / artifacts.ANN).exists()
+    with pytest.raises(Exception, match="ann_min_units must be 0"):
+        index.set_ann_min_units(-1)
+
+
+def test_without_usearch_the_build_warns_and_search_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ann_module, "available", lambda: False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        index = _index(tmp_path / "ix", 100)
+    assert any("pip install 'citesum[ann]'" in str(w.message) for w in caught)
+    assert index.ann is None and len(get_retriever("dense", index).retrieve(QUERIES[0], k=3)) == 3
+
+
+def test_the_cli_sets_the_threshold(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    from citesum.cli import main
+
+    corpus = haystack.write(tmp_path / "corpus")
+    result = CliRunner().invoke(main, ["index", str(corpus), "--index", str(tmp_path / "ix"), "--ann-min-units", "20"])
+    assert result.exit_code == 0, result.stderr
+    index = Index.open(tmp_path / "ix")
+    assert index.ann is not None and len(index.ann) == len(index)
+    result = CliRunner().invoke(main, ["search", "water supply", "--index", str(tmp_path / "ix"), "--retriever",
+                                       "dense", "-k", "3", "--json"])
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["hits"]) == 3
+    bad = CliRunner().invoke(main, ["index", str(corpus), "--index", str(tmp_path / "ix"), "--ann-min-units", "-5"])
+    assert bad.exit_code == 2 and "-5 is not in the range x>=0" in bad.stderr
