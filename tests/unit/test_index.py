@@ -237,6 +237,9 @@ def test_updates_give_the_bm25_index_and_vectors_a_rebuild_gives(  # type: ignor
     index = Index.create(tmp_path / "ix", SETTINGS)
     index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels. Rationing {i % 3} continues.") for i in range(9)]),
                  embedder=hashing_embedder)
+    # the first build writes the vectors it embedded (not read back from the database): the same, in unit order
+    np.testing.assert_allclose(index.vectors, hashing_embedder.encode_documents([p.text for p in index.passages]),
+                               rtol=1e-6)
     analysed: list[int] = []  # how many texts each BM25 index was built from
     build = LexicalIndex.build.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(LexicalIndex, "build", classmethod(lambda cls, texts: analysed.append(len(texts)) or build(cls, texts)))
@@ -246,12 +249,14 @@ def test_updates_give_the_bm25_index_and_vectors_a_rebuild_gives(  # type: ignor
     monkeypatch.undo()
     queries = ["reservoir rationing", "tram airport", "report 4", "may"]
     incremental = [index.lexical.scores(q) for q in queries]
+    incremental_vectors = np.array(index.vectors)  # the kept rows of the previous file, then the new as embedded
     index.rewrite_generation()  # the files again, from the database alone
     for query, scores in zip(queries, incremental):
         np.testing.assert_array_equal(scores, index.lexical.scores(query))
     texts = [p.text for p in index.passages]
     assert texts[-2:] == ["The tram to the airport opens.", "Reservoir rationing ends in May."]
     np.testing.assert_allclose(index.vectors, hashing_embedder.encode_documents(texts), rtol=1e-6)
+    np.testing.assert_array_equal(incremental_vectors, index.vectors)
 
 
 def test_an_embedder_failure_mid_build_leaves_the_index_as_it_was(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]

@@ -764,7 +764,8 @@ class Index(IndexReader):
                 offset += len(group)
             if texts:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            self._write_generation(conn, generation, removed_rows, progress, previous, lexical=(kept_rows, lexical))
+            self._write_generation(conn, generation, removed_rows, progress, previous, lexical=(kept_rows, lexical),
+                                   added=vectors)
         _checkpoint(conn)
         self._sweep(keep=generation)
         return UpdateStats(
@@ -904,17 +905,17 @@ class Index(IndexReader):
     def _write_generation(
         self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None,
         previous: Path | None, lexical: tuple[np.ndarray, LexicalIndex] | None = None,
+        added: np.ndarray | None = None,
     ) -> None:
         """Write gen-<N> from the (uncommitted) database state, reusing the vectors of the ``previous``
-        generation's sound files (else reading them all from the database), and record it in the manifest as
-        current, with its files' checksums.
+        generation's sound files and the vectors ``added`` of the units this write inserted (else reading them
+        from the database), and record it in the manifest as current, with its files' checksums.
 
         ``lexical`` is a BM25 index built beforehand over the rows it names followed by the rows this update
         added; it is used when the database holds exactly those rows, and built from the database otherwise.
         """
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
-        vectors = (self._patched_vectors(conn, previous, rows, removed_rows) if previous is not None
-                   else self._read_vectors(conn))
+        vectors = self._generation_vectors(conn, previous, rows, removed_rows, added)
         if lexical is not None and _prebuilt_matches(lexical, rows):
             lexical_index = lexical[1]
         else:
@@ -981,21 +982,37 @@ class Index(IndexReader):
             return self.rewrite_generation()
         return None
 
-    def _patched_vectors(
-        self, conn: sqlite3.Connection, previous: Path, rows: np.ndarray, removed_rows: set[int]
+    def _generation_vectors(
+        self, conn: sqlite3.Connection, previous: Path | None, rows: np.ndarray, removed_rows: set[int],
+        added: np.ndarray | None,
     ) -> np.ndarray:
-        """The new dense matrix: the previous generation's minus removed rows plus the new rows (row ids only
-        grow); read from the database instead when the history is not that shape."""
-        old_rows = np.load(previous / artifacts.ROWS)
-        keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
-        kept_rows = old_rows[keep]
-        if not np.array_equal(kept_rows, rows[: len(kept_rows)]):
+        """The new dense matrix: the ``previous`` generation's (its sound file) without the removed rows, then
+        the rows this write inserted (row ids only grow), with the vectors ``added`` as embedded (else read
+        from the database). Everything is read from the database when the history is not that shape.
+
+        A first build thus writes the vectors it embedded without reading a million blobs back from SQLite
+        and holding them twice."""
+        kept_rows = np.zeros(0, dtype=np.int64)
+        last = -1
+        if previous is not None:
+            old_rows = np.load(previous / artifacts.ROWS)
+            keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
+            kept_rows = old_rows[keep]
+            last = int(old_rows.max()) if len(old_rows) else -1
+        new_rows = rows[len(kept_rows):]
+        if not np.array_equal(kept_rows, rows[: len(kept_rows)]) or (len(new_rows) and new_rows[0] <= last):
             return self._read_vectors(conn)  # not the expected shape of history: rebuild from the source of truth
-        last = int(old_rows.max()) if len(old_rows) else -1
-        fresh = [np.frombuffer(blob, dtype=np.float32) for (blob,) in conn.execute(
-            "SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid", (last,))]
+        if added is not None and len(added) == len(new_rows):
+            fresh = added
+        elif previous is not None:
+            fresh = np.array([np.frombuffer(blob, dtype=np.float32) for (blob,) in conn.execute(
+                "SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid", (last,))], dtype=np.float32)
+        else:
+            return self._read_vectors(conn)
+        if previous is None or not len(kept_rows):
+            return fresh if len(fresh) else self._read_vectors(conn)
         kept = np.load(previous / artifacts.VECTORS)[keep]
-        return np.vstack([kept, *fresh]) if fresh else kept
+        return np.vstack([kept, fresh]) if len(fresh) else kept
 
     def _sweep(self, keep: int) -> None:
         for entry in self.path.glob("gen-*"):

@@ -180,7 +180,10 @@ class EndpointPool:
                 endpoint.failed_in_a_row = 0
             waiters, self._waiters = self._waiters, []
         for loop, woken in waiters:
-            loop.call_soon_threadsafe(_wake, woken)
+            try:
+                loop.call_soon_threadsafe(_wake, woken)
+            except RuntimeError:  # its loop has ended meanwhile (the waiter timed out and returned): none to wake
+                pass
 
     def stats(self) -> list[dict[str, object]]:
         """Per endpoint: requests sent, answered and failed, times ejected, and whether it is ejected now."""
