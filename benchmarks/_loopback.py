@@ -21,7 +21,11 @@ class Replica:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+            # the status line and headers go out before the body, in two writes: with Nagle's algorithm the
+            # body then waits for the client's delayed ACK, 40 ms a response (measured: 12.3 s instead of
+            # ~10 for 200 requests of 200 ms, 4 at a time)
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:  # noqa: N802
                 self.rfile.read(int(self.headers["Content-Length"]))
