@@ -14,8 +14,10 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     """The cosine score of every unit for ``query_vector`` (unit vectors are L2-normalised).
 
     With a graph (indexes of ``ann_min_units`` units or more), the units it finds (the depth a fusion ranks) get
-    their exact score, and every other unit the lowest of those: the ranking is exact down to that depth, and a
-    document's sum of unit scores stays finite. Without one, every vector is read.
+    their exact score, and every other unit just below the lowest of those: the ranking is exact down to that
+    depth, and a document's sum of unit scores stays finite. ("Just below": when the candidates are all copies
+    of one passage, tied, a unit left out at their score would be ranked among them by position.) Without a
+    graph, every vector is read.
     """
     vectors = index.vectors
     graph = index.ann
@@ -27,7 +29,8 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     # sorted: reads of the memory-mapped matrix go forward; a key not among the rows would be a stale graph
     positions = np.sort(positions[(positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)])
     exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
-    scores = np.full(len(row_ids), exact.min() if len(exact) else 0.0, dtype=np.float32)
+    floor = np.nextafter(exact.min(), np.float32(-np.inf)) if len(exact) else np.float32(0.0)
+    scores = np.full(len(row_ids), floor, dtype=np.float32)
     scores[positions] = exact
     return scores
 
