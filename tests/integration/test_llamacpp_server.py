@@ -127,3 +127,20 @@ def test_the_service_serialises_an_in_process_model(packaged_smollm2: str, tmp_p
         assert httpx.get(f"{server.url}/health").status_code == 200
     finally:
         server.close()
+
+
+def test_an_in_process_model_loads_after_the_nearest_neighbour_index_is_imported(packaged_smollm2: str,
+                                                                                  tmp_path: Path) -> None:
+    """A large index imports usearch when it is opened; a summarizer or LightPAL's LM scorer then loads a GGUF
+    in the same process. usearch 2.26 broke that (llama.cpp failed on the vocabulary with std::bad_cast, its
+    C++ runtime clashing with usearch's), so pyproject keeps usearch below 2.26. A fresh process: the order of
+    imports is the point."""
+    import subprocess
+
+    pytest.importorskip("usearch")
+    script = ("import usearch.index\n"
+              "from citesum.llm import ChatRequest, get_llm\n"
+              "llm = get_llm('llamacpp')\n"
+              "print(repr(llm.complete(ChatRequest.from_prompt('Name a colour.', max_tokens=4, seed=1)).text))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
