@@ -167,3 +167,19 @@ def test_units_left_out_never_outrank_candidates_that_are_all_copies(tmp_path: P
     hits = get_retriever("dense", index).retrieve(copy, k=10)
     assert [h.passage.text for h in hits[:8]] == [copy] * 8
     assert all(h.score < hits[7].score for h in hits[8:])
+
+
+def test_documents_are_ranked_by_their_candidate_units(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Few candidates for many units, as at a million passages: a document's sum of its best units must not
+    count units the graph left out at the candidates' score (long documents then beat the one holding the best
+    passage, with sums above any exact one)."""
+    graph = _index(tmp_path / "graph", 100)
+    exact = _index(tmp_path / "exact", 0)
+    monkeypatch.setattr(ann_module, "CANDIDATES", 10)
+    for query in ("median rent two-bedroom", "bus drivers strike in May", *QUERIES):
+        ours = get_retriever("dense", graph).rank_documents(query, 3)
+        theirs = dict(get_retriever("dense", exact).rank_documents(query, None))
+        assert max(score for _, score in ours) <= max(theirs.values()) + 1e-5  # no sum above the best exact one
+        [best_unit] = get_retriever("dense", exact).retrieve(query, 1)  # a candidate: the graph finds it
+        best_text = best_unit.passage.text  # by text: the generator repeats passages, any copy will do
+        assert any(best_text in graph.document(document_id).text for document_id, _ in ours), query

@@ -246,3 +246,23 @@ def test_the_cli_takes_a_pool_file_and_repeated_base_urls(serve, tmp_path: Path,
     bad = CliRunner().invoke(main, ["eval", "judge", "--annotations", str(annotations), "--judge", "llm",
                                     "--model", "m", "--base-url", f"@{tmp_path / 'none.txt'}"])
     assert bad.exit_code == 1 and "cannot read the endpoint pool file" in bad.stderr
+
+
+def test_a_4xx_in_a_batch_leaves_the_other_requests_abandoned_not_failed(serve) -> None:  # type: ignore[no-untyped-def]
+    """gather raises at the first error; the other requests must end before the client closes, counted as
+    abandoned, or their dropped connections would eject a sound endpoint for every caller."""
+    def script(handler: BaseHTTPRequestHandler, request: dict, n: int) -> None:
+        if "part 3" in request["messages"][-1]["content"]:
+            reply(handler, 400, b'{"error": "prompt too long"}')
+        else:
+            time.sleep(0.5)
+            ok(handler, request, n)
+
+    llm = OpenAIChat("m", serve(script).url, cache=None, backoff_base=5.0, backoff_max=5.0)
+    with pytest.raises(LLMError, match="HTTP 400"):
+        llm.map(REQUESTS[:4])
+    [endpoint] = llm.pool.endpoints
+    assert endpoint.outstanding == 0 and endpoint.failed == 0 and endpoint.ejected_until == 0.0
+    started = time.monotonic()
+    assert llm.complete(REQUESTS[0]).text.startswith("- echo")
+    assert time.monotonic() - started < 2  # not held back by an ejection

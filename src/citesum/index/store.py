@@ -594,7 +594,7 @@ class Index(IndexReader):
             if not _damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS), row_ids):
                 return (np.load(folder / artifacts.VECTORS, mmap_mode="r"), LexicalIndex.load(folder / artifacts.BM25),
                         _load_graph(folder / artifacts.ANN))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RuntimeError):  # usearch raises RuntimeError for a truncated graph
             pass
         # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
         # snapshot: rebuild them in memory from the database, which is the source of truth (dense search is

@@ -1,7 +1,8 @@
 """Any OpenAI-compatible chat-completions server (vLLM, llama.cpp server, Ollama, OpenAI) over HTTP.
 
 Transient failures — timeouts, connection errors, 429 (honouring ``Retry-After``), 5xx and bodies that are not
-the expected JSON — are retried with exponential backoff and full jitter; other 4xx fail at once with the
+the expected JSON — are retried after the failing endpoint's exponential backoff (jittered between half and
+all of it; see :mod:`citesum.llm.pool`); other 4xx fail at once with the
 server's message. Responses are cached on disk, keyed by the whole request, so a rerun costs no call.
 
 Several base URLs (replicas serving the same model) make a pool (:mod:`citesum.llm.pool`): least-outstanding
@@ -126,7 +127,16 @@ class OpenAIChat(LLM):
                 self.usage.add(completion)
                 return completion
 
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+            tasks = [asyncio.ensure_future(one(r)) for r in requests]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                # one request failed (a 4xx, or gave up): the others are cancelled and awaited before the client
+                # closes, so they end as abandoned, not as transport failures that would eject a sound endpoint
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
 
     async def _with_retries(self, client: Any, request: ChatRequest) -> Completion:
         """Send ``request`` until an answer, retrying transient failures. The pool delays the retry: the

@@ -6,11 +6,12 @@ limit. An endpoint that fails (connection error, timeout, 5xx, 429) is ejected f
 times in a row it failed, and the request is sent again at once to another endpoint when one is free; when
 every endpoint is ejected, the request waits for the first to come back, which is the backoff a single server
 gets. After an ejection the endpoint takes one request at a time (the probe) until one succeeds; requests
-that were already on it when it was ejected do not lengthen the ejection when they fail too.
+that were already on it when it was ejected do not lengthen the ejection when they fail while it lasts.
 
 Endpoints are given as URLs, or as ``@FILE``: a pool file with one endpoint a line, ``URL [max_concurrency]``,
-and ``#`` comments. The pool is shared by every thread and event loop that calls the same backend (the service
-calls it from several threads at once), so its state sits under a lock and a waiter is woken on its own loop.
+and ``#`` comments. The pool is shared by every thread and event loop that calls the same backend (a service
+with thread workers calls it from several threads at once), so its state sits under a lock and a waiter is woken
+on its own loop. A copy in another process (the service's process workers) has its own counts and limits.
 """
 
 from __future__ import annotations

@@ -11,25 +11,29 @@ from citesum.retrieve.base import Retriever
 
 
 def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
-    """The cosine score of every unit for ``query_vector`` (unit vectors are L2-normalised).
+    """The cosine score of every unit for ``query_vector`` (unit vectors are L2-normalised), read from one
+    generation of ``index``.
 
     With a graph (indexes of ``ann_min_units`` units or more), the units it finds (the depth a fusion ranks) get
-    their exact score, and every other unit just below the lowest of those: the ranking is exact down to that
-    depth, and a document's sum of unit scores stays finite. ("Just below": when the candidates are all copies
-    of one passage, tied, a unit left out at their score would be ranked among them by position.) Without a
-    graph, every vector is read.
+    their exact score and every other unit 0, or just below the lowest candidate when that is not positive: the
+    ranking of units is exact down to that depth, and a document is scored by its candidate units alone (a unit
+    left out at the candidates' lowest score would lift every long document's sum of its best units above a
+    short document holding the best passage; and when the candidates are all copies of one passage, tied, a unit
+    left out at their score would be ranked among them by position). Without a graph, every vector is read.
     """
-    vectors = index.vectors
-    graph = index.ann
-    if graph is None:
-        return np.asarray(vectors @ query_vector, dtype=np.float32)
-    row_ids = index.row_ids
-    found = graph.search(query_vector)
-    positions = np.searchsorted(row_ids, found)
-    # sorted: reads of the memory-mapped matrix go forward; a key not among the rows would be a stale graph
-    positions = np.sort(positions[(positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)])
-    exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
-    floor = np.nextafter(exact.min(), np.float32(-np.inf)) if len(exact) else np.float32(0.0)
+    with index.pinned() as view:
+        vectors = view.vectors
+        graph = view.ann
+        if graph is None:
+            return np.asarray(vectors @ query_vector, dtype=np.float32)
+        row_ids = view.row_ids
+        found = graph.search(query_vector)
+        positions = np.searchsorted(row_ids, found)
+        # sorted: reads of the memory-mapped matrix go forward; a key not among the rows would be a stale graph
+        positions = np.sort(positions[(positions < len(row_ids))
+                                      & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)])
+        exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
+    floor = min(np.float32(0.0), np.nextafter(exact.min(), np.float32(-np.inf))) if len(exact) else np.float32(0.0)
     scores = np.full(len(row_ids), floor, dtype=np.float32)
     scores[positions] = exact
     return scores

@@ -136,11 +136,12 @@ class DensePRFRetriever(DenseRetriever):
         self.beta = beta
 
     def scores(self, query: str) -> np.ndarray:
-        vectors = self.index.vectors
-        if len(vectors) == 0:
-            return np.zeros(0, dtype=np.float32)
-        query_vector = self.embedder.encode_query(query)
-        first = unit_scores(self.index, query_vector)
-        centroid = np.asarray(vectors[top_k(first, self.feedback_units)]).mean(axis=0)
-        expanded = query_vector + self.beta * centroid
-        return unit_scores(self.index, expanded / max(float(np.linalg.norm(expanded)), 1e-12))
+        with self.index.pinned() as view:  # both passes and the centroid read one generation
+            vectors = view.vectors
+            if len(vectors) == 0:
+                return np.zeros(0, dtype=np.float32)
+            query_vector = self.embedder.encode_query(query)
+            first = unit_scores(view, query_vector)
+            centroid = np.asarray(vectors[top_k(first, self.feedback_units)]).mean(axis=0)
+            expanded = query_vector + self.beta * centroid
+            return unit_scores(view, expanded / max(float(np.linalg.norm(expanded)), 1e-12))
