@@ -266,3 +266,20 @@ def test_a_4xx_in_a_batch_leaves_the_other_requests_abandoned_not_failed(serve) 
     started = time.monotonic()
     assert llm.complete(REQUESTS[0]).text.startswith("- echo")
     assert time.monotonic() - started < 2  # not held back by an ejection
+
+
+def test_an_unusable_body_retries_that_request_without_setting_the_endpoint_aside(serve) -> None:  # type: ignore[no-untyped-def]
+    """A malformed body is this request's bad luck, not the server's health: the others keep the endpoint at
+    its full width, and only this request waits before it asks again."""
+    def script(handler: BaseHTTPRequestHandler, request: dict, n: int) -> None:
+        if "part 2" in request["messages"][-1]["content"] and not getattr(script, "done", False):
+            script.done = True  # type: ignore[attr-defined]
+            reply(handler, 200, b"{not json")
+        else:
+            ok(handler, request, n)
+
+    llm = OpenAIChat("m", serve(script).url, cache=None, backoff_base=0.01, backoff_max=0.02)
+    assert all(c.text.startswith("- echo") for c in llm.map(REQUESTS[:6]))
+    [endpoint] = llm.pool.endpoints
+    assert llm.usage.retries == 1 and endpoint.ejections == 0 and endpoint.failed == 0
+    assert endpoint.answered == 7 and endpoint.outstanding == 0

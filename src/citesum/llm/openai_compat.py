@@ -1,9 +1,9 @@
 """Any OpenAI-compatible chat-completions server (vLLM, llama.cpp server, Ollama, OpenAI) over HTTP.
 
-Transient failures — timeouts, connection errors, 429 (honouring ``Retry-After``), 5xx and bodies that are not
-the expected JSON — are retried after the failing endpoint's exponential backoff (jittered between half and
-all of it; see :mod:`citesum.llm.pool`); other 4xx fail at once with the
-server's message. Responses are cached on disk, keyed by the whole request, so a rerun costs no call.
+Transient failures are retried: timeouts, connection errors, 429 (honouring ``Retry-After``) and 5xx after the
+failing endpoint's exponential backoff (jittered between half and all of it; see :mod:`citesum.llm.pool`), and
+bodies that are not the expected JSON after the request's own backoff (full jitter); other 4xx fail at once with
+the server's message. Responses are cached on disk, keyed by the whole request, so a rerun costs no call.
 
 Several base URLs (replicas serving the same model) make a pool (:mod:`citesum.llm.pool`): least-outstanding
 routing, a concurrency limit per endpoint, and a failing endpoint ejected for a while so that the retry goes to
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import os
+import random
 import time
 from typing import Any, Iterable, Sequence
 
@@ -40,9 +41,13 @@ class _FormatRefused(Exception):
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, wait: float | None = None) -> None:
+    """A transient failure. ``of_endpoint``: the server is down, overloaded or slow (it is set aside for its
+    backoff); else it answered with a body this request cannot use (only this request waits before its retry)."""
+
+    def __init__(self, reason: str, wait: float | None = None, *, of_endpoint: bool = True) -> None:
         super().__init__(reason)
         self.wait = wait
+        self.of_endpoint = of_endpoint
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -153,11 +158,15 @@ class OpenAIChat(LLM):
                 self._json_dialect = max(self._json_dialect, refused.dialect + 1)
                 continue
             except _Retryable as exc:
-                self.pool.release(endpoint, "failed", exc.wait)
+                # an unusable body says nothing of the server's health: other requests keep it at full width
+                self.pool.release(endpoint, "failed" if exc.of_endpoint else "answered", exc.wait)
                 failures.append(f"{endpoint.url}: {exc}" if len(self.pool.endpoints) > 1 else str(exc))
                 if len(failures) > self.max_retries:
                     break
                 self.usage.retries += 1
+                if not exc.of_endpoint:  # this request's own backoff, with full jitter
+                    limit = min(self.pool.backoff_max, self.pool.backoff_base * 2 ** (len(failures) - 1))
+                    await asyncio.sleep(random.uniform(0, limit))
                 continue
             except LLMError:
                 self.pool.release(endpoint)  # a 4xx: an answer, not retried
@@ -197,8 +206,9 @@ class OpenAIChat(LLM):
             texts = tuple(choice["message"]["content"] or "" for choice in
                           sorted(body["choices"], key=lambda c: c.get("index", 0)))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise _Retryable(f"malformed response body ({type(exc).__name__}): {response.text[:200]!r}") from exc
+            raise _Retryable(f"malformed response body ({type(exc).__name__}): {response.text[:200]!r}",
+                             of_endpoint=False) from exc
         if not texts:
-            raise _Retryable("response has no choices")
+            raise _Retryable("response has no choices", of_endpoint=False)
         usage = {k: int(v) for k, v in (body.get("usage") or {}).items() if isinstance(v, int)}
         return Completion(texts=texts, usage=usage)
