@@ -183,3 +183,16 @@ def test_documents_are_ranked_by_their_candidate_units(tmp_path: Path, monkeypat
         [best_unit] = get_retriever("dense", exact).retrieve(query, 1)  # a candidate: the graph finds it
         best_text = best_unit.passage.text  # by text: the generator repeats passages, any copy will do
         assert any(best_text in graph.document(document_id).text for document_id, _ in ours), query
+
+
+def test_the_cli_applies_a_new_threshold_to_an_index_that_did_not_change(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    from citesum.cli import main
+
+    corpus = haystack.write(tmp_path / "corpus")
+    folder = str(tmp_path / "ix")
+    assert CliRunner().invoke(main, ["index", str(corpus), "--index", folder]).exit_code == 0
+    assert Index.open(folder).ann is None  # a few dozen units: below the default line
+    again = CliRunner().invoke(main, ["index", str(corpus), "--index", folder, "--ann-min-units", "20"])
+    assert again.exit_code == 0, again.stderr
+    index = Index.open(folder)
+    assert index.ann is not None and len(index.ann) == len(index)  # nothing to update, yet the graph is there

@@ -83,8 +83,8 @@ def index(
     else:
         settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
         index_ = Index.create(index_dir, settings)
-    if ann_min_units is not None:
-        index_.set_ann_min_units(ann_min_units)
+    if ann_min_units is not None:  # the update writes the next generation with it; else the line below does
+        index_.set_ann_min_units(ann_min_units, rewrite=False)
     stale: list[str] = []
     kept: list[str] = []
     if sync:
@@ -102,6 +102,8 @@ def index(
     started = time.perf_counter()
     with progress_bar(not as_json and sys.stderr.isatty()) as progress:
         stats = index_.update(upsert=documents, delete=stale, progress=progress)
+    if ann_min_units is not None and not (stats.added or stats.updated or stats.deleted):
+        index_.set_ann_min_units(ann_min_units)  # nothing changed: the current generation gets (or drops) its graph
     elapsed = time.perf_counter() - started
     if as_json:
         echo_json({"report": json.loads(report.to_json()), "stats": stats.__dict__, "kept_unread": kept,

@@ -964,9 +964,10 @@ class Index(IndexReader):
             progress("ann", 1, 1)
         return graph
 
-    def set_ann_min_units(self, minimum: int) -> int | None:
+    def set_ann_min_units(self, minimum: int, *, rewrite: bool = True) -> int | None:
         """Give generations of ``minimum`` units or more an approximate nearest-neighbour graph (0: never).
-        When the current generation changes side of the line, it is written again now (returns its number)."""
+        When the current generation changes side of the line, it is written again now (returns its number),
+        unless not ``rewrite`` (an update about to write the next generation applies it)."""
         if minimum < 0:
             raise ConfigError(f"ann_min_units must be 0 (never) or a number of units, got {minimum}")
         with self._write_lock(self.path):
@@ -978,7 +979,7 @@ class Index(IndexReader):
             finally:
                 conn.close()
         wanted = bool(minimum) and units >= minimum
-        if units and wanted != (folder / artifacts.ANN).exists() and (ann_graph.available() or not wanted):
+        if rewrite and units and wanted != (folder / artifacts.ANN).exists() and (ann_graph.available() or not wanted):
             return self.rewrite_generation()
         return None
 
