@@ -13,15 +13,12 @@ import cProfile
 import pstats
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result  # noqa: E402
 from build_profile import _top  # noqa: E402
-from scale import QUERIES, _documents  # noqa: E402
+from scale import QUERIES, _documents, _timed  # noqa: E402
 
 RETRIEVERS = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid:bm25+dense", "hybrid"]
 
@@ -38,16 +35,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         index = Index.create(Path(scratch) / "ix")
         index.add(_documents(args.passages), embedder=get_embedder("wordllama"))
-        p50 = {}
-        for name in RETRIEVERS:
-            retriever = get_retriever(name, index)
-            retriever.retrieve(QUERIES[0], 10)
-            times = []
-            for query in QUERIES:
-                started = time.perf_counter()
-                retriever.retrieve(query, 10)
-                times.append((time.perf_counter() - started) * 1000)
-            p50[name] = round(float(np.percentile(times, 50)), 2)
+        p50 = {name: _timed(lambda q, r=get_retriever(name, index): r.retrieve(q, 10), QUERIES)["p50_ms"]
+               for name in RETRIEVERS}
         hybrid = get_retriever("hybrid", index)
         profile = cProfile.Profile()
         profile.enable()

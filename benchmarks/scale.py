@@ -105,8 +105,9 @@ def build(folder: Path, passages: int) -> dict[str, Any]:
             "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
-def _timed(function, queries: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    function(queries[0])  # warm-up
+def _timed(function, queries: list[Any]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """p50 and p95 in ms of ``function`` over ``queries`` (texts or query vectors), after a warm-up call."""
+    function(queries[0])
     times = []
     for query in queries:
         started = time.perf_counter()
@@ -185,15 +186,8 @@ def threshold(folder: Path, sizes: list[int]) -> dict[str, Any]:
             found = np.sort(graph.search(q))
             return found[top_k(np.asarray(vectors[found] @ q, dtype=np.float32), 10)]
 
-        timings = {}
-        for name, function in (("exact", exact), ("graph", approximate)):
-            function(queries[0])
-            times = []
-            for q in queries[:60]:
-                started = time.perf_counter()
-                function(q)
-                times.append((time.perf_counter() - started) * 1000)
-            timings[f"{name}_p50_ms"] = round(float(np.percentile(times, 50)), 2)
+        timings = {f"{name}_p50_ms": _timed(function, queries[:60])["p50_ms"]
+                   for name, function in (("exact", exact), ("graph", approximate))}
         out[str(size)] = {**timings, "graph_build_seconds": round(build_seconds, 1),
                           "recall_at_10": _recall_at_10(vectors, queries, approximate)}
         print(size, json.dumps(out[str(size)]), flush=True)

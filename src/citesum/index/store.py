@@ -915,7 +915,9 @@ class Index(IndexReader):
         added; it is used when the database holds exactly those rows, and built from the database otherwise.
         """
         rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
-        vectors = self._generation_vectors(conn, previous, rows, removed_rows, added)
+        # the previous generation's row order, read once for the vectors and the graph
+        old_rows = np.load(previous / artifacts.ROWS) if previous is not None else None
+        vectors = self._generation_vectors(conn, previous, old_rows, rows, removed_rows, added)
         if lexical is not None and _prebuilt_matches(lexical, rows):
             lexical_index = lexical[1]
         else:
@@ -924,14 +926,14 @@ class Index(IndexReader):
             lexical_index = LexicalIndex.build([r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")])
             if progress:
                 progress("bm25", 1, 1)
-        graph = self._graph(conn, previous, rows, vectors, removed_rows, progress)
+        graph = self._graph(conn, previous, old_rows, rows, vectors, removed_rows, progress)
         written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, lexical_index, graph)
         conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
         conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
 
     def _graph(
-        self, conn: sqlite3.Connection, previous: Path | None, rows: np.ndarray, vectors: np.ndarray,
-        removed_rows: set[int], progress: ProgressFn | None,
+        self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
+        vectors: np.ndarray, removed_rows: set[int], progress: ProgressFn | None,
     ) -> AnnIndex | None:
         """The nearest-neighbour graph of the new generation, when it has ``ann_min_units`` units or more: the
         previous generation's graph without the removed units and with the new ones (row ids only grow), or
@@ -946,10 +948,9 @@ class Index(IndexReader):
         if progress:
             progress("ann", 0, 1)
         graph = None
-        if previous is not None and (previous / artifacts.ANN).exists():
+        if previous is not None and old_rows is not None and (previous / artifacts.ANN).exists():
             try:
                 graph = AnnIndex.load(previous / artifacts.ANN, view=False)
-                old_rows = np.load(previous / artifacts.ROWS)
                 graph.remove(np.intersect1d(old_rows, np.fromiter(removed_rows, dtype=np.int64)))
                 added = rows > (old_rows.max() if len(old_rows) else -1)
                 graph.add(vectors[added], rows[added])
@@ -984,8 +985,8 @@ class Index(IndexReader):
         return None
 
     def _generation_vectors(
-        self, conn: sqlite3.Connection, previous: Path | None, rows: np.ndarray, removed_rows: set[int],
-        added: np.ndarray | None,
+        self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
+        removed_rows: set[int], added: np.ndarray | None,
     ) -> np.ndarray:
         """The new dense matrix: the ``previous`` generation's (its sound file) without the removed rows, then
         the rows this write inserted (row ids only grow), with the vectors ``added`` as embedded (else read
@@ -995,8 +996,7 @@ class Index(IndexReader):
         and holding them twice."""
         kept_rows = np.zeros(0, dtype=np.int64)
         last = -1
-        if previous is not None:
-            old_rows = np.load(previous / artifacts.ROWS)
+        if old_rows is not None:
             keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
             kept_rows = old_rows[keep]
             last = int(old_rows.max()) if len(old_rows) else -1
