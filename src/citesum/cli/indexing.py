@@ -35,14 +35,42 @@ from citesum.errors import CitesumError
 @click.option("--ann-min-units", type=click.IntRange(min=0), default=None,
               help="Give the index an approximate nearest-neighbour graph (extra ann) from this many units on "
                    "(0: never; kept for later runs). Default 200000.")
+@click.option("--store", default=None, metavar="local|milvus:URI",
+              help="Where searches run, fixed when the index is created: 'local' (default; files beside the "
+                   "database) or Milvus (extra milvus): milvus:./vectors.db (milvus-lite), milvus alone (a "
+                   "milvus-lite file in DIR), or milvus:http://HOST:19530 (a server; token in "
+                   "CITESUM_MILVUS_TOKEN).")
+@click.option("--milvus-index", type=click.Choice(["HNSW", "IVF_FLAT", "FLAT"], case_sensitive=False), default=None,
+              help="The Milvus collection's dense index (default HNSW; with --store milvus, at creation).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Parse, chunk and embed on a Ray cluster (extra ray): --ray alone starts Ray on this machine, "
+                   "--ray auto joins this machine's cluster, --ray ray://HOST:10001 a remote one. One generation "
+                   "is committed at the end, the same as without --ray.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
 def index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
     dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
     json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
-    as_json: bool,
+    store: str | None, milvus_index: str | None, ray_address: str | None, as_json: bool,
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
+    from citesum.parallel import RayExecutor
+
+    executor = None if ray_address is None else RayExecutor(None if ray_address == "local" else ray_address)
+    try:
+        _index(paths, index_dir, unit, chunk_tokens, embedder, dataset, include, exclude, max_bytes, json_id_field,
+               json_title_field, json_text_field, sync, ann_min_units, store, milvus_index, executor, as_json)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+
+
+def _index(
+    paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
+    dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
+    json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
+    store: str | None, milvus_index: str | None, executor: Any, as_json: bool,
+) -> None:
     from citesum.index.store import DB_NAME, Index, IndexSettings
     from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, ingest_paths, is_missing, shown
 
@@ -62,7 +90,7 @@ def index(
         options = IngestOptions(json_id_field=json_id_field, json_title_field=json_title_field,
                                 json_text_field=json_text_field,
                                 **({"max_bytes": max_bytes} if max_bytes else {}))
-        documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options)
+        documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options, executor=executor)
     exists = (Path(index_dir) / DB_NAME).exists()
     if not documents and not exists:
         # nothing to put in it: creating an empty index would only hide that every file was skipped
@@ -73,6 +101,10 @@ def index(
     if exists:
         index_ = Index.open(index_dir, embedder=embedder)
         settings = index_.settings
+        if store:
+            Index.create(index_dir, store=store)  # refuses another store than the index's
+        if milvus_index:
+            raise CitesumError(f"index at {index_dir} exists: --milvus-index is chosen when an index is created")
         context = click.get_current_context()
         unit_given = context.get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
         if (unit_given and unit != settings.unit) or (chunk_tokens and chunk_tokens != settings.max_tokens):
@@ -82,7 +114,8 @@ def index(
             )
     else:
         settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
-        index_ = Index.create(index_dir, settings)
+        index_ = Index.create(index_dir, settings, store=store,
+                              store_options={"dense_index": milvus_index} if milvus_index else None)
     if ann_min_units is not None:  # the update writes the next generation with it; else the line below does
         index_.set_ann_min_units(ann_min_units, rewrite=False)
     stale: list[str] = []
@@ -101,7 +134,7 @@ def index(
                 stale.append(document.id)
     started = time.perf_counter()
     with progress_bar(not as_json and sys.stderr.isatty()) as progress:
-        stats = index_.update(upsert=documents, delete=stale, progress=progress)
+        stats = index_.update(upsert=documents, delete=stale, progress=progress, executor=executor)
     if ann_min_units is not None and not (stats.added or stats.updated or stats.deleted):
         index_.set_ann_min_units(ann_min_units)  # nothing changed: the current generation gets (or drops) its graph
     elapsed = time.perf_counter() - started

@@ -93,6 +93,11 @@ class AnnIndex:
     def save(self, path: Path) -> None:
         self._graph.save(str(path))  # type: ignore[attr-defined]
 
+    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, None]:
+        """(:meth:`search`'s keys, None): the graph's distances are of half-precision vectors, so the caller
+        scores the units found against the stored vectors."""
+        return self.search(query_vector), None
+
     def search(self, query: np.ndarray, count: int | None = None) -> np.ndarray:
         """The keys of the ``count`` (default :data:`CANDIDATES`) units nearest ``query`` that the graph finds,
         nearest first (fewer when it has fewer)."""

@@ -1,7 +1,8 @@
 """``citesum check``: what is wrong with an index, and the repair of what can be repaired.
 
-Checked: SQLite's integrity check of the database; the files of the current generation against the checksums
-in the manifest (and their row count against the database); leftovers (generations that are not current,
+Checked: SQLite's integrity check of the database; the current generation's search parts (the local store's
+files against the checksums in the manifest and their row count against the database; a Milvus store's
+collection against the database); leftovers (generations that are not current,
 folders of writers that were killed); the database's own consistency (passages without a document, documents
 without passages). Repaired: the generation files, rewritten from the database (the source of truth) as a new
 generation, and the leftovers removed. A damaged database is not repaired: rebuild the index from its sources.
@@ -9,14 +10,10 @@ generation, and the leftovers removed. A damaged database is not repaired: rebui
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from citesum.index import artifacts
 from citesum.index.store import DB_NAME, LOCK_NAME, Index, read_only_connection
 
 #: what an index folder may hold besides its generations (the database with its WAL files, the write lock,
@@ -62,37 +59,14 @@ def check_index(path: str | Path) -> CheckReport:
         report.problems.append(f"database: {orphans} passage(s) belong to no document")
     if empty:
         report.notes.append(f"database: {empty} document(s) have no passage (nothing of them can be found)")
+    report.problems += index.store.problems(manifest, passages)
     folder = index.path / f"gen-{generation}"
-    if generation > 0:
-        report.problems += _generation_problems(folder, manifest.get("files"), passages)
     for entry in sorted(index.path.iterdir()):
         if entry.name.startswith("gen-") and entry != folder:
             report.notes.append(f"{entry} is left over (not the current generation); --repair removes it")
-        elif not entry.name.startswith("gen-") and entry.name not in _KNOWN:
+        elif not index.store.owns(entry.name) and entry.name not in _KNOWN:
             report.notes.append(f"{entry} is not a file of citesum's (left as it is)")
     return report
-
-
-def _generation_problems(folder: Path, recorded: str | None, passages: int) -> list[str]:
-    if not folder.is_dir():
-        return [f"{folder} is missing (it is rebuilt in memory at each start; --repair writes it)"]
-    if recorded is None:
-        problems = []  # written before checksums: the row count is all there is to compare
-    else:
-        problems = artifacts.verify(folder, json.loads(recorded))
-        if problems:
-            return problems
-    try:
-        rows = np.load(folder / artifacts.ROWS)
-        vectors = np.load(folder / artifacts.VECTORS, mmap_mode="r")
-    except (OSError, ValueError) as exc:
-        return [f"{folder}: unreadable ({exc})"]
-    if len(rows) != passages or vectors.shape[0] != passages:
-        problems.append(f"{folder} holds {len(rows):,} rows and {vectors.shape[0]:,} vectors for {passages:,} "
-                        "passages in the database")
-    if recorded is None:
-        problems.append(f"{folder} has no recorded checksums (written by an older citesum); --repair records them")
-    return problems
 
 
 def repair_index(path: str | Path) -> CheckReport:

@@ -75,6 +75,9 @@ class LexicalIndex:
     TERM_COUNTS = "unit_term_counts.npz"
     #: bm25s's defaults, which every index so far was built with
     K1, B = 1.5, 0.75
+    #: what a search store's BM25 offers (citesum.index.search_store.LexicalScorer): term counts, no fusion
+    term_statistics = True
+    serves_hybrid = False
     #: share of the vocabulary that no unit holds any more (after updates) above which an update drops them
     DEAD_TERMS = 0.2
 

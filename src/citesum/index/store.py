@@ -1,16 +1,16 @@
-"""The persistent index: one directory holding SQLite (source of truth) and derived search artifacts.
+"""The persistent index: one directory holding SQLite (source of truth) and the searches of its search store.
 
 Layout::
 
-    DIR/index.sqlite     documents, passages (+ their embeddings) and the manifest, in one database
-    DIR/gen-<N>/         BM25 (bm25s) and the dense matrix for generation N, built from the database, and
-                         from ``ann_min_units`` units an HNSW graph of the vectors (citesum.index.ann)
+    DIR/index.sqlite     documents, passages (+ their embeddings), the generations and the manifest
+    DIR/gen-<N>/         the local store's BM25, dense matrix and graph of generation N (citesum.index.local);
+                         a Milvus store keeps them in its collection instead (citesum.index.milvus)
     DIR/write.lock       held (flock) by the one process allowed to write
 
-Why this shape: SQLite gives atomic, crash-safe updates of the documents; the derived artifacts of a new
-generation are written to ``gen-<N>.tmp``, fsynced and renamed *before* the transaction that makes N current
-commits, and the old generation is removed only after that commit. A writer killed at any point therefore
-leaves the previous generation current and complete; the next writer sweeps the leftovers.
+Why this shape: SQLite gives atomic, crash-safe updates of the documents; the store makes a new generation
+searchable *before* the transaction that makes it current commits, and drops what only older generations used
+after that commit (citesum.index.search_store). A writer killed at any point therefore leaves the previous
+generation current and complete; the next writer sweeps the leftovers.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import shutil
 import sqlite3
 import threading
 import time
-import warnings
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -40,9 +39,18 @@ from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UN
 from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
 from citesum.index import ann as ann_graph
-from citesum.index import artifacts
-from citesum.index.ann import AnnIndex
-from citesum.index.lexical import LexicalIndex
+from citesum.index.database import current_generation, parameter_batches, rows_of_documents
+from citesum.index.local import LocalStore
+from citesum.index.search_store import (
+    GenerationWrite,
+    LexicalScorer,
+    NearestUnits,
+    ProgressFn,
+    SearchStore,
+    open_store,
+    parse_store,
+)
+from citesum.parallel import BatchExecutor
 from citesum.tokens import get_tokenizer
 from citesum.types import Document, Passage
 
@@ -52,9 +60,6 @@ LOCK_NAME = "write.lock"
 log = logging.getLogger(__name__)
 #: errno values of a write that found no room: the disk (or a quota, or a file size limit) is full
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-
-#: Progress callback: (stage, done, total).
-ProgressFn = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,30 @@ CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
 """
 
 
+#: documents a worker chunks and embeds in one task of a parallel build (a few hundred units: enough to keep the
+#: embedder's batches full, small enough to spread a corpus over many workers)
+DOCUMENTS_PER_TASK = 32
+
+
+def embedded_units(settings: IndexSettings, documents: list[Document]) -> tuple[list[list[Passage]], np.ndarray]:
+    """The units of each of ``documents`` under ``settings`` and their vectors (rows in unit order): one task of
+    a parallel build, run by a worker (which loads the embedder once)."""
+    tokenizer = get_tokenizer(settings.tokenizer)
+    units = [make_units(document, tokenizer, settings.unit, settings.max_tokens) for document in documents]
+    texts = [p.text for group in units for p in group]
+    vectors = get_embedder(settings.embedder).encode_documents(texts) if texts else np.zeros((0, 0), np.float32)
+    return units, vectors
+
+
+def _store_spec(store: str) -> str:
+    """``store`` as the manifest records it: a milvus-lite file by its absolute path (commands run from other
+    folders find it), a server address as given, ``milvus`` alone for a file inside the index folder."""
+    kind, where = parse_store(store)
+    if kind == "milvus" and where and "://" not in where:
+        return f"milvus:{Path(where).expanduser().resolve()}"
+    return kind if not where else f"{kind}:{where}"
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
@@ -139,28 +168,11 @@ def _document(row: tuple[str, str, str, str, str, str]) -> Document:
     return Document(id=row[0], title=row[1], text=row[2], source=row[3], format=row[4], metadata=json.loads(row[5]))
 
 
-def _current_generation(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
-
-
 def _state_key(conn: sqlite3.Connection) -> tuple[str, int]:
     """(when the index was created, its generation): a generation number alone does not say which index it is
     of, when a folder is rebuilt in place (``rm -rf ix && citesum index ... --index ix`` starts again at 1)."""
     rows = dict(conn.execute("SELECT key, value FROM manifest WHERE key IN ('created', 'generation')").fetchall())
     return rows.get("created", ""), int(rows["generation"])
-
-
-def _damaged(conn: sqlite3.Connection, folder: Path) -> bool:
-    """Whether the files of ``folder`` (the generation the manifest describes) differ from their recorded
-    checksums; an index written before checksums has none to compare."""
-    row = conn.execute("SELECT value FROM manifest WHERE key = 'files'").fetchone()
-    if row is None or not folder.is_dir():
-        return False
-    problems = artifacts.verify(folder, json.loads(row[0]))
-    if problems:
-        log.warning("%s; reading the index from its database instead (citesum check --repair rewrites the "
-                    "files)", "; ".join(problems))
-    return bool(problems)
 
 
 def _write_error(path: Path, exc: sqlite3.DatabaseError | OSError) -> IndexStoreError:
@@ -203,51 +215,6 @@ def _database_errors(path: Path) -> Iterator[None]:
         raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
 
 
-def _parameter_batches(values: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
-    """``values`` in batches, each with its ``?,?,...`` placeholders: SQLite takes a bounded number of
-    parameters in one statement."""
-    for start in range(0, len(values), size):
-        batch = list(values[start : start + size])
-        yield batch, ",".join("?" * len(batch))
-
-
-def _rows_of_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) -> Iterator[tuple[int]]:
-    """The rowids of the passages of ``document_ids``."""
-    for batch, marks in _parameter_batches(document_ids):
-        yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({marks})", batch)
-
-
-def _ann_min_units(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM manifest WHERE key = 'ann_min_units'").fetchone()
-    return int(row[0]) if row else ann_graph.DEFAULT_ANN_MIN_UNITS
-
-
-def _load_graph(path: Path) -> AnnIndex | None:
-    """The generation's graph, memory-mapped; None without one, or without usearch to read it (search is then
-    exact, and slower: said once in the log)."""
-    if not path.exists():
-        return None
-    if not ann_graph.available():
-        _warn_without_usearch(str(path.parent.parent))
-        return None
-    return AnnIndex.load(path)
-
-
-@functools.lru_cache(maxsize=None)
-def _warn_without_usearch(index_path: str) -> None:
-    """Once per index and process (a service loads every new generation)."""
-    log.warning("%s: this index has a nearest-neighbour graph, but usearch is not installed (pip install "
-                "'citesum[ann]'): dense search reads every vector", index_path)
-
-
-def _prebuilt_matches(lexical: tuple[np.ndarray, LexicalIndex], rows: np.ndarray) -> bool:
-    """Whether a BM25 index built before the transaction covers the database's rows: the kept rows it was built
-    with, in order, then as many rows as it was given new texts (rowids only grow, and the write lock kept
-    anyone else from inserting, so those are this update's)."""
-    kept_rows, index = lexical
-    return index.size == len(rows) and bool(np.array_equal(rows[: len(kept_rows)], kept_rows))
-
-
 @dataclass(frozen=True)
 class Generation:
     """The searchable state of one committed generation, loaded once and never changed: its units (in the row
@@ -258,7 +225,7 @@ class Generation:
     created: str
     passages: list[Passage]
     vectors: np.ndarray
-    lexical: LexicalIndex
+    lexical: LexicalScorer
     document_positions: dict[str, int]
     #: for each unit, the index of its document in the list; the document ids in collection order
     unit_documents: tuple[np.ndarray, list[str]]
@@ -266,9 +233,9 @@ class Generation:
     #: passage, and passages are never changed in place, so (created, rowid) names one passage's content (as
     #: long as an index folder is not replaced by an older copy of itself, which rolls the rowids back)
     row_ids: np.ndarray
-    #: the approximate nearest-neighbour graph of the vectors (keyed by rowid), in indexes of
-    #: ``ann_min_units`` units or more
-    ann: AnnIndex | None = None
+    #: the approximate nearest-neighbour search of the vectors (keyed by rowid): the local store's graph in
+    #: indexes of ``ann_min_units`` units or more, a Milvus store's collection
+    ann: NearestUnits | None = None
 
 
 class IndexReader:
@@ -306,12 +273,12 @@ class IndexReader:
         return self._state().vectors
 
     @property
-    def lexical(self) -> LexicalIndex:
+    def lexical(self) -> LexicalScorer:
         return self._state().lexical
 
     @property
-    def ann(self) -> AnnIndex | None:
-        """The approximate nearest-neighbour graph of :attr:`vectors`, when the generation has one."""
+    def ann(self) -> NearestUnits | None:
+        """The approximate nearest-neighbour search of :attr:`vectors`, when the generation has one."""
         return self._state().ann
 
     @property
@@ -345,7 +312,7 @@ class IndexReader:
     def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
         found = {}
         with self._connection() as conn, _database_errors(self.path):
-            for batch, marks in _parameter_batches(ids):
+            for batch, marks in parameter_batches(ids):
                 for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", batch):
                     found[row[0]] = _document(row)
         return [found[i] for i in ids if i in found]
@@ -398,32 +365,53 @@ class Index(IndexReader):
         ...     view.lexical.scores("muscle cars")
     """
 
-    def __init__(self, path: Path, settings: IndexSettings) -> None:
+    def __init__(self, path: Path, settings: IndexSettings, store: SearchStore | None = None) -> None:
         self.path = path
         self.settings = settings
+        #: where the searches run (the manifest's ``store``; citesum.index.search_store)
+        self.store = store or LocalStore(path)
         self._latest: Generation | None = None
         self._load_lock = threading.Lock()
         self._local = threading.local()
 
     # ---- opening -------------------------------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, settings: IndexSettings | None = None) -> "Index":
-        """Open the index at ``path``, creating it with ``settings`` when it does not exist yet.
+    def create(cls, path: str | Path, settings: IndexSettings | None = None, *, store: str | None = None,
+               store_options: dict[str, str] | None = None) -> "Index":
+        """Open the index at ``path``, creating it with ``settings`` and its searches in ``store`` (``local``, the
+        default, or ``milvus:URI``, with ``store_options`` such as ``{"dense_index": "IVF_FLAT"}``:
+        citesum.index.search_store) when it does not exist yet.
 
         Raises:
-            IndexMismatchError: it exists and was built with other settings.
+            IndexMismatchError: it exists and was built with other settings, or with another store.
+            IndexStoreError: the store cannot be reached (nothing is created then).
         """
         path = Path(path)
+        spec = _store_spec(store or "local")
         if (path / DB_NAME).exists():
-            return cls.open(path, expect=settings)
+            index = cls.open(path, expect=settings)
+            if store is not None and index.store.spec != spec:
+                raise IndexMismatchError(f"index at {path} keeps its searches in {index.store.spec}, not {spec}; "
+                                         "build a new index for another store")
+            return index
         settings = settings or IndexSettings()
+        created = str(time.time())
+        new_store = open_store(spec, path, {})
+        store_manifest = new_store.new_index_manifest(created, dict(store_options or {}))
+        made = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
+        try:
+            new_store.verify()  # an unreachable server: said before anything is written
+        except BaseException:
+            if made:
+                shutil.rmtree(path, ignore_errors=True)
+            raise
         with cls._write_lock(path):
             conn = _connect(path / DB_NAME)
             try:
                 conn.executescript(_SCHEMA)
-                manifest = {"schema_version": str(SCHEMA_VERSION), "generation": "0", "created": str(time.time()),
-                            **{k: str(v) for k, v in asdict(settings).items()}}
+                manifest = {"schema_version": str(SCHEMA_VERSION), "generation": "0", "created": created,
+                            "store": spec, **store_manifest, **{k: str(v) for k, v in asdict(settings).items()}}
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT OR IGNORE INTO manifest VALUES (?, ?)", manifest.items())
                 conn.execute("COMMIT")
@@ -456,7 +444,8 @@ class Index(IndexReader):
             diffs = [f"{k}={getattr(settings, k)!r} (asked {getattr(expect, k)!r})"
                      for k in asdict(settings) if getattr(settings, k) != getattr(expect, k)]
             raise IndexMismatchError(f"index at {path} was built with other settings: {', '.join(diffs)}")
-        return cls(path, settings)
+        # an index made before stores were chosen has no 'store': it is local
+        return cls(path, settings, open_store(manifest.get("store", "local"), path, manifest))
 
     @staticmethod
     def _read_manifest(path: Path) -> dict[str, str]:
@@ -556,12 +545,12 @@ class Index(IndexReader):
         row_ids = np.sort(np.fromiter((row[0] for row in conn.execute("SELECT rowid FROM passages")), dtype=np.int64))
         passages = self._passages(conn, created, row_ids)
         positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
-        vectors, lexical, ann = self._load_artifacts(conn, number, row_ids, [p.text for p in passages])
+        parts = self.store.load(conn, number, row_ids, [p.text for p in passages])
         document_ids = sorted(positions, key=positions.__getitem__)
         number_of = {document_id: i for i, document_id in enumerate(document_ids)}
         owners = np.fromiter((number_of[p.document_id] for p in passages), dtype=np.int64, count=len(passages))
-        return Generation(number, created, passages, vectors, lexical, positions, (owners, document_ids), row_ids,
-                          ann)
+        return Generation(number, created, passages, parts.vectors, parts.lexical, positions, (owners, document_ids),
+                          row_ids, parts.nearest)
 
     def _passages(self, conn: sqlite3.Connection, created: str, row_ids: np.ndarray) -> list[Passage]:
         """The passages of ``row_ids``: those the loaded generation of the same index has already are reused,
@@ -586,32 +575,6 @@ class Index(IndexReader):
         kept = iter([previous.passages[i] for i in at[known].tolist()])  # type: ignore[union-attr]
         return [next(kept) if is_known else read[row_id] for row_id, is_known in zip(row_ids.tolist(), known.tolist())]
 
-    def _load_artifacts(
-        self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]
-    ) -> tuple[np.ndarray, LexicalIndex, AnnIndex | None]:
-        folder = self.path / f"gen-{generation}"
-        try:
-            if not _damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS), row_ids):
-                return (np.load(folder / artifacts.VECTORS, mmap_mode="r"), LexicalIndex.load(folder / artifacts.BM25),
-                        _load_graph(folder / artifacts.ANN))
-        except (OSError, ValueError, RuntimeError):  # usearch raises RuntimeError for a truncated graph
-            pass
-        # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
-        # snapshot: rebuild them in memory from the database, which is the source of truth (dense search is
-        # then exact).
-        return self._read_vectors(conn), LexicalIndex.build(texts), None
-
-    def _read_vectors(self, conn: sqlite3.Connection) -> np.ndarray:
-        blobs = [row[0] for row in conn.execute("SELECT embedding FROM passages ORDER BY rowid")]
-        if not blobs:
-            return np.zeros((0, self._stored_dim(conn)), dtype=np.float32)
-        return np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])
-
-    @staticmethod
-    def _stored_dim(conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT value FROM manifest WHERE key = 'dim'").fetchone()
-        return int(row[0]) if row else 0
-
     def status(self) -> dict[str, int]:
         """The generation and the counts, read in one transaction from the database alone: cheap, and no
         generation is loaded (a health check must not hold a copy of the index)."""
@@ -621,7 +584,7 @@ class Index(IndexReader):
             if began:
                 conn.execute("BEGIN")
             try:
-                generation = _current_generation(conn)
+                generation = current_generation(conn)
                 documents, units, _ = self.counts()
             finally:
                 if began:
@@ -670,10 +633,11 @@ class Index(IndexReader):
             handle.close()  # closing releases the lock; the kernel also releases it if the process dies
 
     def add(
-        self, documents: Iterable[Document], *, progress: ProgressFn | None = None, embedder: Embedder | None = None
+        self, documents: Iterable[Document], *, progress: ProgressFn | None = None, embedder: Embedder | None = None,
+        executor: BatchExecutor | None = None,
     ) -> UpdateStats:
         """Add new documents and update changed ones (same id, new content); unchanged ones cost nothing."""
-        return self.update(upsert=documents, progress=progress, embedder=embedder)
+        return self.update(upsert=documents, progress=progress, embedder=embedder, executor=executor)
 
     def delete(self, document_ids: Iterable[str]) -> UpdateStats:
         return self.update(delete=document_ids)
@@ -685,8 +649,11 @@ class Index(IndexReader):
         *,
         progress: ProgressFn | None = None,
         embedder: Embedder | None = None,
+        executor: BatchExecutor | None = None,
     ) -> UpdateStats:
-        """Apply upserts and deletions atomically as one new generation."""
+        """Apply upserts and deletions atomically as one new generation. With an ``executor`` (a Ray cluster:
+        citesum.parallel), the new documents are chunked and embedded by its workers, which load the index's
+        embedder by name (``embedder`` is then not used); the generation committed is the same."""
         upsert = list(upsert)
         delete = set(delete)
         ids = [d.id for d in upsert]
@@ -702,7 +669,7 @@ class Index(IndexReader):
             except sqlite3.DatabaseError as exc:
                 raise _write_error(self.path, exc) from exc
             try:
-                return self._update_locked(conn, upsert, delete, progress, embedder)
+                return self._update_locked(conn, upsert, delete, progress, embedder, executor)
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
             finally:
@@ -715,13 +682,14 @@ class Index(IndexReader):
         delete: set[str],
         progress: ProgressFn | None,
         embedder: Embedder | None,
+        executor: BatchExecutor | None,
     ) -> UpdateStats:
         known = dict(conn.execute("SELECT id, content_hash FROM documents").fetchall())
         changed = [d for d in upsert if known.get(d.id) != d.content_hash]
         unchanged = len(upsert) - len(changed)
         delete &= set(known)
         if not changed and not delete:
-            return UpdateStats(unchanged=unchanged, generation=_current_generation(conn))
+            return UpdateStats(unchanged=unchanged, generation=current_generation(conn))
 
         # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
         if embedder is not None and embedder.name != self.settings.embedder:
@@ -729,13 +697,19 @@ class Index(IndexReader):
         replaced = [d.id for d in changed if d.id in known] + sorted(delete)
         # what the new generation keeps is known now (the write lock is held: nobody else changes the index), so
         # its BM25 index is made while the last batches are embedded
-        previous = self._sound_generation(conn)
-        kept_rows, index_lexically = self._lexical_plan(conn, previous, replaced)
-        units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, index_lexically)
+        plan = self.store.plan(conn, replaced)
+        if executor is not None and changed:
+            units, vectors = self._chunk_and_embed_on(executor, changed, progress)
+            lexical = plan.index_lexically([p.text for group in units for p in group])
+        else:
+            units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, plan.index_lexically)
         texts = [p.text for group in units for p in group]
 
         conn.execute("BEGIN IMMEDIATE")
-        generation = _current_generation(conn) + 1
+        generation = current_generation(conn) + 1
+        # rowids only grow (AUTOINCREMENT): the passages this write inserts are those above the highest so far
+        first_new_row = conn.execute(
+            "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'passages'), 0) + 1").fetchone()[0]
         with self._generation_commit(conn, generation):
             removed_rows = self._remove(conn, replaced, drop_documents=delete)
             next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
@@ -764,10 +738,9 @@ class Index(IndexReader):
                 offset += len(group)
             if texts:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            self._write_generation(conn, generation, removed_rows, progress, previous, lexical=(kept_rows, lexical),
-                                   added=vectors)
+            self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
         _checkpoint(conn)
-        self._sweep(keep=generation)
+        self.store.committed(conn, generation)
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
             unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
@@ -785,13 +758,21 @@ class Index(IndexReader):
             # and hide the cause.
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
+            self.store.discard(generation)
             raise
+
+    def _write_generation(self, conn: sqlite3.Connection, generation: int, plan: GenerationWrite | None,
+                          removed_rows: set[int], first_new_row: int, added: np.ndarray | None, lexical: object,
+                          progress: ProgressFn | None) -> None:
+        """Inside the write's transaction: the store makes ``generation`` searchable, then the manifest makes it
+        current (when the transaction commits)."""
+        self.store.write(conn, generation, plan, removed_rows, first_new_row, added, lexical, progress)
+        conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
 
     def _chunk_and_embed(
         self, documents: list[Document], embedder: Embedder | None, progress: ProgressFn | None,
-        index_lexically: Callable[[list[str]], LexicalIndex], batch: int = 512,
-    ) -> tuple[list[list[Passage]], np.ndarray, LexicalIndex]:
+        index_lexically: Callable[[list[str]], object], batch: int = 512,
+    ) -> tuple[list[list[Passage]], np.ndarray, object]:
         """The units of each document, their vectors (rows in unit order) and ``index_lexically`` of their
         texts. A batch of units is embedded on a second thread while the next documents are chunked, and the
         last batches while the lexical index is built: the embedders' tokenizers and matrix products release
@@ -844,10 +825,22 @@ class Index(IndexReader):
             executor.shutdown(wait=True, cancel_futures=True)
         return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)), lexical
 
+    def _chunk_and_embed_on(self, executor: BatchExecutor, documents: list[Document], progress: ProgressFn | None
+                            ) -> tuple[list[list[Passage]], np.ndarray]:
+        """The units of each document and their vectors, made by ``executor``'s workers a batch of documents at a
+        time, in document order."""
+        batches = [documents[start : start + DOCUMENTS_PER_TASK]
+                   for start in range(0, len(documents), DOCUMENTS_PER_TASK)]
+        done = executor.map(functools.partial(embedded_units, self.settings), batches,
+                            progress=(lambda finished, total: progress("embedding", finished, total)) if progress else None)
+        units = [group for batch_units, _ in done for group in batch_units]
+        parts = [vectors for _, vectors in done if len(vectors)]
+        return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32))
+
     @staticmethod
     def _remove(conn: sqlite3.Connection, document_ids: list[str], drop_documents: set[str]) -> set[int]:
-        removed = {row for (row,) in _rows_of_documents(conn, document_ids)}
-        for batch, marks in _parameter_batches(document_ids):
+        removed = {row for (row,) in rows_of_documents(conn, document_ids)}
+        for batch, marks in parameter_batches(document_ids):
             conn.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", batch)
             dropped = [d for d in batch if d in drop_documents]
             if dropped:
@@ -861,109 +854,16 @@ class Index(IndexReader):
             conn = _connect(self.path / DB_NAME)
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                generation = _current_generation(conn) + 1
+                generation = current_generation(conn) + 1
                 with self._generation_commit(conn, generation):
-                    self._write_generation(conn, generation, set(), None, previous=None)
+                    self._write_generation(conn, generation, None, set(), 0, None, None, None)
                 _checkpoint(conn)
+                self.store.committed(conn, generation)
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
             finally:
                 conn.close()
-        self._sweep(keep=generation)
         return generation
-
-    def _sound_generation(self, conn: sqlite3.Connection) -> Path | None:
-        """The folder of the current generation when its files are there and match their checksums (what an
-        update may build on); None otherwise."""
-        folder = self.path / f"gen-{_current_generation(conn)}"
-        if not (folder / artifacts.ROWS).exists() or _damaged(conn, folder):
-            return None
-        return folder
-
-    def _lexical_plan(
-        self, conn: sqlite3.Connection, previous: Path | None, replaced: list[str]
-    ) -> tuple[np.ndarray, Callable[[list[str]], LexicalIndex]]:
-        """The rows the next generation keeps, and how its BM25 index is made from the new units' texts: the
-        ``previous`` generation's index without the replaced documents' units, only the new text analysed; or,
-        without sound files that keep term counts, built from the text of every kept unit."""
-        gone = set(replaced)
-        if previous is not None:
-            old_rows = np.load(previous / artifacts.ROWS)
-            removed = [row for (row,) in _rows_of_documents(conn, replaced)]
-            keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
-            try:
-                current = LexicalIndex.load(previous / artifacts.BM25) if len(old_rows) else None
-            except (OSError, ValueError):
-                current = None
-            if current is not None and current.size == len(old_rows) and current.unit_term_counts(0) is not None:
-                return old_rows[keep], lambda texts: current.updated(keep, texts)  # type: ignore[return-value]
-        kept = [(row, text) for row, document_id, text in
-                conn.execute("SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
-        return (np.array([row for row, _ in kept], dtype=np.int64),
-                lambda texts: LexicalIndex.build([text for _, text in kept] + texts))
-
-    def _write_generation(
-        self, conn: sqlite3.Connection, generation: int, removed_rows: set[int], progress: ProgressFn | None,
-        previous: Path | None, lexical: tuple[np.ndarray, LexicalIndex] | None = None,
-        added: np.ndarray | None = None,
-    ) -> None:
-        """Write gen-<N> from the (uncommitted) database state, reusing the vectors of the ``previous``
-        generation's sound files and the vectors ``added`` of the units this write inserted (else reading them
-        from the database), and record it in the manifest as current, with its files' checksums.
-
-        ``lexical`` is a BM25 index built beforehand over the rows it names followed by the rows this update
-        added; it is used when the database holds exactly those rows, and built from the database otherwise.
-        """
-        rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
-        # the previous generation's row order, read once for the vectors and the graph
-        old_rows = np.load(previous / artifacts.ROWS) if previous is not None else None
-        vectors = self._generation_vectors(conn, previous, old_rows, rows, removed_rows, added)
-        if lexical is not None and _prebuilt_matches(lexical, rows):
-            lexical_index = lexical[1]
-        else:
-            if progress:
-                progress("bm25", 0, 1)
-            lexical_index = LexicalIndex.build([r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")])
-            if progress:
-                progress("bm25", 1, 1)
-        graph = self._graph(conn, previous, old_rows, rows, vectors, removed_rows, progress)
-        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, lexical_index, graph)
-        conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
-        conn.execute("UPDATE manifest SET value=? WHERE key='generation'", (str(generation),))
-
-    def _graph(
-        self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
-        vectors: np.ndarray, removed_rows: set[int], progress: ProgressFn | None,
-    ) -> AnnIndex | None:
-        """The nearest-neighbour graph of the new generation, when it has ``ann_min_units`` units or more: the
-        previous generation's graph without the removed units and with the new ones (row ids only grow), or
-        built whole when there is none to start from."""
-        minimum = _ann_min_units(conn)
-        if not minimum or len(rows) < minimum or vectors.shape[1] == 0:
-            return None
-        if not ann_graph.available():
-            warnings.warn(f"{self.path}: {len(rows):,} units and no approximate nearest-neighbour index: dense "
-                          "search reads every vector (pip install 'citesum[ann]' for one)", stacklevel=2)
-            return None
-        if progress:
-            progress("ann", 0, 1)
-        graph = None
-        if previous is not None and old_rows is not None and (previous / artifacts.ANN).exists():
-            try:
-                graph = AnnIndex.load(previous / artifacts.ANN, view=False)
-                graph.remove(np.intersect1d(old_rows, np.fromiter(removed_rows, dtype=np.int64)))
-                added = rows > (old_rows.max() if len(old_rows) else -1)
-                graph.add(vectors[added], rows[added])
-            except (OSError, ValueError, RuntimeError) as exc:
-                log.warning("%s: the previous nearest-neighbour graph could not be updated (%s); building it again",
-                            self.path, exc)
-                graph = None
-        # built whole when the update would not give exactly this generation's units (history of another shape)
-        if graph is None or graph.dim != vectors.shape[1] or not np.array_equal(graph.keys(), rows):
-            graph = AnnIndex.build(vectors, rows)
-        if progress:
-            progress("ann", 1, 1)
-        return graph
 
     def set_ann_min_units(self, minimum: int, *, rewrite: bool = True) -> int | None:
         """Give generations of ``minimum`` units or more an approximate nearest-neighbour graph (0: never).
@@ -971,51 +871,18 @@ class Index(IndexReader):
         unless not ``rewrite`` (an update about to write the next generation applies it)."""
         if minimum < 0:
             raise ConfigError(f"ann_min_units must be 0 (never) or a number of units, got {minimum}")
+        if not isinstance(self.store, LocalStore):
+            raise ConfigError(f"the index at {self.path} keeps its vectors in {self.store.spec}, which indexes them "
+                              "itself: --ann-min-units is a setting of the local store")
         with self._write_lock(self.path):
             conn = _connect(self.path / DB_NAME)
             try:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('ann_min_units', ?)", (str(minimum),))
                 units = conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
-                folder = self.path / f"gen-{_current_generation(conn)}"
+                has_graph = self.store.has_graph(current_generation(conn))
             finally:
                 conn.close()
         wanted = bool(minimum) and units >= minimum
-        if rewrite and units and wanted != (folder / artifacts.ANN).exists() and (ann_graph.available() or not wanted):
+        if rewrite and units and wanted != has_graph and (ann_graph.available() or not wanted):
             return self.rewrite_generation()
         return None
-
-    def _generation_vectors(
-        self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
-        removed_rows: set[int], added: np.ndarray | None,
-    ) -> np.ndarray:
-        """The new dense matrix: the ``previous`` generation's (its sound file) without the removed rows, then
-        the rows this write inserted (row ids only grow), with the vectors ``added`` as embedded (else read
-        from the database). Everything is read from the database when the history is not that shape.
-
-        A first build thus writes the vectors it embedded without reading a million blobs back from SQLite
-        and holding them twice."""
-        kept_rows = np.zeros(0, dtype=np.int64)
-        last = -1
-        if old_rows is not None:
-            keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
-            kept_rows = old_rows[keep]
-            last = int(old_rows.max()) if len(old_rows) else -1
-        new_rows = rows[len(kept_rows):]
-        if not np.array_equal(kept_rows, rows[: len(kept_rows)]) or (len(new_rows) and new_rows[0] <= last):
-            return self._read_vectors(conn)  # not the expected shape of history: rebuild from the source of truth
-        if added is not None and len(added) == len(new_rows):
-            fresh = added
-        elif previous is not None:
-            fresh = np.array([np.frombuffer(blob, dtype=np.float32) for (blob,) in conn.execute(
-                "SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid", (last,))], dtype=np.float32)
-        else:
-            return self._read_vectors(conn)
-        if previous is None or not len(kept_rows):
-            return fresh if len(fresh) else self._read_vectors(conn)
-        kept = np.load(previous / artifacts.VECTORS)[keep]
-        return np.vstack([kept, fresh]) if len(fresh) else kept
-
-    def _sweep(self, keep: int) -> None:
-        for entry in self.path.glob("gen-*"):
-            if entry.name != f"gen-{keep}":
-                shutil.rmtree(entry, ignore_errors=True)

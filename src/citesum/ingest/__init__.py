@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Iterable, Iterator, Sequence
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import FileReport, IngestOptions, IngestReport, path_text, shown
 from citesum.ingest.formats import READERS
+from citesum.parallel import BatchExecutor
 from citesum.types import Document
 
 __all__ = ["FILE_KEY", "UPLOAD_KEY", "FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths",
@@ -132,22 +134,32 @@ def is_missing(path: str | Path) -> bool:
     return not (Path(path).exists() or Path(path).is_symlink())
 
 
+#: files a worker parses in one task of a parallel ingestion
+FILES_PER_TASK = 16
+
+
+def _ingest_batch(options: IngestOptions, files: list[tuple[Path, str]]) -> list[tuple[list[Document], FileReport]]:
+    """One task of a parallel ingestion: :func:`ingest_file` of each of ``files``."""
+    return [ingest_file(path, relative, options) for path, relative in files]
+
+
 def ingest_paths(
     paths: Iterable[str | Path],
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     options: IngestOptions | None = None,
+    executor: BatchExecutor | None = None,
 ) -> tuple[list[Document], IngestReport]:
     """Ingest files and folders (recursively). Globs match the path relative to the folder, or the file name.
 
     Document ids are paths relative to the folder given (the file name for a single file), so re-ingesting
-    the same folder updates documents in place.
+    the same folder updates documents in place. With an ``executor`` (citesum.parallel), its workers parse the
+    files, a batch at a time; the documents and the report are the same, in the same order.
     """
     options = options or IngestOptions()
     report = IngestReport()
-    documents: list[Document] = []
-    ids: dict[str, str] = {}
+    files: list[tuple[Path, str]] = []
     for given in paths:
         root = Path(given)
         if root.is_dir():
@@ -157,21 +169,25 @@ def ingest_paths(
             continue
         else:
             candidates = [(root, path_text(root.name))]
-        for path, relative in candidates:
-            if include and not _matches(relative, include):
-                continue
-            if exclude and _matches(relative, exclude):
-                continue
-            found, file_report = ingest_file(path, relative, options)
-            clashes = [d.id for d in found if d.id in ids]
-            if clashes:
-                file_report = FileReport(
-                    path_text(path), "skipped", reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}",
-                    document_id=relative,
-                )
-                found = []
-            for document in found:
-                ids[document.id] = path_text(path)
-            documents.extend(found)
-            report.files.append(file_report)
+        files += [(path, relative) for path, relative in candidates
+                  if not (include and not _matches(relative, include)) and not (exclude and _matches(relative, exclude))]
+    if executor is None:
+        parsed = [ingest_file(path, relative, options) for path, relative in files]
+    else:
+        batches = [files[start : start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
+        parsed = [one for batch in executor.map(functools.partial(_ingest_batch, options), batches) for one in batch]
+    documents: list[Document] = []
+    ids: dict[str, str] = {}
+    for (path, relative), (found, file_report) in zip(files, parsed):
+        clashes = [d.id for d in found if d.id in ids]
+        if clashes:
+            file_report = FileReport(
+                path_text(path), "skipped", reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}",
+                document_id=relative,
+            )
+            found = []
+        for document in found:
+            ids[document.id] = path_text(path)
+        documents.extend(found)
+        report.files.append(file_report)
     return documents, report

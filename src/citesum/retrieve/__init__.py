@@ -15,7 +15,7 @@ from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever
 from citesum.retrieve.dense import DenseRetriever
 from citesum.retrieve.feedback import DensePRFRetriever, RM3Retriever
-from citesum.retrieve.fusion import RRF_K, HybridRetriever
+from citesum.retrieve.fusion import RRF_K, HybridRetriever, StoreHybridRetriever
 from citesum.retrieve.lexical import BM25Retriever, KeywordRetriever
 from citesum.retrieve.reference import OracleRetriever, RandomRetriever
 
@@ -43,6 +43,9 @@ def get_retriever(
         if len(set(parts)) != len(parts) or len(parts) > MAX_HYBRID_PARTS:
             raise ConfigError(f"'{name}': a hybrid fuses {MAX_HYBRID_PARTS} different retrievers at most "
                               "(a repeated one only costs time)")
+        if index.lexical.serves_hybrid and (name == "hybrid" or set(parts) == {"bm25", "dense"}):
+            # the store fuses BM25 and dense in one round trip (RM3 needs term counts a Milvus store does not keep)
+            return StoreHybridRetriever(index, k=rrf_k)
         members = [get_retriever(p, index, relevance=relevance, seed=seed) for p in parts]
         return HybridRetriever(index, members, k=rrf_k)
     if name == "lightpal" or name.startswith("lightpal:"):
@@ -55,6 +58,9 @@ def get_retriever(
     if name == "bm25":
         return BM25Retriever(index)
     if name == "bm25-rm3":
+        if not index.lexical.term_statistics:
+            raise ConfigError("'bm25-rm3' reads each unit's term counts, which the local store keeps and this "
+                              "index's store does not; use 'bm25' or 'hybrid'")
         return RM3Retriever(index)
     if name == "dense":
         return DenseRetriever(index)

@@ -14,7 +14,8 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     """The cosine score of every unit for ``query_vector`` (unit vectors are L2-normalised), read from one
     generation of ``index``.
 
-    With a graph (indexes of ``ann_min_units`` units or more), the units it finds (the depth a fusion ranks) get
+    With a nearest-neighbour search (the local store's graph in indexes of ``ann_min_units`` units or more; a
+    Milvus store), the units it finds (the depth a fusion ranks) get
     their exact score and every other unit 0, or just below the lowest candidate when that is not positive: the
     ranking of units is exact down to that depth, and a document is scored by its candidate units alone (a unit
     left out at the candidates' lowest score would lift every long document's sum of its best units above a
@@ -27,12 +28,16 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
         if graph is None:
             return np.asarray(vectors @ query_vector, dtype=np.float32)
         row_ids = view.row_ids
-        found = graph.search(query_vector)
+        found, found_scores = graph.nearest(query_vector)
         positions = np.searchsorted(row_ids, found)
-        # sorted: reads of the memory-mapped matrix go forward; a key not among the rows would be a stale graph
-        positions = np.sort(positions[(positions < len(row_ids))
-                                      & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)])
-        exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
+        # a key not among the generation's rows is a stale graph's, or a unit another generation added
+        known = (positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)
+        order = np.argsort(positions[known], kind="stable")
+        positions = positions[known][order]  # sorted: reads of the memory-mapped matrix go forward
+        if found_scores is not None:  # the store scored them exactly
+            exact = np.asarray(found_scores, dtype=np.float32)[known][order]
+        else:
+            exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
     floor = min(np.float32(0.0), np.nextafter(exact.min(), np.float32(-np.inf))) if len(exact) else np.float32(0.0)
     scores = np.full(len(row_ids), floor, dtype=np.float32)
     scores[positions] = exact

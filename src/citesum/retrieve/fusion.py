@@ -6,6 +6,7 @@ from typing import Hashable, Sequence, TypeVar
 
 import numpy as np
 
+from citesum.embed import Embedder, get_embedder
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_k
 
@@ -61,3 +62,22 @@ class HybridRetriever(Retriever):
         ]
         ranked = sorted(reciprocal_rank_fusion(rankings, self.k).items(), key=lambda item: -item[1])
         return ranked if k is None else ranked[:k]
+
+
+class StoreHybridRetriever(Retriever):
+    """BM25 and dense fused by the search store itself, in one round trip (a Milvus store: its RRF ranker over
+    each part's top 1,000 units). Documents are ranked by their best units' fused scores, as for any unit
+    scores (a local hybrid fuses each member's document ranking instead)."""
+
+    name = "hybrid(bm25+dense)"
+
+    def __init__(self, index: IndexReader, embedder: Embedder | None = None, k: int = RRF_K) -> None:
+        super().__init__(index)
+        self.embedder = embedder or get_embedder(index.settings.embedder)
+        self.k = k
+
+    def scores(self, query: str) -> np.ndarray:
+        with self.index.pinned() as view:
+            if len(view) == 0:
+                return np.zeros(0, dtype=np.float32)
+            return view.lexical.hybrid_scores(query, self.embedder.encode_query(query), self.k)  # type: ignore[attr-defined]

@@ -1,0 +1,46 @@
+"""Reads of the index database that every search store shares (the passages and their stored embeddings are
+the source of truth whatever store serves the searches)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterator, Sequence
+
+import numpy as np
+
+
+def parameter_batches(values: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """``values`` in batches, each with its ``?,?,...`` placeholders: SQLite takes a bounded number of
+    parameters in one statement."""
+    for start in range(0, len(values), size):
+        batch = list(values[start : start + size])
+        yield batch, ",".join("?" * len(batch))
+
+
+def rows_of_documents(conn: sqlite3.Connection, document_ids: Sequence[str]) -> Iterator[tuple[int]]:
+    """The rowids of the passages of ``document_ids``."""
+    for batch, marks in parameter_batches(document_ids):
+        yield from conn.execute(f"SELECT rowid FROM passages WHERE document_id IN ({marks})", batch)
+
+
+def current_generation(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT value FROM manifest WHERE key='generation'").fetchone()[0])
+
+
+def manifest_value(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM manifest WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def stored_dim(conn: sqlite3.Connection) -> int:
+    value = manifest_value(conn, "dim")
+    return int(value) if value else 0
+
+
+def read_vectors(conn: sqlite3.Connection, after_row: int = -1) -> np.ndarray:
+    """The stored embeddings of the passages (those with a rowid above ``after_row``), in rowid order."""
+    blobs = [row[0] for row in conn.execute("SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid",
+                                            (after_row,))]
+    if not blobs:
+        return np.zeros((0, stored_dim(conn)), dtype=np.float32)
+    return np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])

@@ -1,0 +1,401 @@
+"""The Milvus search store (extra ``milvus``): a collection holding each passage's vector and analysed text, searched
+by Milvus's own BM25 function (sparse), its dense index (HNSW, IVF_FLAT or FLAT) and its RRF ranker (one round
+trip for a hybrid query). ``milvus:URI`` names a milvus-lite file (runs in-process, offline) or a server
+(``http://host:19530``, a standalone or a cluster; a token, when the server wants one, comes from the environment
+variable ``CITESUM_MILVUS_TOKEN``, never from the manifest).
+
+The documents and passages, their positions and embeddings stay in the index folder's database, so packing,
+citations and evidence work unchanged, and the collection can always be written again from it (``citesum check
+--repair``). A row's primary key is its passage's rowid, which only grows and names one passage's content.
+
+Generations: a write upserts its new units *before* its transaction commits (a reader drops every unit that is
+not among its pinned generation's rowids, so it never sees them early), and deletes the units it removed only
+*after* the commit, which it records in the manifest first: a writer killed before the commit leaves rows above
+the last committed rowid, which the next writer deletes before it writes; one killed after the commit leaves the
+recorded deletions, which the next writer carries out. A reader of an older generation may find fewer of the
+units that a newer one removed (they are gone from the collection), never a unit its generation does not have.
+
+Text is analysed by citesum (:func:`citesum.index.lexical.tokenize`: lower case, English stop words removed,
+Snowball-stemmed, as for the local BM25) and stored as its tokens joined by spaces, which Milvus's standard
+tokenizer splits again: the same terms on both sides whatever analysers the server has (milvus-lite has no
+English stemmer), and scores close to the local store's (BM25 with the same k1 and b; the statistics are
+Milvus's own).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citesum.errors import ConfigError, IndexMismatchError, IndexStoreError, MissingExtraError
+from citesum.index.ann import CANDIDATES
+from citesum.index.database import manifest_value, parameter_batches, read_vectors, stored_dim
+from citesum.index.lexical import LexicalIndex, tokenize
+from citesum.index.search_store import ProgressFn, SearchParts, SearchStore
+
+log = logging.getLogger(__name__)
+
+#: the dense index types a collection may be built with, and their build / search parameters
+DENSE_INDEXES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
+    "HNSW": ({"M": 16, "efConstruction": 128}, {"ef": CANDIDATES}),
+    "IVF_FLAT": ({"nlist": 1024}, {"nprobe": 64}),
+    "FLAT": ({}, {}),
+}
+DEFAULT_DENSE_INDEX = "HNSW"
+#: units a BM25 or hybrid search returns (the depth a fusion ranks, as for the local store)
+SEARCH_DEPTH = 1000
+#: rows per upsert: one message well under the server's 64 MB default
+UPSERT_BATCH = 1000
+#: the longest analysed text a row holds (Milvus's VARCHAR limit, in bytes)
+MAX_TERMS_BYTES = 65_535
+CONNECT_TIMEOUT_S = 10.0
+_PENDING = "milvus_pending_delete"
+
+
+def _pymilvus() -> Any:
+    try:
+        import pymilvus
+    except ImportError as exc:
+        raise MissingExtraError("the Milvus store", "milvus", "pymilvus") from exc
+    return pymilvus
+
+
+def analysed(texts: list[str]) -> list[str]:
+    """What a row's ``terms`` field holds: the text's BM25 terms joined by spaces, the terms past the field's
+    size left out (a whole-document unit of a long document)."""
+    joined = [" ".join(tokens) for tokens in tokenize(texts)] if texts else []
+    return [_clipped(text) for text in joined]
+
+
+def _clipped(terms: str) -> str:
+    encoded = terms.encode()
+    if len(encoded) <= MAX_TERMS_BYTES:
+        return terms
+    return encoded[: MAX_TERMS_BYTES + 1].decode(errors="ignore").rsplit(" ", 1)[0]
+
+
+class MilvusStore(SearchStore):
+    """A generation's searches in a Milvus collection (see the module docstring)."""
+
+    def __init__(self, where: str, index_path: Path, manifest: dict[str, str]) -> None:
+        self.spec = f"milvus:{where}" if where else "milvus"
+        #: a milvus-lite file (``milvus`` alone: one inside the index folder), or a server's address
+        self.uri = where or str(index_path / "milvus.db")
+        self.index_path = index_path
+        self.collection = manifest.get("milvus_collection", "")
+        self.dense_index = manifest.get("milvus_dense_index", DEFAULT_DENSE_INDEX)
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+        self._first_new_row: int | None = None
+
+    # ---- the connection ------------------------------------------------------------------------------
+    def new_index_manifest(self, created: str, options: dict[str, str]) -> dict[str, str]:
+        """The collection's name (one per index: a server holds many) and its dense index type."""
+        dense_index = options.get("dense_index", DEFAULT_DENSE_INDEX).upper()
+        if dense_index not in DENSE_INDEXES:
+            raise ConfigError(f"unknown Milvus dense index '{dense_index}'; choose one of: {', '.join(DENSE_INDEXES)}")
+        unknown = set(options) - {"dense_index"}
+        if unknown:
+            raise ConfigError(f"unknown Milvus store option(s): {', '.join(sorted(unknown))}")
+        digest = hashlib.sha1(f"{self.index_path.resolve()}|{created}".encode()).hexdigest()[:16]
+        return {"milvus_collection": f"citesum_{digest}", "milvus_dense_index": dense_index}
+
+    def verify(self) -> None:
+        self.client()
+
+    def client(self) -> Any:
+        with self._client_lock:
+            if self._client is None:
+                pymilvus = _pymilvus()
+                token = os.environ.get("CITESUM_MILVUS_TOKEN", "")
+                try:
+                    self._client = pymilvus.MilvusClient(self.uri, token=token, timeout=CONNECT_TIMEOUT_S)
+                except pymilvus.MilvusException as exc:
+                    raise IndexStoreError(f"cannot reach Milvus at {self.uri} ({exc.message}); is the server "
+                                          "running, and the address right?") from exc
+            return self._client
+
+    @property
+    def owns_lite_file(self) -> bool:
+        return self.spec == "milvus"
+
+    def owns(self, name: str) -> bool:
+        return self.owns_lite_file and name == "milvus.db"
+
+    def _call(self, what: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``client.method(*args, **kwargs)``, its failures as the user should read them."""
+        pymilvus = _pymilvus()
+        try:
+            return getattr(self.client(), method)(*args, **kwargs)
+        except pymilvus.MilvusException as exc:
+            raise IndexStoreError(f"Milvus at {self.uri} failed to {what} (collection {self.collection}): "
+                                  f"{exc.message}") from exc
+
+    # ---- the collection ------------------------------------------------------------------------------
+    def _expected_fields(self, dim: int) -> dict[str, str]:
+        return {"id": "INT64", "terms": "VARCHAR", "sparse": "SPARSE_FLOAT_VECTOR", "dense": f"FLOAT_VECTOR({dim})"}
+
+    def _ensure_collection(self, dim: int) -> None:
+        """Create the collection (vectors of ``dim``) unless it exists; refuse one of another schema."""
+        if self._call("list collections", "has_collection", self.collection):
+            self._check_schema(dim)
+            return
+        pymilvus = _pymilvus()
+        DataType, Function, FunctionType = pymilvus.DataType, pymilvus.Function, pymilvus.FunctionType
+        schema = self._call("make a schema", "create_schema", auto_id=False)
+        schema.add_field("id", DataType.INT64, is_primary=True)
+        schema.add_field("terms", DataType.VARCHAR, max_length=MAX_TERMS_BYTES, enable_analyzer=True)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+        schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["terms"],
+                                     output_field_names=["sparse"]))
+        params = self._call("prepare the indexes", "prepare_index_params")
+        # the local store's BM25 parameters (bm25s's defaults), so the two rank alike
+        params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                         params={"bm25_k1": LexicalIndex.K1, "bm25_b": LexicalIndex.B})
+        build, _ = DENSE_INDEXES[self.dense_index]
+        params.add_index("dense", index_type=self.dense_index, metric_type="IP", params=build)
+        # milvus-lite answers one call of pymilvus's with "Method not implemented" and logs its traceback at
+        # ERROR though the collection is made: that log is not the user's concern
+        grpc_log = logging.getLogger("grpc._server")
+        level = grpc_log.level
+        grpc_log.setLevel(logging.CRITICAL)
+        try:
+            self._call("create the collection", "create_collection", self.collection, schema=schema,
+                       index_params=params, consistency_level="Strong")
+        finally:
+            grpc_log.setLevel(level)
+
+    def _check_schema(self, dim: int) -> None:
+        description = self._call("describe the collection", "describe_collection", self.collection)
+        found = {}
+        for field in description.get("fields", []):
+            kind = getattr(field.get("type"), "name", str(field.get("type")))
+            if kind == "FLOAT_VECTOR":
+                kind = f"FLOAT_VECTOR({field.get('params', {}).get('dim')})"
+            found[field["name"]] = kind
+        expected = self._expected_fields(dim)
+        if found != expected:
+            raise IndexMismatchError(
+                f"the Milvus collection {self.collection} at {self.uri} has another schema than this index's: "
+                f"{found} where citesum writes {expected}; it is not this index's collection (drop it, or build the "
+                "index into a new folder)")
+
+    # ---- reading -------------------------------------------------------------------------------------
+    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
+        search = MilvusSearch(self, row_ids)
+        return SearchParts(StoredVectors(self.index_path, row_ids, stored_dim(conn)), search,
+                           search if len(row_ids) else None)
+
+    def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
+        if not passages:
+            return []
+        try:
+            if not self._call("list collections", "has_collection", self.collection):
+                return [f"the Milvus collection {self.collection} at {self.uri} is missing; --repair writes it "
+                        "from the database"]
+            self._check_schema(int(manifest.get("dim", "0")))
+            stats = self._call("count the rows", "query", self.collection, filter="", output_fields=["count(*)"])
+        except (IndexStoreError, IndexMismatchError) as exc:
+            return [str(exc)]
+        rows = int(stats[0]["count(*)"]) if stats else 0
+        pending = len(json.loads(manifest.get(_PENDING, "[]")))
+        if rows - pending != passages:
+            return [f"the Milvus collection {self.collection} holds {rows:,} rows ({pending:,} of them to delete) "
+                    f"for {passages:,} passages in the database; --repair writes it again"]
+        return []
+
+    # ---- writing -------------------------------------------------------------------------------------
+    def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> "_NoLexical":
+        return _NoLexical()
+
+    def write(self, conn: sqlite3.Connection, generation: int, plan: object, removed_rows: set[int],
+              first_new_row: int, added: np.ndarray | None, lexical: object, progress: ProgressFn | None) -> None:
+        dim = stored_dim(conn)
+        if not dim:  # nothing was ever embedded: no collection yet
+            return
+        self._ensure_collection(dim)
+        self._carry_out_pending(conn)
+        if plan is None:  # a repair: the collection again from the database
+            first_new_row = 1
+            self._call("drop the collection", "drop_collection", self.collection)
+            self._ensure_collection(dim)
+        else:
+            # rows of a writer killed before its commit (rowids are given again after a rollback)
+            self._call("delete rows no generation has", "delete", self.collection, filter=f"id >= {first_new_row}")
+        self._first_new_row = first_new_row
+        rows = conn.execute("SELECT rowid, text FROM passages WHERE rowid >= ? ORDER BY rowid",
+                            (first_new_row,)).fetchall()
+        vectors = added if added is not None and plan is not None and len(added) == len(rows) \
+            else read_vectors(conn, after_row=first_new_row - 1)
+        for start in range(0, len(rows), UPSERT_BATCH):
+            batch = rows[start : start + UPSERT_BATCH]
+            terms = analysed([text for _, text in batch])
+            self._call("write passages", "upsert", self.collection, [
+                {"id": int(row_id), "terms": text, "dense": vectors[start + i].tolist()}
+                for i, ((row_id, _), text) in enumerate(zip(batch, terms))])
+            if progress:
+                progress("milvus", min(start + UPSERT_BATCH, len(rows)), len(rows))
+        if removed_rows:
+            conn.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (_PENDING, json.dumps(sorted(removed_rows))))
+
+    def _carry_out_pending(self, conn: sqlite3.Connection) -> None:
+        """Delete the rows the last committed generation removed, when its writer did not live to."""
+        pending = manifest_value(conn, _PENDING)
+        if pending:
+            self._delete(json.loads(pending))
+            conn.execute("DELETE FROM manifest WHERE key = ?", (_PENDING,))
+
+    def _delete(self, row_ids: list[int]) -> None:
+        for batch, _ in parameter_batches([str(row) for row in row_ids], size=5000):
+            self._call("delete removed passages", "delete", self.collection, filter=f"id in [{','.join(batch)}]")
+
+    def committed(self, conn: sqlite3.Connection, generation: int) -> None:
+        self._first_new_row = None
+        pending = manifest_value(conn, _PENDING)
+        if pending:
+            try:
+                self._delete(json.loads(pending))
+            except IndexStoreError as exc:  # the generation is committed: the next writer deletes them
+                log.warning("%s; the next write deletes them", exc)
+                return
+            conn.execute("DELETE FROM manifest WHERE key = ?", (_PENDING,))
+
+    def discard(self, generation: int) -> None:
+        if self._first_new_row is not None:
+            try:
+                self._call("delete rows of a write that failed", "delete", self.collection,
+                           filter=f"id >= {self._first_new_row}")
+            except IndexStoreError as exc:  # the next writer deletes them first
+                log.warning("%s", exc)
+            self._first_new_row = None
+
+
+@dataclass(frozen=True)
+class _NoLexical:
+    """A Milvus write's plan: the collection indexes text itself."""
+
+    def index_lexically(self, texts: list[str]) -> None:
+        return None
+
+
+class MilvusSearch:
+    """BM25, dense and hybrid search of one generation in the store's collection; every score array is aligned
+    with the generation's units, and units of other generations are dropped."""
+
+    #: Milvus keeps no term counts citesum can read (RM3 feedback needs them)
+    term_statistics = False
+    #: a hybrid query is one round trip (Milvus's RRF ranker)
+    serves_hybrid = True
+
+    def __init__(self, store: MilvusStore, row_ids: np.ndarray) -> None:
+        self.store = store
+        self.row_ids = row_ids
+
+    @property
+    def size(self) -> int:
+        return len(self.row_ids)
+
+    def _aligned(self, hits: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+        """(positions among the generation's units, scores) of the hits of this generation."""
+        found = np.array([hit["id"] for hit in hits], dtype=np.int64)
+        scores = np.array([hit["distance"] for hit in hits], dtype=np.float32)
+        positions = np.searchsorted(self.row_ids, found)
+        known = (positions < len(self.row_ids)) & (self.row_ids[np.minimum(positions, len(self.row_ids) - 1)] == found)
+        return positions[known], scores[known]
+
+    def _search(self, data: list[Any], field: str, limit: int, params: dict[str, int]) -> list[dict[str, Any]]:
+        if not len(self.row_ids):
+            return []
+        found = self.store._call("search", "search", self.store.collection, data=data, anns_field=field,
+                                 limit=limit, search_params={"params": params}, output_fields=[])
+        return list(found[0]) if found else []
+
+    def scores(self, query: str) -> np.ndarray:
+        scores = np.zeros(len(self.row_ids), dtype=np.float32)
+        terms = analysed([query])[0]
+        if not terms:
+            return scores
+        positions, found = self._aligned(self._search([terms], "sparse", SEARCH_DEPTH, {}))
+        # milvus-lite gives BM25 as a negative distance (best first), a server as a positive score
+        scores[positions] = np.abs(found)
+        return scores
+
+    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _, search = DENSE_INDEXES[self.store.dense_index]
+        hits = self._search([np.asarray(query_vector, dtype=np.float32).tolist()], "dense", CANDIDATES, search)
+        return (np.array([hit["id"] for hit in hits], dtype=np.int64),
+                np.array([hit["distance"] for hit in hits], dtype=np.float32))
+
+    def hybrid_scores(self, query: str, query_vector: np.ndarray, rrf_k: int) -> np.ndarray:
+        """Milvus's reciprocal rank fusion (constant ``rrf_k``) of BM25 and dense, each to the search depth."""
+        pymilvus = _pymilvus()
+        scores = np.zeros(len(self.row_ids), dtype=np.float32)
+        if not len(self.row_ids):
+            return scores
+        _, search = DENSE_INDEXES[self.store.dense_index]
+        requests = [pymilvus.AnnSearchRequest(data=[np.asarray(query_vector, dtype=np.float32).tolist()],
+                                              anns_field="dense", param={"params": search}, limit=SEARCH_DEPTH)]
+        terms = analysed([query])[0]
+        if terms:
+            requests.append(pymilvus.AnnSearchRequest(data=[terms], anns_field="sparse", param={"params": {}},
+                                                      limit=SEARCH_DEPTH))
+        found = self.store._call("search", "hybrid_search", self.store.collection, requests,
+                                 ranker=pymilvus.RRFRanker(rrf_k), limit=SEARCH_DEPTH, output_fields=[])
+        positions, fused = self._aligned(list(found[0]) if found else [])
+        scores[positions] = fused
+        return scores
+
+
+class StoredVectors:
+    """A generation's unit vectors, read from the database's stored embeddings when asked (rows by position,
+    or all of them): a Milvus index holds no matrix in memory."""
+
+    def __init__(self, index_path: Path, row_ids: np.ndarray, dim: int) -> None:
+        self._database = index_path / "index.sqlite"
+        self._row_ids = row_ids
+        self.shape = (len(row_ids), dim)
+        self.dtype = np.dtype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self._row_ids)
+
+    def _connection(self) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{self._database}?mode=ro", uri=True, timeout=30)
+
+    def __getitem__(self, positions: Any) -> np.ndarray:
+        wanted = np.atleast_1d(self._row_ids[positions])
+        found: dict[int, bytes] = {}
+        with closing(self._connection()) as conn:
+            for batch, marks in parameter_batches([str(row) for row in wanted.tolist()]):
+                found.update(conn.execute(f"SELECT rowid, embedding FROM passages WHERE rowid IN ({marks})",
+                                          [int(row) for row in batch]).fetchall())
+        missing = [row for row in wanted.tolist() if row not in found]
+        if missing:
+            raise IndexStoreError(f"{len(missing)} passage(s) of this generation are gone from {self._database} "
+                                  "(a newer generation removed them); ask again")
+        matrix = np.array([np.frombuffer(found[row], dtype=np.float32) for row in wanted.tolist()],
+                          dtype=np.float32).reshape(len(wanted), self.shape[1])
+        return matrix if np.ndim(self._row_ids[positions]) else matrix[0]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Every vector of the generation (what LightPAL's graph build reads), in one pass over the table."""
+        with closing(self._connection()) as conn:
+            rows = conn.execute("SELECT rowid, embedding FROM passages ORDER BY rowid").fetchall()
+        read = np.fromiter((row for row, _ in rows), dtype=np.int64, count=len(rows))
+        at = np.searchsorted(read, self._row_ids)
+        if len(self._row_ids) and (at.max() >= len(read) or not np.array_equal(read[at], self._row_ids)):
+            return self[np.arange(len(self._row_ids))]  # raises, naming what is gone
+        matrix = np.array([np.frombuffer(rows[i][1], dtype=np.float32) for i in at.tolist()],
+                          dtype=np.float32).reshape(self.shape)
+        return matrix if dtype is None else matrix.astype(dtype)

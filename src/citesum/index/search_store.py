@@ -1,0 +1,138 @@
+"""Where the searches of an index run: its search store, chosen when the index is created and recorded in its
+manifest (key ``store``), so every later command finds it from ``--index DIR`` alone.
+
+- ``local`` (the default): each generation's BM25 (bm25s), dense matrix and, from ``ann_min_units`` units, HNSW
+  graph, as files beside the database (:mod:`citesum.index.local`).
+- ``milvus:URI``: a Milvus collection (:mod:`citesum.index.milvus`; a milvus-lite file or a server's address).
+
+In every case the database in the index folder keeps the documents, the passages with their positions and
+embeddings, and the generations: packing, citations and evidence read it, and any store can be written again
+from it. A store is told what a write adds and removes before the transaction that makes the new generation
+current commits, and when it has committed; a reader only ever sees the units of the generation it pinned.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from citesum.errors import ConfigError
+
+#: Progress callback: (stage, done, total).
+ProgressFn = Callable[[str, int, int], None]
+STORES = ("local", "milvus")
+
+
+class LexicalScorer(Protocol):
+    """BM25 over a generation's units."""
+
+    #: whether the scorer keeps the units' term counts and the vocabulary (what RM3 query feedback reads)
+    term_statistics: bool
+    #: whether the store fuses BM25 and dense itself (``hybrid_scores(query, query_vector, rrf_k)``)
+    serves_hybrid: bool
+
+    def scores(self, query: str) -> np.ndarray:
+        """One score per unit of the generation (0: the unit holds no term of the query)."""
+        ...
+
+
+class NearestUnits(Protocol):
+    """Approximate nearest-neighbour search over a generation's unit vectors."""
+
+    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(the rowids of the units found nearest, their cosine scores when exact, else None: the caller scores
+        them against the stored vectors)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SearchParts:
+    """What a store gives a loaded generation: the unit vectors (rows in rowid order; an array, or an object
+    that reads rows on demand), BM25, and a nearest-neighbour search when it has one."""
+
+    vectors: Any
+    lexical: LexicalScorer
+    nearest: NearestUnits | None
+
+
+class GenerationWrite(Protocol):
+    """What a store prepares before a write embeds the new units."""
+
+    def index_lexically(self, texts: list[str]) -> Any:
+        """Made while the last batches are embedded: the store's lexical index of the kept units and ``texts``
+        (the new units' texts, in order), or None when the store indexes text itself."""
+        ...
+
+
+class SearchStore(ABC):
+    """Serves the searches of an index's generations (see the module docstring)."""
+
+    #: what the manifest records: ``local`` or ``milvus:URI``
+    spec: str
+
+    @abstractmethod
+    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
+        """The search parts of ``generation`` (``conn``'s transaction sees it), whose units are ``row_ids``."""
+
+    @abstractmethod
+    def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> GenerationWrite:
+        """Before a write embeds anything (under the write lock): it will drop the units of ``replaced``."""
+
+    @abstractmethod
+    def write(self, conn: sqlite3.Connection, generation: int, plan: GenerationWrite | None, removed_rows: set[int],
+              first_new_row: int, added: np.ndarray | None, lexical: Any, progress: ProgressFn | None) -> None:
+        """Inside the write's transaction, before it commits: make ``generation`` searchable from the database
+        (its passages with rowids from ``first_new_row`` on are new, their vectors ``added`` when given) and
+        record in the manifest what a reader needs. ``plan`` None: everything from the database (a repair)."""
+
+    @abstractmethod
+    def committed(self, conn: sqlite3.Connection, generation: int) -> None:
+        """After ``generation`` committed: drop what only older generations used."""
+
+    @abstractmethod
+    def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
+        """What ``citesum check`` reports of the current generation's search parts (nothing when sound)."""
+
+    def new_index_manifest(self, created: str, options: dict[str, str]) -> dict[str, str]:
+        """What the manifest of a new index created at ``created`` records for this store, given the user's
+        ``options`` (refused when unknown)."""
+        if options:
+            raise ConfigError(f"the {self.spec} store takes no options (got {', '.join(sorted(options))})")
+        return {}
+
+    def verify(self) -> None:
+        """Raise :class:`~citesum.errors.IndexStoreError` when the store cannot be used (a server unreachable)."""
+
+    def discard(self, generation: int) -> None:
+        """Undo what :meth:`write` did for ``generation``, whose transaction rolled back."""
+
+    def owns(self, name: str) -> bool:
+        """Whether the entry ``name`` of the index folder is this store's (``citesum check`` notes others)."""
+        return False
+
+
+def parse_store(spec: str) -> tuple[str, str]:
+    """``local`` -> ("local", ""); ``milvus:URI`` -> ("milvus", URI); ``milvus`` -> ("milvus", "") (a
+    milvus-lite file in the index folder)."""
+    kind, _, where = spec.partition(":")
+    if kind not in STORES or (kind == "local" and where):
+        raise ConfigError(f"unknown store '{spec}'; choose 'local' or 'milvus:URI' (a milvus-lite file such as "
+                          "milvus:./vectors.db, or a server such as milvus:http://localhost:19530)")
+    return kind, where
+
+
+def open_store(spec: str, index_path: Path, manifest: dict[str, str]) -> SearchStore:
+    """The store an index's manifest records."""
+    kind, where = parse_store(spec)
+    if kind == "local":
+        from citesum.index.local import LocalStore
+
+        return LocalStore(index_path)
+    from citesum.index.milvus import MilvusStore
+
+    return MilvusStore(where, index_path, manifest)

@@ -1,0 +1,215 @@
+"""The Milvus search store, on milvus-lite (in-process, offline): the same rankings as the local store, updates,
+generations kept whole through failed writes, and clear errors for an unreachable server or a foreign
+collection."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from citesum.demo.haystack import generate_haystack
+from citesum.errors import ConfigError, IndexMismatchError, IndexStoreError
+from citesum.index.check import check_index, repair_index
+from citesum.index.store import Index
+from citesum.retrieve import get_retriever
+
+pytest.importorskip("pymilvus")
+pytest.importorskip("milvus_lite")
+
+from citesum.index import milvus as milvus_store  # noqa: E402
+
+DOCUMENTS = generate_haystack(documents=90, seed=5).documents
+QUERIES = ["What is happening with the city's water supply?", "How is public transit changing?",
+           "median rent two-bedroom", "desalination plant cost", "bus drivers strike in May"]
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, Index]:
+    """The same documents in the local store and in milvus-lite."""
+    folder = tmp_path_factory.mktemp("stores")
+    local = Index.create(folder / "local")
+    local.add(DOCUMENTS)
+    milvus = Index.create(folder / "milvus", store="milvus")
+    milvus.add(DOCUMENTS)
+    return local, milvus
+
+
+def _tie_aware_overlap(local: Index, milvus: Index, retriever: str, query: str, k: int = 10) -> float:
+    """Share of the Milvus top ``k`` that the local store ranks in its top ``k`` too, a unit tied with the local
+    ``k``-th score counting as in it (the generated haystack repeats sentences, and ties may fall either way)."""
+    local_scores = get_retriever(retriever, local).scores(query)
+    threshold = np.sort(local_scores)[-k]
+    found = get_retriever(retriever, milvus).retrieve(query, k)
+    position = {p.id: i for i, p in enumerate(local.passages)}
+    return sum(local_scores[position[hit.passage.id]] >= threshold - 1e-6 for hit in found) / k
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "dense"])
+def test_milvus_ranks_like_the_local_store(pair: tuple[Index, Index], retriever: str) -> None:
+    local, milvus = pair
+    assert milvus.store.spec == "milvus" and local.store.spec == "local"
+    assert [p.id for p in milvus.passages] == [p.id for p in local.passages]
+    overlaps = [_tie_aware_overlap(local, milvus, retriever, query) for query in QUERIES]
+    assert min(overlaps) >= 0.9, overlaps
+
+
+def test_a_hybrid_query_is_fused_by_milvus_and_agrees_with_the_local_fusion(pair: tuple[Index, Index]) -> None:
+    local, milvus = pair
+    hybrid = get_retriever("hybrid", milvus)
+    assert hybrid.name == "hybrid(bm25+dense)"  # Milvus's RRF ranker, one round trip
+    for query in QUERIES:
+        ours = {h.passage.document_id for h in get_retriever("hybrid:bm25+dense", local).retrieve(query, 10)}
+        theirs = {h.passage.document_id for h in hybrid.retrieve(query, 10)}
+        assert len(ours & theirs) >= 6, (query, ours, theirs)
+    ranked = hybrid.rank_documents(QUERIES[0], 5)
+    assert len(ranked) == 5 and all(score > 0 for _, score in ranked)
+
+
+def test_what_the_milvus_store_cannot_do_is_said(pair: tuple[Index, Index]) -> None:
+    _, milvus = pair
+    with pytest.raises(ConfigError, match="bm25-rm3"):
+        get_retriever("bm25-rm3", milvus)
+    with pytest.raises(ConfigError, match="local store"):
+        milvus.set_ann_min_units(10)
+    # the other retrievers read the vectors from the database when they need them
+    assert get_retriever("dense-prf", milvus).retrieve(QUERIES[1], 3)
+    assert get_retriever("hybrid:bm25+dense+keywords", milvus).retrieve(QUERIES[1], 3)
+    assert np.asarray(milvus.vectors).shape == (len(milvus), np.asarray(pair[0].vectors).shape[1])
+
+
+def _documents_found(index: Index, query: str, k: int = 200) -> set[str]:
+    return {hit.passage.document_id for hit in get_retriever("bm25", index).retrieve(query, k) if hit.score > 0}
+
+
+def test_updates_and_deletions_reach_the_collection(tmp_path: Path) -> None:
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:40])
+    gone, changed = DOCUMENTS[0], DOCUMENTS[1]
+    assert gone.id in _documents_found(index, gone.text)
+    stats = index.update(upsert=[dataclasses.replace(changed, text=changed.text + " Zanzibar flamingo parade.")]
+                         + DOCUMENTS[40:50],
+                         delete=[gone.id])
+    assert (stats.added, stats.updated, stats.deleted) == (10, 1, 1)
+    assert _documents_found(index, "zanzibar flamingo") == {changed.id}
+    assert gone.id not in _documents_found(index, gone.text)
+    dense = {h.passage.document_id for h in get_retriever("dense", index).retrieve(gone.text, 50)}
+    assert gone.id not in dense
+    report = check_index(index.path)
+    assert report.ok, report.problems
+    assert report.counts["passages"] == len(index)
+
+
+def test_a_write_that_fails_before_its_commit_leaves_the_previous_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:30])
+    before = (index.generation, len(index), _documents_found(index, DOCUMENTS[0].text))
+    real_write = milvus_store.MilvusStore.write
+
+    def write_then_fail(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real_write(self, *args, **kwargs)  # the new rows are in the collection ...
+        raise OSError("disk gone")  # ... and the transaction never commits
+
+    monkeypatch.setattr(milvus_store.MilvusStore, "write", write_then_fail)
+    with pytest.raises(IndexStoreError):
+        index.update(upsert=DOCUMENTS[30:45], delete=[DOCUMENTS[0].id])
+    monkeypatch.undo()
+    reopened = Index.open(index.path)
+    assert (reopened.generation, len(reopened), _documents_found(reopened, DOCUMENTS[0].text)) == before
+    assert check_index(index.path).ok  # the rows of the failed write were taken out again
+    reopened.update(upsert=DOCUMENTS[30:35])
+    report = check_index(index.path)
+    assert report.ok and report.counts["documents"] == 35
+
+
+def test_deletions_a_writer_did_not_live_to_make_are_made_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:30])
+
+    def unreachable(self, row_ids):  # type: ignore[no-untyped-def]
+        raise IndexStoreError("Milvus at there failed to delete removed passages: connection reset")
+
+    monkeypatch.setattr(milvus_store.MilvusStore, "_delete", unreachable)
+    with caplog.at_level(logging.WARNING):
+        index.delete([DOCUMENTS[2].id])  # committed; the rows stay in the collection
+    assert "the next write deletes them" in caplog.text
+    monkeypatch.undo()
+    assert DOCUMENTS[2].id not in _documents_found(index, DOCUMENTS[2].text)  # readers drop them
+    assert check_index(index.path).ok  # the recorded deletions account for the extra rows
+    index.add(DOCUMENTS[30:31])
+    manifest = index.info()
+    assert "milvus_pending_delete" not in manifest
+    assert check_index(index.path).ok
+
+
+def test_an_unreachable_server_is_a_clear_error_and_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(IndexStoreError, match=r"cannot reach Milvus at http://127\.0\.0\.1:9"):
+        Index.create(tmp_path / "ix", store="milvus:http://127.0.0.1:9")
+    assert not (tmp_path / "ix").exists()
+    from citesum.cli import main
+
+    source = tmp_path / "docs"
+    source.mkdir()
+    (source / "a.txt").write_text("Rents rose again this spring.")
+    result = CliRunner().invoke(main, ["index", str(source), "--index", str(tmp_path / "ix"),
+                                       "--store", "milvus:http://127.0.0.1:9"])
+    assert result.exit_code != 0 and "cannot reach Milvus" in result.output
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["index", str(source), "--index", str(tmp_path / "ix"), "--store", "faiss"])
+    assert result.exit_code != 0 and "unknown store 'faiss'" in result.output
+
+
+def test_a_collection_of_another_schema_is_refused(tmp_path: Path) -> None:
+    import pymilvus
+
+    lite = tmp_path / "shared.db"
+    index = Index.create(tmp_path / "ix", store=f"milvus:{lite}")
+    collection = index.info()["milvus_collection"]
+    client = pymilvus.MilvusClient(str(lite))
+    client.create_collection(collection, dimension=8)  # someone else's collection, under the same name
+    client.close()
+    with pytest.raises(IndexMismatchError, match="another schema"):
+        index.add(DOCUMENTS[:3])
+    assert len(Index.open(index.path)) == 0  # nothing was committed
+
+
+def test_a_lost_collection_is_found_by_check_and_written_again_by_repair(tmp_path: Path) -> None:
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:20])
+    expected = [h.passage.id for h in get_retriever("bm25", index).retrieve(QUERIES[0], 5)]
+    index.store.client().drop_collection(index.info()["milvus_collection"])
+    report = check_index(index.path)
+    assert not report.ok and "is missing" in report.problems[0]
+    assert repair_index(index.path).ok
+    assert [h.passage.id for h in get_retriever("bm25", Index.open(index.path)).retrieve(QUERIES[0], 5)] == expected
+
+
+def test_the_cli_keeps_the_store_in_the_index_folder(tmp_path: Path) -> None:
+    from citesum.cli import main
+
+    source = tmp_path / "docs"
+    source.mkdir()
+    for document in DOCUMENTS[:12]:
+        (source / f"{document.id}.txt").write_text(document.text)
+    folder = tmp_path / "ix"
+    runner = CliRunner()
+    result = runner.invoke(main, ["index", str(source), "--index", str(folder), "--store", "milvus",
+                                  "--milvus-index", "IVF_FLAT"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(runner.invoke(main, ["info", "--index", str(folder), "--json"]).output)
+    assert (manifest["store"], manifest["milvus_dense_index"]) == ("milvus", "IVF_FLAT")
+    # every other command finds the store from --index alone
+    result = runner.invoke(main, ["search", "--index", str(folder), "--json", "-k", "3", QUERIES[0]])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.output)["hits"]) == 3
+    result = runner.invoke(main, ["index", str(source), "--index", str(folder), "--store", "local"])
+    assert result.exit_code != 0 and "keeps its searches in milvus" in result.output
