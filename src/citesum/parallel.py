@@ -1,10 +1,11 @@
 """Embarrassingly parallel batch work spread over a Ray cluster (extra ``ray``): parsing files, and chunking and
 embedding documents, for ``citesum index --ray [ADDRESS]``.
 
-``--ray`` alone starts a Ray instance on this machine with its cores; ``--ray auto`` joins the cluster this
-machine belongs to (``ray start`` ran here); ``--ray ray://HOST:10001`` connects to a remote cluster's client
-server. Every worker needs citesum (with the embedder's extra) installed: tasks import it by name, and load the
-embedder once per worker process. A task whose worker dies is run again (``max_retries``); results come back in
+``--ray`` alone starts a Ray instance on this machine with its cores; ``--ray-address auto`` joins the cluster
+this machine belongs to (``ray start`` ran here); ``--ray-address ray://HOST:10001`` connects to a remote
+cluster's client server. Every worker needs citesum (with the embedder's extra) installed: tasks import it by
+name, and load the embedder once per worker process; the files to parse must be at the same absolute path on
+every node (a shared folder), since workers open them. A task whose worker dies is run again (``max_retries``); results come back in
 the order of the inputs, so what is committed is the same as a build in one process.
 """
 
@@ -48,12 +49,13 @@ class RayExecutor:
         if self._started_here:
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                        "configure_logging": False}
-            if address is None:
+            if address is None:  # a new instance here, even when a cluster runs on this machine (ray start)
+                address = "local"
                 options["num_cpus"] = num_cpus or os.cpu_count() or 1
             try:
                 ray.init(address=address, **options)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise CitesumError(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}") from exc
+                raise CitesumError(f"cannot start or join the Ray cluster at {address}: {exc}") from exc
         self._task = ray.remote(max_retries=TASK_RETRIES)(_call)
 
     @property

@@ -213,3 +213,58 @@ def test_the_cli_keeps_the_store_in_the_index_folder(tmp_path: Path) -> None:
     assert len(json.loads(result.output)["hits"]) == 3
     result = runner.invoke(main, ["index", str(source), "--index", str(folder), "--store", "local"])
     assert result.exit_code != 0 and "keeps its searches in milvus" in result.output
+
+
+def test_rows_no_committed_generation_has_never_take_a_readers_places(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:30])
+    query = DOCUMENTS[0].text
+    best = get_retriever("bm25", index).retrieve(query, 1)[0].passage
+    dense_expected = [h.passage.id for h in get_retriever("dense", index).retrieve(query, 10)]
+    # a writer killed before its commit left 30 copies of the best unit under rowids above the generation's
+    last = int(index.row_ids[-1])
+    position = [p.id for p in index.passages].index(best.id)
+    copies = [{"id": last + n, "terms": milvus_store.analysed([best.text])[0],
+               "dense": np.asarray(index.vectors[position]).tolist()} for n in range(1, 31)]
+    collection = index.info()["milvus_collection"]
+    index.store.client().upsert(collection, copies)
+    index.store.client().flush(collection)
+    monkeypatch.setattr(milvus_store, "SEARCH_DEPTH", 20)  # fewer places than copies
+    monkeypatch.setattr(milvus_store, "CANDIDATES", 20)
+    hits = get_retriever("bm25", index).retrieve(query, 10)
+    assert hits[0].passage.id == best.id and all(hit.score > 0 for hit in hits)  # ten of the generation's
+    assert [h.passage.id for h in get_retriever("dense", index).retrieve(query, 10)] == dense_expected
+    assert not check_index(index.path).ok  # 30 rows the database does not have
+    index.add(DOCUMENTS[30:31])  # the next writer takes them out before it writes
+    assert check_index(index.path).ok
+
+
+def test_a_repair_that_fails_leaves_the_current_collection_searchable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:20])
+    expected = [h.passage.id for h in get_retriever("bm25", index).retrieve(QUERIES[0], 5)]
+    real_analysed = milvus_store.analysed
+    calls = []
+
+    def fails_half_way(texts):  # type: ignore[no-untyped-def]
+        calls.append(len(texts))
+        if len(calls) > 1:
+            raise OSError("connection reset")
+        return real_analysed(texts)
+
+    monkeypatch.setattr(milvus_store, "UPSERT_BATCH", 10)
+    monkeypatch.setattr(milvus_store, "analysed", fails_half_way)
+    with pytest.raises(IndexStoreError, match="connection reset"):
+        index.rewrite_generation()
+    monkeypatch.undo()
+    reopened = Index.open(index.path)
+    assert [h.passage.id for h in get_retriever("bm25", reopened).retrieve(QUERIES[0], 5)] == expected
+    assert check_index(index.path).ok
+    assert repair_index(index.path).ok  # a repair that completes moves to its new collection
+    again = Index.open(index.path)
+    assert again.info()["milvus_collection"].endswith(f"__{again.generation}")
+    assert [h.passage.id for h in get_retriever("bm25", again).retrieve(QUERIES[0], 5)] == expected

@@ -78,7 +78,8 @@ def test_a_task_whose_worker_dies_is_run_again(executor: RayExecutor, tmp_path: 
 def test_the_cli_builds_on_ray(corpus: Path, tmp_path: Path) -> None:
     from citesum.cli import main
 
-    result = CliRunner().invoke(main, ["index", str(corpus), "--index", str(tmp_path / "ix"), "--ray"])
+    # --ray is a flag: the path after it stays a path
+    result = CliRunner().invoke(main, ["index", "--ray", str(corpus), "--index", str(tmp_path / "ix")])
     assert result.exit_code == 0, result.output
     assert "120 added" in result.output and "1 file(s) skipped" in result.output
     assert len(Index.open(tmp_path / "ix").documents_by_id(["doc001.txt"])) == 1

@@ -38,25 +38,29 @@ from citesum.errors import CitesumError
 @click.option("--store", default=None, metavar="local|milvus:URI",
               help="Where searches run, fixed when the index is created: 'local' (default; files beside the "
                    "database) or Milvus (extra milvus): milvus:./vectors.db (milvus-lite), milvus alone (a "
-                   "milvus-lite file in DIR), or milvus:http://HOST:19530 (a server; token in "
-                   "CITESUM_MILVUS_TOKEN).")
+                   "milvus-lite file in DIR; one process at a time), or milvus:http://HOST:19530 (a server, which "
+                   "many processes share; token in CITESUM_MILVUS_TOKEN).")
 @click.option("--milvus-index", type=click.Choice(["HNSW", "IVF_FLAT", "FLAT"], case_sensitive=False), default=None,
               help="The Milvus collection's dense index (default HNSW; with --store milvus, at creation).")
-@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
-              help="Parse, chunk and embed on a Ray cluster (extra ray): --ray alone starts Ray on this machine, "
-                   "--ray auto joins this machine's cluster, --ray ray://HOST:10001 a remote one. One generation "
-                   "is committed at the end, the same as without --ray.")
+@click.option("--ray", "use_ray", is_flag=True,
+              help="Parse, chunk and embed on Ray (extra ray): a Ray instance started on this machine, or the "
+                   "cluster of --ray-address. One generation is committed at the end, the same as without --ray.")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="The Ray cluster of --ray: 'auto' (the cluster this machine joined with ray start) or "
+                   "ray://HOST:10001. Files are opened by the workers: give absolute paths on a shared folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
 def index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
     dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
     json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
-    store: str | None, milvus_index: str | None, ray_address: str | None, as_json: bool,
+    store: str | None, milvus_index: str | None, use_ray: bool, ray_address: str | None, as_json: bool,
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
     from citesum.parallel import RayExecutor
 
-    executor = None if ray_address is None else RayExecutor(None if ray_address == "local" else ray_address)
+    if ray_address and not use_ray:
+        raise CitesumError("--ray-address names the cluster of --ray; add --ray")
+    executor = RayExecutor(ray_address) if use_ray else None
     try:
         _index(paths, index_dir, unit, chunk_tokens, embedder, dataset, include, exclude, max_bytes, json_id_field,
                json_title_field, json_text_field, sync, ann_min_units, store, milvus_index, executor, as_json)

@@ -96,7 +96,10 @@ class MilvusStore(SearchStore):
         self.dense_index = manifest.get("milvus_dense_index", DEFAULT_DENSE_INDEX)
         self._client: Any = None
         self._client_lock = threading.Lock()
+        #: the first rowid the write under way added (what a failed write takes out again)
         self._first_new_row: int | None = None
+        #: the collection a repair under way replaces
+        self._replaced: str | None = None
 
     # ---- the connection ------------------------------------------------------------------------------
     def new_index_manifest(self, created: str, options: dict[str, str]) -> dict[str, str]:
@@ -118,19 +121,32 @@ class MilvusStore(SearchStore):
             if self._client is None:
                 pymilvus = _pymilvus()
                 token = os.environ.get("CITESUM_MILVUS_TOKEN", "")
+                # milvus-lite logs the traceback of a file locked by another process before it raises
+                lite_log = logging.getLogger("milvus_lite")
+                level = lite_log.level
+                lite_log.setLevel(logging.CRITICAL)
                 try:
                     self._client = pymilvus.MilvusClient(self.uri, token=token, timeout=CONNECT_TIMEOUT_S)
                 except pymilvus.MilvusException as exc:
+                    if self.is_lite:
+                        raise IndexStoreError(
+                            f"cannot open the milvus-lite file {self.uri} ({exc.message}): milvus-lite serves one "
+                            "process at a time, is another citesum (a service, a search) using this index? To share "
+                            "an index between processes, use a Milvus server (--store milvus:http://HOST:19530)"
+                        ) from exc
                     raise IndexStoreError(f"cannot reach Milvus at {self.uri} ({exc.message}); is the server "
                                           "running, and the address right?") from exc
+                finally:
+                    lite_log.setLevel(level)
             return self._client
 
     @property
-    def owns_lite_file(self) -> bool:
-        return self.spec == "milvus"
+    def is_lite(self) -> bool:
+        """Whether the store is a milvus-lite file (run in this process), not a server."""
+        return "://" not in self.uri
 
     def owns(self, name: str) -> bool:
-        return self.owns_lite_file and name == "milvus.db"
+        return self.spec == "milvus" and name == "milvus.db"
 
     def _call(self, what: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """``client.method(*args, **kwargs)``, its failures as the user should read them."""
@@ -193,11 +209,13 @@ class MilvusStore(SearchStore):
 
     # ---- reading -------------------------------------------------------------------------------------
     def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
-        search = MilvusSearch(self, row_ids)
+        # the collection this generation was written to (a repair writes a new one)
+        search = MilvusSearch(self, manifest_value(conn, "milvus_collection") or self.collection, row_ids)
         return SearchParts(StoredVectors(self.index_path, row_ids, stored_dim(conn)), search,
                            search if len(row_ids) else None)
 
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
+        self.collection = manifest.get("milvus_collection", self.collection)
         if not passages:
             return []
         try:
@@ -217,6 +235,8 @@ class MilvusStore(SearchStore):
 
     # ---- writing -------------------------------------------------------------------------------------
     def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> "_NoLexical":
+        self._first_new_row = None  # a write starts: nothing of its own to take out yet
+        self.collection = manifest_value(conn, "milvus_collection") or self.collection
         return _NoLexical()
 
     def write(self, conn: sqlite3.Connection, generation: int, plan: object, removed_rows: set[int],
@@ -224,13 +244,18 @@ class MilvusStore(SearchStore):
         dim = stored_dim(conn)
         if not dim:  # nothing was ever embedded: no collection yet
             return
-        self._ensure_collection(dim)
-        self._carry_out_pending(conn)
-        if plan is None:  # a repair: the collection again from the database
+        if plan is None:
+            # a repair: every row again from the database, into a new collection that becomes current with this
+            # generation; readers of the current one go on meanwhile, and it is dropped after the commit
+            self._replaced = self.collection
+            self.collection = f"{self.collection.split('__')[0]}__{generation}"
+            self._call("drop a repair's leftover", "drop_collection", self.collection)
+            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('milvus_collection', ?)", (self.collection,))
+            conn.execute("DELETE FROM manifest WHERE key = ?", (_PENDING,))
             first_new_row = 1
-            self._call("drop the collection", "drop_collection", self.collection)
-            self._ensure_collection(dim)
-        else:
+        self._ensure_collection(dim)
+        if plan is not None:
+            self._carry_out_pending(conn)
             # rows of a writer killed before its commit (rowids are given again after a rollback)
             self._call("delete rows no generation has", "delete", self.collection, filter=f"id >= {first_new_row}")
         self._first_new_row = first_new_row
@@ -246,6 +271,9 @@ class MilvusStore(SearchStore):
                 for i, ((row_id, _), text) in enumerate(zip(batch, terms))])
             if progress:
                 progress("milvus", min(start + UPSERT_BATCH, len(rows)), len(rows))
+        # sealed into segments with their indexes built: milvus-lite otherwise builds the BM25 index of the rows
+        # still in memory again at every search (0.5 s a query on the meeting corpus)
+        self._call("seal the new rows", "flush", self.collection)
         if removed_rows:
             conn.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (_PENDING, json.dumps(sorted(removed_rows))))
 
@@ -262,6 +290,12 @@ class MilvusStore(SearchStore):
 
     def committed(self, conn: sqlite3.Connection, generation: int) -> None:
         self._first_new_row = None
+        if self._replaced is not None:  # a repair committed: the collection it replaced is no one's now
+            replaced, self._replaced = self._replaced, None
+            try:
+                self._call("drop the collection a repair replaced", "drop_collection", replaced)
+            except IndexStoreError as exc:
+                log.warning("%s", exc)
         pending = manifest_value(conn, _PENDING)
         if pending:
             try:
@@ -272,6 +306,14 @@ class MilvusStore(SearchStore):
             conn.execute("DELETE FROM manifest WHERE key = ?", (_PENDING,))
 
     def discard(self, generation: int) -> None:
+        if self._replaced is not None:  # a repair failed: its new collection goes, the current one stays
+            failed, self.collection, self._replaced = self.collection, self._replaced, None
+            self._first_new_row = None
+            try:
+                self._call("drop a failed repair's collection", "drop_collection", failed)
+            except IndexStoreError as exc:
+                log.warning("%s", exc)
+            return
         if self._first_new_row is not None:
             try:
                 self._call("delete rows of a write that failed", "delete", self.collection,
@@ -298,9 +340,13 @@ class MilvusSearch:
     #: a hybrid query is one round trip (Milvus's RRF ranker)
     serves_hybrid = True
 
-    def __init__(self, store: MilvusStore, row_ids: np.ndarray) -> None:
+    def __init__(self, store: MilvusStore, collection: str, row_ids: np.ndarray) -> None:
         self.store = store
+        self.collection = collection
         self.row_ids = row_ids
+        # rows a newer write added (or a killed writer left) are left out by the server, so they never take the
+        # places of this generation's units among the results; rows newer generations removed are dropped after
+        self.expression = f"id <= {int(row_ids[-1])}" if len(row_ids) else ""
 
     @property
     def size(self) -> int:
@@ -317,8 +363,8 @@ class MilvusSearch:
     def _search(self, data: list[Any], field: str, limit: int, params: dict[str, int]) -> list[dict[str, Any]]:
         if not len(self.row_ids):
             return []
-        found = self.store._call("search", "search", self.store.collection, data=data, anns_field=field,
-                                 limit=limit, search_params={"params": params}, output_fields=[])
+        found = self.store._call("search", "search", self.collection, data=data, anns_field=field, limit=limit,
+                                 filter=self.expression, search_params={"params": params}, output_fields=["id"])
         return list(found[0]) if found else []
 
     def scores(self, query: str) -> np.ndarray:
@@ -345,13 +391,14 @@ class MilvusSearch:
             return scores
         _, search = DENSE_INDEXES[self.store.dense_index]
         requests = [pymilvus.AnnSearchRequest(data=[np.asarray(query_vector, dtype=np.float32).tolist()],
-                                              anns_field="dense", param={"params": search}, limit=SEARCH_DEPTH)]
+                                              anns_field="dense", param={"params": search}, limit=SEARCH_DEPTH,
+                                              expr=self.expression)]
         terms = analysed([query])[0]
         if terms:
             requests.append(pymilvus.AnnSearchRequest(data=[terms], anns_field="sparse", param={"params": {}},
-                                                      limit=SEARCH_DEPTH))
-        found = self.store._call("search", "hybrid_search", self.store.collection, requests,
-                                 ranker=pymilvus.RRFRanker(rrf_k), limit=SEARCH_DEPTH, output_fields=[])
+                                                      limit=SEARCH_DEPTH, expr=self.expression))
+        found = self.store._call("search", "hybrid_search", self.collection, requests,
+                                 ranker=pymilvus.RRFRanker(rrf_k), limit=SEARCH_DEPTH, output_fields=["id"])
         positions, fused = self._aligned(list(found[0]) if found else [])
         scores[positions] = fused
         return scores

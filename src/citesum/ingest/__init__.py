@@ -159,35 +159,43 @@ def ingest_paths(
     """
     options = options or IngestOptions()
     report = IngestReport()
-    files: list[tuple[Path, str]] = []
+    # per path given: what walking it reported, then its files (the report keeps that order)
+    given_paths: list[tuple[IngestReport, list[tuple[Path, str]]]] = []
     for given in paths:
         root = Path(given)
+        walked = IngestReport()
         if root.is_dir():
-            candidates = [(p, path_text(p.relative_to(root).as_posix())) for p in _walk(root, report)]
+            candidates = [(p, path_text(p.relative_to(root).as_posix())) for p in _walk(root, walked)]
         elif is_missing(root):
-            report.files.append(FileReport(path_text(root), "skipped", reason="no such file or folder"))
-            continue
+            walked.files.append(FileReport(path_text(root), "skipped", reason="no such file or folder"))
+            candidates = []
         else:
             candidates = [(root, path_text(root.name))]
-        files += [(path, relative) for path, relative in candidates
-                  if not (include and not _matches(relative, include)) and not (exclude and _matches(relative, exclude))]
+        given_paths.append((walked, [(path, relative) for path, relative in candidates
+                                     if not (include and not _matches(relative, include))
+                                     and not (exclude and _matches(relative, exclude))]))
+    files = [file for _, files_of_path in given_paths for file in files_of_path]
     if executor is None:
-        parsed = [ingest_file(path, relative, options) for path, relative in files]
+        parsed = iter([ingest_file(path, relative, options) for path, relative in files])
     else:
         batches = [files[start : start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
-        parsed = [one for batch in executor.map(functools.partial(_ingest_batch, options), batches) for one in batch]
+        parsed = iter([one for batch in executor.map(functools.partial(_ingest_batch, options), batches)
+                       for one in batch])
     documents: list[Document] = []
     ids: dict[str, str] = {}
-    for (path, relative), (found, file_report) in zip(files, parsed):
-        clashes = [d.id for d in found if d.id in ids]
-        if clashes:
-            file_report = FileReport(
-                path_text(path), "skipped", reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}",
-                document_id=relative,
-            )
-            found = []
-        for document in found:
-            ids[document.id] = path_text(path)
-        documents.extend(found)
-        report.files.append(file_report)
+    for walked, files_of_path in given_paths:
+        report.files.extend(walked.files)
+        for path, relative in files_of_path:
+            found, file_report = next(parsed)
+            clashes = [d.id for d in found if d.id in ids]
+            if clashes:
+                file_report = FileReport(
+                    path_text(path), "skipped",
+                    reason=f"document id '{clashes[0]}' already taken by {ids[clashes[0]]}", document_id=relative,
+                )
+                found = []
+            for document in found:
+                ids[document.id] = path_text(path)
+            documents.extend(found)
+            report.files.append(file_report)
     return documents, report
