@@ -70,7 +70,9 @@ class RayExecutor:
         done = 0
         try:
             while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
+                # every task finished within the second, in one call: waiting for one at a time asks about every
+                # pending task each time, which grows with the square of their number
+                ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
                 for reference in ready:
                     results[pending.pop(reference)] = ray.get(reference)
                     done += 1

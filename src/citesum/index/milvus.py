@@ -30,10 +30,10 @@ import logging
 import os
 import sqlite3
 import threading
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from citesum.errors import ConfigError, IndexMismatchError, IndexStoreError, Mis
 from citesum.index.ann import CANDIDATES
 from citesum.index.database import manifest_value, parameter_batches, read_vectors, stored_dim
 from citesum.index.lexical import LexicalIndex, tokenize
-from citesum.index.search_store import ProgressFn, SearchParts, SearchStore
+from citesum.index.search_store import ProgressFn, SearchParts, SearchStore, positions_among
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,18 @@ def _pymilvus() -> Any:
     except ImportError as exc:
         raise MissingExtraError("the Milvus store", "milvus", "pymilvus") from exc
     return pymilvus
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """The ``logger``'s records below CRITICAL dropped inside the block."""
+    quieted = logging.getLogger(logger)
+    level = quieted.level
+    quieted.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        quieted.setLevel(level)
 
 
 def analysed(texts: list[str]) -> list[str]:
@@ -121,12 +133,10 @@ class MilvusStore(SearchStore):
             if self._client is None:
                 pymilvus = _pymilvus()
                 token = os.environ.get("CITESUM_MILVUS_TOKEN", "")
-                # milvus-lite logs the traceback of a file locked by another process before it raises
-                lite_log = logging.getLogger("milvus_lite")
-                level = lite_log.level
-                lite_log.setLevel(logging.CRITICAL)
                 try:
-                    self._client = pymilvus.MilvusClient(self.uri, token=token, timeout=CONNECT_TIMEOUT_S)
+                    # milvus-lite logs the traceback of a file locked by another process before it raises
+                    with _quiet("milvus_lite"):
+                        self._client = pymilvus.MilvusClient(self.uri, token=token, timeout=CONNECT_TIMEOUT_S)
                 except pymilvus.MilvusException as exc:
                     if self.is_lite:
                         raise IndexStoreError(
@@ -136,8 +146,6 @@ class MilvusStore(SearchStore):
                         ) from exc
                     raise IndexStoreError(f"cannot reach Milvus at {self.uri} ({exc.message}); is the server "
                                           "running, and the address right?") from exc
-                finally:
-                    lite_log.setLevel(level)
             return self._client
 
     @property
@@ -183,14 +191,9 @@ class MilvusStore(SearchStore):
         params.add_index("dense", index_type=self.dense_index, metric_type="IP", params=build)
         # milvus-lite answers one call of pymilvus's with "Method not implemented" and logs its traceback at
         # ERROR though the collection is made: that log is not the user's concern
-        grpc_log = logging.getLogger("grpc._server")
-        level = grpc_log.level
-        grpc_log.setLevel(logging.CRITICAL)
-        try:
+        with _quiet("grpc._server"):
             self._call("create the collection", "create_collection", self.collection, schema=schema,
                        index_params=params, consistency_level="Strong")
-        finally:
-            grpc_log.setLevel(level)
 
     def _check_schema(self, dim: int) -> None:
         description = self._call("describe the collection", "describe_collection", self.collection)
@@ -356,8 +359,7 @@ class MilvusSearch:
         """(positions among the generation's units, scores) of the hits of this generation."""
         found = np.array([hit["id"] for hit in hits], dtype=np.int64)
         scores = np.array([hit["distance"] for hit in hits], dtype=np.float32)
-        positions = np.searchsorted(self.row_ids, found)
-        known = (positions < len(self.row_ids)) & (self.row_ids[np.minimum(positions, len(self.row_ids) - 1)] == found)
+        positions, known = positions_among(self.row_ids, found)
         return positions[known], scores[known]
 
     def _search(self, data: list[Any], field: str, limit: int, params: dict[str, int]) -> list[dict[str, Any]]:

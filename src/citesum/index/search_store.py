@@ -116,6 +116,14 @@ class SearchStore(ABC):
         return False
 
 
+def positions_among(row_ids: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the position among a generation's ascending ``row_ids`` of each of the rowids ``found``, and which of
+    them the generation has at all): a search answers with rowids, a score array is aligned with positions."""
+    positions = np.searchsorted(row_ids, found)
+    known = (positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)
+    return positions, known
+
+
 def parse_store(spec: str) -> tuple[str, str]:
     """``local`` -> ("local", ""); ``milvus:URI`` -> ("milvus", URI); ``milvus`` -> ("milvus", "") (a
     milvus-lite file in the index folder)."""

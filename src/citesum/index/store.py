@@ -700,10 +700,11 @@ class Index(IndexReader):
         plan = self.store.plan(conn, replaced)
         if executor is not None and changed:
             units, vectors = self._chunk_and_embed_on(executor, changed, progress)
-            lexical = plan.index_lexically([p.text for group in units for p in group])
+            texts = [p.text for group in units for p in group]
+            lexical = plan.index_lexically(texts)
         else:
             units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, plan.index_lexically)
-        texts = [p.text for group in units for p in group]
+            texts = [p.text for group in units for p in group]
 
         conn.execute("BEGIN IMMEDIATE")
         generation = current_generation(conn) + 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from citesum.embed import Embedder, get_embedder
+from citesum.index.search_store import positions_among
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever
 
@@ -29,9 +30,8 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
             return np.asarray(vectors @ query_vector, dtype=np.float32)
         row_ids = view.row_ids
         found, found_scores = graph.nearest(query_vector)
-        positions = np.searchsorted(row_ids, found)
         # a key not among the generation's rows is a stale graph's, or a unit another generation added
-        known = (positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)
+        positions, known = positions_among(row_ids, found)
         order = np.argsort(positions[known], kind="stable")
         positions = positions[known][order]  # sorted: reads of the memory-mapped matrix go forward
         if found_scores is not None:  # the store scored them exactly
