@@ -58,7 +58,7 @@ import tarfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, write_result  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -119,3 +119,15 @@ def serve() -> Iterator[Callable[[Script], Server]]:
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """A Ray instance on this machine with 2 CPUs (local mode), shared by every Ray test of the session (it
+    takes seconds to start); commands run with --ray join it."""
+    pytest.importorskip("ray")
+    from citesum.parallel import RayExecutor
+
+    executor = RayExecutor(num_cpus=2)
+    yield executor
+    executor.shutdown()

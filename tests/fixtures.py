@@ -132,3 +132,28 @@ def make_xlsx(path: Path, header: list[str], rows: list[list[object]]) -> None:
     for row in rows:
         sheet.append(row)
     workbook.save(path)
+
+
+def write_demo_queries(path: Path) -> Path:
+    """The demo haystack's questions, one a line (what estimate-budget reads)."""
+    from citesum.demo.haystack import SUBTOPICS
+
+    path.write_text("\n".join(query for query, _ in SUBTOPICS.values()) + "\n\n")
+    return path
+
+
+def fact_stating_panel(requests: list[dict]):  # type: ignore[no-untyped-def]
+    """A loopback server script for a panel that answers each prompt with the facts of the demo question it
+    asks (the silver references a capable panel would write); records every request in ``requests``."""
+    from loopback import answer
+
+    from citesum.demo.haystack import SUBTOPICS
+
+    facts = {query: " ".join(p[0] for _, p in items) for query, items in SUBTOPICS.values()}
+
+    def panel(handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
+        requests.append(request)
+        prompt = request["messages"][-1]["content"]
+        answer(handler, next(text for query, text in facts.items() if f"Question: {query}" in prompt))
+
+    return panel

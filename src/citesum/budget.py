@@ -19,6 +19,7 @@ metric that does not run offline).
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
@@ -26,7 +27,14 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from citesum.errors import ConfigError
+from citesum.index.store import Index
 from citesum.llm.base import LLM, ChatRequest
+from citesum.pack import PackOptions
+from citesum.parallel import BatchExecutor, InProcess
+from citesum.summarize import Summarizer, summarize_query
+from citesum.summarize.citations import strip_citations
+from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+from citesum.summarize.llm import LLMSummarizer
 
 #: the paper's grid (Pratapa & Mitamura): 8K to 80K tokens in steps of 8K
 PAPER_BUDGETS = tuple(range(8_000, 80_001, 8_000))
@@ -109,21 +117,81 @@ class BudgetEstimate:
 
 def estimate_budget(candidates: Mapping[str, Sequence[str]], run: PipelineRun, budgets: Sequence[int], *,
                     utility: Utility = rouge_utility, samples: int = 3, fraction: float = 0.25, seed: int = 0,
-                    references: int = 3) -> BudgetEstimate:
-    """Steps 1 and 3-5 above: ``candidates`` maps each example id to its panel's candidate summaries (step 2)."""
+                    references: int = 3, executor: BatchExecutor | None = None) -> BudgetEstimate:
+    """Steps 1 and 3-5 above: ``candidates`` maps each example id to its panel's candidate summaries (step 2).
+    The pipeline runs (every example at every budget, ``samples`` times) spread over ``executor``'s workers
+    (default: one after the other here); ``run`` and ``utility`` then travel by pickling."""
     if not budgets or samples < 1:
         raise ConfigError("estimate_budget needs at least one budget and one sample")
     examples = sample_examples(list(candidates), fraction, seed)
     silver = {e: tuple(candidates[e][i] for i in mbr_select(candidates[e], utility, references)) for e in examples}
+    runs = [(e, budget, s) for budget in sorted(budgets) for s in range(samples) for e in examples]
+    scored = dict(zip(runs, (executor or InProcess()).map(_ScoredRun(run, utility, silver).score, runs)))
     means, stds = {}, {}
     for budget in sorted(budgets):
-        per_sample = [float(np.mean([max(utility(run(e, budget, s), ref) for ref in silver[e]) for e in examples]))
-                      for s in range(samples)]
+        per_sample = [float(np.mean([scored[(e, budget, s)] for e in examples])) for s in range(samples)]
         means[budget], stds[budget] = float(np.mean(per_sample)), float(np.std(per_sample))
     best = max(means, key=lambda b: (means[b], -b))
     estimate = min(b for b in means if means[b] >= means[best] - stds[best])
     return BudgetEstimate(estimate, means, stds, tuple(examples), silver)
 
 
-__all__ = ["BudgetEstimate", "Utility", "estimate_budget", "mbr_select", "panel_candidates", "rouge_utility",
-           "sample_examples"]
+@dataclass(frozen=True)
+class _ScoredRun:
+    run: PipelineRun
+    utility: Utility
+    silver: Mapping[str, tuple[str, ...]]
+
+    def score(self, example_budget_sample: tuple[str, int, int]) -> float:
+        """The run's best utility against its example's silver references."""
+        summary = self.run(*example_budget_sample)
+        return max(self.utility(summary, reference) for reference in self.silver[example_budget_sample[0]])
+
+
+@dataclass(frozen=True)
+class IndexPipelineRun:
+    """A :data:`PipelineRun` of citesum's pipeline over the index at ``index_dir``: example ids are positions in
+    ``queries``, the sample number is the LLM's seed (temperature 0.5; the extractive summarizer, without an
+    ``llm``, is deterministic). It holds the index by path, so it travels to workers, which open it once."""
+
+    index_dir: str
+    queries: tuple[str, ...]
+    retriever: str = "hybrid"
+    order: str = "original"
+    words: int = 250
+    llm: LLM | None = None
+
+    def __call__(self, example: str, budget: int, sample: int) -> str:
+        engine: Summarizer
+        if self.llm is not None:
+            engine = LLMSummarizer(self.llm, "answer", num_words=self.words, temperature=0.5, seed=sample)
+        else:
+            engine = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=self.words))
+        summary = summarize_query(self.queries[int(example)], _opened(self.index_dir), engine,
+                                  retriever=self.retriever,
+                                  options=PackOptions(budget=budget, order=self.order))  # type: ignore[arg-type]
+        return strip_citations(summary.raw_output or " ".join(b.text for b in summary.bullets))
+
+
+@functools.lru_cache(maxsize=4)
+def _opened(index_dir: str) -> Index:
+    return Index.open(index_dir)
+
+
+def panel_candidates_of(prompts: Mapping[str, str], panel: Sequence[LLM], *, samples: int = 3,
+                        executor: BatchExecutor | None = None) -> dict[str, list[str]]:
+    """:func:`panel_candidates` of each example's prompt, the examples spread over ``executor``'s workers
+    (default: one after the other here; the panel's backends travel by pickling, their response cache with
+    them, so a run interrupted half-way and run again asks only what it had not)."""
+    examples = list(prompts)
+    answers = (executor or InProcess()).map(
+        functools.partial(_panel_answers, panel, samples), [prompts[e] for e in examples])
+    return dict(zip(examples, answers))
+
+
+def _panel_answers(panel: Sequence[LLM], samples: int, prompt: str) -> list[str]:
+    return panel_candidates(prompt, panel, samples=samples)
+
+
+__all__ = ["BudgetEstimate", "IndexPipelineRun", "Utility", "estimate_budget", "mbr_select", "panel_candidates",
+           "panel_candidates_of", "rouge_utility", "sample_examples"]

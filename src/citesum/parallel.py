@@ -1,33 +1,92 @@
-"""Embarrassingly parallel batch work spread over a Ray cluster (extra ``ray``): parsing files, and chunking and
-embedding documents, for ``citesum index --ray [ADDRESS]``.
+"""Embarrassingly parallel batch work, in this process or spread over a Ray cluster (extra ``ray``): parsing
+files and chunking and embedding documents (``citesum index --ray``), summarizing documents (``summary-index``),
+linking units (``graph``), the runs of an evaluation sweep (``eval summhay``) and of a budget estimate
+(``estimate-budget``).
 
 ``--ray`` alone starts a Ray instance on this machine with its cores; ``--ray-address auto`` joins the cluster
 this machine belongs to (``ray start`` ran here); ``--ray-address ray://HOST:10001`` connects to a remote
 cluster's client server. Every worker needs citesum (with the embedder's extra) installed: tasks import it by
-name, and load the embedder once per worker process; the files to parse must be at the same absolute path on
-every node (a shared folder), since workers open them. A task whose worker dies is run again (``max_retries``); results come back in
-the order of the inputs, so what is committed is the same as a build in one process.
+name, and load models once per worker process; files and indexes a task opens must be at the same absolute path
+on every node (a shared folder). A task whose worker dies is run again (``max_retries``); results come back in
+the order of the inputs, so what a job produces is the same as in one process.
+
+A job given a :class:`TaskResults` folder keeps each finished task's result there as it arrives: run again
+after an interruption (Ctrl+C, a lost driver), it does only the tasks it had not finished.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+import pickle
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 
 from citesum.errors import CitesumError, MissingExtraError
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+Value = TypeVar("Value")
+Shared_co = TypeVar("Shared_co", covariant=True)
 #: times a task is run again when its worker dies (a process killed, a node lost)
 TASK_RETRIES = 3
+#: progress(tasks done, tasks in all)
+TaskProgress = Callable[[int, int], None]
+#: on_result(input number, result), as each task finishes (in any order)
+ResultSink = Callable[[int, Any], None]
+
+
+class Shared(Protocol[Shared_co]):
+    """A value every task of a job reads (vectors, texts), sent to each worker once rather than with each
+    task: :meth:`BatchExecutor.share` makes one; a task calls ``get()``."""
+
+    def get(self) -> Shared_co:
+        ...
 
 
 class BatchExecutor(Protocol):
-    """Runs ``function`` over ``items``, results in input order; ``progress(done, total)`` as tasks finish."""
+    """Runs ``function`` over ``items``, results in input order; ``progress(done, total)`` and
+    ``on_result(number, result)`` as tasks finish."""
 
-    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
-            progress: Callable[[int, int], None] | None = None) -> list[Result]:
+    @property
+    def workers(self) -> int:
         ...
+
+    def map(self, function: Callable[[Item], Result], items: Sequence[Item], progress: TaskProgress | None = None,
+            on_result: ResultSink | None = None) -> list[Result]:
+        ...
+
+    def share(self, value: Value) -> Shared[Value]:
+        ...
+
+
+class _Held(Generic[Value]):
+    def __init__(self, value: Value) -> None:
+        self._value = value
+
+    def get(self) -> Value:
+        return self._value
+
+
+class InProcess:
+    """The tasks one after the other in this process: what a job runs on without ``--ray``."""
+
+    workers = 1
+
+    def map(self, function: Callable[[Item], Result], items: Sequence[Item], progress: TaskProgress | None = None,
+            on_result: ResultSink | None = None) -> list[Result]:
+        results = []
+        for number, item in enumerate(items):
+            results.append(function(item))
+            if on_result:
+                on_result(number, results[-1])
+            if progress:
+                progress(number + 1, len(items))
+        return results
+
+    def share(self, value: Value) -> Shared[Value]:
+        return _Held(value)
 
 
 def _ray() -> Any:
@@ -36,6 +95,16 @@ def _ray() -> Any:
     except ImportError as exc:
         raise MissingExtraError("--ray", "ray", "ray") from exc
     return ray
+
+
+class _InObjectStore(Generic[Value]):
+    """A value put once in Ray's object store; workers on the same node map it without a copy."""
+
+    def __init__(self, reference: Any) -> None:
+        self._reference = reference
+
+    def get(self) -> Value:
+        return _ray().get(self._reference)  # type: ignore[no-any-return]
 
 
 class RayExecutor:
@@ -62,8 +131,11 @@ class RayExecutor:
     def workers(self) -> int:
         return int(self._ray.cluster_resources().get("CPU", 1))
 
-    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
-            progress: Callable[[int, int], None] | None = None) -> list[Result]:
+    def share(self, value: Value) -> Shared[Value]:
+        return _InObjectStore(self._ray.put(value))
+
+    def map(self, function: Callable[[Item], Result], items: Sequence[Item], progress: TaskProgress | None = None,
+            on_result: ResultSink | None = None) -> list[Result]:
         ray = self._ray
         pending = {self._task.remote(function, item): number for number, item in enumerate(items)}
         results: list[Any] = [None] * len(items)
@@ -74,8 +146,11 @@ class RayExecutor:
                 # pending task each time, which grows with the square of their number
                 ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
                 for reference in ready:
-                    results[pending.pop(reference)] = ray.get(reference)
+                    number = pending.pop(reference)
+                    results[number] = ray.get(reference)
                     done += 1
+                    if on_result:
+                        on_result(number, results[number])
                     if progress:
                         progress(done, len(items))
         except BaseException:
@@ -92,3 +167,71 @@ class RayExecutor:
 
 def _call(function: Callable[[Item], Result], item: Item) -> Result:
     return function(item)
+
+
+def job_key(*parts: object) -> str:
+    """A short stable name for a job from what determines its results (settings, inputs' hashes)."""
+    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=10).hexdigest()
+
+
+class TaskResults:
+    """The results of one job's finished tasks, a file per task in ``folder/<job key>/``, so that the job run
+    again after an interruption does only what is left (:func:`resumable_map`). ``job`` must name everything
+    the results depend on (:func:`job_key`): a job with other inputs finds none of them. Results are pickled:
+    the folder is the user's own, like the index beside it."""
+
+    def __init__(self, folder: Path, job: str) -> None:
+        self.root = Path(folder)
+        self.folder = self.root / job
+
+    def _file(self, task: int) -> Path:
+        return self.folder / f"{task}.pickle"
+
+    def load(self, task: int) -> tuple[bool, Any]:
+        """(True, result) for a task finished by an earlier run; (False, None) otherwise, or when its file is
+        unreadable (a run killed while writing it: the task is done again)."""
+        try:
+            with open(self._file(task), "rb") as handle:
+                return True, pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError):
+            return False, None
+
+    def store(self, task: int, result: Any) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        staging = self._file(task).with_suffix(".tmp")
+        with open(staging, "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(staging, self._file(task))
+
+    def clear(self) -> None:
+        """Forget this job's results (what they made is committed)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            self.root.rmdir()  # when no other job's results are left
+        except OSError:
+            pass
+
+
+def resumable_map(executor: BatchExecutor, function: Callable[[Item], Result], items: Sequence[Item],
+                  results: TaskResults | None, progress: TaskProgress | None = None) -> tuple[list[Result], int]:
+    """``executor.map(function, items)``, keeping each result in ``results`` as it arrives and taking the ones an
+    earlier, interrupted run kept instead of running their tasks again; also returns how many were taken."""
+    if results is None:
+        return executor.map(function, items, progress), 0
+    out: list[Any] = [None] * len(items)
+    todo = []
+    for number in range(len(items)):
+        found, result = results.load(number)
+        if found:
+            out[number] = result
+        else:
+            todo.append(number)
+    resumed = len(items) - len(todo)
+
+    def keep(position: int, result: Any) -> None:
+        out[todo[position]] = result
+        results.store(todo[position], result)
+
+    executor.map(function, [items[number] for number in todo],
+                 (lambda done, _: progress(resumed + done, len(items))) if progress else None, keep)
+    return out, resumed

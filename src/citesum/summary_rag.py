@@ -11,6 +11,7 @@ its summary; a document an LLM could not summarize gets the offline summary and 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -20,8 +21,9 @@ import numpy as np
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import CitesumError, ConfigError, LLMError
-from citesum.index.store import DB_NAME, Index, IndexReader, IndexSettings, ProgressFn
+from citesum.index.store import DB_NAME, TASKS_DIR, Index, IndexReader, IndexSettings, ProgressFn
 from citesum.llm.base import LLM, ChatRequest
+from citesum.parallel import BatchExecutor, InProcess, TaskResults, job_key, resumable_map
 from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Context, ContextBlock, Document, Passage
@@ -56,7 +58,16 @@ class CentralSentences:
                  tokenizer: Tokenizer | None = None) -> None:
         self.max_tokens = max_tokens
         self._embedder = embedder
+        self._embedder_given = embedder is not None
         self.tokenizer = tokenizer or get_tokenizer()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Without the default embedder it loaded (a parallel build sends the summarizer with every task; each
+        worker process loads the model once)."""
+        state = dict(self.__dict__)
+        if not self._embedder_given:
+            state["_embedder"] = None
+        return state
 
     def summarize_document(self, document: Document) -> str:
         spans = [document.text[s.start : s.end] for s in sentence_spans(document.text)]
@@ -105,10 +116,19 @@ class SummaryIndexReport:
     fallbacks: list[tuple[str, str]] = field(default_factory=list)
 
 
+#: documents a worker summarizes in one task of a parallel build (``summary-index --ray``)
+DOCUMENTS_PER_TASK = 16
+
+
 def build_summary_index(content: Index, path: str | Path, summarizer: DocumentSummarizer, *,
-                        fallback: DocumentSummarizer | None = None,
-                        progress: ProgressFn | None = None) -> tuple[Index, SummaryIndexReport]:
-    """Create or bring up to date the summary index of ``content`` at ``path``."""
+                        fallback: DocumentSummarizer | None = None, progress: ProgressFn | None = None,
+                        executor: BatchExecutor | None = None) -> tuple[Index, SummaryIndexReport]:
+    """Create or bring up to date the summary index of ``content`` at ``path``.
+
+    The documents to summarize go ``DOCUMENTS_PER_TASK`` at a time to ``executor``'s workers (default: one
+    after the other here; the summarizers travel by pickling). Each finished batch is kept in the summary
+    index's ``tasks/`` until the summaries are committed, so a build interrupted half-way and run again
+    summarizes only the documents left."""
     path = Path(path)
     if path.resolve() == Path(content.path).resolve():
         raise ConfigError(f"{path}: the summary index must be a folder of its own, not the content index")
@@ -123,34 +143,48 @@ def build_summary_index(content: Index, path: str | Path, summarizer: DocumentSu
                           "was changed: give a new folder")
     known = {d.id: d.metadata.get("summary_of") for d in existing}
     documents = list(content.documents())
-    report = SummaryIndexReport()
+    todo = [d for d in documents if known.get(d.id) != d.content_hash]
+    report = SummaryIndexReport(unchanged=len(documents) - len(todo))
+    batches = [todo[start : start + DOCUMENTS_PER_TASK] for start in range(0, len(todo), DOCUMENTS_PER_TASK)]
+    results = TaskResults(path / TASKS_DIR, job_key(
+        "summaries", summarizer.name, getattr(summarizer, "max_tokens", None), fallback.name if fallback else None,
+        [(d.id, d.content_hash) for d in todo]))
+    summarized, _ = resumable_map(
+        executor or InProcess(), functools.partial(_summarize_batch, summarizer, fallback), batches, results,
+        (lambda done, total: progress("summarize", report.unchanged + min(done * DOCUMENTS_PER_TASK, len(todo)),
+                                      len(documents))) if progress else None)
     upserts = []
-    for done, document in enumerate(documents, start=1):
-        if known.get(document.id) == document.content_hash:
-            report.unchanged += 1
-        else:
-            upserts.append(_summary_document(document, summarizer, fallback, report))
-        if progress is not None:
-            progress("summarize", done, len(documents))
+    for summary, failure in (one for batch in summarized for one in batch):
+        upserts.append(summary)
+        if failure is not None:
+            report.fallbacks.append((summary.id, failure))
     gone = set(known) - {d.id for d in documents}
     if upserts or gone:
         summaries.update(upsert=upserts, delete=gone, progress=progress)
+    results.clear()
     report.summarized, report.deleted = len(upserts), len(gone)
     return summaries, report
 
 
-def _summary_document(document: Document, summarizer: DocumentSummarizer, fallback: DocumentSummarizer | None,
-                      report: SummaryIndexReport) -> Document:
+def _summarize_batch(summarizer: DocumentSummarizer, fallback: DocumentSummarizer | None,
+                     documents: list[Document]) -> list[tuple[Document, str | None]]:
+    """One task: each document's summary document, and why the summarizer failed when the fallback wrote it."""
+    return [_summary_document(document, summarizer, fallback) for document in documents]
+
+
+def _summary_document(document: Document, summarizer: DocumentSummarizer, fallback: DocumentSummarizer | None
+                      ) -> tuple[Document, str | None]:
+    failure = None
     try:
         text = summarizer.summarize_document(document)
         by = summarizer.name
     except CitesumError as exc:
         if fallback is None:
             raise
-        report.fallbacks.append((document.id, str(exc)))
+        failure = str(exc)
         text, by = fallback.summarize_document(document), fallback.name
     return Document(id=document.id, title=document.title, text=text, source=document.source, format="summary",
-                    metadata={"summary_of": document.content_hash, "summarizer": by})
+                    metadata={"summary_of": document.content_hash, "summarizer": by}), failure
 
 
 def summary_rag_context(query: str, summaries: IndexReader, content: IndexReader, *, retriever: str = "hybrid",

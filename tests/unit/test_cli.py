@@ -228,32 +228,21 @@ def test_eval_judge_with_an_llm_reports_the_replies_it_could_not_read(serve, tmp
     [row] = json.loads(out)
     assert row["judge"] == "llm:openai:m" and row["unparsed_judge_replies"] == 1 and row["judgments"] == 3
     assert row["linking_accuracy"] == 1.0
-    assert "1 judge replies were not the expected JSON after 1 retry(ies) and count as NO coverage" in err
+    assert "1 judge replies were not the expected JSON after retrying and count as NO coverage" in err
     assert "insight rent: 'I cannot tell.'" in err
     assert server.calls == 4  # three insights, one asked again
 
 
 def test_estimate_budget_with_a_scripted_panel(serve, tmp_path: Path, haystack,  # type: ignore[no-untyped-def]
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from loopback import answer
-
-    from citesum.demo.haystack import SUBTOPICS
+    from fixtures import fact_stating_panel, write_demo_queries
 
     monkeypatch.setenv("CITESUM_CACHE_DIR", str(tmp_path / "cache"))
     index = str(tmp_path / "ix")
     assert _run("index", str(haystack.write(tmp_path / "corpus")), "--index", index, "--exclude", "gold.json")[0] == 0
-    queries = tmp_path / "queries.txt"
-    queries.write_text("\n".join(query for query, _ in SUBTOPICS.values()) + "\n\n")
-    facts = {query: " ".join(p[0] for _, p in items) for query, items in SUBTOPICS.values()}
+    queries = write_demo_queries(tmp_path / "queries.txt")
     requests: list[dict] = []
-
-    def panel(handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
-        requests.append(request)
-        prompt = request["messages"][-1]["content"]
-        # a panel that states the question's facts: the silver references
-        answer(handler, next(text for query, text in facts.items() if f"Question: {query}" in prompt))
-
-    server = serve(panel)
+    server = serve(fact_stating_panel(requests))
     code, out, err = _run("estimate-budget", str(queries), "--index", index, "--panel-model", "a",
                           "--panel-model", "b", "--base-url", server.url, "--budgets", "150,3000",
                           "--fraction", "0.7", "--samples", "2", "--words", "60", "--json")

@@ -23,11 +23,9 @@ from citesum.parallel import RayExecutor  # noqa: E402
 QUERIES = ["What is happening with the city's water supply?", "median rent two-bedroom", "bus drivers strike"]
 
 
-@pytest.fixture(scope="module")
-def executor() -> RayExecutor:
-    ray_executor = RayExecutor(num_cpus=2)
-    yield ray_executor
-    ray_executor.shutdown()
+@pytest.fixture
+def executor(ray_cluster: RayExecutor) -> RayExecutor:
+    return ray_cluster
 
 
 @pytest.fixture(scope="module")

@@ -98,3 +98,33 @@ def repair_by_default(summarizer: str, repair_citations: bool | None) -> bool:
     documents a bullet; repair lifts its SummHay joint too (26.8 -> 30.2) but drops that limit, so it is asked
     for."""
     return summarizer == "llm" if repair_citations is None else repair_citations
+
+
+def ray_options(work: str) -> Callable[[Any], Any]:
+    """``--ray`` and ``--ray-address`` for a command whose ``work`` can be spread over a Ray cluster."""
+    def decorate(command: Any) -> Any:
+        command = click.option(
+            "--ray-address", default=None, metavar="ADDRESS",
+            help="The Ray cluster of --ray: 'auto' (the cluster this machine joined with ray start) or "
+                 "ray://HOST:10001. Workers open files and indexes by path: use a folder every node shares.")(command)
+        return click.option("--ray", "use_ray", is_flag=True,
+                            help=f"{work} on Ray (extra ray): a Ray instance started on this machine, or the "
+                                 "cluster of --ray-address. The result is the same as without --ray.")(command)
+    return decorate
+
+
+@contextmanager
+def ray_executor(use_ray: bool, ray_address: str | None) -> Iterator[Any]:
+    """The executor of ``--ray`` (None without it), stopped at the end when this command started it."""
+    if ray_address and not use_ray:
+        raise CitesumError("--ray-address names the cluster of --ray; add --ray")
+    if not use_ray:
+        yield None
+        return
+    from citesum.parallel import RayExecutor
+
+    executor = RayExecutor(ray_address)
+    try:
+        yield executor
+    finally:
+        executor.shutdown()

@@ -8,7 +8,15 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from citesum.cli.common import base_url_option, echo_json, echo_table, openai_llm, repair_by_default
+from citesum.cli.common import (
+    base_url_option,
+    echo_json,
+    echo_table,
+    openai_llm,
+    ray_executor,
+    ray_options,
+    repair_by_default,
+)
 from citesum.errors import CitesumError
 
 def _summarizer_factory(summarizer: str, model: str | None, base_url: Sequence[str],
@@ -31,13 +39,17 @@ def _judge_columns(judge: Any) -> dict[str, Any]:
     (counted as NO coverage), with a warning that shows the first one."""
     from citesum.evaluate.llm_judge import LLMJudge
 
-    if not isinstance(judge, LLMJudge):
-        return {"judge": judge.name}
-    if judge.unparsed:
-        click.echo(f"warning: {len(judge.unparsed)} judge replies were not the expected JSON after "
-                   f"{judge.retries_on_bad_output} retry(ies) and count as NO coverage; first: {judge.unparsed[0]}",
-                   err=True)
-    return {"judge": judge.name, "unparsed_judge_replies": len(judge.unparsed)}
+    return _judge_report(judge.name, judge.unparsed if isinstance(judge, LLMJudge) else None)
+
+
+def _judge_report(name: str, unparsed: list[str] | None, of: str = "") -> dict[str, Any]:
+    """:func:`_judge_columns` from the judge's name and its unread replies (None: a judge that reads none)."""
+    if unparsed is None:
+        return {"judge": name}
+    if unparsed:
+        click.echo(f"warning: {of}{len(unparsed)} judge replies were not the expected JSON after retrying and "
+                   f"count as NO coverage; first: {unparsed[0]}", err=True)
+    return {"judge": name, "unparsed_judge_replies": len(unparsed)}
 
 
 def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool | None) -> tuple[bool, str]:
@@ -58,13 +70,15 @@ def eval_group() -> None:
 @click.option("--system", "systems", multiple=True,
               help="Stored system key(s), e.g. summary_subtopic_rerank3_gpt-4o, or systems of --summaries "
                    "(default: every one).")
-@click.option("--retriever", default=None,
-              help="Run OUR pipeline with this retriever (instead of scoring stored summaries) and judge it.")
+@click.option("--retriever", "retrievers", multiple=True,
+              help="Run OUR pipeline with this retriever (instead of scoring stored summaries) and judge it; "
+                   "repeat it (and --budget) for a sweep: one row per retriever and budget.")
 @click.option("--summaries", "summary_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Judge the summaries in this file with --judge: a SummHay topic file with subtopic "
                    "'summaries', or JSON {system: {subtopic_id: lines or text}} or {subtopic_id: lines or text}; "
                    "citations [n] are haystack positions (repeatable).")
-@click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True)
+@click.option("--budget", "budgets", type=click.IntRange(min=1), multiple=True, default=[15_000], show_default=True,
+              help="Context budget of the pipeline runs (repeatable).")
 @click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True)
 @click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
@@ -82,23 +96,25 @@ def eval_group() -> None:
               help="Keep the haystack indexes here (reused when unchanged).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write every per-insight decision to this JSON file.")
+@ray_options("Spread the pipeline runs of a sweep, one per retriever and budget,")
 @click.option("--json", "as_json", is_flag=True)
-def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retriever: str | None,
-                 summary_files: Sequence[str], budget: int,
+def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrievers: Sequence[str],
+                 summary_files: Sequence[str], budgets: Sequence[int],
                  order: str, unit: str, summarizer: str, summarizer_model: str | None,
                  summarizer_base_url: Sequence[str], summarizer_max_tokens: int, repair_citations: bool | None,
                  judge_name: str, model: str | None, base_url: Sequence[str], index_dir: str | None,
-                 report: str | None, as_json: bool) -> None:
+                 report: str | None, use_ray: bool, ray_address: str | None, as_json: bool) -> None:
     """SummHay coverage / citation / joint (paper protocol). By default: the stored summaries with their stored
-    GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by --judge. With
-    --summaries: the summaries in those files, judged by --judge."""
+    GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by --judge, for
+    every retriever and budget given (with --index-dir, a sweep interrupted half-way and run again does only the
+    runs left). With --summaries: the summaries in those files, judged by --judge."""
     import tempfile
     from dataclasses import asdict
 
     from citesum.datasets.summhay import load_haystack
     from citesum.evaluate.summhay import score_stored, stored_systems, system_label
 
-    if retriever and summary_files:
+    if retrievers and summary_files:
         raise CitesumError("--retriever runs our pipeline and --summaries judges given summaries: use one of them")
     haystacks = [load_haystack(f) for f in haystack_files]
     rows = []
@@ -120,24 +136,31 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
             decisions[system] = [asdict(i) for i in insights]
         judge_columns = _judge_columns(judge)  # once: an LLM judge's unread replies are counted over the run
         rows = [{**row, **judge_columns} for row in rows]
-    elif retriever:
-        from citesum.evaluate.judges import get_judge
-        from citesum.evaluate.runner import PipelineConfig, judge_summaries, run_on_haystacks
+    elif retrievers:
+        from citesum.evaluate.runner import PipelineConfig, sweep_haystacks
+        from citesum.index.store import TASKS_DIR
+        from citesum.parallel import TaskResults, job_key
 
         make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
                                               summarizer_max_tokens)
-        judge = get_judge(judge_name, llm=openai_llm(model, base_url))
         repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
-        config = PipelineConfig(retriever=retriever, budget=budget, order=order, unit=unit)
-        with tempfile.TemporaryDirectory() as temporary:
-            folder = Path(index_dir or temporary)
-            summaries = run_on_haystacks(haystacks, [folder / f"{Path(f).stem}-{unit}" for f in haystack_files],
-                                         config, make_summarizer, repair_citations=repair)
-        scores, insights = judge_summaries(haystacks, summaries, judge)
-        name = f"citesum:{retriever}:{order}:{budget}+{label}"
-        rows.append({"system": name, "retriever": retriever, "model": label, **_judge_columns(judge),
-                     **scores.as_dict()})
-        decisions[name] = [asdict(i) for i in insights]
+        configs = [PipelineConfig(retriever=r, budget=b, order=order, unit=unit) for r in retrievers for b in budgets]
+        with tempfile.TemporaryDirectory() as temporary, ray_executor(use_ray, ray_address) as executor:
+            folder = Path(index_dir or temporary).resolve()  # workers open the indexes by path
+            results = TaskResults(folder / TASKS_DIR, job_key(
+                "summhay sweep", [(f, Path(f).stat().st_mtime_ns) for f in haystack_files], configs, label,
+                summarizer_max_tokens, judge_name, model)) if index_dir else None
+            points = sweep_haystacks(haystacks, [folder / Path(f).stem for f in haystack_files], configs,
+                                     make_summarizer, repair_citations=repair, judge_name=judge_name,
+                                     judge_llm=openai_llm(model, base_url), executor=executor, results=results)
+            if results is not None:
+                results.clear()
+        for point in points:
+            config = point.config
+            name = f"citesum:{config.retriever}:{order}:{config.budget}+{label}"
+            rows.append({"system": name, "retriever": config.retriever, "budget": config.budget, "model": label,
+                         **_judge_report(point.judge, point.unparsed, f"{name}: "), **point.scores.as_dict()})
+            decisions[name] = [asdict(i) for i in point.insights]
     else:
         available = stored_systems(haystacks)
         unknown = [s for s in systems if s not in available]

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import click
 
 from citesum.chunking import UNITS
-from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar
+from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar, ray_executor, ray_options
 from citesum.errors import CitesumError
 
 @click.command()
@@ -42,12 +42,8 @@ from citesum.errors import CitesumError
                    "many processes share; token in CITESUM_MILVUS_TOKEN).")
 @click.option("--milvus-index", type=click.Choice(["HNSW", "IVF_FLAT", "FLAT"], case_sensitive=False), default=None,
               help="The Milvus collection's dense index (default HNSW; with --store milvus, at creation).")
-@click.option("--ray", "use_ray", is_flag=True,
-              help="Parse, chunk and embed on Ray (extra ray): a Ray instance started on this machine, or the "
-                   "cluster of --ray-address. One generation is committed at the end, the same as without --ray.")
-@click.option("--ray-address", default=None, metavar="ADDRESS",
-              help="The Ray cluster of --ray: 'auto' (the cluster this machine joined with ray start) or "
-                   "ray://HOST:10001. Files are opened by the workers: give absolute paths on a shared folder.")
+@ray_options("Parse, chunk and embed (one generation committed at the end; an interrupted build run again "
+             "embeds only what it had not)")
 @click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
 def index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
@@ -56,17 +52,9 @@ def index(
     store: str | None, milvus_index: str | None, use_ray: bool, ray_address: str | None, as_json: bool,
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
-    from citesum.parallel import RayExecutor
-
-    if ray_address and not use_ray:
-        raise CitesumError("--ray-address names the cluster of --ray; add --ray")
-    executor = RayExecutor(ray_address) if use_ray else None
-    try:
+    with ray_executor(use_ray, ray_address) as executor:
         _index(paths, index_dir, unit, chunk_tokens, embedder, dataset, include, exclude, max_bytes, json_id_field,
                json_title_field, json_text_field, sync, ann_min_units, store, milvus_index, executor, as_json)
-    finally:
-        if executor is not None:
-            executor.shutdown()
 
 
 def _index(
@@ -238,8 +226,11 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 @click.option("--edges", type=click.IntRange(min=1), default=5, show_default=True, help="Edges kept per unit.")
 @click.option("--lm-tokens", type=click.IntRange(min=2), default=256, show_default=True,
               help="Tokens of each text the LM sees.")
-def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges: int, lm_tokens: int) -> None:
-    """Build the LightPAL passage graph of an index (used by --retriever lightpal[:<base>])."""
+@ray_options("Link the units a block at a time")
+def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges: int, lm_tokens: int,
+          use_ray: bool, ray_address: str | None) -> None:
+    """Build the LightPAL passage graph of an index (used by --retriever lightpal[:<base>]). An interrupted build
+    run again links only the blocks of units it had not."""
     from citesum.index.store import Index
     from citesum.retrieve.lightpal import LanguageModelContextScorer, build_passage_graph
 
@@ -248,8 +239,9 @@ def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges
         raise CitesumError(f"the index {index_dir} has no units: nothing to link")
     context_scorer = LanguageModelContextScorer(model, max_tokens=lm_tokens) if scorer == "lm" else None
     started = time.perf_counter()
-    with progress_bar(sys.stderr.isatty()) as progress:
-        built = build_passage_graph(index_, context_scorer, candidates=candidates, edges=edges, progress=progress)
+    with ray_executor(use_ray, ray_address) as executor, progress_bar(sys.stderr.isatty()) as progress:
+        built = build_passage_graph(index_, context_scorer, candidates=candidates, edges=edges, progress=progress,
+                                    executor=executor, resumable=True)
     path = built.save(index_.path)
     click.echo(f"linked {len(built.neighbors)} units ({built.neighbors.shape[1]} edges each, scorer {built.scorer}) "
                f"in {time.perf_counter() - started:.1f}s: {path}")
@@ -266,9 +258,11 @@ def graph(index_dir: str, scorer: str, model: str | None, candidates: int, edges
 @base_url_option()
 @click.option("--summary-tokens", type=click.IntRange(min=10), default=200, show_default=True,
               help="Length of the offline summaries (also the fallback when the LLM fails on a document).")
+@ray_options("Summarize the documents a batch at a time")
 def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, model: str | None,
-                  base_url: Sequence[str], summary_tokens: int) -> None:
-    """Build (or update) the Summary RAG index of an index: one summary per document, same ids."""
+                  base_url: Sequence[str], summary_tokens: int, use_ray: bool, ray_address: str | None) -> None:
+    """Build (or update) the Summary RAG index of an index: one summary per document, same ids. An interrupted
+    build run again summarizes only the documents it had not."""
     from citesum.index.store import Index
     from citesum.summary_rag import CentralSentences, LLMSummaries, build_summary_index
 
@@ -283,8 +277,9 @@ def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, m
     else:
         engine = central
     started = time.perf_counter()
-    with progress_bar(sys.stderr.isatty()) as progress:
-        _, report = build_summary_index(content, out_dir, engine, fallback=central, progress=progress)
+    with ray_executor(use_ray, ray_address) as executor, progress_bar(sys.stderr.isatty()) as progress:
+        _, report = build_summary_index(content, out_dir, engine, fallback=central, progress=progress,
+                                        executor=executor)
     click.echo(f"{report.summarized} summarized, {report.unchanged} unchanged, {report.deleted} deleted "
                f"in {time.perf_counter() - started:.1f}s: {out_dir}")
     for document_id, reason in report.fallbacks:

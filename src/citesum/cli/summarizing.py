@@ -9,8 +9,8 @@ from typing import Any, Sequence
 
 import click
 
-from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_context, openai_llm, read_query,
-                                 repair_by_default)
+from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_context, openai_llm, ray_executor,
+                                 ray_options, read_query, repair_by_default)
 from citesum.errors import CitesumError
 
 @click.command()
@@ -207,17 +207,21 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
 @click.option("--model", default=None, help="The pipeline's OpenAI-compatible model (with --summarizer llm).")
 @click.option("--words", type=click.IntRange(min=1), default=250, show_default=True)
+@ray_options("Spread the panel's sampling (a query a task) and the pipeline runs (a query, budget and sample a "
+             "task)")
 @click.option("--json", "as_json", is_flag=True)
 def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Sequence[str], base_url: Sequence[str],
                             window: int, budgets: str, fraction: float, seed: int, samples: int, retriever: str,
-                            order: str, summarizer: str, model: str | None, words: int, as_json: bool) -> None:
+                            order: str, summarizer: str, model: str | None, words: int, use_ray: bool,
+                            ray_address: str | None, as_json: bool) -> None:
     """Estimate the context budget of a pipeline without gold summaries (Pratapa & Mitamura): silver
-    references from a panel of LMs given the full context, the pipeline run at each budget against them."""
-    from citesum.budget import estimate_budget, panel_candidates, parse_budgets, sample_examples
+    references from a panel of LMs given the full context, the pipeline run at each budget against them. LLM
+    answers are cached: a run interrupted half-way and run again asks only what it had not."""
+    from citesum.budget import IndexPipelineRun, estimate_budget, panel_candidates_of, parse_budgets, sample_examples
     from citesum.index.store import Index
     from citesum.llm import ResponseCache, get_llm
-    from citesum.pack import PackOptions, pack_full
-    from citesum.summarize import fit_budget, summarize_query
+    from citesum.pack import pack_full
+    from citesum.summarize import fit_budget
     from citesum.summarize.citations import strip_citations
     from citesum.summarize.prompts import get_template
     from citesum.tokens import get_tokenizer
@@ -237,34 +241,22 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     cache = ResponseCache()
     panel = [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models]
     documents = list(index_.documents())
-    chosen = sample_examples([str(i) for i in range(len(queries))], fraction, seed)
-    candidates: dict[str, list[str]] = {}
-    for example in chosen:
+    prompts = {}
+    for example in sample_examples([str(i) for i in range(len(queries))], fraction, seed):
         query = queries[int(example)]
         room = fit_budget(window, window, tokenizer.count(answer.render(context="", query=query, num_words=words)),
                           1024)
-        prompt = answer.render(context=pack_full(documents, room, tokenizer).render(), query=query, num_words=words)
-        candidates[example] = [strip_citations(t) for t in panel_candidates(prompt, panel, samples=samples)]
-        if not candidates[example]:
-            raise CitesumError(f"the panel wrote nothing for the query '{query}'")
+        prompts[example] = answer.render(context=pack_full(documents, room, tokenizer).render(), query=query,
+                                         num_words=words)
     pipeline_llm = get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None
     runs = 1 if pipeline_llm is None else samples  # the extractive summarizer is deterministic
-
-    def run(example: str, budget: int, sample: int) -> str:
-        engine: Any
-        if pipeline_llm is not None:
-            from citesum.summarize.llm import LLMSummarizer
-
-            engine = LLMSummarizer(pipeline_llm, "answer", num_words=words, temperature=0.5, seed=sample)
-        else:
-            from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
-
-            engine = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=words))
-        summary = summarize_query(queries[int(example)], index_, engine, retriever=retriever,
-                                  options=PackOptions(budget=budget, order=order))  # type: ignore[arg-type]
-        return strip_citations(summary.raw_output or " ".join(b.text for b in summary.bullets))
-
-    result = estimate_budget(candidates, run, grid, samples=runs, fraction=1.0)
+    run = IndexPipelineRun(str(index_.path.resolve()), tuple(queries), retriever, order, words, pipeline_llm)
+    with ray_executor(use_ray, ray_address) as executor:
+        answers = panel_candidates_of(prompts, panel, samples=samples, executor=executor)
+        candidates = {example: [strip_citations(t) for t in texts] for example, texts in answers.items()}
+        if empty := [e for e, texts in candidates.items() if not texts]:
+            raise CitesumError(f"the panel wrote nothing for the query '{queries[int(empty[0])]}'")
+        result = estimate_budget(candidates, run, grid, samples=runs, fraction=1.0, executor=executor)
     if as_json:
         echo_json({"estimate": result.budget, "best_budget": result.best_budget, "queries": len(result.examples),
                     "means": result.means, "stds": result.stds, "panel": list(panel_models)})

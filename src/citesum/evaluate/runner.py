@@ -9,6 +9,7 @@ haystack as context, the relevant documents placed at the top, bottom, middle or
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -20,6 +21,7 @@ from citesum.evaluate.position import PLACEMENTS, Placement, place_relevant, sen
 from citesum.evaluate.summhay import InsightScore, Scores, aggregate, gold_positions, score_insights
 from citesum.index.store import Index, IndexSettings
 from citesum.pack import PackOptions, pack_full
+from citesum.parallel import BatchExecutor, InProcess, Shared, TaskResults, resumable_map
 from citesum.summarize import Summarizer, summarize_query
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 from citesum.tokens import Tokenizer, get_tokenizer
@@ -85,6 +87,80 @@ def run_on_haystacks(haystacks: Sequence[Haystack], index_folders: Sequence[Path
     """:func:`pipeline_summaries` for each haystack, each with its own (reused) index folder."""
     return [pipeline_summaries(h, haystack_index(h, folder, config), config, make_summarizer, repair_citations)
             for h, folder in zip(haystacks, index_folders)]
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One configuration of a sweep, judged: its scores, every insight's decision, the judge, and the judge's
+    replies it could not read (an LLM judge's, counted as NO coverage; None for a judge that reads none)."""
+
+    config: PipelineConfig
+    scores: Scores
+    insights: list[InsightScore]
+    judge: str
+    unparsed: list[str] | None
+
+
+@dataclass(frozen=True)
+class _SweepJob:
+    """What every run of a sweep shares: the haystacks, their index folders (built before the runs), the
+    summarizer and the judge (by name: a worker loads its model once)."""
+
+    haystacks: Shared[Sequence[Haystack]]
+    index_bases: tuple[Path, ...]
+    make_summarizer: SummarizerFactory
+    repair_citations: bool
+    judge_name: str
+    judge_llm: object
+
+    def run(self, config: PipelineConfig) -> SweepPoint:
+        haystacks = self.haystacks.get()
+        summaries = [pipeline_summaries(h, Index.open(folder), config, self.make_summarizer, self.repair_citations)
+                     for h, folder in zip(haystacks, sweep_index_folders(self.index_bases, config))]
+        judge = _worker_judge(self.judge_name, self.judge_llm)
+        unread = getattr(judge, "unparsed", None)  # an LLM judge's, over every run of this process
+        seen = len(unread) if unread is not None else 0
+        scores, insights = judge_summaries(haystacks, summaries, judge)
+        return SweepPoint(config, scores, insights, judge.name, unread[seen:] if unread is not None else None)
+
+
+_judges: dict[bytes, Judge] = {}
+
+
+def _worker_judge(name: str, llm: object) -> Judge:
+    """The judge ``name`` of this process, loaded once (an embedding judge's model takes seconds)."""
+    from citesum.evaluate.judges import get_judge
+
+    key = pickle.dumps((name, llm))
+    if key not in _judges:
+        _judges[key] = get_judge(name, llm=llm)
+    return _judges[key]
+
+
+def sweep_index_folders(index_bases: Sequence[Path], config: PipelineConfig) -> list[Path]:
+    """Each haystack's index folder for ``config``'s unit (and embedder, when not the default)."""
+    suffix = f"-{config.unit}" + ("" if config.embedder == PipelineConfig.embedder else f"-{config.embedder}")
+    return [base.with_name(base.name + suffix) for base in index_bases]
+
+
+def sweep_haystacks(haystacks: Sequence[Haystack], index_bases: Sequence[Path], configs: Sequence[PipelineConfig],
+                    make_summarizer: SummarizerFactory = extractive_factory, *, repair_citations: bool = False,
+                    judge_name: str = "offline", judge_llm: object = None, executor: BatchExecutor | None = None,
+                    results: TaskResults | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> list[SweepPoint]:
+    """Each of ``configs`` (retrievers, budgets, orders, units) run on the haystacks and judged: the runs spread
+    over ``executor``'s workers (default: one after the other here). Each haystack's index is built once per
+    unit and embedder (:func:`sweep_index_folders` of its ``index_bases``) before the runs, which only read it
+    (on a cluster, the folders must be shared with the workers). With ``results``, each finished run is kept as
+    it arrives: a sweep interrupted half-way and run again does only the runs left."""
+    for config in {(c.unit, c.embedder): c for c in configs}.values():
+        for haystack, folder in zip(haystacks, sweep_index_folders(index_bases, config)):
+            haystack_index(haystack, folder, config)
+    executor = executor or InProcess()
+    job = _SweepJob(executor.share(list(haystacks)), tuple(index_bases), make_summarizer, repair_citations,
+                    judge_name, judge_llm)
+    points, _ = resumable_map(executor, job.run, list(configs), results, progress)
+    return points
 
 
 def judge_summaries(haystacks: Sequence[Haystack], summaries: Sequence[dict[str, Sequence[str]]],

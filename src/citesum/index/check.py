@@ -14,11 +14,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citesum.index.store import DB_NAME, LOCK_NAME, Index, read_only_connection
+from citesum.index.store import DB_NAME, LOCK_NAME, TASKS_DIR, Index, read_only_connection
 
 #: what an index folder may hold besides its generations (the database with its WAL files, the write lock,
-#: the LightPAL graph, the service's uploads)
-_KNOWN = {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME, "lightpal-graph.npz", "uploads"}
+#: the LightPAL graph, the service's uploads, the results of an interrupted parallel job)
+_KNOWN = {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME, "lightpal-graph.npz", "uploads", TASKS_DIR}
 
 
 @dataclass
@@ -64,6 +64,9 @@ def check_index(path: str | Path) -> CheckReport:
     for entry in sorted(index.path.iterdir()):
         if entry.name.startswith("gen-") and entry != folder:
             report.notes.append(f"{entry} is left over (not the current generation); --repair removes it")
+        elif entry.name == TASKS_DIR:
+            report.notes.append(f"{entry} holds the results of an interrupted parallel job (its next run takes "
+                                "them); --repair removes it")
         elif not index.store.owns(entry.name) and entry.name not in _KNOWN:
             report.notes.append(f"{entry} is not a file of citesum's (left as it is)")
     return report
@@ -77,6 +80,7 @@ def repair_index(path: str | Path) -> CheckReport:
         return before
     index = Index.open(path)
     index.rewrite_generation()
+    shutil.rmtree(index.path / TASKS_DIR, ignore_errors=True)
     for entry in index.path.glob("gen-*"):
         if entry.name != f"gen-{index.generation}":
             shutil.rmtree(entry, ignore_errors=True)

@@ -50,13 +50,15 @@ from citesum.index.search_store import (
     open_store,
     parse_store,
 )
-from citesum.parallel import BatchExecutor
+from citesum.parallel import BatchExecutor, TaskResults, job_key, resumable_map
 from citesum.tokens import get_tokenizer
 from citesum.types import Document, Passage
 
 SCHEMA_VERSION = 1
 DB_NAME = "index.sqlite"
 LOCK_NAME = "write.lock"
+#: results of the tasks of an interrupted parallel job, kept for its next run (citesum.parallel.TaskResults)
+TASKS_DIR = "tasks"
 log = logging.getLogger(__name__)
 #: errno values of a write that found no room: the disk (or a quota, or a file size limit) is full
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -742,6 +744,8 @@ class Index(IndexReader):
             self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
         _checkpoint(conn)
         self.store.committed(conn, generation)
+        if executor is not None:
+            shutil.rmtree(self.path / TASKS_DIR, ignore_errors=True)  # what a resumed build needed is committed
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
             unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
@@ -829,11 +833,18 @@ class Index(IndexReader):
     def _chunk_and_embed_on(self, executor: BatchExecutor, documents: list[Document], progress: ProgressFn | None
                             ) -> tuple[list[list[Passage]], np.ndarray]:
         """The units of each document and their vectors, made by ``executor``'s workers a batch of documents at a
-        time, in document order."""
+        time, in document order. Each batch's result is kept in the index folder's ``tasks/`` as it arrives
+        (removed by the commit): a build interrupted half-way and run again embeds only the batches left."""
         batches = [documents[start : start + DOCUMENTS_PER_TASK]
                    for start in range(0, len(documents), DOCUMENTS_PER_TASK)]
-        done = executor.map(functools.partial(embedded_units, self.settings), batches,
-                            progress=(lambda finished, total: progress("embedding", finished, total)) if progress else None)
+        results = TaskResults(self.path / TASKS_DIR, job_key(
+            "embedded units", self.settings, DOCUMENTS_PER_TASK, [(d.id, d.content_hash) for d in documents]))
+        done, resumed = resumable_map(
+            executor, functools.partial(embedded_units, self.settings), batches, results,
+            (lambda finished, total: progress("embedding", finished, total)) if progress else None)
+        if resumed:
+            log.info("%s: %d of %d batches embedded by an interrupted build were taken from %s", self.path, resumed,
+                     len(batches), results.root)
         units = [group for batch_units, _ in done for group in batch_units]
         parts = [vectors for _, vectors in done if len(vectors)]
         return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32))

@@ -14,6 +14,7 @@ not describe.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ import numpy as np
 
 from citesum.errors import ConfigError, MissingExtraError
 from citesum.index.artifacts import fsync_dir
-from citesum.index.store import IndexReader, ProgressFn
+from citesum.index.store import TASKS_DIR, IndexReader, ProgressFn
+from citesum.parallel import BatchExecutor, InProcess, Shared, TaskResults, job_key, resumable_map
 from citesum.retrieve.base import Retriever, top_k
 from citesum.types import Hit
 
@@ -73,6 +75,12 @@ class LanguageModelContextScorer:
         self._model = Llama(model_path=model_path, n_ctx=2 * max_tokens + 8, n_batch=2 * max_tokens + 8,
                             logits_all=True, n_threads=n_threads, verbose=False)
         self.name = f"lm:{Path(model_path).name}"
+        self._arguments = (model_path, max_tokens, n_threads)
+
+    def __reduce__(self) -> tuple[object, tuple[str, int, int | None]]:
+        """Pickled as its arguments (a graph build on Ray sends it to workers): each worker process loads the
+        model once, however many blocks it scores."""
+        return _worker_scorer, self._arguments
 
     def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
         from scipy.special import logsumexp
@@ -94,6 +102,11 @@ class LanguageModelContextScorer:
             chosen = logits[np.arange(len(tokens)), tokens]
             out[j] = float(np.mean(chosen - logsumexp(logits, axis=1)))
         return out
+
+
+@functools.lru_cache(maxsize=2)
+def _worker_scorer(model_path: str, max_tokens: int, n_threads: int | None) -> LanguageModelContextScorer:
+    return LanguageModelContextScorer(model_path, max_tokens, n_threads)
 
 
 @dataclass(frozen=True)
@@ -140,30 +153,64 @@ class PassageGraph:
 
 
 def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None, *, candidates: int = DEFAULT_CANDIDATES,
-                        edges: int = DEFAULT_EDGES, progress: ProgressFn | None = None,
-                        block: int = 1024) -> PassageGraph:
+                        edges: int = DEFAULT_EDGES, progress: ProgressFn | None = None, block: int | None = None,
+                        executor: BatchExecutor | None = None, resumable: bool = False) -> PassageGraph:
     """Edges from every unit to the ``edges`` best of its ``candidates`` nearest units by embedding cosine,
-    "best" by ``scorer`` (None: by the cosine itself)."""
+    "best" by ``scorer`` (None: by the cosine itself).
+
+    The units are linked ``block`` at a time (default: 1,024 by cosine, 64 with a scorer, which takes a second
+    or more per unit), the blocks spread over ``executor``'s workers (default: one after the other here); the scorer travels to them by pickling (:class:`LanguageModelContextScorer` loads its model
+    once per worker). ``resumable``: each finished block is kept in the index folder's ``tasks/`` until the
+    graph is built, so a build interrupted half-way and run again links only the blocks left (the LM scorer
+    takes minutes per thousand units)."""
     if candidates < 1 or edges < 1:
         raise ConfigError(f"candidates and edges must be >= 1, got {candidates} and {edges}")
-    vectors = np.asarray(index.vectors, dtype=np.float32)
-    texts = [p.text for p in index.passages]
-    n = len(texts)
-    neighbors = np.full((n, min(edges, max(n - 1, 0))), -1, dtype=np.int32)
-    for start in range(0, n, block):
-        similarities = vectors[start : start + block] @ vectors.T
-        for row, similarity in enumerate(similarities):
+    executor = executor or InProcess()
+    block = block or (1024 if scorer is None else 64)
+    n = len(index.passages)
+    job = _LinkJob(executor.share(np.asarray(index.vectors, dtype=np.float32)),
+                   executor.share([p.text for p in index.passages]) if scorer is not None else None,
+                   scorer, candidates, min(edges, max(n - 1, 0)), block)
+    results = TaskResults(Path(index.path) / TASKS_DIR, job_key(
+        "lightpal graph", index.generation, n, scorer.name if scorer else "cosine", candidates, edges, block)) \
+        if resumable else None
+    blocks, _ = resumable_map(executor, job.link, list(range(0, n, block)), results,
+                              (lambda done, total: progress("graph", min(done * block, n), n)) if progress else None)
+    if results is not None:
+        results.clear()
+    neighbors = np.vstack(blocks) if blocks else np.full((0, job.edges), -1, dtype=np.int32)
+    return PassageGraph(neighbors, index.generation, "cosine" if scorer is None else scorer.name, candidates)
+
+
+@dataclass(frozen=True)
+class _LinkJob:
+    """What every block of a graph build needs: all the vectors (a block's units are compared with all units),
+    the texts when a scorer reads them."""
+
+    vectors: Shared[np.ndarray]
+    texts: Shared[list[str]] | None
+    scorer: ContextScorer | None
+    candidates: int
+    edges: int
+    block: int
+
+    def link(self, start: int) -> np.ndarray:
+        """The edges of units ``start`` to ``start + block`` (rows padded with -1)."""
+        vectors = self.vectors.get()
+        texts = self.texts.get() if self.texts is not None else None
+        n = len(vectors)
+        rows = vectors[start : start + self.block]
+        neighbors = np.full((len(rows), self.edges), -1, dtype=np.int32)
+        for row, similarity in enumerate(rows @ vectors.T):
             i = start + row
             similarity[i] = -np.inf  # no self-loops
-            nearest = top_k(similarity, min(candidates, n - 1))
-            if scorer is not None and len(nearest) > neighbors.shape[1]:
-                context_scores = scorer.score(texts[i], [texts[j] for j in nearest])
+            nearest = top_k(similarity, min(self.candidates, n - 1))
+            if self.scorer is not None and texts is not None and len(nearest) > self.edges:
+                context_scores = self.scorer.score(texts[i], [texts[j] for j in nearest])
                 nearest = nearest[top_k(context_scores, len(nearest))]
-            chosen = nearest[: neighbors.shape[1]]
-            neighbors[i, : len(chosen)] = chosen
-            if progress is not None:
-                progress("graph", i + 1, n)
-    return PassageGraph(neighbors, index.generation, "cosine" if scorer is None else scorer.name, candidates)
+            chosen = nearest[: self.edges]
+            neighbors[row, : len(chosen)] = chosen
+        return neighbors
 
 
 def transition_matrix(neighbors: np.ndarray) -> csr_matrix:
