@@ -168,6 +168,31 @@ def test_an_unreachable_server_is_a_clear_error_and_creates_nothing(tmp_path: Pa
     assert result.exit_code != 0 and "unknown store 'faiss'" in result.output
 
 
+def test_a_server_without_the_bm25_function_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pymilvus
+
+    from citesum.index.milvus import server_version
+
+    assert server_version("v2.5.4") == (2, 5, 4) and server_version("2.6.0-gpu") == (2, 6, 0)
+    assert server_version("v2.4.15") < (2, 5) and server_version("unknown") < (2, 5)
+
+    class MilvusOf24:
+        """A reachable server that predates full-text search (Milvus 2.4 has hybrid search, not BM25)."""
+
+        def __init__(self, uri: str, **options: object) -> None:
+            self.uri = uri
+
+        def get_server_version(self) -> str:
+            return "v2.4.15"
+
+    monkeypatch.setattr(pymilvus, "MilvusClient", MilvusOf24)
+    with pytest.raises(IndexStoreError, match=r"version v2\.4\.15; citesum's Milvus store needs 2\.5 or later"):
+        Index.create(tmp_path / "ix", store="milvus:http://milvus.internal:19530")
+    assert not (tmp_path / "ix").exists()
+
+
 def test_a_collection_of_another_schema_is_refused(tmp_path: Path) -> None:
     import pymilvus
 

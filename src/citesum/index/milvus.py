@@ -1,8 +1,9 @@
 """The Milvus search store (extra ``milvus``): a collection holding each passage's vector and analysed text, searched
 by Milvus's own BM25 function (sparse), its dense index (HNSW, IVF_FLAT or FLAT) and its RRF ranker (one round
 trip for a hybrid query). ``milvus:URI`` names a milvus-lite file (runs in-process, offline) or a server
-(``http://host:19530``, a standalone or a cluster; a token, when the server wants one, comes from the environment
-variable ``CITESUM_MILVUS_TOKEN``, never from the manifest).
+(``http://host:19530``, a standalone or a cluster of Milvus 2.5 or later, the first with the BM25 function; a
+token, when the server wants one, comes from the environment variable ``CITESUM_MILVUS_TOKEN``, never from the
+manifest).
 
 The documents and passages, their positions and embeddings stay in the index folder's database, so packing,
 citations and evidence work unchanged, and the collection can always be written again from it (``citesum check
@@ -28,6 +29,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 from contextlib import closing, contextmanager
@@ -60,6 +62,14 @@ UPSERT_BATCH = 1000
 MAX_TERMS_BYTES = 65_535
 CONNECT_TIMEOUT_S = 10.0
 _PENDING = "milvus_pending_delete"
+#: the first Milvus server with the BM25 function (full-text search); hybrid search came before it, in 2.4
+MIN_SERVER_VERSION = (2, 5)
+
+
+def server_version(version: str) -> tuple[int, ...]:
+    """``v2.5.4`` (or ``2.5.4-gpu``...) as (2, 5, 4); () when it names no version (read as too old)."""
+    numbers = re.match(r"v?(\d+(?:\.\d+)*)", version.strip())
+    return tuple(int(n) for n in numbers.group(1).split(".")) if numbers else ()
 
 
 def _pymilvus() -> Any:
@@ -146,7 +156,20 @@ class MilvusStore(SearchStore):
                         ) from exc
                     raise IndexStoreError(f"cannot reach Milvus at {self.uri} ({exc.message}); is the server "
                                           "running, and the address right?") from exc
+                if not self.is_lite:
+                    self._refuse_old_server(self._client)
             return self._client
+
+    def _refuse_old_server(self, client: Any) -> None:
+        """A server older than :data:`MIN_SERVER_VERSION` has no BM25 function: said now, before any write.
+        (Every server that has it also has hybrid search, so a hybrid query is always one round trip and
+        citesum never has to fuse the two searches itself.)"""
+        version = str(client.get_server_version())
+        if server_version(version) < MIN_SERVER_VERSION:
+            self._client = None
+            raise IndexStoreError(
+                f"Milvus at {self.uri} is version {version}; citesum's Milvus store needs "
+                f"{'.'.join(map(str, MIN_SERVER_VERSION))} or later (full-text search with the BM25 function)")
 
     @property
     def is_lite(self) -> bool:
