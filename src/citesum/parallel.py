@@ -17,8 +17,10 @@ after an interruption (Ctrl+C, a lost driver), it does only the tasks it had not
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import pickle
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
@@ -29,6 +31,7 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 Value = TypeVar("Value")
 Shared_co = TypeVar("Shared_co", covariant=True)
+log = logging.getLogger(__name__)
 #: times a task is run again when its worker dies (a process killed, a node lost)
 TASK_RETRIES = 3
 #: progress(tasks done, tasks in all)
@@ -98,13 +101,24 @@ def _ray() -> Any:
 
 
 class _InObjectStore(Generic[Value]):
-    """A value put once in Ray's object store; workers on the same node map it without a copy."""
+    """A value put once in Ray's object store, read once per worker process: the tasks a worker runs share its
+    copy (NumPy arrays are mapped from the store without a copy; other values are unpickled)."""
 
     def __init__(self, reference: Any) -> None:
         self._reference = reference
 
     def get(self) -> Value:
-        return _ray().get(self._reference)  # type: ignore[no-any-return]
+        key = self._reference.hex()  # each task unpickles a new reference object: its id is what stays
+        if key not in _fetched:
+            while len(_fetched) >= _FETCHED_VALUES:
+                _fetched.pop(next(iter(_fetched)))  # the oldest: a worker outlives its jobs
+            _fetched[key] = _ray().get(self._reference)
+        return _fetched[key]  # type: ignore[no-any-return]
+
+
+#: the shared values this worker process read, by object id (at most _FETCHED_VALUES, oldest dropped first)
+_fetched: dict[str, Any] = {}
+_FETCHED_VALUES = 4
 
 
 class RayExecutor:
@@ -153,9 +167,12 @@ class RayExecutor:
                         on_result(number, results[number])
                     if progress:
                         progress(done, len(items))
-        except BaseException:
+        except BaseException as exc:
             for reference in pending:  # an error or Ctrl+C: the tasks not done yet are not left running
                 ray.cancel(reference, force=True)
+            cause = getattr(exc, "cause", None)  # a task's own error, which Ray wraps with the remote traceback
+            if isinstance(exc, ray.exceptions.RayTaskError) and isinstance(cause, CitesumError):
+                raise cause from None  # said as without Ray: one line naming what is wrong
             raise
         return results
 
@@ -169,25 +186,35 @@ def _call(function: Callable[[Item], Result], item: Item) -> Result:
     return function(item)
 
 
-def job_key(*parts: object) -> str:
-    """A short stable name for a job from what determines its results (settings, inputs' hashes)."""
-    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=10).hexdigest()
+def settings_of(part: object) -> object:
+    """What decides a part's output, for a job's key: its ``settings`` when it has them (summarizers, scorers,
+    LLM backends: model, endpoints, prompt, lengths), else its name, else its type."""
+    return getattr(part, "settings", None) or getattr(part, "name", None) or type(part).__qualname__
+
+
+def job_key(kind: str, *parts: object) -> str:
+    """A stable folder name for a job of ``kind`` from what determines its results (settings, inputs' hashes):
+    ``<kind>-<digest>``."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=10).hexdigest()
+    return f"{re.sub(r'[^a-z0-9]+', '-', kind.lower()).strip('-')}-{digest}"
 
 
 class TaskResults:
     """The results of one job's finished tasks, a file per task in ``folder/<job key>/``, so that the job run
-    again after an interruption does only what is left (:func:`resumable_map`). ``job`` must name everything
-    the results depend on (:func:`job_key`): a job with other inputs finds none of them. Results are pickled:
-    the folder is the user's own, like the index beside it."""
+    again after an interruption does only what is left (:func:`resumable_map`). ``job`` (:func:`job_key`) must
+    name everything the results depend on: a job with other inputs finds none of them. Keeping a result is best
+    effort: a folder that cannot be written costs the resumption, never the job. Results are pickled: the
+    folder is the user's own, like the index beside it."""
 
     def __init__(self, folder: Path, job: str) -> None:
         self.root = Path(folder)
         self.folder = self.root / job
+        self.kind = job.rsplit("-", 1)[0]
 
-    def _file(self, task: int) -> Path:
+    def _file(self, task: str) -> Path:
         return self.folder / f"{task}.pickle"
 
-    def load(self, task: int) -> tuple[bool, Any]:
+    def load(self, task: str) -> tuple[bool, Any]:
         """(True, result) for a task finished by an earlier run; (False, None) otherwise, or when its file is
         unreadable (a run killed while writing it: the task is done again)."""
         try:
@@ -196,32 +223,48 @@ class TaskResults:
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError):
             return False, None
 
-    def store(self, task: int, result: Any) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+    def store(self, task: str, result: Any) -> None:
         staging = self._file(task).with_suffix(".tmp")
-        with open(staging, "wb") as handle:
-            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(staging, self._file(task))
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(staging, "wb") as handle:
+                pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(staging, self._file(task))
+        except OSError as exc:  # a full disk, or the folder removed meanwhile (a commit clears it)
+            log.warning("could not keep the result of task %s in %s (%s): a rerun after an interruption will do it "
+                        "again", task, self.folder, exc)
 
     def clear(self) -> None:
-        """Forget this job's results (what they made is committed)."""
-        shutil.rmtree(self.folder, ignore_errors=True)
-        try:
-            self.root.rmdir()  # when no other job's results are left
-        except OSError:
-            pass
+        """Forget this job's results and those of every earlier job of its kind (:func:`forget_jobs`)."""
+        forget_jobs(self.root, self.kind)
+
+
+def forget_jobs(folder: Path, kind: str) -> None:
+    """Remove the results kept in ``folder`` by every job of ``kind`` (what they made is committed, or was made
+    on other inputs: no rerun would take them), and ``folder`` when nothing else is left in it."""
+    slug = job_key(kind).rsplit("-", 1)[0]
+    for results in Path(folder).glob(f"{slug}-*"):
+        if results.name.rsplit("-", 1)[0] == slug:
+            shutil.rmtree(results, ignore_errors=True)
+    try:
+        Path(folder).rmdir()
+    except OSError:
+        pass
 
 
 def resumable_map(executor: BatchExecutor, function: Callable[[Item], Result], items: Sequence[Item],
-                  results: TaskResults | None, progress: TaskProgress | None = None) -> tuple[list[Result], int]:
+                  results: TaskResults | None, progress: TaskProgress | None = None,
+                  keys: Sequence[str] | None = None) -> tuple[list[Result], int]:
     """``executor.map(function, items)``, keeping each result in ``results`` as it arrives and taking the ones an
-    earlier, interrupted run kept instead of running their tasks again; also returns how many were taken."""
+    earlier, interrupted run kept instead of running their tasks again; also returns how many were taken. A
+    task's result is kept under its key (default: its position among ``items``)."""
     if results is None:
         return executor.map(function, items, progress), 0
+    keys = list(keys) if keys is not None else [str(number) for number in range(len(items))]
     out: list[Any] = [None] * len(items)
     todo = []
-    for number in range(len(items)):
-        found, result = results.load(number)
+    for number, key in enumerate(keys):
+        found, result = results.load(key)
         if found:
             out[number] = result
         else:
@@ -230,7 +273,7 @@ def resumable_map(executor: BatchExecutor, function: Callable[[Item], Result], i
 
     def keep(position: int, result: Any) -> None:
         out[todo[position]] = result
-        results.store(todo[position], result)
+        results.store(keys[todo[position]], result)
 
     executor.map(function, [items[number] for number in todo],
                  (lambda done, _: progress(resumed + done, len(items))) if progress else None, keep)

@@ -23,7 +23,7 @@ from citesum.embed import Embedder, get_embedder
 from citesum.errors import CitesumError, ConfigError, LLMError
 from citesum.index.store import DB_NAME, TASKS_DIR, Index, IndexReader, IndexSettings, ProgressFn
 from citesum.llm.base import LLM, ChatRequest
-from citesum.parallel import BatchExecutor, InProcess, TaskResults, job_key, resumable_map
+from citesum.parallel import BatchExecutor, InProcess, TaskResults, job_key, resumable_map, settings_of
 from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Context, ContextBlock, Document, Passage
@@ -61,6 +61,10 @@ class CentralSentences:
         self._embedder_given = embedder is not None
         self.tokenizer = tokenizer or get_tokenizer()
 
+    @property
+    def settings(self) -> tuple[object, ...]:
+        return (self.name, self.max_tokens, self._embedder.name if self._embedder_given else "wordllama")  # type: ignore[union-attr]
+
     def __getstate__(self) -> dict[str, object]:
         """Without the default embedder it loaded (a parallel build sends the summarizer with every task; each
         worker process loads the model once)."""
@@ -97,6 +101,10 @@ class LLMSummaries:
         self.max_tokens = max_tokens
         self.prompt = prompt
         self.name = f"llm:{llm.name}"
+
+    @property
+    def settings(self) -> tuple[object, ...]:
+        return (self.name, self.llm.settings, self.prompt, self.max_tokens)
 
     def summarize_document(self, document: Document) -> str:
         request = ChatRequest.from_prompt(self.prompt.format(title=document.title, text=document.text),
@@ -147,7 +155,7 @@ def build_summary_index(content: Index, path: str | Path, summarizer: DocumentSu
     report = SummaryIndexReport(unchanged=len(documents) - len(todo))
     batches = [todo[start : start + DOCUMENTS_PER_TASK] for start in range(0, len(todo), DOCUMENTS_PER_TASK)]
     results = TaskResults(path / TASKS_DIR, job_key(
-        "summaries", summarizer.name, getattr(summarizer, "max_tokens", None), fallback.name if fallback else None,
+        "summaries", settings_of(summarizer), settings_of(fallback) if fallback else None,
         [(d.id, d.content_hash) for d in todo]))
     summarized, _ = resumable_map(
         executor or InProcess(), functools.partial(_summarize_batch, summarizer, fallback), batches, results,

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from citesum.demo.haystack import generate_haystack
 from citesum.index import ann as ann_module
-from citesum.index import artifacts
 from citesum.index.ann import AnnIndex
 from citesum.index.store import Index
 from citesum.retrieve import get_retriever
@@ -43,7 +42,7 @@ def test_dense_search_through_the_graph_gives_the_exact_results(tmp_path: Path) 
     graph = _index(tmp_path / "graph", 100)
     assert exact.ann is None and graph.ann is not None and len(graph.ann) == len(graph) > 100
     files = json.loads(dict(graph.info().items())["files"])  # type: ignore[arg-type]
-    assert artifacts.ANN in files and (_generation_folder(graph) / artifacts.ANN).exists()  # checksummed
+    assert ann_module.FILE in files and (_generation_folder(graph) / ann_module.FILE).exists()  # checksummed
     overlaps = []
     for name in ("dense", "dense-prf", "hybrid"):
         for query in QUERIES:
@@ -107,7 +106,7 @@ def test_updates_change_the_previous_graph_instead_of_building_it_again(tmp_path
 
 def test_a_damaged_graph_is_never_searched_and_the_next_update_builds_a_new_one(tmp_path: Path) -> None:
     index = _index(tmp_path / "ix", 100)
-    path = _generation_folder(index) / artifacts.ANN
+    path = _generation_folder(index) / ann_module.FILE
     path.write_bytes(np.random.default_rng(0).bytes(path.stat().st_size))  # same size, other bytes
     reopened = Index.open(tmp_path / "ix")
     assert reopened.ann is None  # the checksum differs: the state is rebuilt from the database, exact search
@@ -124,7 +123,7 @@ def test_the_threshold_can_change_on_an_existing_index(tmp_path: Path) -> None:
     assert index.ann is not None and index.info()["ann_min_units"] == "100"
     assert index.set_ann_min_units(50) is None  # still above: nothing to do
     index.set_ann_min_units(0)
-    assert index.ann is None and not (_generation_folder(index) / artifacts.ANN).exists()
+    assert index.ann is None and not (_generation_folder(index) / ann_module.FILE).exists()
     with pytest.raises(Exception, match="ann_min_units must be 0"):
         index.set_ann_min_units(-1)
 
@@ -196,3 +195,30 @@ def test_the_cli_applies_a_new_threshold_to_an_index_that_did_not_change(tmp_pat
     assert again.exit_code == 0, again.stderr
     index = Index.open(folder)
     assert index.ann is not None and len(index.ann) == len(index)  # nothing to update, yet the graph is there
+
+
+def test_the_graph_holds_spread_keys_and_reads_a_graph_of_plain_rowids(tmp_path: Path) -> None:
+    from usearch.index import Index as UsearchIndex
+
+    vectors = np.random.default_rng(1).standard_normal((300, 16)).astype(np.float32)
+    rowids = np.arange(1, 301, dtype=np.int64)
+    graph = AnnIndex.build(vectors, rowids)
+    held = np.sort(np.asarray(graph._graph.keys, dtype=np.uint64))  # noqa: SLF001 (what usearch holds)
+    assert not np.array_equal(held, rowids.astype(np.uint64))  # spread over the key space, not consecutive
+    assert np.array_equal(graph.keys(), rowids) and graph.search(vectors[41], 1)[0] == 42
+    graph.remove(rowids[:100])
+    assert np.array_equal(graph.keys(), rowids[100:])
+    graph.save(tmp_path / graph.file_name)
+    assert ann_module.saved_in(tmp_path) == tmp_path / ann_module.FILE
+    assert np.array_equal(AnnIndex.load(tmp_path / ann_module.FILE).keys(), rowids[100:])
+    # a graph written before the keys were spread holds the rowids themselves: read and updated as it is
+    legacy_folder = tmp_path / "legacy"
+    legacy_folder.mkdir()
+    plain = UsearchIndex(ndim=16, metric="cos", dtype="f16")
+    plain.add(rowids.astype(np.uint64), vectors)
+    plain.save(str(legacy_folder / ann_module.LEGACY_FILE))
+    legacy = AnnIndex.load(ann_module.saved_in(legacy_folder), view=False)  # type: ignore[arg-type]
+    assert np.array_equal(legacy.keys(), rowids) and legacy.search(vectors[41], 1)[0] == 42
+    legacy.remove(rowids[:10])
+    legacy.add(vectors[:1], np.array([999]))
+    assert legacy.file_name == ann_module.LEGACY_FILE and legacy.keys()[-1] == 999 and len(legacy) == 291

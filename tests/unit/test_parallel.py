@@ -73,9 +73,12 @@ def test_an_interrupted_job_run_again_does_only_the_tasks_left(tmp_path: Path) -
     # a job with other inputs finds none of these results
     other = TaskResults(tmp_path / TASKS_DIR, job_key("squares", items[:9]))
     assert resumable_map(InProcess(), square, items[:9], other)[1] == 0
-    results.clear()
-    assert not results.folder.exists() and (tmp_path / TASKS_DIR).exists()  # the other job's are kept
+    cubes = TaskResults(tmp_path / TASKS_DIR, job_key("cubes", items))
+    resumable_map(InProcess(), lambda x: x ** 3, items, cubes)
+    # clearing a job forgets every job of its kind (no rerun would take an earlier one's), not jobs of others
     other.clear()
+    assert not results.folder.exists() and not other.folder.exists() and cubes.folder.exists()
+    cubes.clear()
     assert not (tmp_path / TASKS_DIR).exists()
 
 
@@ -85,8 +88,9 @@ class LengthScorer:
 
     name = "length"
 
-    def __init__(self) -> None:
+    def __init__(self, settings: tuple[str, ...] = ("length",)) -> None:
         self.contexts = 0
+        self.settings = settings  # what a resumable build's key holds (an LM scorer: its model and length)
 
     def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
         self.contexts += 1
@@ -112,11 +116,22 @@ def test_an_interrupted_graph_build_links_only_the_blocks_left(small_index: Inde
     resumed = build_passage_graph(small_index, scorer, candidates=10, edges=3, block=8, resumable=True)
     assert scorer.contexts == units - 3 * 8  # the three blocks done before the interruption were not redone
     np.testing.assert_array_equal(resumed.neighbors, whole.neighbors)
+    # no blocks are kept once the graph is saved; those of other settings are not taken, and go with the save
+    resumed.save(small_index.path)
     assert not (small_index.path / TASKS_DIR).exists()
-    # results of another scorer or another generation are not taken
-    other = LengthScorer()
-    build_passage_graph(small_index, other, candidates=11, edges=3, block=8, resumable=True)
-    assert other.contexts == units
+    with pytest.raises(Interrupted):
+        build_passage_graph(small_index, LengthScorer(), candidates=10, edges=3, block=8,
+                            executor=InterruptedAfter(3), resumable=True)
+    for other, candidates in ((LengthScorer(), 11), (LengthScorer(settings=("length", "another model")), 10)):
+        build_passage_graph(small_index, other, candidates=candidates, edges=3, block=8,
+                            resumable=True).save(small_index.path)
+        assert other.contexts == units and not (small_index.path / TASKS_DIR).exists()
+        with pytest.raises(Interrupted):
+            build_passage_graph(small_index, LengthScorer(), candidates=10, edges=3, block=8,
+                                executor=InterruptedAfter(3), resumable=True)
+    # an update of the index makes the blocks of its last generation useless: its commit removes them
+    small_index.delete([small_index.document_ids()[0]])
+    assert not (small_index.path / TASKS_DIR).exists()
 
 
 class CountingSummaries(CentralSentences):
@@ -142,6 +157,12 @@ def test_an_interrupted_summary_index_summarizes_only_the_documents_left(small_i
     assert len(summarizer.documents) == documents - 2 * 16 and report.summarized == documents
     assert [(d.id, d.text) for d in summaries.documents()] == [(d.id, d.text) for d in whole.documents()]
     assert not (tmp_path / "summaries" / TASKS_DIR).exists()
+    # summaries made with other settings are not taken: here the same summarizer, with a fallback
+    with pytest.raises(Interrupted):
+        build_summary_index(small_index, tmp_path / "other", CountingSummaries(), executor=InterruptedAfter(2))
+    summarizer = CountingSummaries()
+    build_summary_index(small_index, tmp_path / "other", summarizer, fallback=CentralSentences(max_tokens=41))
+    assert len(summarizer.documents) == documents
 
 
 def test_an_interrupted_build_with_an_executor_embeds_only_the_batches_left(tmp_path: Path) -> None:
@@ -159,3 +180,28 @@ def test_an_interrupted_build_with_an_executor_embeds_only_the_batches_left(tmp_
     assert executor.tasks == 0 and not (tmp_path / "ix" / TASKS_DIR).exists()
     assert [(p.id, p.text) for p in index.passages] == [(p.id, p.text) for p in plain.passages]
     np.testing.assert_allclose(np.asarray(index.vectors), np.asarray(plain.vectors), atol=1e-6)
+
+
+def test_an_interrupted_sweep_run_again_with_another_budget_does_only_the_runs_left(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    from citesum.datasets.summhay import load_haystack
+    from citesum.evaluate.runner import PipelineConfig, sweep_haystacks
+
+    haystack = load_haystack(shared_data / "summhay" / "topic_news1.json")
+    configs = [PipelineConfig(retriever="bm25", budget=budget) for budget in (2000, 4000)]
+    results = TaskResults(tmp_path / TASKS_DIR, job_key("sweep", "news1"))
+    bases = [tmp_path / "news1"]
+    with pytest.raises(Interrupted):
+        sweep_haystacks([haystack], bases, configs, judge_name="lexical", executor=InterruptedAfter(1),
+                        results=results)
+    more = [*configs, PipelineConfig(retriever="bm25", budget=8000)]
+    executor = InterruptedAfter(2)  # the 4,000 run left and the new 8,000 one: a third run would be interrupted
+    points = sweep_haystacks([haystack], bases, more, judge_name="lexical", executor=executor, results=results)
+    assert executor.tasks == 0 and [p.config.budget for p in points] == [2000, 4000, 8000]
+    fresh = sweep_haystacks([haystack], bases, more[1:2], judge_name="lexical")
+    assert points[1].scores == fresh[0].scores and points[1].judge == "lexical" and points[1].unparsed is None
+    # a judge that cannot be had is said before any index is built or any run made
+    with pytest.raises(Exception, match="judge"):
+        sweep_haystacks([haystack], [tmp_path / "other"], configs, judge_name="nonsense")
+    assert not list(tmp_path.glob("other*"))

@@ -4,6 +4,7 @@ sweep and a budget estimate give on Ray what they give in one process."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import sys
 from pathlib import Path
@@ -142,3 +143,41 @@ def test_a_budget_estimate_on_ray_is_the_estimate_made_here(  # type: ignore[no-
     # run again: every panel answer comes from the response cache
     code, out, err = _run(*estimate, "--ray")
     assert code == 0 and json.loads(out) == here and len(asked) == 2 * asked_here, err
+
+
+def _fails_as_citesum(item: int) -> int:
+    from citesum.errors import ConfigError
+
+    raise ConfigError(f"item {item} is not acceptable")
+
+
+def _shared_identity(shared_and_item: tuple[Any, int]) -> tuple[int, int, bool]:
+    shared, _ = shared_and_item
+    return os.getpid(), id(shared.get()), shared.get() is shared.get()
+
+
+def test_a_task_error_is_said_as_without_ray_and_shared_values_are_read_once_per_worker(ray_cluster: Any) -> None:
+    import ray
+
+    from citesum.errors import ConfigError
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with pytest.raises(ConfigError) as raised:
+        ray_cluster.map(_fails_as_citesum, [1])
+    assert str(raised.value) == "item 1 is not acceptable"  # not Ray's wrapper with the remote traceback
+    shared = ray_cluster.share(list(range(100_000)))
+    seen = ray_cluster.map(_shared_identity, [(shared, n) for n in range(12)])
+    assert all(same for _, _, same in seen)  # read from the object store once, not at each get()
+    copies: dict[int, set[int]] = {pid: set() for pid, _, _ in seen}
+    for pid, identity, _ in seen:
+        copies[pid].add(identity)
+    assert all(len(identities) == 1 for identities in copies.values())  # one copy per worker, whatever its tasks
+
+
+def test_the_sweep_refuses_what_ray_cannot_do(shared_data: Path) -> None:
+    haystack = str(shared_data / "summhay" / "topic_news1.json")
+    code, _, err = _run("eval", "summhay", "--haystack", haystack, "--ray")
+    assert code == 1 and "--ray spreads the runs of our pipeline (--retriever)" in err
+    code, _, err = _run("eval", "summhay", "--haystack", haystack, "--retriever", "bm25", "--ray",
+                        "--ray-address", "ray://head:10001")
+    assert code == 1 and "give --index-dir, a folder every node shares" in err

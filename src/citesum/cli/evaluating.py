@@ -116,6 +116,12 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
 
     if retrievers and summary_files:
         raise CitesumError("--retriever runs our pipeline and --summaries judges given summaries: use one of them")
+    if use_ray and not retrievers:
+        raise CitesumError("--ray spreads the runs of our pipeline (--retriever); scoring stored or given summaries "
+                           "runs here")
+    if ray_address and not index_dir:
+        raise CitesumError("--ray-address: the cluster's workers open the haystack indexes by path; give "
+                           "--index-dir, a folder every node shares")
     haystacks = [load_haystack(f) for f in haystack_files]
     rows = []
     decisions = {}
@@ -147,9 +153,11 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         configs = [PipelineConfig(retriever=r, budget=b, order=order, unit=unit) for r in retrievers for b in budgets]
         with tempfile.TemporaryDirectory() as temporary, ray_executor(use_ray, ray_address) as executor:
             folder = Path(index_dir or temporary).resolve()  # workers open the indexes by path
+            # each run kept under its configuration: a sweep run again with more budgets redoes none of the others
             results = TaskResults(folder / TASKS_DIR, job_key(
-                "summhay sweep", [(f, Path(f).stat().st_mtime_ns) for f in haystack_files], configs, label,
-                summarizer_max_tokens, judge_name, model)) if index_dir else None
+                "summhay sweep", [(f, Path(f).stat().st_mtime_ns) for f in haystack_files], label,
+                summarizer_max_tokens, list(summarizer_base_url), judge_name, model, list(base_url))) \
+                if index_dir else None
             points = sweep_haystacks(haystacks, [folder / Path(f).stem for f in haystack_files], configs,
                                      make_summarizer, repair_citations=repair, judge_name=judge_name,
                                      judge_llm=openai_llm(model, base_url), executor=executor, results=results)

@@ -9,7 +9,6 @@ haystack as context, the relevant documents placed at the top, bottom, middle or
 from __future__ import annotations
 
 import json
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -21,7 +20,7 @@ from citesum.evaluate.position import PLACEMENTS, Placement, place_relevant, sen
 from citesum.evaluate.summhay import InsightScore, Scores, aggregate, gold_positions, score_insights
 from citesum.index.store import Index, IndexSettings
 from citesum.pack import PackOptions, pack_full
-from citesum.parallel import BatchExecutor, InProcess, Shared, TaskResults, resumable_map
+from citesum.parallel import BatchExecutor, InProcess, Shared, TaskResults, job_key, resumable_map, settings_of
 from citesum.summarize import Summarizer, summarize_query
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 from citesum.tokens import Tokenizer, get_tokenizer
@@ -124,14 +123,14 @@ class _SweepJob:
         return SweepPoint(config, scores, insights, judge.name, unread[seen:] if unread is not None else None)
 
 
-_judges: dict[bytes, Judge] = {}
+_judges: dict[tuple[str, object], Judge] = {}
 
 
 def _worker_judge(name: str, llm: object) -> Judge:
     """The judge ``name`` of this process, loaded once (an embedding judge's model takes seconds)."""
     from citesum.evaluate.judges import get_judge
 
-    key = pickle.dumps((name, llm))
+    key = (name, settings_of(llm) if llm is not None else None)
     if key not in _judges:
         _judges[key] = get_judge(name, llm=llm)
     return _judges[key]
@@ -152,14 +151,17 @@ def sweep_haystacks(haystacks: Sequence[Haystack], index_bases: Sequence[Path], 
     over ``executor``'s workers (default: one after the other here). Each haystack's index is built once per
     unit and embedder (:func:`sweep_index_folders` of its ``index_bases``) before the runs, which only read it
     (on a cluster, the folders must be shared with the workers). With ``results``, each finished run is kept as
-    it arrives: a sweep interrupted half-way and run again does only the runs left."""
+    it arrives, under its configuration: a sweep interrupted half-way and run again does only the runs left.
+    The judge is loaded here first, so that a judge that cannot be had is said before any run."""
+    _worker_judge(judge_name, judge_llm)
     for config in {(c.unit, c.embedder): c for c in configs}.values():
         for haystack, folder in zip(haystacks, sweep_index_folders(index_bases, config)):
             haystack_index(haystack, folder, config)
     executor = executor or InProcess()
     job = _SweepJob(executor.share(list(haystacks)), tuple(index_bases), make_summarizer, repair_citations,
                     judge_name, judge_llm)
-    points, _ = resumable_map(executor, job.run, list(configs), results, progress)
+    points, _ = resumable_map(executor, job.run, list(configs), results, progress,
+                              keys=[job_key("run", config) for config in configs])
     return points
 
 

@@ -23,7 +23,6 @@ from citesum.index.lexical import LexicalIndex
 ROWS = "rows.npy"
 VECTORS = "vectors.npy"
 BM25 = "bm25"
-ANN = "ann.usearch"
 #: relative path of each file -> [size in bytes, digest]
 Checksums = dict[str, list]
 
@@ -81,7 +80,7 @@ def write(
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         lexical.save(staging / BM25)
         if ann is not None:
-            ann.save(staging / ANN)
+            ann.save(staging / ann.file_name)
         for file in staging.rglob("*"):
             if file.is_file():
                 with open(file, "rb") as handle:

@@ -65,8 +65,8 @@ def check_index(path: str | Path) -> CheckReport:
         if entry.name.startswith("gen-") and entry != folder:
             report.notes.append(f"{entry} is left over (not the current generation); --repair removes it")
         elif entry.name == TASKS_DIR:
-            report.notes.append(f"{entry} holds the results of an interrupted parallel job (its next run takes "
-                                "them); --repair removes it")
+            report.notes.append(f"{entry} holds the results of an interrupted parallel job (the same job run again "
+                                "takes them; the next write of the index removes them); --repair removes it")
         elif not index.store.owns(entry.name) and entry.name not in _KNOWN:
             report.notes.append(f"{entry} is not a file of citesum's (left as it is)")
     return report

@@ -48,10 +48,10 @@ def damaged(conn: sqlite3.Connection, folder: Path) -> bool:
     return bool(problems)
 
 
-def _load_graph(path: Path) -> AnnIndex | None:
+def _load_graph(path: Path | None) -> AnnIndex | None:
     """The generation's graph, memory-mapped; None without one, or without usearch to read it (search is then
     exact, and slower: said once in the log)."""
-    if not path.exists():
+    if path is None:
         return None
     if not ann_graph.available():
         _warn_without_usearch(str(path.parent.parent))
@@ -96,7 +96,7 @@ class LocalStore(SearchStore):
         try:
             if not damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS), row_ids):
                 return SearchParts(np.load(folder / artifacts.VECTORS, mmap_mode="r"),
-                                   LexicalIndex.load(folder / artifacts.BM25), _load_graph(folder / artifacts.ANN))
+                                   LexicalIndex.load(folder / artifacts.BM25), _load_graph(ann_graph.saved_in(folder)))
         except (OSError, ValueError, RuntimeError):  # usearch raises RuntimeError for a truncated graph
             pass
         # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
@@ -195,7 +195,7 @@ class LocalStore(SearchStore):
         shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
 
     def has_graph(self, generation: int) -> bool:
-        return (self.path / f"gen-{generation}" / artifacts.ANN).exists()
+        return ann_graph.saved_in(self.path / f"gen-{generation}") is not None
 
     def _graph(
         self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
@@ -214,9 +214,10 @@ class LocalStore(SearchStore):
         if progress:
             progress("ann", 0, 1)
         graph = None
-        if previous is not None and old_rows is not None and (previous / artifacts.ANN).exists():
+        saved = ann_graph.saved_in(previous) if previous is not None else None
+        if saved is not None and old_rows is not None:
             try:
-                graph = AnnIndex.load(previous / artifacts.ANN, view=False)
+                graph = AnnIndex.load(saved, view=False)
                 graph.remove(np.intersect1d(old_rows, np.fromiter(removed_rows, dtype=np.int64)))
                 new = rows > (old_rows.max() if len(old_rows) else -1)
                 graph.add(vectors[new], rows[new])

@@ -744,8 +744,9 @@ class Index(IndexReader):
             self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
         _checkpoint(conn)
         self.store.committed(conn, generation)
-        if executor is not None:
-            shutil.rmtree(self.path / TASKS_DIR, ignore_errors=True)  # what a resumed build needed is committed
+        # what an interrupted parallel build kept is committed now, and a graph build's blocks are of the last
+        # generation: no rerun would take them
+        shutil.rmtree(self.path / TASKS_DIR, ignore_errors=True)
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
             unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,

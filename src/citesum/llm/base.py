@@ -106,6 +106,12 @@ class LLM(ABC):
     def __init__(self) -> None:
         self.usage = Usage()
 
+    @property
+    def settings(self) -> tuple[object, ...]:
+        """What decides this backend's answers, for the key of a job that keeps them (the model's name;
+        backends add their endpoints or context)."""
+        return (self.name,)
+
     @abstractmethod
     async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         """Answer many requests (concurrently where the backend can), in order."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from typing import Sequence
 
@@ -41,9 +42,14 @@ class LlamaCppChat(LLM):
         self.context_window = n_ctx
         self.name = f"llamacpp:{model_path}"
 
-    def __reduce__(self) -> tuple[type, tuple[str, int, int | None]]:
-        """A copy in another process loads the model file again (the loaded model itself does not pickle)."""
-        return (type(self), self._arguments)
+    def __reduce__(self) -> tuple[object, tuple[str, int, int | None]]:
+        """A copy in another process loads the model file once per process (the loaded model itself does not
+        pickle; a parallel job sends the backend with each of its tasks)."""
+        return (_in_this_process, self._arguments)
+
+    @property
+    def settings(self) -> tuple[object, ...]:
+        return (self.name, self.context_window)
 
     async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         # One model in one process answers one request at a time; run it off the event loop.
@@ -70,3 +76,8 @@ class LlamaCppChat(LLM):
         completion = Completion(tuple(texts), {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})
         self.usage.add(completion)
         return completion
+
+
+@functools.lru_cache(maxsize=2)
+def _in_this_process(model_path: str, n_ctx: int, n_threads: int | None) -> LlamaCppChat:
+    return LlamaCppChat(model_path, n_ctx, n_threads)

@@ -109,6 +109,10 @@ class OpenAIChat(LLM):
         self.name = f"openai:{model}"
         self._json_dialect = 0  # index into JSON_DIALECTS: the first form this server has not refused
 
+    @property
+    def settings(self) -> tuple[object, ...]:
+        return (self.name, tuple(endpoint.url for endpoint in self.pool.endpoints))
+
     def _key(self, request: ChatRequest) -> str:
         return request_key(base_url=self.base_url, model=self.model, **request.as_payload())
 

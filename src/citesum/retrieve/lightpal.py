@@ -26,7 +26,16 @@ import numpy as np
 from citesum.errors import ConfigError, MissingExtraError
 from citesum.index.artifacts import fsync_dir
 from citesum.index.store import TASKS_DIR, IndexReader, ProgressFn
-from citesum.parallel import BatchExecutor, InProcess, Shared, TaskResults, job_key, resumable_map
+from citesum.parallel import (
+    BatchExecutor,
+    InProcess,
+    Shared,
+    TaskResults,
+    forget_jobs,
+    job_key,
+    resumable_map,
+    settings_of,
+)
 from citesum.retrieve.base import Retriever, top_k
 from citesum.types import Hit
 
@@ -34,6 +43,8 @@ if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
 GRAPH_FILE = "lightpal-graph.npz"
+#: the kind of job (citesum.parallel.job_key) of a resumable graph build
+GRAPH_JOB = "lightpal graph"
 #: the paper's settings: 100 candidates, 5 edges, walk-on probability 0.2, 60% of K from the base retriever,
 #: teleport to the top 20 of those
 DEFAULT_CANDIDATES = 100
@@ -76,6 +87,10 @@ class LanguageModelContextScorer:
                             logits_all=True, n_threads=n_threads, verbose=False)
         self.name = f"lm:{Path(model_path).name}"
         self._arguments = (model_path, max_tokens, n_threads)
+
+    @property
+    def settings(self) -> tuple[object, ...]:
+        return (self.name, str(Path(self._arguments[0]).resolve()), self.max_tokens)
 
     def __reduce__(self) -> tuple[object, tuple[str, int, int | None]]:
         """Pickled as its arguments (a graph build on Ray sends it to workers): each worker process loads the
@@ -130,6 +145,7 @@ class PassageGraph:
             os.fsync(handle.fileno())
         os.replace(staging, final)
         fsync_dir(final.parent)  # the rename itself survives a power loss
+        forget_jobs(Path(index_path) / TASKS_DIR, GRAPH_JOB)  # the blocks a resumable build kept are in it now
         return final
 
     @classmethod
@@ -161,8 +177,8 @@ def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None,
     The units are linked ``block`` at a time (default: 1,024 by cosine, 64 with a scorer, which takes a second
     or more per unit), the blocks spread over ``executor``'s workers (default: one after the other here); the scorer travels to them by pickling (:class:`LanguageModelContextScorer` loads its model
     once per worker). ``resumable``: each finished block is kept in the index folder's ``tasks/`` until the
-    graph is built, so a build interrupted half-way and run again links only the blocks left (the LM scorer
-    takes minutes per thousand units)."""
+    graph is saved (:meth:`PassageGraph.save`), so a build interrupted half-way and run again links only the
+    blocks left (the LM scorer takes minutes per thousand units)."""
     if candidates < 1 or edges < 1:
         raise ConfigError(f"candidates and edges must be >= 1, got {candidates} and {edges}")
     executor = executor or InProcess()
@@ -172,12 +188,10 @@ def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None,
                    executor.share([p.text for p in index.passages]) if scorer is not None else None,
                    scorer, candidates, min(edges, max(n - 1, 0)), block)
     results = TaskResults(Path(index.path) / TASKS_DIR, job_key(
-        "lightpal graph", index.generation, n, scorer.name if scorer else "cosine", candidates, edges, block)) \
+        GRAPH_JOB, index.generation, n, settings_of(scorer) if scorer else "cosine", candidates, edges, block)) \
         if resumable else None
     blocks, _ = resumable_map(executor, job.link, list(range(0, n, block)), results,
                               (lambda done, total: progress("graph", min(done * block, n), n)) if progress else None)
-    if results is not None:
-        results.clear()
     neighbors = np.vstack(blocks) if blocks else np.full((0, job.edges), -1, dtype=np.int32)
     return PassageGraph(neighbors, index.generation, "cosine" if scorer is None else scorer.name, candidates)
 
