@@ -185,12 +185,8 @@ def panel_candidates_of(prompts: Mapping[str, str], panel: Sequence[LLM], *, sam
     them, so a run interrupted half-way and run again asks only what it had not)."""
     examples = list(prompts)
     answers = (executor or InProcess()).map(
-        functools.partial(_panel_answers, panel, samples), [prompts[e] for e in examples])
+        functools.partial(panel_candidates, panel=panel, samples=samples), [prompts[e] for e in examples])
     return dict(zip(examples, answers))
-
-
-def _panel_answers(panel: Sequence[LLM], samples: int, prompt: str) -> list[str]:
-    return panel_candidates(prompt, panel, samples=samples)
 
 
 __all__ = ["BudgetEstimate", "IndexPipelineRun", "Utility", "estimate_budget", "mbr_select", "panel_candidates",

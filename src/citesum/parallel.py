@@ -52,10 +52,6 @@ class BatchExecutor(Protocol):
     """Runs ``function`` over ``items``, results in input order; ``progress(done, total)`` and
     ``on_result(number, result)`` as tasks finish."""
 
-    @property
-    def workers(self) -> int:
-        ...
-
     def map(self, function: Callable[[Item], Result], items: Sequence[Item], progress: TaskProgress | None = None,
             on_result: ResultSink | None = None) -> list[Result]:
         ...
@@ -74,8 +70,6 @@ class _Held(Generic[Value]):
 
 class InProcess:
     """The tasks one after the other in this process: what a job runs on without ``--ray``."""
-
-    workers = 1
 
     def map(self, function: Callable[[Item], Result], items: Sequence[Item], progress: TaskProgress | None = None,
             on_result: ResultSink | None = None) -> list[Result]:
@@ -141,10 +135,6 @@ class RayExecutor:
                 raise CitesumError(f"cannot start or join the Ray cluster at {address}: {exc}") from exc
         self._task = ray.remote(max_retries=TASK_RETRIES)(_call)
 
-    @property
-    def workers(self) -> int:
-        return int(self._ray.cluster_resources().get("CPU", 1))
-
     def share(self, value: Value) -> Shared[Value]:
         return _InObjectStore(self._ray.put(value))
 
@@ -196,7 +186,12 @@ def job_key(kind: str, *parts: object) -> str:
     """A stable folder name for a job of ``kind`` from what determines its results (settings, inputs' hashes):
     ``<kind>-<digest>``."""
     digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=10).hexdigest()
-    return f"{re.sub(r'[^a-z0-9]+', '-', kind.lower()).strip('-')}-{digest}"
+    return f"{_slug(kind)}-{digest}"
+
+
+def _slug(kind: str) -> str:
+    """``kind`` as the first part of its jobs' folder names."""
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
 
 
 class TaskResults:
@@ -242,7 +237,7 @@ class TaskResults:
 def forget_jobs(folder: Path, kind: str) -> None:
     """Remove the results kept in ``folder`` by every job of ``kind`` (what they made is committed, or was made
     on other inputs: no rerun would take them), and ``folder`` when nothing else is left in it."""
-    slug = job_key(kind).rsplit("-", 1)[0]
+    slug = _slug(kind)
     for results in Path(folder).glob(f"{slug}-*"):
         if results.name.rsplit("-", 1)[0] == slug:
             shutil.rmtree(results, ignore_errors=True)
