@@ -222,3 +222,29 @@ def test_the_graph_holds_spread_keys_and_reads_a_graph_of_plain_rowids(tmp_path:
     legacy.remove(rowids[:10])
     legacy.add(vectors[:1], np.array([999]))
     assert legacy.file_name == ann_module.LEGACY_FILE and legacy.keys()[-1] == 999 and len(legacy) == 291
+
+
+@pytest.mark.parametrize("candidates", [1000, 30])
+def test_rankings_from_the_candidates_equal_rankings_of_every_unit_s_score(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, candidates: int) -> None:
+    """Dense, Rocchio and the fusions rank the graph's candidates without an array of every unit: the units and
+    scores must be those of top_k over the score arrays, also where a ranking reaches past the candidates (30
+    of 246 units) or past what a fusion ranks (depth 20), to the units the arrays rank in collection order."""
+    from citesum.retrieve.base import top_k
+    from citesum.retrieve.fusion import HybridRetriever
+
+    index = _index(tmp_path / "ix", 100)
+    monkeypatch.setattr(ann_module, "CANDIDATES", candidates)
+    # and a fusion ranking fewer units than a retrieve asks for
+    shallow = HybridRetriever(index, [get_retriever("bm25", index), get_retriever("dense", index)], depth=20)
+    compared = 0
+    for retriever in [*(get_retriever(name, index) for name in ("dense", "dense-prf", "hybrid")), shallow]:
+        for query in QUERIES:
+            scores = retriever.scores(query)
+            for k in (1, 10, 40, len(index)):
+                expected = top_k(scores, k)
+                hits = retriever.retrieve(query, k)
+                assert [h.passage.id for h in hits] == [index.passages[i].id for i in expected], (retriever.name, k)
+                assert [h.score for h in hits] == scores[expected].tolist()
+                compared += 1
+    assert compared == 4 * len(QUERIES) * 4

@@ -9,7 +9,7 @@ from citesum.demo.haystack import SUBTOPICS
 from citesum.errors import ConfigError
 from citesum.index.store import Index, IndexSettings
 from citesum.retrieve import get_retriever
-from citesum.retrieve.base import top_k
+from citesum.retrieve.base import Retriever, top_k
 from citesum.retrieve.fusion import HybridRetriever
 from citesum.types import Document
 
@@ -65,17 +65,15 @@ def test_hybrid_is_reciprocal_rank_fusion(tmp_path: Path, hashing_embedder) -> N
     index.update([Document(id=i, title=i, text=t) for i, t in
                   [("a", "apple pie recipe"), ("b", "apple orchard"), ("c", "pie crust")]], embedder=hashing_embedder)
 
-    class Fixed:  # retrievers with known rankings; RRF is the unit under test
-        matches_only_positive = False
-        scores_reach_the_summarizer = True
-
+    class Fixed(Retriever):  # retrievers with known rankings; RRF is the unit under test
         def __init__(self, name: str, scores: list[float]) -> None:
+            super().__init__(index)
             self.name, self._scores = name, np.array(scores, dtype=np.float32)
 
         def scores(self, query: str) -> np.ndarray:
             return self._scores
 
-    hybrid = HybridRetriever(index, [Fixed("x", [3, 2, 1]), Fixed("y", [1, 3, 2])], k=60)  # type: ignore[list-item]
+    hybrid = HybridRetriever(index, [Fixed("x", [3, 2, 1]), Fixed("y", [1, 3, 2])], k=60)
     expected = [1 / 61 + 1 / 63, 1 / 62 + 1 / 61, 1 / 63 + 1 / 62]
     np.testing.assert_allclose(hybrid.scores("q"), expected, rtol=1e-6)
     assert [h.passage.document_id for h in hybrid.retrieve("q", 3)] == ["b", "a", "c"]

@@ -8,7 +8,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.index.search_store import positions_among
 from citesum.index.store import IndexReader
-from citesum.retrieve.base import Retriever
+from citesum.retrieve.base import Retriever, top_k
 
 
 def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
@@ -24,24 +24,52 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     left out at their score would be ranked among them by position). Without a graph, every vector is read.
     """
     with index.pinned() as view:
-        vectors = view.vectors
-        graph = view.ann
-        if graph is None:
-            return np.asarray(vectors @ query_vector, dtype=np.float32)
-        row_ids = view.row_ids
-        found, found_scores = graph.nearest(query_vector)
-        # a key not among the generation's rows is a stale graph's, or a unit another generation added
-        positions, known = positions_among(row_ids, found)
-        order = np.argsort(positions[known], kind="stable")
-        positions = positions[known][order]  # sorted: reads of the memory-mapped matrix go forward
-        if found_scores is not None:  # the store scored them exactly
-            exact = np.asarray(found_scores, dtype=np.float32)[known][order]
+        candidates = _candidates(view, query_vector)
+        if candidates is None:
+            return np.asarray(view.vectors @ query_vector, dtype=np.float32)
+        return _every_unit(candidates, len(view.row_ids))
+
+
+def best_units(index: IndexReader, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``top_k`` of :func:`unit_scores` (positions best first, and their scores) without an array of every
+    unit when the nearest-neighbour search found at least ``k`` units."""
+    with index.pinned() as view:
+        candidates = _candidates(view, query_vector)
+        if candidates is None:
+            scores = np.asarray(view.vectors @ query_vector, dtype=np.float32)
+        elif len(candidates[0]) >= k:
+            positions, exact = candidates
+            order = top_k(exact, k)  # the candidates are in position order, so ties keep collection order
+            return positions[order], exact[order]
         else:
-            exact = np.asarray(vectors[positions] @ query_vector, dtype=np.float32)
+            scores = _every_unit(candidates, len(view.row_ids))
+    order = top_k(scores, k)
+    return order, scores[order]
+
+
+def _every_unit(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.ndarray:
+    """:func:`unit_scores` from the candidates: theirs, and every other unit's just below them (or 0)."""
+    positions, exact = candidates
     floor = min(np.float32(0.0), np.nextafter(exact.min(), np.float32(-np.inf))) if len(exact) else np.float32(0.0)
-    scores = np.full(len(row_ids), floor, dtype=np.float32)
+    scores = np.full(units, floor, dtype=np.float32)
     scores[positions] = exact
     return scores
+
+
+def _candidates(view: IndexReader, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The units the nearest-neighbour search finds (positions ascending) and their exact cosine scores; None
+    when the generation has no such search."""
+    graph = view.ann
+    if graph is None:
+        return None
+    found, found_scores = graph.nearest(query_vector)
+    # a key not among the generation's rows is a stale graph's, or a unit another generation added
+    positions, known = positions_among(view.row_ids, found)
+    order = np.argsort(positions[known], kind="stable")
+    positions = positions[known][order]  # sorted: reads of the memory-mapped matrix go forward
+    if found_scores is not None:  # the store scored them exactly
+        return positions, np.asarray(found_scores, dtype=np.float32)[known][order]
+    return positions, np.asarray(view.vectors[positions] @ query_vector, dtype=np.float32)
 
 
 class DenseRetriever(Retriever):
@@ -56,3 +84,8 @@ class DenseRetriever(Retriever):
         if len(self.index.vectors) == 0:
             return np.zeros(0, dtype=np.float32)
         return unit_scores(self.index, self.embedder.encode_query(query))
+
+    def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if len(self.index.vectors) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        return best_units(self.index, self.embedder.encode_query(query), k)

@@ -17,7 +17,7 @@ from citesum.embed import Embedder
 from citesum.index.lexical import tokenize
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_k
-from citesum.retrieve.dense import DenseRetriever, unit_scores
+from citesum.retrieve.dense import DenseRetriever, best_units, unit_scores
 
 
 class RM3Retriever(Retriever):
@@ -137,11 +137,18 @@ class DensePRFRetriever(DenseRetriever):
 
     def scores(self, query: str) -> np.ndarray:
         with self.index.pinned() as view:  # both passes and the centroid read one generation
-            vectors = view.vectors
-            if len(vectors) == 0:
+            if len(view.vectors) == 0:
                 return np.zeros(0, dtype=np.float32)
-            query_vector = self.embedder.encode_query(query)
-            first = unit_scores(view, query_vector)
-            centroid = np.asarray(vectors[top_k(first, self.feedback_units)]).mean(axis=0)
-            expanded = query_vector + self.beta * centroid
-            return unit_scores(view, expanded / max(float(np.linalg.norm(expanded)), 1e-12))
+            return unit_scores(view, self._expanded(view, query))
+
+    def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if len(self.index.vectors) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        return best_units(self.index, self._expanded(self.index, query), k)
+
+    def _expanded(self, view: IndexReader, query: str) -> np.ndarray:
+        """q + beta * the mean of the first pass's top units, L2-normalised."""
+        query_vector = self.embedder.encode_query(query)
+        feedback, _ = best_units(view, query_vector, self.feedback_units)
+        expanded = query_vector + self.beta * np.asarray(view.vectors[feedback]).mean(axis=0)
+        return expanded / max(float(np.linalg.norm(expanded)), 1e-12)
