@@ -121,6 +121,24 @@ def test_top_k_breaks_ties_by_position() -> None:
             expected = sorted(range(n), key=lambda i: (-scores[i], i))[: max(k, 0)]
             assert top_k(scores, k).tolist() == expected
 
+    # long arrays, where the k best are first bounded through a sample: continuous scores, few distinct values
+    # (ties across the bound), mostly 0 (a lexical score), and a best score shared by more than k units
+    for trial in range(40):
+        n = int(rng.integers(5_000, 60_000))
+        kind = trial % 4
+        if kind == 0:
+            scores = rng.random(n)
+        elif kind == 1:
+            scores = rng.integers(0, 50, n).astype(np.float64)
+        elif kind == 2:
+            scores = np.where(rng.random(n) < 0.03, rng.random(n), 0.0)
+        else:
+            scores = np.where(rng.random(n) < 0.001, 2.0, rng.random(n))
+        scores = scores.astype(np.float32)
+        expected_order = np.argsort(-scores, kind="stable")
+        for k in (1, 10, 12, 40):
+            assert top_k(scores, k).tolist() == expected_order[:k].tolist(), (kind, n, k)
+
 
 def test_documents_score_the_sum_of_their_best_passages() -> None:
     from citesum.retrieve.base import aggregate_documents

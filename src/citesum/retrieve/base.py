@@ -108,6 +108,10 @@ def aggregate_documents(
     return [(document_ids[i], float(totals[i])) for i in ranked]
 
 
+#: every how many scores top_k samples to bound the k best of a long array
+_SAMPLE_STRIDE = 97
+
+
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest scores, best first, ties broken by position."""
     n = len(scores)
@@ -116,6 +120,16 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if k == n:
         return np.argsort(-scores, kind="stable")  # stable: equal scores keep position order
+    if n >= 4 * k * _SAMPLE_STRIDE:
+        # every unit scoring at least a bound that a few times k units reach holds the k best and every unit
+        # tied with the k-th, in position order: selecting among them is the same selection, and finding them
+        # is one comparison over the scores (selecting over a million scores took 2.1 ms, this 0.5)
+        sample = scores[::_SAMPLE_STRIDE]
+        rank = min(len(sample) - 1, 2 * -(-k // _SAMPLE_STRIDE) + 1)
+        bound = -np.partition(-sample, rank)[rank]
+        above = np.flatnonzero(scores >= bound)
+        if k <= len(above) <= n // 8:  # else (most units tied at the bound, e.g. at 0) select over them all
+            return above[top_k(scores[above], k)]
     # the k-th largest score; selecting near the front of the negated scores stays fast when most are equal
     # (selecting at n - k of the scores took 0.3 ms on 20,000 BM25 scores, mostly 0)
     threshold = -np.partition(-scores, k - 1)[k - 1]
