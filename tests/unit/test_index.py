@@ -311,3 +311,32 @@ def test_terms_no_unit_holds_are_dropped_as_updates_replace_the_collection(tmp_p
     scores = index.lexical.scores("topic5x3 words5")
     index.rewrite_generation()
     assert np.array_equal(scores, index.lexical.scores("topic5x3 words5")) and scores.max() > 0
+
+
+def test_an_update_keeps_the_previous_vectors_of_every_run_of_kept_units(tmp_path: Path) -> None:
+    """An update reads the previous generation's matrix once and moves the runs of kept rows up over the dropped
+    ones: the result must be the kept rows in order, whatever the runs (none dropped, all dropped, the first or
+    the last dropped, runs of one), followed by room for the new units."""
+    from citesum.index.local import _kept_vectors
+
+    rng = np.random.default_rng(5)
+    saved = rng.standard_normal((300, 8)).astype(np.float32)
+    np.save(tmp_path / "vectors.npy", saved)
+    masks = [np.ones(300, bool), np.zeros(300, bool), np.r_[False, np.ones(299, bool)], np.r_[np.ones(299, bool), False],
+             np.arange(300) % 2 == 0, *(rng.random(300) < share for share in (0.01, 0.5, 0.99))]
+    for keep in masks:
+        for room in (0, 7):
+            vectors = _kept_vectors(tmp_path / "vectors.npy", keep, room)
+            assert vectors.shape == (keep.sum() + room, 8) and vectors.dtype == np.float32
+            np.testing.assert_array_equal(vectors[: keep.sum()], saved[keep])
+
+
+def test_vector_batches_are_stacked_in_order_and_let_go() -> None:
+    from citesum.index.store import _stacked
+
+    parts = [np.full((n, 3), i, dtype=np.float32) for i, n in enumerate((512, 512, 7, 1))]
+    expected = np.vstack(parts)
+    stacked = _stacked(parts)
+    np.testing.assert_array_equal(stacked, expected)
+    assert parts == [] and stacked.dtype == np.float32  # each batch is dropped once copied
+    assert _stacked([]).shape == (0, 0)

@@ -9,6 +9,7 @@ leaves the previous generation current and complete, and the next writer sweeps 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import shutil
@@ -147,7 +148,7 @@ class LocalStore(SearchStore):
             removed = [row for (row,) in rows_of_documents(conn, replaced)]
             keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
             try:
-                current = LexicalIndex.load(previous / artifacts.BM25) if len(old_rows) else None
+                current = LexicalIndex.load(previous / artifacts.BM25, mmap=True) if len(old_rows) else None
             except (OSError, ValueError):
                 current = None
             if current is not None and current.size == len(old_rows) and current.unit_term_counts(0) is not None:
@@ -169,7 +170,8 @@ class LocalStore(SearchStore):
         added; it is used when the database holds exactly those rows, and built from the database otherwise.
         """
         previous = plan.previous if isinstance(plan, LocalWrite) else None
-        rows = np.array([r[0] for r in conn.execute("SELECT rowid FROM passages ORDER BY rowid")], dtype=np.int64)
+        rows = np.fromiter(itertools.chain.from_iterable(conn.execute("SELECT rowid FROM passages ORDER BY rowid")),
+                           dtype=np.int64)
         # the previous generation's row order, read once for the vectors and the graph
         old_rows = np.load(previous / artifacts.ROWS) if previous is not None else None
         vectors = self._generation_vectors(conn, previous, old_rows, rows, removed_rows, added)
@@ -259,8 +261,32 @@ class LocalStore(SearchStore):
             return read_vectors(conn)
         if previous is None or not len(kept_rows):
             return fresh if len(fresh) else read_vectors(conn)
-        kept = np.load(previous / artifacts.VECTORS)[keep]
-        return np.vstack([kept, fresh]) if len(fresh) else kept
+        vectors = _kept_vectors(previous / artifacts.VECTORS, keep, len(fresh))
+        if len(fresh):
+            vectors[len(kept_rows):] = fresh
+        return vectors
+
+
+def _kept_vectors(path: Path, keep: np.ndarray, room: int) -> np.ndarray:
+    """The rows of the saved matrix at ``path`` where ``keep`` is True, followed by ``room`` rows left to fill.
+
+    The file is read once into the result and the kept rows are moved up over the dropped ones, run by run: at
+    a million units, reading the matrix, selecting the kept rows and stacking the new ones under them copied
+    1 GB three times (2.8 s of a 1% update), and np.compress over the memory-mapped file took 3.3 s."""
+    saved = np.load(path, mmap_mode="r")
+    kept = int(keep.sum())
+    if saved.dtype != np.float32 or not saved.flags.c_contiguous or saved.ndim != 2:
+        return np.vstack([np.asarray(saved[keep], dtype=np.float32), np.empty((room, saved.shape[1]), np.float32)])
+    vectors = np.empty((max(len(saved), kept + room), saved.shape[1]), dtype=np.float32)
+    with open(path, "rb") as handle:
+        handle.seek(saved.offset)
+        handle.readinto(memoryview(vectors[: len(saved)]).cast("B"))
+    edges = np.flatnonzero(np.diff(np.r_[0, keep.astype(np.int8), 0]))
+    end = 0
+    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):  # each run of kept rows
+        vectors[end: end + stop - start] = vectors[start:stop]  # moves rows up: numpy copies overlaps safely
+        end += stop - start
+    return vectors[: kept + room]
 
 
 def _prebuilt_matches(kept_rows: np.ndarray, index: LexicalIndex, rows: np.ndarray) -> bool:

@@ -15,6 +15,7 @@ generation current and complete; the next writer sweeps the leftovers.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import functools
@@ -129,6 +130,34 @@ def _store_spec(store: str) -> str:
     if kind == "milvus" and where and "://" not in where:
         return f"milvus:{Path(where).expanduser().resolve()}"
     return kind if not where else f"{kind}:{where}"
+
+
+def _stacked(parts: list[np.ndarray]) -> np.ndarray:
+    """np.vstack of the vector batches ``parts`` (emptied), each freed once copied: a million units' vectors
+    (1 GB) were held twice at the end of a build, the peak of its embedding."""
+    if not parts:
+        return np.zeros((0, 0), dtype=np.float32)
+    stacked = np.empty((sum(len(part) for part in parts), parts[0].shape[1]), dtype=np.result_type(*parts))
+    row = 0
+    parts.reverse()
+    while parts:
+        part = parts.pop()
+        stacked[row: row + len(part)] = part
+        row += len(part)
+        del part
+        if len(parts) % 256 == 0:  # batches freed in the C heap stay resident until it is trimmed
+            _return_freed_memory()
+    return stacked
+
+
+def _return_freed_memory() -> None:
+    """Have the C allocator give the memory freed so far back to the system (glibc's malloc_trim; nothing where
+    there is none). Freed small objects (unit texts) otherwise stay in the process's resident memory, since
+    glibc returns only the top of its heap by itself."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -707,6 +736,7 @@ class Index(IndexReader):
         else:
             units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, plan.index_lexically)
             texts = [p.text for group in units for p in group]
+        embedded = len(texts)
 
         conn.execute("BEGIN IMMEDIATE")
         generation = current_generation(conn) + 1
@@ -739,8 +769,12 @@ class Index(IndexReader):
                       vectors[offset + i].tobytes()) for i, p in enumerate(group)],
                 )
                 offset += len(group)
-            if texts:
+            if embedded:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
+            # the units are in the database now: their texts (0.9 GB for a million units) are given back before
+            # the generation's files and graph are made, where a build's memory peaks
+            del units, texts
+            _return_freed_memory()
             self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
         _checkpoint(conn)
         self.store.committed(conn, generation)
@@ -749,7 +783,7 @@ class Index(IndexReader):
         shutil.rmtree(self.path / TASKS_DIR, ignore_errors=True)
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
-            unchanged=unchanged, deleted=len(delete), passages_embedded=len(texts), generation=generation,
+            unchanged=unchanged, deleted=len(delete), passages_embedded=embedded, generation=generation,
         )
 
     @contextmanager
@@ -829,7 +863,7 @@ class Index(IndexReader):
             # after an error or Ctrl+C the batches not started yet are dropped, not embedded for nothing (the one
             # being embedded is waited for: a thread cannot be stopped)
             executor.shutdown(wait=True, cancel_futures=True)
-        return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)), lexical
+        return units, _stacked(parts), lexical
 
     def _chunk_and_embed_on(self, executor: BatchExecutor, documents: list[Document], progress: ProgressFn | None
                             ) -> tuple[list[list[Passage]], np.ndarray]:
@@ -848,7 +882,8 @@ class Index(IndexReader):
                      len(batches), results.root)
         units = [group for batch_units, _ in done for group in batch_units]
         parts = [vectors for _, vectors in done if len(vectors)]
-        return units, (np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32))
+        del done
+        return units, _stacked(parts)
 
     @staticmethod
     def _remove(conn: sqlite3.Connection, document_ids: list[str], drop_documents: set[str]) -> set[int]:
