@@ -203,6 +203,28 @@ def test_waiters_wake_when_an_ejection_ends() -> None:
     assert json.dumps(pool.stats()) and pool.stats()[0]["ejections"] == 1
 
 
+def test_a_waiter_cancelled_as_it_is_woken_is_cancelled_and_takes_no_endpoint() -> None:
+    """A request waiting for a full pool, cancelled (its caller gave up) in the same turn of the loop as a release
+    wakes it: the cancellation must reach the caller, and the freed slot stay free. (Python 3.11's
+    asyncio.wait_for returned the woken result instead, losing the cancellation: the waiter then took the slot.)"""
+    pool = EndpointPool([EndpointSpec("http://a/v1", 1), EndpointSpec("http://b/v1", 1)], concurrency=1,
+                        backoff_base=1.0, backoff_max=1.0)
+
+    async def scenario() -> None:
+        held = await pool.acquire()
+        pool.release(await pool.acquire(), "failed", wait=30.0)  # b set aside: the waiter waits with a timeout
+        waiting = asyncio.ensure_future(pool.acquire())
+        await asyncio.sleep(0.01)  # it waits now: the pool is full
+        pool.release(held)  # schedules its wake-up ...
+        waiting.cancel()  # ... and the caller gives up before it runs
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert held.outstanding == 0 and not pool._waiters
+        assert await asyncio.wait_for(pool.acquire(), 1.0) is held  # the slot is free
+
+    asyncio.run(scenario())
+
+
 def test_the_pick_is_the_endpoint_with_fewest_requests_outstanding() -> None:
     pool = EndpointPool([EndpointSpec("http://a/v1", 3), EndpointSpec("http://b/v1", 3)], concurrency=3,
                         backoff_base=1.0, backoff_max=1.0)

@@ -146,10 +146,11 @@ class EndpointPool:
             # every endpoint ejected or full: wait for a release, or for the first ejection to end
             timeout = max(0.0, min(returning) - now) if returning else None
             try:
-                await asyncio.wait_for(woken, timeout)
-            except TimeoutError:
-                pass
+                # asyncio.wait, not wait_for: on Python 3.11 wait_for with a timeout returns when the future is
+                # woken in the same turn as its caller is cancelled, and the cancellation is lost (tested)
+                await asyncio.wait((woken,), timeout=timeout)
             finally:
+                woken.cancel()  # a wake-up that comes later finds it done
                 with self._lock:
                     if (loop, woken) in self._waiters:
                         self._waiters.remove((loop, woken))
