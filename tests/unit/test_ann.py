@@ -231,13 +231,12 @@ def test_rankings_from_the_candidates_equal_rankings_of_every_unit_s_score(
     scores must be those of top_k over the score arrays, also where a ranking reaches past the candidates (30
     of 246 units) or past what a fusion ranks (depth 20), to the units the arrays rank in collection order."""
     from citesum.retrieve.base import top_k
-    from citesum.retrieve.fusion import HybridRetriever
+    from citesum.retrieve.fusion import HybridRetriever, reciprocal_rank_fusion
 
     index = _index(tmp_path / "ix", 100)
     monkeypatch.setattr(ann_module, "CANDIDATES", candidates)
     # and a fusion ranking fewer units than a retrieve asks for
     shallow = HybridRetriever(index, [get_retriever("bm25", index), get_retriever("dense", index)], depth=20)
-    compared = 0
     for retriever in [*(get_retriever(name, index) for name in ("dense", "dense-prf", "hybrid")), shallow]:
         for query in QUERIES:
             scores = retriever.scores(query)
@@ -246,5 +245,14 @@ def test_rankings_from_the_candidates_equal_rankings_of_every_unit_s_score(
                 hits = retriever.retrieve(query, k)
                 assert [h.passage.id for h in hits] == [index.passages[i].id for i in expected], (retriever.name, k)
                 assert [h.score for h in hits] == scores[expected].tolist()
-                compared += 1
-    assert compared == 4 * len(QUERIES) * 4
+    # the fused scores themselves, from the members' arrays of every unit and the written-out RRF ("fares":
+    # fewer units hold it than the depth, so BM25's units at 0 must not be ranked)
+    for query in (*QUERIES, "fares"):
+        rankings = []
+        for member in shallow.retrievers:
+            member_scores = member.scores(query)
+            ranked = top_k(member_scores, shallow.depth)
+            rankings.append([int(i) for i in ranked if member_scores[i] > 0 or not member.matches_only_positive])
+        fused = reciprocal_rank_fusion(rankings)
+        expected_scores = np.array([fused.get(i, 0.0) for i in range(len(index))], dtype=np.float32)
+        np.testing.assert_array_equal(shallow.scores(query), expected_scores)

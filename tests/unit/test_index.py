@@ -313,12 +313,15 @@ def test_terms_no_unit_holds_are_dropped_as_updates_replace_the_collection(tmp_p
     assert np.array_equal(scores, index.lexical.scores("topic5x3 words5")) and scores.max() > 0
 
 
-def test_an_update_keeps_the_previous_vectors_of_every_run_of_kept_units(tmp_path: Path) -> None:
+def test_an_update_keeps_the_previous_vectors_of_every_run_of_kept_units(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """An update reads the previous generation's matrix once and moves the runs of kept rows up over the dropped
     ones: the result must be the kept rows in order, whatever the runs (none dropped, all dropped, the first or
     the last dropped, runs of one), followed by room for the new units."""
+    from citesum.index import local
     from citesum.index.local import _kept_vectors
 
+    monkeypatch.setattr(local, "_MOVED_ROWS", 7)  # long runs moved in several overlapping blocks
     rng = np.random.default_rng(5)
     saved = rng.standard_normal((300, 8)).astype(np.float32)
     np.save(tmp_path / "vectors.npy", saved)
@@ -329,6 +332,37 @@ def test_an_update_keeps_the_previous_vectors_of_every_run_of_kept_units(tmp_pat
             vectors = _kept_vectors(tmp_path / "vectors.npy", keep, room)
             assert vectors.shape == (keep.sum() + room, 8) and vectors.dtype == np.float32
             np.testing.assert_array_equal(vectors[: keep.sum()], saved[keep])
+    np.save(tmp_path / "wide.npy", saved.astype(np.float64))  # not float32: selected, not read into place
+    np.testing.assert_array_equal(_kept_vectors(tmp_path / "wide.npy", masks[4], 2)[:150], saved[masks[4]])
+    with open(tmp_path / "vectors.npy", "r+b") as handle:  # cut short: refused, not read as zeros
+        handle.truncate(1000)
+    with pytest.raises((OSError, ValueError)):
+        _kept_vectors(tmp_path / "vectors.npy", masks[0], 0)
+
+
+def test_a_build_lets_each_vector_batch_go_once_stacked(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing else holds the batches (the embedding futures did): stacking frees each as it is copied, and a
+    million units' vectors are not held twice."""
+    import weakref
+
+    from citesum.index import store
+
+    alive: list[bool] = []
+    stack = store._stacked
+
+    def watched(parts):  # type: ignore[no-untyped-def]
+        batches = [weakref.ref(part) for part in parts]
+        stacked = stack(parts)
+        alive.extend(batch() is not None for batch in batches)  # while the build still runs
+        return stacked
+
+    monkeypatch.setattr(store, "_stacked", watched)
+    index = Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing"))
+    documents = [Document(id=f"d{i}", title="t", text=f"Document {i} says something about topic {i}.") for i in range(30)]
+    units, vectors, _ = index._chunk_and_embed(documents, hashing_embedder, None, lambda texts: None, batch=4)
+    assert len(alive) == 8 and len(vectors) == sum(len(group) for group in units) == 30
+    assert not any(alive)
 
 
 def test_vector_batches_are_stacked_in_order_and_let_go() -> None:

@@ -267,6 +267,10 @@ class LocalStore(SearchStore):
         return vectors
 
 
+#: rows _kept_vectors moves at a time (64 MB of 256-dimensional vectors: the most it copies to a temporary)
+_MOVED_ROWS = 65_536
+
+
 def _kept_vectors(path: Path, keep: np.ndarray, room: int) -> np.ndarray:
     """The rows of the saved matrix at ``path`` where ``keep`` is True, followed by ``room`` rows left to fill.
 
@@ -280,13 +284,19 @@ def _kept_vectors(path: Path, keep: np.ndarray, room: int) -> np.ndarray:
     vectors = np.empty((max(len(saved), kept + room), saved.shape[1]), dtype=np.float32)
     with open(path, "rb") as handle:
         handle.seek(saved.offset)
-        handle.readinto(memoryview(vectors[: len(saved)]).cast("B"))
+        if handle.readinto(memoryview(vectors[: len(saved)]).cast("B")) != saved.nbytes:
+            raise OSError(f"{path} is shorter than its header says")
     edges = np.flatnonzero(np.diff(np.r_[0, keep.astype(np.int8), 0]))
     end = 0
-    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):  # each run of kept rows
-        vectors[end: end + stop - start] = vectors[start:stop]  # moves rows up: numpy copies overlaps safely
-        end += stop - start
+    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):  # each run of kept rows, moved up
+        # a block at a time: numpy copies an overlapping source to a temporary first, which for one long run
+        # would be the whole matrix again
+        for block in range(start, stop, _MOVED_ROWS):
+            rows = min(_MOVED_ROWS, stop - block)
+            vectors[end: end + rows] = vectors[block: block + rows]
+            end += rows
     return vectors[: kept + room]
+
 
 
 def _prebuilt_matches(kept_rows: np.ndarray, index: LexicalIndex, rows: np.ndarray) -> bool:

@@ -133,8 +133,8 @@ def _store_spec(store: str) -> str:
 
 
 def _stacked(parts: list[np.ndarray]) -> np.ndarray:
-    """np.vstack of the vector batches ``parts`` (emptied), each freed once copied: a million units' vectors
-    (1 GB) were held twice at the end of a build, the peak of its embedding."""
+    """np.vstack of the vector batches ``parts`` (emptied), each let go once copied (freed when the caller holds
+    no other reference): a million units' vectors (1 GB) were held twice at the end of a build."""
     if not parts:
         return np.zeros((0, 0), dtype=np.float32)
     stacked = np.empty((sum(len(part) for part in parts), parts[0].shape[1]), dtype=np.result_type(*parts))
@@ -145,8 +145,9 @@ def _stacked(parts: list[np.ndarray]) -> np.ndarray:
         stacked[row: row + len(part)] = part
         row += len(part)
         del part
-        if len(parts) % 256 == 0:  # batches freed in the C heap stay resident until it is trimmed
+        if parts and len(parts) % 256 == 0:  # batches freed in the C heap stay resident until it is trimmed
             _return_freed_memory()
+    _return_freed_memory()
     return stacked
 
 
@@ -863,6 +864,7 @@ class Index(IndexReader):
             # after an error or Ctrl+C the batches not started yet are dropped, not embedded for nothing (the one
             # being embedded is waited for: a thread cannot be stopped)
             executor.shutdown(wait=True, cancel_futures=True)
+        embedded.clear()  # the futures hold each batch too: _stacked could free none of them
         return units, _stacked(parts), lexical
 
     def _chunk_and_embed_on(self, executor: BatchExecutor, documents: list[Document], progress: ProgressFn | None

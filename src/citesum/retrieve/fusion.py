@@ -46,9 +46,9 @@ class HybridRetriever(Retriever):
 
     def _fused(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """reciprocal_rank_fusion over unit positions, as array operations (a dict loop over 2 x 1,000 ranks
-        took half a millisecond a query): the units some member ranks, ascending, and their fused scores."""
-        with self.index.pinned():  # every member reads one generation
-            rankings = [self._member_ranking(retriever, query) for retriever in self.retrievers]
+        took half a millisecond a query): the units some member ranks, ascending, and their fused scores. The
+        caller pins the generation every member reads."""
+        rankings = [self._member_ranking(retriever, query) for retriever in self.retrievers]
         ranked = np.concatenate(rankings)
         contributions = np.concatenate([1.0 / (self.k + np.arange(1, len(r) + 1)) for r in rankings])
         units, slot = np.unique(ranked, return_inverse=True)
@@ -56,7 +56,8 @@ class HybridRetriever(Retriever):
         return units, np.bincount(slot, weights=contributions, minlength=len(units)).astype(np.float32)
 
     def scores(self, query: str) -> np.ndarray:
-        return self._every_unit(*self._fused(query))
+        with self.index.pinned():
+            return self._every_unit(*self._fused(query))
 
     def _every_unit(self, units: np.ndarray, fused: np.ndarray) -> np.ndarray:
         scores = np.zeros(len(self.index), dtype=np.float32)  # a unit no member ranks scores 0
