@@ -232,7 +232,7 @@ class LexicalIndex:
 
     @property
     def _by_term(self):  # type: ignore[no-untyped-def]
-        """The BM25 score matrix as scipy CSC (units x terms), over bm25s's arrays (no copy)."""
+        """The BM25 score matrix as scipy CSC (units x terms) over bm25s's arrays: its entries are not copied."""
         if self._scores_by_term is None:
             import scipy.sparse
 
