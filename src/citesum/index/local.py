@@ -298,7 +298,6 @@ def _kept_vectors(path: Path, keep: np.ndarray, room: int) -> np.ndarray:
     return vectors[: kept + room]
 
 
-
 def _prebuilt_matches(kept_rows: np.ndarray, index: LexicalIndex, rows: np.ndarray) -> bool:
     """Whether a BM25 index built before the transaction covers the database's rows: the kept rows it was built
     with, in order, then as many rows as it was given new texts (rowids only grow, and the write lock kept
