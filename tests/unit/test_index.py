@@ -373,4 +373,10 @@ def test_vector_batches_are_stacked_in_order_and_let_go() -> None:
     stacked = _stacked(parts)
     np.testing.assert_array_equal(stacked, expected)
     assert parts == [] and stacked.dtype == np.float32  # each batch is dropped once copied
+    # as many batches as a large build has (more than NumPy 1.x takes as arguments), one of them wider
+    many = [np.full((2, 3), i, dtype=np.float64 if i == 7 else np.float32) for i in range(300)]
+    expected = np.vstack(many)
+    stacked = _stacked(many)
+    np.testing.assert_array_equal(stacked, expected)
+    assert stacked.dtype == np.float64
     assert _stacked([]).shape == (0, 0)

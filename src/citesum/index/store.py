@@ -137,7 +137,9 @@ def _stacked(parts: list[np.ndarray]) -> np.ndarray:
     no other reference): a million units' vectors (1 GB) were held twice at the end of a build."""
     if not parts:
         return np.zeros((0, 0), dtype=np.float32)
-    stacked = np.empty((sum(len(part) for part in parts), parts[0].shape[1]), dtype=np.result_type(*parts))
+    # the batches' distinct dtypes: NumPy before 2.0 takes at most 32 arguments, a build has thousands of batches
+    stacked = np.empty((sum(len(part) for part in parts), parts[0].shape[1]),
+                       dtype=np.result_type(*{part.dtype for part in parts}))
     row = 0
     parts.reverse()
     while parts:
