@@ -284,7 +284,7 @@ def _kept_vectors(path: Path, keep: np.ndarray, room: int) -> np.ndarray:
     vectors = np.empty((max(len(saved), kept + room), saved.shape[1]), dtype=np.float32)
     with open(path, "rb") as handle:
         handle.seek(saved.offset)
-        if handle.readinto(memoryview(vectors[: len(saved)]).cast("B")) != saved.nbytes:
+        if handle.readinto(vectors[: len(saved)].data.cast("B")) != saved.nbytes:
             raise OSError(f"{path} is shorter than its header says")
     edges = np.flatnonzero(np.diff(np.r_[0, keep.astype(np.int8), 0]))
     end = 0

@@ -734,12 +734,10 @@ class Index(IndexReader):
         plan = self.store.plan(conn, replaced)
         if executor is not None and changed:
             units, vectors = self._chunk_and_embed_on(executor, changed, progress)
-            texts = [p.text for group in units for p in group]
-            lexical = plan.index_lexically(texts)
+            lexical = plan.index_lexically([p.text for group in units for p in group])
         else:
             units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, plan.index_lexically)
-            texts = [p.text for group in units for p in group]
-        embedded = len(texts)
+        embedded = sum(len(group) for group in units)
 
         conn.execute("BEGIN IMMEDIATE")
         generation = current_generation(conn) + 1
@@ -776,7 +774,7 @@ class Index(IndexReader):
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
             # the units are in the database now: their objects and texts (about 0.5 GB for a million units of
             # 100 tokens) are given back before the generation's files and graph are made, where a build peaks
-            del units, texts
+            del units
             _return_freed_memory()
             self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
         _checkpoint(conn)

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator, Sequence
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import FileReport, IngestOptions, IngestReport, path_text, shown
 from citesum.ingest.formats import READERS
-from citesum.parallel import BatchExecutor
+from citesum.parallel import BatchExecutor, InProcess
 from citesum.types import Document
 
 __all__ = ["FILE_KEY", "UPLOAD_KEY", "FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths",
@@ -175,12 +175,9 @@ def ingest_paths(
                                      if not (include and not _matches(relative, include))
                                      and not (exclude and _matches(relative, exclude))]))
     files = [file for _, files_of_path in given_paths for file in files_of_path]
-    if executor is None:
-        parsed = iter([ingest_file(path, relative, options) for path, relative in files])
-    else:
-        batches = [files[start : start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
-        parsed = iter([one for batch in executor.map(functools.partial(_ingest_batch, options), batches)
-                       for one in batch])
+    batches = [files[start : start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
+    parsed = iter([one for batch in (executor or InProcess()).map(functools.partial(_ingest_batch, options), batches)
+                   for one in batch])
     documents: list[Document] = []
     ids: dict[str, str] = {}
     for walked, files_of_path in given_paths:

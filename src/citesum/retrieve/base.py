@@ -63,9 +63,7 @@ class Retriever(ABC):
         overrides this with the same result: on a million units, making, selecting from and fusing arrays of
         every unit was a third of a default hybrid query.
         """
-        scores = self.scores(query)
-        order = top_k(scores, k)
-        return order, scores[order]
+        return top_scores(self.scores(query), k)
 
     def rank_documents(
         self, query: str, k: int | None = None, *, passages_per_document: int = DEFAULT_PASSAGES_PER_DOCUMENT
@@ -106,6 +104,12 @@ def aggregate_documents(
     # present is in collection order, and top_k breaks ties by position: ties keep collection order
     ranked = present[top_k(totals[present], len(present) if k is None else k)]
     return [(document_ids[i], float(totals[i])) for i in ranked]
+
+
+def top_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`top_k` of ``scores``, their scores)."""
+    order = top_k(scores, k)
+    return order, scores[order]
 
 
 #: every how many scores top_k samples to bound the k best of a long array

@@ -8,7 +8,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.index.search_store import positions_among
 from citesum.index.store import IndexReader
-from citesum.retrieve.base import Retriever, top_k
+from citesum.retrieve.base import Retriever, top_scores
 
 
 def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
@@ -39,12 +39,11 @@ def best_units(index: IndexReader, query_vector: np.ndarray, k: int) -> tuple[np
             scores = np.asarray(view.vectors @ query_vector, dtype=np.float32)
         elif len(candidates[0]) >= k:
             positions, exact = candidates
-            order = top_k(exact, k)  # the candidates are in position order, so ties keep collection order
-            return positions[order], exact[order]
+            order, best = top_scores(exact, k)  # the candidates are in position order: ties keep collection order
+            return positions[order], best
         else:
             scores = _every_unit(candidates, len(view.row_ids))
-    order = top_k(scores, k)
-    return order, scores[order]
+    return top_scores(scores, k)
 
 
 def _every_unit(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 
 from citesum.embed import Embedder, get_embedder
 from citesum.index.store import IndexReader
-from citesum.retrieve.base import Retriever, top_k
+from citesum.retrieve.base import Retriever, top_scores
 
 RRF_K = 60
 Key = TypeVar("Key", bound=Hashable)
@@ -67,11 +67,9 @@ class HybridRetriever(Retriever):
     def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         units, fused = self._fused(query)
         if len(units) < k:  # the rest are the unranked units, at 0 in collection order
-            scores = self._every_unit(units, fused)
-            order = top_k(scores, k)
-            return order, scores[order]
-        order = top_k(fused, k)  # the units are ascending, so ties keep collection order
-        return units[order], fused[order]
+            return top_scores(self._every_unit(units, fused), k)
+        order, best = top_scores(fused, k)  # the units are ascending, so ties keep collection order
+        return units[order], best
 
     def _rank_documents(self, query: str, k: int | None, passages_per_document: int) -> list[tuple[str, float]]:
         rankings = [

@@ -176,9 +176,10 @@ def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None,
 
     The units are linked ``block`` at a time (default: 1,024 by cosine, 64 with a scorer, which takes a second
     or more per unit), the blocks spread over ``executor``'s workers (default: one after the other here); the
-    scorer travels to them by pickling (:class:`LanguageModelContextScorer` loads its model once per worker). ``resumable``: each finished block is kept in the index folder's ``tasks/`` until the
-    graph is saved (:meth:`PassageGraph.save`), so a build interrupted half-way and run again links only the
-    blocks left (the LM scorer takes minutes per thousand units)."""
+    scorer travels to them by pickling (:class:`LanguageModelContextScorer` loads its model once per worker).
+    ``resumable``: each finished block is kept in the index folder's ``tasks/`` until the graph is saved
+    (:meth:`PassageGraph.save`), so a build interrupted half-way and run again links only the blocks left (the
+    LM scorer takes minutes per thousand units)."""
     if candidates < 1 or edges < 1:
         raise ConfigError(f"candidates and edges must be >= 1, got {candidates} and {edges}")
     executor = executor or InProcess()
