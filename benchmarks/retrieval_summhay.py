@@ -86,7 +86,7 @@ def main() -> None:
                     index = Index.create(path, IndexSettings.for_unit(unit, embedder=embedder))  # type: ignore[arg-type]
                     index.add(haystack.documents, embedder=get_embedder(embedder))
                     build_seconds[f"{topic}:{embedder}:{unit}"] = round(time.perf_counter() - started, 2)
-                    build_passage_graph(index).save(index.path)
+                    build_passage_graph(index, neighbours="cosine").save(index.path)
                     for name in OURS:
                         if embedder != embedders[0] and name in LEXICAL:
                             continue  # lexical retrievers do not depend on the embedder

@@ -107,6 +107,8 @@ def test_graph_then_lightpal_search(tmp_path: Path, haystack) -> None:  # type: 
     code, out, err = _run("graph", "--index", index, "--scorer", "cosine", "--candidates", "10", "--edges", "3")
     assert code == 0, err
     assert "(3 edges each, scorer cosine)" in out and "lightpal-graph.npz" in out
+    code, out, err = _run("graph", "--index", index, "--edges", "3")  # BM25 neighbours by default
+    assert code == 0 and "(3 edges each, scorer bm25)" in out, err
     code, out, _ = _run("search", "Lakemont reservoir capacity", "--index", index, "--retriever",
                         "lightpal:bm25", "-k", "5", "--json")
     hits = json.loads(out)["hits"]

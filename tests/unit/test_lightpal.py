@@ -94,7 +94,7 @@ def test_graph_edges_come_from_the_nearest_candidates_ranked_by_the_scorer(tmp_p
     texts = ["the reservoir water level fell", "reservoir water level is low", "water level of the reservoir",
              "bus fares for students", "students ride buses free"]
     index = _index(tmp_path / "ix", texts)
-    by_cosine = build_passage_graph(index, None, candidates=2, edges=1)
+    by_cosine = build_passage_graph(index, None, candidates=2, edges=1, neighbours="cosine")
     assert by_cosine.scorer == "cosine" and by_cosine.neighbors.shape == (5, 1)
     assert all(row[0] != i for i, row in enumerate(by_cosine.neighbors))  # no self-loops
     assert set(by_cosine.neighbors[3]) <= {4} and set(by_cosine.neighbors[0]) <= {1, 2}
@@ -106,6 +106,45 @@ def test_graph_edges_come_from_the_nearest_candidates_ranked_by_the_scorer(tmp_p
     assert scored.neighbors[0, 0] == 2 and scored.neighbors[1, 0] == 0  # the scorer picks among them
 
 
+def test_a_unit_as_a_bm25_query_is_its_text_or_its_heaviest_terms(tmp_path: Path) -> None:
+    texts = ["the reservoir water level fell and the reservoir dried", "reservoir water level is low",
+             "bus fares for students", "students ride buses free, free buses", "water water water"]
+    lexical = _index(tmp_path / "ix", texts).lexical
+    whole = lexical.similar_units(range(5), max_terms=1000)
+    assert whole is not None and whole.shape == (5, 5)
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(whole[i], lexical.scores(text), rtol=1e-5)
+    # cut to its 2 heaviest terms, read off the BM25 matrix, each repeated as often as it occurs in the unit
+    cut = lexical.similar_units([0, 3], max_terms=2)
+    for row, unit in enumerate([0, 3]):
+        ids, counts = lexical.unit_term_counts(unit)
+        own = np.array([lexical.term_scores([lexical.terms[t]])[unit] for t in ids])
+        heaviest = np.argsort(-own, kind="stable")[:2]
+        query = [lexical.terms[ids[h]] for h in heaviest for _ in range(counts[h])]
+        np.testing.assert_allclose(cut[row], lexical.term_scores(query), rtol=1e-5)
+    assert not np.allclose(cut[0], whole[0])  # the cut changed the query
+
+
+def test_bm25_neighbours_link_units_that_share_terms_and_nothing_else(tmp_path: Path) -> None:
+    texts = ["reservoir water level fell", "the reservoir level is low", "bus fares for students",
+             "students ride buses for free", "an unrelated sentence entirely", "bus fares rise again"]
+    index = _index(tmp_path / "ix", texts)
+    graph = build_passage_graph(index, None, candidates=3, edges=2, neighbours="bm25")
+    assert graph.scorer == "bm25" and graph.neighbors.shape == (6, 2)
+    assert set(graph.neighbors[0]) == {1, -1} and set(graph.neighbors[2]) == {3, 5}
+    assert list(graph.neighbors[4]) == [-1, -1]  # shares no term with any unit: no edge at all
+    scorer = ScriptedScorer({texts[2]: texts[5]})
+    scored = build_passage_graph(index, scorer, candidates=3, edges=1, neighbours="bm25")
+    assert scored.scorer == "scripted@bm25" and set(dict(scorer.calls)[texts[2]]) == {texts[3], texts[5]}
+    assert scored.neighbors[2, 0] == 5  # the scorer ranks the BM25 neighbours
+    with pytest.raises(ConfigError, match="neighbours must be one of"):
+        build_passage_graph(index, None, neighbours="jaccard")  # type: ignore[arg-type]
+    index.lexical._term_counts = None  # an index written before the term counts were kept
+    with pytest.raises(ConfigError, match="link the units by cosine"):
+        build_passage_graph(index, None, neighbours="bm25")
+    assert build_passage_graph(index, None, candidates=3, edges=2).scorer == "cosine"  # the default there
+
+
 def test_graph_is_stored_with_the_index_and_refused_when_stale(tmp_path: Path) -> None:
     index = _index(tmp_path / "ix", ["alpha beta gamma", "beta gamma delta", "gamma delta epsilon"])
     with pytest.raises(ConfigError, match="citesum graph --index"):
@@ -113,7 +152,7 @@ def test_graph_is_stored_with_the_index_and_refused_when_stale(tmp_path: Path) -
     graph = build_passage_graph(index, None, candidates=2, edges=1)
     graph.save(index.path)
     loaded = PassageGraph.load(Index.open(index.path))
-    assert np.array_equal(loaded.neighbors, graph.neighbors) and loaded.scorer == "cosine"
+    assert np.array_equal(loaded.neighbors, graph.neighbors) and loaded.scorer == "bm25"  # the local store's default
     assert get_retriever("lightpal:dense", index).name == "lightpal:dense"
     index.add([Document(id="new", title="", text="zeta eta theta")])
     with pytest.raises(ConfigError, match="generation .* rebuild"):

@@ -49,9 +49,10 @@ def test_the_graph_built_on_ray_is_the_graph_built_here(ray_cluster: Any, conten
     import ray
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import a test module
-    for scorer in (None, LengthScorer()):
-        here = build_passage_graph(content, scorer, candidates=12, edges=4, block=16)
-        on_ray = build_passage_graph(content, scorer, candidates=12, edges=4, block=16, executor=ray_cluster)
+    for scorer, neighbours in ((None, "bm25"), (None, "cosine"), (LengthScorer(), None)):
+        here = build_passage_graph(content, scorer, candidates=12, edges=4, neighbours=neighbours, block=16)
+        on_ray = build_passage_graph(content, scorer, candidates=12, edges=4, neighbours=neighbours, block=16,
+                                     executor=ray_cluster)
         np.testing.assert_array_equal(on_ray.neighbors, here.neighbors)
         assert on_ray.scorer == here.scorer
     code, out, err = _run("graph", "--index", str(content.path), "--ray")

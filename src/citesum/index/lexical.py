@@ -90,6 +90,7 @@ class LexicalIndex:
         self._alphabetical_rank: np.ndarray | None = None
         self._feedback_terms: dict[float, np.ndarray] = {}
         self._scores_by_term = None  # scipy's view of the BM25 matrix, made at the first weighted query
+        self._weight_parts_cache: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
@@ -229,6 +230,45 @@ class LexicalIndex:
         keep = (weights > 0) & (term_ids < by_term.shape[1])
         term_ids, weights = term_ids[keep], weights[keep]
         return np.asarray(by_term[:, term_ids] @ weights.astype(np.float64), dtype=np.float32)
+
+    def similar_units(self, units: Sequence[int], max_terms: int = 32) -> np.ndarray | None:
+        """BM25 score of every unit for each of ``units`` taken as a query (rows: ``units``; float32): the
+        unit's ``max_terms`` terms of highest BM25 weight in it, each weighted by how often it occurs there,
+        Lucene's "more like this" query. None when the index does not keep its units' term counts.
+
+        The terms are cut because a unit's rarest, most repeated terms say what it is about; on ODSum Story the
+        32 best scored like the whole unit as a query (benchmarks/lightpal_odsum.py) and cost less."""
+        if self._term_counts is None:
+            return None
+        import scipy.sparse
+
+        units = np.asarray(units, dtype=np.int64)
+        counts = self._term_counts[units]  # type: ignore[index]
+        counts.sort_indices()
+        idf, normalisation = self._weight_parts
+        tf = counts.data.astype(np.float64)
+        rows = np.repeat(np.arange(len(units)), np.diff(counts.indptr))
+        # each term's BM25 weight in its unit (bm25s's formula, as _bm25_matrix computes it)
+        weight = idf[counts.indices] * tf / (tf + normalisation[units][rows])
+        keep = np.zeros(len(weight), dtype=bool)
+        for row in range(len(units)):
+            start, end = counts.indptr[row], counts.indptr[row + 1]
+            # the heaviest terms, the lowest term id first among equal weights (a stable order)
+            keep[start + np.argsort(-weight[start:end], kind="stable")[:max_terms]] = True
+        query = scipy.sparse.csr_matrix((tf[keep], (rows[keep], counts.indices[keep])),
+                                        shape=(len(units), self._by_term.shape[1]))
+        return np.asarray((query @ self._by_term.T).toarray(), dtype=np.float32)
+
+    @property
+    def _weight_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(idf per term, k1 * (1 - b + b |u| / avg|u|) per unit): the parts of a term's BM25 weight in a unit."""
+        if self._weight_parts_cache is None:
+            frequency = np.diff(self._by_term.indptr)
+            idf = np.log(1 + (self.size - frequency + 0.5) / (frequency + 0.5))
+            lengths = np.asarray(self._term_counts.sum(axis=1)).ravel().astype(np.float64)  # type: ignore[union-attr]
+            normalisation = self.K1 * ((1 - self.B) + self.B * lengths / max(lengths.mean(), 1e-9))
+            self._weight_parts_cache = (idf, normalisation)  # published whole: another thread may read it
+        return self._weight_parts_cache
 
     @property
     def _by_term(self):  # type: ignore[no-untyped-def]
