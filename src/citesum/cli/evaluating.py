@@ -1,7 +1,8 @@
-"""``citesum eval summhay | position | judge``: the papers' evaluation protocols."""
+"""``citesum eval summhay | position | judge | retrieval``: the papers' evaluation protocols."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -313,3 +314,39 @@ def eval_judge(annotations: str, judge_name: str, model: str | None, base_url: S
         click.echo("note: the offline judges' thresholds are fit on eval_benchmark_dev.json and the news haystacks' "
                    "stored GPT-4o labels, so on that file this row is in-sample; leave-one-domain-out numbers: "
                    "benchmarks/results/offline_judge.json", err=True)
+
+
+@eval_group.command(name="retrieval")
+@click.option("--beir", "beir_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) whose corpus --index holds "
+                   "(citesum index DIR --dataset beir --index IX).")
+@click.option("--split", default=None, help="The qrels split (default: test, or the folder's only one).")
+@click.option("--index", "index_dir", required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--retriever", "retrievers", multiple=True, default=("bm25", "dense", "hybrid"), show_default=True,
+              help="Retriever(s) to rank documents with (repeatable).")
+@click.option("--summary-index", "summary_dir", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Also rank by this summary index (Summary RAG, citesum summary-index), with each retriever.")
+@click.option("--json", "as_json", is_flag=True, help="Means and per-query scores as JSON.")
+def eval_retrieval(beir_dir: str, split: str | None, index_dir: str, retrievers: Sequence[str],
+                   summary_dir: str | None, as_json: bool) -> None:
+    """BEIR's NDCG@10, NDCG@100 and Recall@100 of document rankings (a document scores by its best units, as
+    search --documents ranks them)."""
+    from citesum.datasets.beir import load_beir
+    from citesum.evaluate.retrieval import evaluate_retrievers
+    from citesum.index.store import Index
+    from citesum.summary_rag import summaries_for
+
+    dataset = load_beir(beir_dir, split)
+    content = Index.open(index_dir)
+    reports = evaluate_retrievers(dataset.queries, content, retrievers,
+                                  summaries_for(content, summary_dir) if summary_dir else None)
+    if reports[0].judged_documents_missing:
+        click.echo(f"warning: {reports[0].judged_documents_missing} judged relevant document(s) of {dataset.name} "
+                   f"are not in {index_dir}: no retriever finds them", err=True)
+    if as_json:
+        echo_json({"dataset": dataset.name, "index": index_dir, "reports": [dataclasses.asdict(r) for r in reports]})
+        return
+    echo_table(["ranker", "NDCG@10", "NDCG@100", "Recall@100", "ms / query"],
+               [[r.ranker, *(f"{r.means[m]:.4f}" for m in ("ndcg@10", "ndcg@100", "recall@100")),
+                 f"{r.median_ms:.1f}"] for r in reports],
+               f"{dataset.name}, {reports[0].queries} queries")

@@ -23,8 +23,8 @@ from citesum.errors import CitesumError
 @click.option("--chunk-tokens", type=click.IntRange(min=1), default=None,
               help="Token cap of a unit (default 100 for passages, 1024 for documents).")
 @click.option("--embedder", default=None, help="Embedder name (default wordllama; fixed when the index is created).")
-@click.option("--dataset", type=click.Choice(["summhay", "odsum-story", "odsum-meeting"]), default=None,
-              help="Read PATHS as a dataset instead of files.")
+@click.option("--dataset", type=click.Choice(["summhay", "odsum-story", "odsum-meeting", "beir"]), default=None,
+              help="Read PATHS as a dataset instead of files (beir: a folder with corpus.jsonl).")
 @click.option("--include", multiple=True, help="Only files matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=None, help="Skip files larger than this.")

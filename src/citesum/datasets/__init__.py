@@ -1,4 +1,4 @@
-"""Loaders for evaluation datasets: SummHay haystacks and ODSum Story / Meeting."""
+"""Loaders for evaluation datasets: SummHay haystacks, ODSum Story / Meeting and BEIR folders."""
 
 from __future__ import annotations
 
@@ -26,12 +26,13 @@ class Dataset:
     queries: list[Query]
 
 
-DATASETS = ("summhay", "odsum-story", "odsum-meeting")
+DATASETS = ("summhay", "odsum-story", "odsum-meeting", "beir")
 
 
 def load_dataset(name: str, path: str) -> Dataset:
     """Dataset by name: ``summhay`` (a topic_*.json file), ``odsum-story`` (a documents_*.jsonl file),
-    ``odsum-meeting`` (the meeting folder holding transcripts/ and queries_*.json)."""
+    ``odsum-meeting`` (the meeting folder holding transcripts/ and queries_*.json), ``beir`` (a BEIR folder:
+    corpus.jsonl, queries.jsonl, qrels/<split>.tsv; its test split, or its only one)."""
     from citesum.errors import unknown_name_error
 
     if name == "summhay":
@@ -46,4 +47,8 @@ def load_dataset(name: str, path: str) -> Dataset:
         from citesum.datasets.odsum import load_meeting
 
         return load_meeting(path)
+    if name == "beir":
+        from citesum.datasets.beir import load_beir
+
+        return load_beir(path)
     raise unknown_name_error("dataset", name, list(DATASETS))

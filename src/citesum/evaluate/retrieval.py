@@ -1,4 +1,5 @@
-"""Retrieval metrics over a ranked list of document ids and graded relevance.
+"""Retrieval metrics over a ranked list of document ids and graded relevance, and BEIR's evaluation of a
+document ranker.
 
 NDCG uses exponential gains (2^grade - 1) by default, the variant under which the stored SummHay
 Rerank3 scores reach NDCG@10 = 0.83; ``gain="linear"`` gives trec_eval's ``ndcg_cut``.
@@ -6,11 +7,20 @@ Rerank3 scores reach NDCG@10 = 0.83; ``gain="linear"`` gives trec_eval's ``ndcg_
 
 from __future__ import annotations
 
-from typing import Callable, Literal, Mapping, Sequence
+import functools
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Collection, Literal, Mapping, Sequence
 
 import numpy as np
 
+from citesum.errors import ConfigError
 from citesum.pack import within_budget
+
+if TYPE_CHECKING:
+    from citesum.datasets import Query
+    from citesum.index.store import IndexReader
+    from citesum.retrieve.base import Retriever
 
 Gain = Literal["exponential", "linear"]
 
@@ -61,3 +71,67 @@ def insight_recall(selected: Sequence[str], insight_documents: Mapping[str, Sequ
     occurrences = sum(len(docs) for docs in insight_documents.values())
     found = sum(1 for docs in insight_documents.values() for d in docs if d in chosen)
     return covered / len(insight_documents), (found / occurrences if occurrences else 0.0)
+
+
+#: BEIR's reported metrics (trec_eval's ndcg_cut and recall, linear gains)
+BEIR_METRICS = ("ndcg@10", "ndcg@100", "recall@100")
+
+
+def beir_scores(ranking: Sequence[str], relevance: Mapping[str, float]) -> dict[str, float]:
+    """NDCG@10, NDCG@100 and Recall@100 of one ranking, as BEIR computes them (pytrec_eval: linear gains, a
+    document is relevant from grade 1)."""
+    return {"ndcg@10": ndcg_at_k(ranking, relevance, 10, gain="linear"),
+            "ndcg@100": ndcg_at_k(ranking, relevance, 100, gain="linear"),
+            "recall@100": recall_at_k(ranking, relevance, 100)}
+
+
+@dataclass(frozen=True)
+class RetrievalReport:
+    """A document ranker's BEIR metrics over a set of judged queries."""
+
+    ranker: str
+    queries: int
+    means: dict[str, float]
+    per_query: dict[str, dict[str, float]]
+    #: judged relevant documents the ranked collection does not hold (no ranker can find them)
+    judged_documents_missing: int
+    median_ms: float
+
+
+def evaluate_ranker(name: str, rank: Callable[[str, int], Sequence[str]], queries: Sequence[Query],
+                    collection: Collection[str]) -> RetrievalReport:
+    """``rank(query text, k)`` (document ids, best first) over ``queries``, scored with :func:`beir_scores`
+    against the documents of ``collection``."""
+    if not queries:
+        raise ConfigError("no judged queries to evaluate on (a BEIR folder needs qrels/<split>.tsv)")
+    per_query: dict[str, dict[str, float]] = {}
+    seconds: list[float] = []
+    for query in queries:
+        started = time.perf_counter()
+        ranking = list(rank(query.text, 100))
+        seconds.append(time.perf_counter() - started)
+        per_query[query.id] = beir_scores(ranking, query.relevance)
+    missing = {d for q in queries for d, grade in q.relevance.items() if grade > 0 and d not in collection}
+    means = {m: float(np.mean([scores[m] for scores in per_query.values()])) for m in BEIR_METRICS}
+    return RetrievalReport(name, len(queries), means, per_query, len(missing), 1000 * float(np.median(seconds)))
+
+
+def evaluate_retrievers(queries: Sequence[Query], content: IndexReader, retrievers: Sequence[str],
+                        summaries: IndexReader | None = None) -> list[RetrievalReport]:
+    """:func:`evaluate_ranker` for each retriever's document ranking of ``content`` (a document scores by its
+    best units), and with ``summaries`` (a Summary RAG summary index of ``content``) of the summaries too, named
+    ``summary-rag:<retriever>``."""
+    from citesum.retrieve import get_retriever
+
+    collection = set(content.unit_documents[1])  # the documents that have units: what a ranking can hold
+    searched = [("", content)] + ([("summary-rag:", summaries)] if summaries is not None else [])
+    reports = []
+    for prefix, index in searched:
+        for name in retrievers:
+            ranker = functools.partial(_ranked_documents, get_retriever(name, index))
+            reports.append(evaluate_ranker(prefix + name, ranker, queries, collection))
+    return reports
+
+
+def _ranked_documents(retriever: Retriever, query: str, k: int) -> list[str]:
+    return [document_id for document_id, _ in retriever.rank_documents(query, k)]
