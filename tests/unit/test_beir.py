@@ -36,7 +36,7 @@ def _dataset() -> Dataset:
 def test_a_dataset_written_as_beir_reads_back_the_same(tmp_path: Path) -> None:
     folder = write_beir(_dataset(), tmp_path / "small")
     assert (folder / "qrels" / "test.tsv").read_text().splitlines()[0] == "query-id\tcorpus-id\tscore"
-    loaded = load_dataset("beir", str(folder))
+    loaded = load_beir(folder)
     assert loaded.name == "beir:small:test"
     assert [(d.id, d.title, d.text, dict(d.metadata)) for d in loaded.documents] == \
         [(d.id, d.title, d.text, dict(d.metadata)) for d in _dataset().documents]
@@ -101,6 +101,28 @@ def test_evaluate_ranker_averages_the_queries_and_counts_documents_it_cannot_fin
     assert report.means["ndcg@10"] == pytest.approx(sum(s["ndcg@10"] for s in report.per_query.values()) / 3)
     with pytest.raises(ConfigError, match="no judged queries"):
         evaluate_ranker("none", lambda text, k: [], [], set())
+
+
+def test_indexing_reads_the_corpus_alone(tmp_path: Path) -> None:
+    dataset = _dataset()
+    folder = write_beir(dataset, tmp_path / "small", split="dev", other_splits={"train": dataset.queries[:1]})
+    (folder / "queries.jsonl").unlink()  # neither the splits (no test among two) nor the queries are read
+    result = CliRunner().invoke(main, ["index", str(folder), "--dataset", "beir", "--index", str(tmp_path / "ix")])
+    assert result.exit_code == 0, result.stderr
+    assert len(load_dataset("beir", str(folder)).documents) == 6
+
+
+def test_an_empty_judged_document_counts_as_one_no_ranker_can_find(tmp_path: Path) -> None:
+    dataset = _dataset()
+    empty = Dataset("small", [*dataset.documents, Document(id="blank", title="Blank", text="")],
+                    [Query(id="q1", text="reservoir water", relevance={"water": 1, "blank": 1})])
+    folder = write_beir(empty, tmp_path / "small")
+    index = str(tmp_path / "ix")
+    assert CliRunner().invoke(main, ["index", str(folder), "--dataset", "beir", "--index", index]).exit_code == 0
+    result = CliRunner().invoke(main, ["eval", "retrieval", "--beir", str(folder), "--index", index, "--retriever",
+                                       "bm25", "--json"])
+    assert result.exit_code == 0 and "1 judged relevant document(s)" in result.stderr
+    assert json.loads(result.stdout)["reports"][0]["judged_documents_missing"] == 1
 
 
 def test_index_a_beir_folder_then_evaluate_retrievers_and_a_summary_index(tmp_path: Path) -> None:

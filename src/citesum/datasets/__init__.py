@@ -31,8 +31,8 @@ DATASETS = ("summhay", "odsum-story", "odsum-meeting", "beir")
 
 def load_dataset(name: str, path: str) -> Dataset:
     """Dataset by name: ``summhay`` (a topic_*.json file), ``odsum-story`` (a documents_*.jsonl file),
-    ``odsum-meeting`` (the meeting folder holding transcripts/ and queries_*.json), ``beir`` (a BEIR folder:
-    corpus.jsonl, queries.jsonl, qrels/<split>.tsv; its test split, or its only one)."""
+    ``odsum-meeting`` (the meeting folder holding transcripts/ and queries_*.json), ``beir`` (a BEIR folder's
+    corpus.jsonl alone: its queries and qrels, by split, come from citesum.datasets.beir.load_beir)."""
     from citesum.errors import unknown_name_error
 
     if name == "summhay":
@@ -50,5 +50,5 @@ def load_dataset(name: str, path: str) -> Dataset:
     if name == "beir":
         from citesum.datasets.beir import load_beir
 
-        return load_beir(path)
+        return load_beir(path, queries=False)
     raise unknown_name_error("dataset", name, list(DATASETS))

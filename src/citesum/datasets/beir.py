@@ -24,9 +24,10 @@ def splits(folder: str | Path) -> list[str]:
     return sorted(p.stem for p in (Path(folder) / "qrels").glob("*.tsv"))
 
 
-def load_beir(folder: str | Path, split: str | None = None) -> Dataset:
+def load_beir(folder: str | Path, split: str | None = None, *, queries: bool = True) -> Dataset:
     """A BEIR folder as a dataset. ``split`` None: ``test`` when the folder has it, else its only split; a
-    folder without qrels (a corpus to index) gives no queries.
+    folder without qrels gives no queries. ``queries`` False: the corpus alone (what indexing reads; the
+    queries and qrels are not opened).
 
     Every malformed line is an IngestError naming the file and the line, and so is a judgment of a query
     queries.jsonl does not have. A judged document the corpus does not have stays relevant, as in BEIR's own
@@ -41,7 +42,7 @@ def load_beir(folder: str | Path, split: str | None = None) -> Dataset:
                  metadata={k: v for k, v in row.items() if k not in ("_id", "title", "text")})
         for row in _json_lines(folder / "corpus.jsonl", ("_id",))
     ]
-    if split is None and not splits(folder):
+    if not queries or (split is None and not splits(folder)):
         return Dataset(name=f"beir:{folder.name}", documents=documents, queries=[])
     split = _chosen_split(folder, split)
     texts = {str(row["_id"]): str(row["text"]) for row in _json_lines(folder / "queries.jsonl", ("_id", "text"))}
@@ -49,8 +50,9 @@ def load_beir(folder: str | Path, split: str | None = None) -> Dataset:
     for query_id in judged:
         if query_id not in texts:
             raise IngestError(f"{folder / 'qrels' / f'{split}.tsv'}: query {query_id!r} is not in queries.jsonl")
-    queries = [Query(id=query_id, text=texts[query_id], relevance=relevance) for query_id, relevance in judged.items()]
-    return Dataset(name=f"beir:{folder.name}:{split}", documents=documents, queries=queries)
+    judged_queries = [Query(id=query_id, text=texts[query_id], relevance=relevance)
+                      for query_id, relevance in judged.items()]
+    return Dataset(name=f"beir:{folder.name}:{split}", documents=documents, queries=judged_queries)
 
 
 def write_beir(dataset: Dataset, folder: str | Path, split: str = DEFAULT_SPLIT,

@@ -123,7 +123,9 @@ def evaluate_retrievers(queries: Sequence[Query], content: IndexReader, retrieve
     ``summary-rag:<retriever>``."""
     from citesum.retrieve import get_retriever
 
-    collection = set(content.unit_documents[1])  # the documents that have units: what a ranking can hold
+    owners, document_ids = content.unit_documents
+    # the documents that own units: what a ranking can hold (an empty document is stored without any)
+    collection = {document_ids[i] for i in np.unique(owners).tolist()}
     searched = [("", content)] + ([("summary-rag:", summaries)] if summaries is not None else [])
     reports = []
     for prefix, index in searched:

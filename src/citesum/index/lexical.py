@@ -236,8 +236,9 @@ class LexicalIndex:
         unit's ``max_terms`` terms of highest BM25 weight in it, each weighted by how often it occurs there,
         Lucene's "more like this" query. None when the index does not keep its units' term counts.
 
-        The terms are cut because a unit's rarest, most repeated terms say what it is about; on ODSum Story the
-        32 best scored like the whole unit as a query (benchmarks/lightpal_odsum.py) and cost less."""
+        The terms are cut because a unit's rarest, most repeated terms say what it is about, and a shorter query
+        costs less: in a scratch comparison on the ODSum Story train questions (not in a benchmark), graphs
+        from the 32 heaviest terms and from the whole unit gave the walk the same gain, 16 terms a smaller one."""
         if self._term_counts is None:
             return None
         import scipy.sparse
