@@ -93,11 +93,12 @@ def cached_graph(index: Index, name: str, build: Callable[[], PassageGraph],
     path = Path(index.path) / f"graph-{name}-c{candidates}-g{index.generation}.npz"
     if path.exists():
         with np.load(path) as stored:
-            return PassageGraph(stored["neighbors"], index.generation, name, candidates), float(stored["seconds"])
+            return (PassageGraph(stored["neighbors"], index.generation, name, int(stored["candidates"])),
+                    float(stored["seconds"]))
     started = time.perf_counter()
     graph = build()
     seconds = round(time.perf_counter() - started, 1)
-    np.savez(path, neighbors=graph.neighbors, seconds=seconds)
+    np.savez(path, neighbors=graph.neighbors, seconds=seconds, candidates=graph.candidates)
     return graph, seconds
 
 
@@ -116,7 +117,7 @@ def run(name: str, index: Index, query_sets: dict[str, list[Query]], ks: tuple[i
         graph, seconds = cached_graph(index, graph_name, build, candidates)
         graphs[graph_name] = graph
         edges = [(i, j) for i, row in enumerate(graph.neighbors) for j in row if j >= 0]
-        about[graph_name] = {"build_seconds": seconds, "candidates": candidates,
+        about[graph_name] = {"build_seconds": seconds, "candidates": graph.candidates,
                              "edges_per_unit": int(graph.neighbors.shape[1]),
                              "units_without_edges": int((graph.neighbors[:, 0] < 0).sum()),
                              # share of edges between units of the same story (sections "story#n") or meeting

@@ -332,7 +332,7 @@ def eval_retrieval(beir_dir: str, split: str | None, index_dir: str, retrievers:
     """BEIR's NDCG@10, NDCG@100 and Recall@100 of document rankings (a document scores by its best units, as
     search --documents ranks them)."""
     from citesum.datasets.beir import load_beir
-    from citesum.evaluate.retrieval import evaluate_retrievers
+    from citesum.evaluate.retrieval import BEIR_METRICS, evaluate_retrievers
     from citesum.index.store import Index
     from citesum.summary_rag import summaries_for
 
@@ -347,6 +347,6 @@ def eval_retrieval(beir_dir: str, split: str | None, index_dir: str, retrievers:
         echo_json({"dataset": dataset.name, "index": index_dir, "reports": [dataclasses.asdict(r) for r in reports]})
         return
     echo_table(["ranker", "NDCG@10", "NDCG@100", "Recall@100", "ms / query"],
-               [[r.ranker, *(f"{r.means[m]:.4f}" for m in ("ndcg@10", "ndcg@100", "recall@100")),
+               [[r.ranker, *(f"{r.means[m]:.4f}" for m in BEIR_METRICS),
                  f"{r.median_ms:.1f}"] for r in reports],
                f"{dataset.name}, {reports[0].queries} queries")

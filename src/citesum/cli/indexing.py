@@ -13,6 +13,7 @@ import click
 
 from citesum.chunking import UNITS
 from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar, ray_executor, ray_options
+from citesum.datasets import DATASETS
 from citesum.errors import CitesumError
 
 @click.command()
@@ -23,7 +24,7 @@ from citesum.errors import CitesumError
 @click.option("--chunk-tokens", type=click.IntRange(min=1), default=None,
               help="Token cap of a unit (default 100 for passages, 1024 for documents).")
 @click.option("--embedder", default=None, help="Embedder name (default wordllama; fixed when the index is created).")
-@click.option("--dataset", type=click.Choice(["summhay", "odsum-story", "odsum-meeting", "beir"]), default=None,
+@click.option("--dataset", type=click.Choice(DATASETS), default=None,
               help="Read PATHS as a dataset instead of files (beir: a folder with corpus.jsonl).")
 @click.option("--include", multiple=True, help="Only files matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
@@ -236,16 +237,18 @@ def graph(index_dir: str, scorer: str | None, model: str | None, candidates: int
     """Build the LightPAL passage graph of an index (used by --retriever lightpal[:<base>]). An interrupted build
     run again links only the blocks of units it had not."""
     from citesum.index.store import Index
-    from citesum.retrieve.lightpal import LanguageModelContextScorer, build_passage_graph
+    from citesum.retrieve.lightpal import LanguageModelContextScorer, Neighbours, build_passage_graph
 
     index_ = Index.open(index_dir)
     if not index_.passages:
         raise CitesumError(f"the index {index_dir} has no units: nothing to link")
     context_scorer = LanguageModelContextScorer(model, max_tokens=lm_tokens) if scorer == "lm" else None
+    # bm25 / cosine as asked; without --scorer the index's default; lm: the paper's cosine candidates
+    neighbours: Neighbours | None = "bm25" if scorer == "bm25" else "cosine" if scorer == "cosine" else None
     started = time.perf_counter()
     with ray_executor(use_ray, ray_address) as executor, progress_bar(sys.stderr.isatty()) as progress:
         built = build_passage_graph(index_, context_scorer, candidates=candidates, edges=edges,
-                                    neighbours=scorer if scorer in ("bm25", "cosine") else None, progress=progress,
+                                    neighbours=neighbours, progress=progress,
                                     executor=executor, resumable=True)
     path = built.save(index_.path)
     click.echo(f"linked {len(built.neighbors)} units ({built.neighbors.shape[1]} edges each, scorer {built.scorer}) "

@@ -114,12 +114,12 @@ def _qrels(path: Path) -> dict[str, dict[str, int]]:
                 if not row or (number == 1 and row[0] == "query-id"):
                     continue
                 try:
-                    # BEIR's three columns, or TREC's four (query, iteration, document, grade)
-                    query_id, document_id = row[0], row[1 if len(row) == 3 else 2]
-                    score = int(row[3 if len(row) == 4 else 2])
                     if len(row) not in (3, 4):
                         raise ValueError(f"{len(row)} columns")
-                except (IndexError, ValueError) as exc:
+                    # BEIR's three columns, or TREC's four (query, iteration, document, grade)
+                    query_id, document_id, grade = row if len(row) == 3 else (row[0], row[2], row[3])
+                    score = int(grade)
+                except ValueError as exc:
                     raise IngestError(f"{path}:{number}: expected query-id, corpus-id and an integer score "
                                       f"separated by tabs, got {row!r}") from exc
                 judged.setdefault(query_id, {})[document_id] = score

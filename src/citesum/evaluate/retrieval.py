@@ -100,8 +100,8 @@ class RetrievalReport:
 
 def evaluate_ranker(name: str, rank: Callable[[str, int], Sequence[str]], queries: Sequence[Query],
                     collection: Collection[str]) -> RetrievalReport:
-    """``rank(query text, k)`` (document ids, best first) over ``queries``, scored with :func:`beir_scores`
-    against the documents of ``collection``."""
+    """``rank(query text, k)`` (document ids, best first) over ``queries``, scored with :func:`beir_scores`;
+    judged relevant documents outside ``collection`` (what the ranker searches) are counted."""
     if not queries:
         raise ConfigError("no judged queries to evaluate on (a BEIR folder needs qrels/<split>.tsv)")
     per_query: dict[str, dict[str, float]] = {}

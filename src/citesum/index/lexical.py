@@ -243,31 +243,29 @@ class LexicalIndex:
             return None
         import scipy.sparse
 
-        units = np.asarray(units, dtype=np.int64)
-        counts = self._term_counts[units]  # type: ignore[index]
+        unit_ids = np.asarray(units, dtype=np.int64)
+        counts = self._term_counts[unit_ids]  # type: ignore[index]
         counts.sort_indices()
         idf, normalisation = self._weight_parts
         tf = counts.data.astype(np.float64)
-        rows = np.repeat(np.arange(len(units)), np.diff(counts.indptr))
+        rows = np.repeat(np.arange(len(unit_ids)), np.diff(counts.indptr))
         # each term's BM25 weight in its unit (bm25s's formula, as _bm25_matrix computes it)
-        weight = idf[counts.indices] * tf / (tf + normalisation[units][rows])
+        weight = idf[counts.indices] * tf / (tf + normalisation[unit_ids][rows])
         keep = np.zeros(len(weight), dtype=bool)
-        for row in range(len(units)):
+        for row in range(len(unit_ids)):
             start, end = counts.indptr[row], counts.indptr[row + 1]
             # the heaviest terms, the lowest term id first among equal weights (a stable order)
             keep[start + np.argsort(-weight[start:end], kind="stable")[:max_terms]] = True
         query = scipy.sparse.csr_matrix((tf[keep], (rows[keep], counts.indices[keep])),
-                                        shape=(len(units), self._by_term.shape[1]))
+                                        shape=(len(unit_ids), self._by_term.shape[1]))
         return np.asarray((query @ self._by_term.T).toarray(), dtype=np.float32)
 
     @property
     def _weight_parts(self) -> tuple[np.ndarray, np.ndarray]:
         """(idf per term, k1 * (1 - b + b |u| / avg|u|) per unit): the parts of a term's BM25 weight in a unit."""
         if self._weight_parts_cache is None:
-            frequency = np.diff(self._by_term.indptr)
-            idf = np.log(1 + (self.size - frequency + 0.5) / (frequency + 0.5))
-            lengths = np.asarray(self._term_counts.sum(axis=1)).ravel().astype(np.float64)  # type: ignore[union-attr]
-            normalisation = self.K1 * ((1 - self.B) + self.B * lengths / max(lengths.mean(), 1e-9))
+            idf = _idf(self.size, np.diff(self._by_term.indptr))
+            normalisation = _length_normalisation(_unit_lengths(self._term_counts), self.K1, self.B)
             self._weight_parts_cache = (idf, normalisation)  # published whole: another thread may read it
         return self._weight_parts_cache
 
@@ -325,27 +323,41 @@ def _without_terms(counts, vocabulary: dict[str, int], held: np.ndarray):  # typ
                                    shape=(counts.shape[0], len(kept))), kept
 
 
-def _bm25_matrix(counts, k1: float, b: float, by_term=None) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
-    """bm25s's score matrix (Lucene BM25, float32, one column per term) from the units' term counts (CSR; and
-    as CSC when the caller has it), as array operations: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), times
-    tf / (tf + k1 * (1 - b + b * |u| / avg|u|))."""
-    # each unit's length (scipy's row sums took 0.8 s for a million units, reduceat 0.14), summed over the
-    # units that have terms: reduceat would give an empty one the next unit's first count
+def _unit_lengths(counts) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Each unit's number of analysed terms, from the term counts (CSR). scipy's row sums took 0.8 s for a
+    million units, reduceat 0.14; summed over the units that have terms, since reduceat would give an empty one
+    the next unit's first count."""
     lengths = np.zeros(counts.shape[0], dtype=np.int64)
     has_terms = np.diff(counts.indptr) > 0
     if has_terms.any():
         lengths[has_terms] = np.add.reduceat(counts.data, counts.indptr[:-1][has_terms], dtype=np.int64)
-    average = lengths.mean()
+    return lengths
+
+
+def _idf(units: int, frequency: np.ndarray) -> np.ndarray:
+    """bm25s's Lucene idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), float64."""
+    return np.log(1 + (units - frequency + 0.5) / (frequency + 0.5))
+
+
+def _length_normalisation(lengths: np.ndarray, k1: float, b: float) -> np.ndarray:
+    """k1 * (1 - b + b * |u| / avg|u|) per unit (an index of empty units has none to normalise)."""
+    average = lengths.mean() if lengths.any() else 1.0
+    return k1 * ((1 - b) + b * lengths / average)
+
+
+def _bm25_matrix(counts, k1: float, b: float, by_term=None) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """bm25s's score matrix (Lucene BM25, float32, one column per term) from the units' term counts (CSR; and
+    as CSC when the caller has it), as array operations: idf(t) times
+    tf / (tf + k1 * (1 - b + b * |u| / avg|u|))."""
     if by_term is None:
         by_term = counts.tocsc()
     by_term.sort_indices()
     frequency = np.diff(by_term.indptr)
-    units = counts.shape[0]
-    idf = np.log(1 + (units - frequency + 0.5) / (frequency + 0.5)).astype(np.float32)
+    idf = _idf(counts.shape[0], frequency).astype(np.float32)
     tf = by_term.data.astype(np.float64)
     # each unit's length normalisation once, then gathered per entry (the same float64 operations on the same
     # values as computing it per entry, which took 2.1 s over the 35 million entries of a million units)
-    normalisation = k1 * ((1 - b) + b * lengths / average)
+    normalisation = _length_normalisation(_unit_lengths(counts), k1, b)
     tfc = tf / (normalisation[by_term.indices] + tf)
     data = (np.repeat(idf, frequency).astype(np.float64) * tfc).astype(np.float32)
     return {"data": data, "indices": by_term.indices.astype(np.int32), "indptr": by_term.indptr.astype(np.int64)}

@@ -250,10 +250,10 @@ class _LinkJob:
         units = range(start, min(start + self.block, self.units))
         if self.lexical is not None:
             similarity = self.lexical.get().similar_units(units)
-            if similarity is not None:  # build_passage_graph checked that the index keeps its term counts
-                return similarity
-        if self.vectors is None:
-            raise ConfigError("the graph build was given neither vectors nor term counts")
+            if similarity is None:  # build_passage_graph gives the job only a BM25 index that keeps its counts
+                raise ConfigError("the BM25 index of the graph build keeps no term counts")
+            return similarity
+        assert self.vectors is not None  # build_passage_graph gives the job one of the two
         vectors = self.vectors.get()
         return vectors[units.start : units.stop] @ vectors.T
 
