@@ -18,12 +18,17 @@ from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, Typ
 from citesum.errors import BudgetError, ConfigError
 from citesum.index.store import IndexReader
 from citesum.tokens import Tokenizer, get_tokenizer
-from citesum.types import Context, ContextBlock, Document, Hit
+from citesum.types import Context, ContextBlock, Document, Hit, Passage, Statement
 
 Order = Literal["score", "original", "full"]
 ORDERS: tuple[Order, ...] = ("score", "original", "full")
 BLOCK_SEPARATOR = "\n\n"
+#: how a statement (a summary written from a document, not its text) is marked inside the document's block
+STATEMENT_LABEL = "Summary:"
 T = TypeVar("T")
+#: what a mixed context is made of: units of the index, and statements written from documents (RAPTOR's summary
+#: nodes, ReadAgent's gists), each with its score (None: not ranked)
+Piece = tuple[Passage | Statement, float | None]
 
 
 def within_budget(items: Iterable[T], cost: Callable[[T], int], budget: int, *,
@@ -149,3 +154,73 @@ def pack_full(documents: Sequence[Document], budget: int, tokenizer: Tokenizer,
         blocks.append(ContextBlock(number, document.id, document.title, text,
                                    tokenizer.count(block_header(number, document.title) + text)))
     return counted_context(blocks, "full", budget, tokenizer)
+
+
+def document_passage(document: Document, tokenizer: Tokenizer) -> Passage:
+    """The whole document as one passage: the evidence of a block whose text is not only the document's own (a
+    summary of it), so that a claim taken from the summary is checked in the document, at its offsets."""
+    return Passage(id=f"{document.id}#document", document_id=document.id, ordinal=0, char_start=0,
+                   char_end=len(document.text), text=document.text, token_count=tokenizer.count(document.text))
+
+
+def pack_pieces(index: IndexReader, pieces: Sequence[Piece], budget: int, order: str,
+                tokenizer: Tokenizer | None = None, *, stop_at_first_overflow: bool = False) -> Context:
+    """A context of units and statements, taken in the given order while they fit in ``budget``.
+
+    A statement goes into the block of the first document it was written from, after that document's units
+    (in document order), under a :data:`STATEMENT_LABEL` line of its own (so sentence splitting keeps the
+    label out of the sentences), and the summarizer cites the document it came from. A statement already in
+    the context (the same text, or inside a chosen unit of its document: an extractive summary repeats its
+    sources) is left out. Blocks are numbered in the order their documents first appear. A block
+    holding a statement has the whole document as its evidence passage; a block of units alone, those units."""
+    tokenizer = tokenizer or get_tokenizer(index.settings.tokenizer)
+
+    def owner(piece: Passage | Statement) -> str:
+        return piece.document_id if isinstance(piece, Passage) else piece.documents[0]
+
+    usable = [(piece, score) for piece, score in pieces if isinstance(piece, Passage) or piece.documents]
+    titles = {d.id: d.title for d in index.documents_by_id(list(dict.fromkeys(owner(p) for p, _ in usable)))}
+    usable = [(piece, score) for piece, score in usable if owner(piece) in titles]
+    header_cost = {doc_id: tokenizer.count(block_header(9999, title) + BLOCK_SEPARATOR)
+                   for doc_id, title in titles.items()}
+    label_cost = tokenizer.count(STATEMENT_LABEL + "\n")
+    groups: dict[str, list[Piece]] = {}
+    said: dict[str, list[str]] = {}  # per document, the whitespace-normalised texts already in the context
+
+    def repeated(piece: Passage | Statement) -> bool:
+        text = " ".join(piece.text.split())
+        return isinstance(piece, Statement) and any(text in earlier for earlier in said.get(owner(piece), ()))
+
+    def cost(item: Piece) -> int:
+        piece, document_id = item[0], owner(item[0])
+        if repeated(piece):
+            return 0
+        first_statement = isinstance(piece, Statement) and not any(
+            isinstance(p, Statement) for p, _ in groups.get(document_id, ()))
+        return (tokenizer.count(piece.text + "\n") + (label_cost if first_statement else 0)
+                + (0 if document_id in groups else header_cost[document_id]))
+
+    for item in within_budget(usable, cost, budget, stop_at_first_overflow=stop_at_first_overflow):
+        if repeated(item[0]):
+            continue
+        groups.setdefault(owner(item[0]), []).append(item)
+        said.setdefault(owner(item[0]), []).append(" ".join(item[0].text.split()))
+    if usable and not groups:
+        raise BudgetError(f"a budget of {budget} tokens cannot hold the first piece of the context with its "
+                          f"document header (it needs {cost(usable[0])})")
+    documents = {d.id: d for d in index.documents_by_id(
+        [doc_id for doc_id, items in groups.items() if any(isinstance(p, Statement) for p, _ in items)])}
+    blocks = []
+    for number, (document_id, items) in enumerate(groups.items(), start=1):
+        units = sorted((p for p, _ in items if isinstance(p, Passage)), key=lambda p: p.ordinal)
+        unit_texts = [" ".join(u.text.split()) for u in units]
+        # a unit chosen after a statement it contains makes the statement a repetition too
+        statements = [p.text for p, _ in items
+                      if isinstance(p, Statement) and not any(" ".join(p.text.split()) in t for t in unit_texts)]
+        text = "\n".join([u.text for u in units] + ([STATEMENT_LABEL.strip()] + statements if statements else []))
+        evidence = (document_passage(documents[document_id], tokenizer),) if statements else tuple(units)
+        scores = [score for _, score in items if score is not None]
+        blocks.append(ContextBlock(number, document_id, titles[document_id], text,
+                                   tokenizer.count(block_header(number, titles[document_id]) + text), evidence,
+                                   max(scores) if scores else None))
+    return counted_context(blocks, order, budget, tokenizer)

@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
 from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import CitesumError, ConfigError, LLMError
 from citesum.index.store import DB_NAME, TASKS_DIR, Index, IndexReader, IndexSettings, ProgressFn
 from citesum.llm.base import LLM, ChatRequest
 from citesum.parallel import BatchExecutor, InProcess, TaskResults, job_key, resumable_map, settings_of
-from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context
+from citesum.pack import BLOCK_SEPARATOR, block_header, counted_context, document_passage
+from citesum.summarize.extractive import central_sentences
 from citesum.tokens import Tokenizer, get_tokenizer
-from citesum.types import Context, ContextBlock, Document, Passage
+from citesum.types import Context, ContextBlock, Document
 
 #: the paper's settings: 3 documents, 12,000 characters of context
 DEFAULT_DOCUMENTS = 3
@@ -81,16 +80,9 @@ class CentralSentences:
             return self.tokenizer.truncate(" ".join(" ".join(spans).split()), self.max_tokens) or document.title
         if self._embedder is None:
             self._embedder = get_embedder("wordllama")
-        vectors = self._embedder.encode_documents(sentences)
-        centrality = vectors @ vectors.mean(axis=0)
-        chosen, used = [], 0
-        for i in np.argsort(-centrality, kind="stable"):
-            cost = self.tokenizer.count(sentences[i])
-            if used + cost > self.max_tokens and chosen:
-                continue
-            chosen.append(int(i))
-            used += cost
-        return " ".join(sentences[i] for i in sorted(chosen))
+        chosen = central_sentences(self._embedder.encode_documents(sentences),
+                                   [self.tokenizer.count(s) for s in sentences], self.max_tokens)
+        return " ".join(sentences[i] for i in chosen)
 
 
 class LLMSummaries:
@@ -225,10 +217,9 @@ def summary_rag_context(query: str, summaries: IndexReader, content: IndexReader
         # The block's text is not the document's (labels, a summary): its one passage is the document itself,
         # so that citation evidence is found in the document, at the document's offsets. A summary-only block
         # stands for its document too: a claim taken from the summary is checked where the reader will look.
-        source = Passage(id=f"{doc_id}#document", document_id=doc_id, ordinal=0, char_start=0,
-                         char_end=len(document.text), token_count=tokenizer.count(document.text), text=document.text)
         blocks.append(ContextBlock(number, doc_id, document.title, text,
-                                   tokenizer.count(block_header(number, document.title) + text), (source,),
+                                   tokenizer.count(block_header(number, document.title) + text),
+                                   (document_passage(document, tokenizer),),
                                    score=score))
     return counted_context(blocks, "summary-rag", char_limit, tokenizer)
 

@@ -56,6 +56,15 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class Statement:
+    """A sentence written about some documents (a summary node of RAPTOR's tree, a gist of ReadAgent's memory),
+    with the documents it was written from, so a context that holds it can still be cited."""
+
+    text: str
+    documents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked retrieval result."""
 

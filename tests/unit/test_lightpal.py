@@ -171,7 +171,7 @@ def test_an_interrupted_graph_write_keeps_the_previous_graph(tmp_path: Path, mon
     def killed(fd: int) -> None:
         raise KeyboardInterrupt  # the process dies after writing, before the rename
 
-    monkeypatch.setattr("citesum.retrieve.lightpal.os.fsync", killed)
+    monkeypatch.setattr("citesum.index.artifacts.os.fsync", killed)
     with pytest.raises(KeyboardInterrupt):
         PassageGraph(np.array([[2], [0], [1]]), index.generation, "cosine", 2).save(index.path)
     monkeypatch.undo()

@@ -99,7 +99,7 @@ def test_random_is_seeded_and_oracle_reads_relevance(haystack_index: Index, hays
 
 
 def test_registry_errors() -> None:
-    with pytest.raises(ConfigError, match="bm25, bm25-rm3, dense, dense-prf, hybrid, keywords, lightpal, oracle, random"):
+    with pytest.raises(ConfigError, match="bm25, bm25-rm3, dense, dense-prf, hybrid, keywords, lightpal, oracle, promptrank, random"):
         get_retriever("splade", None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="gold relevance"):
         get_retriever("oracle", None)  # type: ignore[arg-type]

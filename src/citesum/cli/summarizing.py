@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -11,6 +12,7 @@ import click
 
 from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_context, openai_llm, ray_executor,
                                  ray_options, read_query, repair_by_default)
+from citesum.cli.searching import rank_likelihood, rank_options
 from citesum.errors import CitesumError
 
 @click.command()
@@ -25,7 +27,9 @@ from citesum.errors import CitesumError
               help="original = DOS RAG, score = Vanilla RAG, full = whole collection.")
 @click.option("--stop-at-first-overflow", is_flag=True, help="Stop packing at the first unit that does not fit.")
 @click.option("--top-k", type=click.IntRange(min=1), default=None, help="Pre-cap on retrieved units.")
-@click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
+@click.option("--summarizer", type=click.Choice(["extractive", "llm", "readagent"]), default="extractive",
+              show_default=True, help="readagent: read the index into gists, look pages up, answer (with the LLM "
+                                      "of --llm/--model, else offline).")
 @click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True)
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
 @base_url_option()
@@ -55,6 +59,7 @@ from citesum.errors import CitesumError
 @click.option("--char-limit", type=click.IntRange(min=1), default=12_000, show_default=True,
               help="Summary RAG: from the first document whose full text would pass this many characters, "
                    "documents give their summary only.")
+@rank_options
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
     query: str | None, query_file: Any, index_dir: str, retriever: str, budget: int, order: str,
@@ -63,7 +68,7 @@ def summarize(
     template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
     tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
     repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
-    char_limit: int, as_json: bool,
+    char_limit: int, rank_model: str | None, rank_url: str | None, as_json: bool,
 ) -> None:
     """Answer QUERY (or --query-file) with a short bullet summary whose bullets cite the documents that support
     them."""
@@ -74,6 +79,9 @@ def summarize(
     from citesum.tokens import get_tokenizer
 
     query = read_query(query, query_file)
+    likelihood = rank_likelihood(retriever, rank_model, rank_url)
+    if likelihood is not None and summary_dir is not None:
+        raise click.UsageError("--rank-model and --rank-url apply to the index, not to --summary-index")
     index_ = Index.open(index_dir)
     budget_tokenizer = get_tokenizer(tokenizer or index_.settings.tokenizer)
     llm = None
@@ -83,6 +91,10 @@ def summarize(
         options: dict[str, object] = {"api_key_env": api_key_env, "timeout": timeout} if backend == "openai" else {}
         llm = get_llm(backend, model, base_url=base_url, cache=None if no_cache else ResponseCache(), **options) \
             if backend == "openai" else get_llm(backend, model)
+    elif summarizer == "readagent":
+        from citesum.cli.multistage import chat_backend
+
+        llm = chat_backend(backend, model, base_url, api_key_env, timeout, no_cache)
     llm_options = {"template": template, "temperature": temperature, "seed": seed, "max_tokens": max_tokens}
     engine = summarizer_for(llm, bullets=bullets, words=words, **(llm_options if llm else {}))
     if llm is not None:
@@ -98,10 +110,21 @@ def summarize(
                                           documents=summary_documents, char_limit=char_limit,
                                           tokenizer=budget_tokenizer)
             result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
+        elif summarizer == "readagent" or retriever == "raptor":
+            from citesum.cli.multistage import multistage_context
+
+            started = time.perf_counter()
+            context, notes = multistage_context(query, view, "readagent" if summarizer == "readagent" else "raptor",
+                                                llm=llm, budget=budget, tokenizer=budget_tokenizer)
+            result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
+            result = replace(result, notes=result.notes + tuple(notes))
         else:
             pack_options = PackOptions(budget=budget, order=order,  # type: ignore[arg-type]
                                        stop_at_first_overflow=stop_at_first_overflow, top_k=top_k)
-            result = summarize_query(query, view, engine, retriever=retriever, options=pack_options,
+            from citesum.retrieve import get_retriever
+
+            ranker = retriever if likelihood is None else get_retriever(retriever, view, likelihood=likelihood)
+            result = summarize_query(query, view, engine, retriever=ranker, options=pack_options,
                                      tokenizer=budget_tokenizer)
         checks: list[Any] = []
         if verify_citations or repair_citations:
@@ -196,7 +219,7 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
               help="Context window of the panel models: the full context is cut to fit it.")
 @click.option("--budgets", default="2000,4000,8000,16000,24000,32000", show_default=True,
               help="Comma-separated context budgets (tokens) to compare, or 'paper' for the paper's grid "
-                   "(8000 to 80000 in steps of 8000; the panel's --window must hold them).")
+                   "(8192 to 81920 in steps of 8192; the panel's --window must hold them).")
 @click.option("--fraction", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
               help="Share of the queries used.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -207,17 +230,33 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
 @click.option("--summarizer", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True)
 @click.option("--model", default=None, help="The pipeline's OpenAI-compatible model (with --summarizer llm).")
 @click.option("--words", type=click.IntRange(min=1), default=250, show_default=True)
+@click.option("--baseline-model", "baseline_models", multiple=True,
+              help="Compare the estimate with this model's published effective context length (RULER, HELMET) "
+                   "used as the budget, and with the full context (repeatable; 'citesum budgets' lists the models).")
+@click.option("--effective-length", "effective_lengths", multiple=True, metavar="NAME=TOKENS",
+              help="A model's effective length (e.g. my-model=32K), replacing the published one or adding a model; "
+                   "it is compared too (repeatable).")
+@click.option("--effective-lengths-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="More NAME=TOKENS values: a JSON object {\"model\": tokens} or CSV rows model,tokens.")
 @ray_options("Spread the panel's sampling (a query a task) and the pipeline runs (a query, budget and sample a "
              "task)")
 @click.option("--json", "as_json", is_flag=True)
 def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Sequence[str], base_url: Sequence[str],
                             window: int, budgets: str, fraction: float, seed: int, samples: int, retriever: str,
-                            order: str, summarizer: str, model: str | None, words: int, use_ray: bool,
-                            ray_address: str | None, as_json: bool) -> None:
+                            order: str, summarizer: str, model: str | None, words: int,
+                            baseline_models: Sequence[str], effective_lengths: Sequence[str],
+                            effective_lengths_file: str | None, use_ray: bool, ray_address: str | None,
+                            as_json: bool) -> None:
     """Estimate the context budget of a pipeline without gold summaries (Pratapa & Mitamura): silver
     references from a panel of LMs given the full context, the pipeline run at each budget against them. LLM
-    answers are cached: a run interrupted half-way and run again asks only what it had not."""
-    from citesum.budget import IndexPipelineRun, estimate_budget, panel_candidates_of, parse_budgets, sample_examples
+    answers are cached: a run interrupted half-way and run again asks only what it had not.
+
+    With --baseline-model or --effective-length, the estimate is compared with each model's effective context
+    length used as a fixed budget (cut to --window) and with the full context (the whole collection cut to
+    --window), all scored on the same queries against the same silver references."""
+    from citesum.budget import (ROUGE_UTILITY, IndexPipelineRun, estimate_budget, panel_candidates_of,
+                                parse_budgets, sample_examples, score_baselines)
+    from citesum.effective_context import fixed_budgets, parse_user_length, read_user_lengths
     from citesum.index.store import Index
     from citesum.llm import ResponseCache, get_llm
     from citesum.pack import pack_full
@@ -232,21 +271,25 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     grid = parse_budgets(budgets)
     if grid[-1] > window:
         raise CitesumError(f"--budgets go up to {grid[-1]:,} tokens, more than the panel's --window of {window:,}: "
-                           "raise --window (the paper's grid needs 80,000) or give smaller budgets")
+                           "raise --window (the paper's grid needs 81,920) or give smaller budgets")
     if summarizer == "llm" and not model:
         raise CitesumError("--summarizer llm needs --model")
+    user = [parse_user_length(pair) for pair in effective_lengths]
+    user += read_user_lengths(effective_lengths_file) if effective_lengths_file else []
+    # the models of the user's values are compared too: giving a length says which budget to try
+    fixed = fixed_budgets([*baseline_models, *(u.model for u in user)], user, window)
     index_ = Index.open(index_dir)
     tokenizer = get_tokenizer(index_.settings.tokenizer)
     answer = get_template("answer")
     cache = ResponseCache()
     panel = [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models]
     documents = list(index_.documents())
-    prompts = {}
+    prompts, rooms = {}, []
     for example in sample_examples([str(i) for i in range(len(queries))], fraction, seed):
         query = queries[int(example)]
-        room = fit_budget(window, window, tokenizer.count(answer.render(context="", query=query, num_words=words)),
-                          1024)
-        prompts[example] = answer.render(context=pack_full(documents, room, tokenizer).render(), query=query,
+        rooms.append(fit_budget(window, window,
+                                tokenizer.count(answer.render(context="", query=query, num_words=words)), 1024))
+        prompts[example] = answer.render(context=pack_full(documents, rooms[-1], tokenizer).render(), query=query,
                                          num_words=words)
     pipeline_llm = get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None
     runs = 1 if pipeline_llm is None else samples  # the extractive summarizer is deterministic
@@ -257,11 +300,47 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
         if empty := [e for e, texts in candidates.items() if not texts]:
             raise CitesumError(f"the panel wrote nothing for the query '{queries[int(empty[0])]}'")
         result = estimate_budget(candidates, run, grid, samples=runs, fraction=1.0, executor=executor)
+        compared = []
+        if fixed:
+            # the full context as the panel read it: the whole collection cut to the room every sampled prompt has
+            compared = score_baselines(result, {f.label: f.budget for f in fixed}, run,
+                                       full_context=(replace(run, order="full"), min(rooms)), samples=runs,
+                                       executor=executor)
     if as_json:
         echo_json({"estimate": result.budget, "best_budget": result.best_budget, "queries": len(result.examples),
-                    "means": result.means, "stds": result.stds, "panel": list(panel_models)})
+                    "means": result.means, "stds": result.stds, "panel": list(panel_models), "utility": ROUGE_UTILITY,
+                    "compared": [asdict(row) for row in compared],
+                    "baselines": [{**asdict(f.length), "budget": f.budget, "capped": f.capped} for f in fixed]})
         return
     echo_table(["budget", "silver-reference utility", "std"],
                 [[b, f"{result.means[b]:.4f}", f"{result.stds[b]:.4f}"] for b in grid])
     click.echo(f"estimate: {result.budget} tokens (best mean at {result.best_budget}; "
                f"{len(result.examples)} of {len(queries)} queries)")
+    if compared:
+        click.echo("")
+        sources = {f.label: f.length.source + (f" (cut to --window {window:,})" if f.capped else "") for f in fixed}
+        echo_table(["compared with", "budget", "silver-reference utility", "std", "source"],
+                    [[row.label, row.budget, f"{row.mean:.4f}", f"{row.std:.4f}", sources.get(row.label, "")]
+                     for row in compared], note=f"utility: {ROUGE_UTILITY}")
+
+
+@click.command()
+@click.option("--model", "models", multiple=True,
+              help="Show only this model's rows (any common spelling, e.g. llama-3.1-8b; repeatable).")
+@click.option("--json", "as_json", is_flag=True)
+def budgets(models: Sequence[str], as_json: bool) -> None:
+    """The published effective context lengths that 'estimate-budget --baseline-model' compares with: per model
+    and benchmark (RULER, and HELMET as the hybrid-RAG paper derived it), in tokens (K = 1,024), with sources."""
+    from citesum.effective_context import TABLE, lookup
+
+    rows = [row for name in models for row in lookup(name)] if models else list(TABLE)
+    if as_json:
+        echo_json([asdict(row) for row in rows])
+        return
+    sources = list(dict.fromkeys(row.source for row in rows))
+    echo_table(["model", "benchmark", "effective", "tokens", "claimed window", "source"],
+               [[row.model, row.benchmark, row.published, row.tokens, row.window or "",
+                 f"[{sources.index(row.source) + 1}]"] for row in rows])
+    click.echo("")
+    for number, source in enumerate(sources, start=1):
+        click.echo(f"[{number}] {source}")

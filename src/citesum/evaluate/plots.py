@@ -46,6 +46,32 @@ def plot_scores_against_budget(budgets: Sequence[int], series: Mapping[str, Sequ
     return _save(plt, figure, axis, title, path)
 
 
+def plot_budget_panels(budgets: Sequence[int], panels: Mapping[str, Mapping[str, Sequence[float]]], path: str | Path,
+                       title: str, *, flat: Mapping[str, Mapping[str, float]] | None = None,
+                       marks: Mapping[str, int] | None = None) -> Path:
+    """Side-by-side panels of scores against the context budget, one per entry of ``panels`` (its y-axis label ->
+    series name -> values), each with its ``flat`` values (a budget-free reference such as the full context) as
+    dashed lines and ``marks`` (label -> budget, such as the estimate) as dotted vertical lines."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    for axis, (ylabel, series) in zip(axes[0], panels.items()):
+        for name, values in series.items():
+            line = axis.plot(list(budgets), list(values), marker="o", label=name)[0]
+            if name in (flat or {}).get(ylabel, {}):
+                axis.axhline(flat[ylabel][name], linestyle="--", color=line.get_color(),  # type: ignore[index]
+                             label=f"{name}, full context")
+        for number, (label, budget) in enumerate((marks or {}).items()):
+            axis.axvline(budget, linestyle=":", color=f"C{len(series) + number}", label=label)
+        axis.set_xlabel("context budget (tokens)")
+        axis.set_ylabel(ylabel)
+        axis.legend(fontsize=7)
+    figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return Path(path)
+
+
 def _save(plt, figure, axis, title: str, path: str | Path) -> Path:  # type: ignore[no-untyped-def]
     axis.set_title(title)
     axis.legend()

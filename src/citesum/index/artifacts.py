@@ -101,3 +101,18 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def save_arrays(final: Path, **arrays: object) -> Path:
+    """``np.savez`` of ``arrays`` to ``final`` through a temporary file, fsynced, then renamed over the old one:
+    an interrupted write leaves the previous file intact (what is stored beside an index: graph, tree, memory)."""
+    import numpy as np
+
+    staging = final.with_name(final.name + ".tmp")
+    with open(staging, "wb") as handle:
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(staging, final)
+    fsync_dir(final.parent)  # the rename itself survives a power loss
+    return final

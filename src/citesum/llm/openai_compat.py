@@ -61,6 +61,16 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+def raise_for_status(response: Any, base_url: str) -> None:
+    """:class:`_Retryable` for a status worth retrying (429 with its ``Retry-After``), :class:`LLMError` for any other
+    error status."""
+    if response.status_code in RETRYABLE_STATUS:
+        wait = _retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
+        raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
+    if response.status_code >= 400:
+        raise LLMError(f"{base_url}: HTTP {response.status_code} (not retried): {response.text[:300]}")
+
+
 class OpenAIChat(LLM):
     """Chat completions over HTTP with retries, a concurrency limit and a persistent response cache.
 
@@ -183,28 +193,28 @@ class OpenAIChat(LLM):
         where = self.base_url if len(self.pool.endpoints) == 1 else f"{len(self.pool.endpoints)} endpoints"
         raise LLMError(f"{where}: gave up after {len(failures)} attempt(s); last error: {failures[-1]}")
 
-    async def _attempt(self, client: Any, base_url: str, request: ChatRequest) -> Completion:
+    async def _post(self, client: Any, url: str, payload: dict[str, Any]) -> Any:
+        """The server's response, whatever its status; :class:`_Retryable` when it could not be reached in time."""
         import httpx
 
+        try:
+            return await client.post(url, json=payload)
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timed out after {self.timeout:g}s ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise _Retryable(f"connection failed ({type(exc).__name__}: {exc})") from exc
+
+    async def _attempt(self, client: Any, base_url: str, request: ChatRequest) -> Completion:
         payload = {"model": self.model, **request.as_payload()}
         dialect = self._json_dialect
         if request.json_schema is not None:
             payload["response_format"] = json_response_format(request.json_schema, JSON_DIALECTS[dialect])
             if payload["response_format"] is None:
                 del payload["response_format"]
-        try:
-            response = await client.post(f"{base_url}/chat/completions", json=payload)
-        except httpx.TimeoutException as exc:
-            raise _Retryable(f"timed out after {self.timeout:g}s ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            raise _Retryable(f"connection failed ({type(exc).__name__}: {exc})") from exc
+        response = await self._post(client, f"{base_url}/chat/completions", payload)
         if response.status_code >= 400 and "response_format" in payload and "response_format" in response.text:
             raise _FormatRefused(dialect)  # llama-cpp-python answers an unknown form with a 500, not a 400
-        if response.status_code in RETRYABLE_STATUS:
-            wait = _retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
-            raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
-        if response.status_code >= 400:
-            raise LLMError(f"{base_url}: HTTP {response.status_code} (not retried): {response.text[:300]}")
+        raise_for_status(response, base_url)
         try:
             body = response.json()
             texts = tuple(choice["message"]["content"] or "" for choice in

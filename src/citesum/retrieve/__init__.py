@@ -3,12 +3,15 @@
 Names: ``bm25``, ``bm25-rm3`` (BM25 with RM3 query expansion), ``dense``, ``dense-prf`` (Rocchio feedback),
 ``hybrid`` (RRF of bm25-rm3 + dense-prf; ``hybrid:bm25+dense`` picks the parts), ``keywords`` (SummHay keyword
 overlap), ``random`` (seeded), ``oracle`` (needs gold relevance), ``lightpal`` (BM25 completed by a walk on the
-index's passage graph; ``lightpal:<retriever>`` picks the base; the graph is built by ``citesum graph``).
+index's passage graph; ``lightpal:<retriever>`` picks the base; the graph is built by ``citesum graph``),
+``promptrank`` (PromptRank: BM25's best units reordered by a language model's likelihood of the question after
+chains of them, the packaged SmolLM2 in-process unless a ``likelihood`` is given; ``promptrank:<retriever>``
+picks the base).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from citesum.errors import ConfigError, unknown_name_error
 from citesum.index.store import IndexReader
@@ -19,7 +22,11 @@ from citesum.retrieve.fusion import RRF_K, HybridRetriever, StoreHybridRetriever
 from citesum.retrieve.lexical import BM25Retriever, KeywordRetriever
 from citesum.retrieve.reference import OracleRetriever, RandomRetriever
 
-RETRIEVER_NAMES = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords", "random", "oracle", "lightpal"]
+if TYPE_CHECKING:
+    from citesum.llm.likelihood import Likelihood
+
+RETRIEVER_NAMES = ["bm25", "bm25-rm3", "dense", "dense-prf", "hybrid", "keywords", "random", "oracle", "lightpal",
+                   "promptrank"]
 # Tuned in-sample: the best composition on all 26 queries of the three shared SummHay news haystacks
 # (benchmarks/retrieval_summhay.py); chosen on two haystacks and scored on the third, a configuration gets
 # 0.753 NDCG@10 against 0.791 in-sample (docs/retrieval.md). "hybrid:bm25+dense" is the classic.
@@ -34,8 +41,10 @@ def get_retriever(
     relevance: Mapping[str, float] | None = None,
     seed: int = 0,
     rrf_k: int = RRF_K,
+    likelihood: Likelihood | None = None,
 ) -> Retriever:
-    """Build a retriever over ``index`` by name (see the module docstring for the names)."""
+    """Build a retriever over ``index`` by name (see the module docstring for the names). ``likelihood``: the
+    language model of ``promptrank`` (default: the packaged SmolLM2 in this process)."""
     if name == "hybrid" or name.startswith("hybrid:"):
         parts = DEFAULT_HYBRID_PARTS if name == "hybrid" else tuple(p for p in name[7:].split("+") if p)
         if len(parts) < 2 or any(p.startswith("hybrid") for p in parts):
@@ -46,7 +55,7 @@ def get_retriever(
         if index.lexical.serves_hybrid and (name == "hybrid" or set(parts) == {"bm25", "dense"}):
             # the store fuses BM25 and dense in one round trip (RM3 needs term counts a Milvus store does not keep)
             return StoreHybridRetriever(index, k=rrf_k)
-        members = [get_retriever(p, index, relevance=relevance, seed=seed) for p in parts]
+        members = [get_retriever(p, index, relevance=relevance, seed=seed, likelihood=likelihood) for p in parts]
         return HybridRetriever(index, members, k=rrf_k)
     if name == "lightpal" or name.startswith("lightpal:"):
         from citesum.retrieve.lightpal import LightPALRetriever
@@ -54,7 +63,16 @@ def get_retriever(
         base = name[9:] or "bm25"
         if base.startswith("lightpal"):
             raise ConfigError(f"'{name}': the base of lightpal cannot be lightpal")
-        return LightPALRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k))
+        return LightPALRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k,
+                                                      likelihood=likelihood))
+    if name == "promptrank" or name.startswith("promptrank:"):
+        from citesum.retrieve.promptrank import PromptRankRetriever
+
+        base = name[11:] or "bm25"
+        if base.startswith("promptrank"):
+            raise ConfigError(f"'{name}': the base of promptrank cannot be promptrank")
+        return PromptRankRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k),
+                                   likelihood)
     if name == "bm25":
         return BM25Retriever(index)
     if name == "bm25-rm3":

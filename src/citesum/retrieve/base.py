@@ -9,7 +9,7 @@ import numpy as np
 
 from citesum.index.store import IndexReader
 from citesum.tokens import clip_query
-from citesum.types import Hit
+from citesum.types import Hit, Passage
 
 #: Tuned in-sample: chosen looking at all 26 queries of the three shared SummHay news haystacks
 #: (benchmarks/retrieval_summhay.py; docs/retrieval.md gives the held-out figures).
@@ -104,6 +104,19 @@ def aggregate_documents(
     # present is in collection order, and top_k breaks ties by position: ties keep collection order
     ranked = present[top_k(totals[present], len(present) if k is None else k)]
     return [(document_ids[i], float(totals[i])) for i in ranked]
+
+
+def rank_scores(order: np.ndarray) -> np.ndarray:
+    """Scores of a retriever that orders units rather than scoring them (LightPAL, PromptRank): 1 / (1 + rank)
+    for ``order``, every unit best first."""
+    out = np.zeros(len(order), dtype=np.float32)
+    out[order] = 1.0 / (1.0 + np.arange(len(order)))
+    return out
+
+
+def ranked_hits(passages: Sequence[Passage], order: Sequence[int], source: str) -> list[Hit]:
+    """The hits of units in ``order``, scored 1 / rank as :func:`rank_scores` scores them."""
+    return [Hit(passages[i], 1.0 / rank, rank, source) for rank, i in enumerate(order, start=1)]
 
 
 def top_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

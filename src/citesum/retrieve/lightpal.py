@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
 import numpy as np
 
-from citesum.errors import ConfigError, MissingExtraError
-from citesum.index.artifacts import fsync_dir
+from citesum.errors import ConfigError
+from citesum.index.artifacts import save_arrays
 from citesum.index.store import TASKS_DIR, IndexReader, ProgressFn
 from citesum.parallel import (
     BatchExecutor,
@@ -40,7 +39,7 @@ from citesum.parallel import (
     resumable_map,
     settings_of,
 )
-from citesum.retrieve.base import Retriever, top_k
+from citesum.retrieve.base import Retriever, rank_scores, ranked_hits, top_k
 from citesum.types import Hit
 
 if TYPE_CHECKING:
@@ -71,7 +70,8 @@ class ContextScorer(Protocol):
 
 
 class LanguageModelContextScorer:
-    """ContextScore(d_i, d_j) = mean log P_LM(token of d_j | d_i, earlier tokens of d_j), with llama.cpp.
+    """ContextScore(d_i, d_j) = mean log P_LM(token of d_j | d_i, earlier tokens of d_j), with llama.cpp
+    (:class:`~citesum.llm.likelihood.LlamaCppLikelihood`).
 
     The mean over d_j's tokens, not the sum, so that a long candidate is not ranked low for its length. Each
     text is cut to its first ``max_tokens`` tokens (the paper cuts the pair to 1,024); d_i is evaluated once
@@ -80,56 +80,39 @@ class LanguageModelContextScorer:
     """
 
     def __init__(self, model_path: str | None = None, max_tokens: int = 256, n_threads: int | None = None) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError as exc:
-            raise MissingExtraError("the language-model context scorer of LightPAL", "llamacpp",
-                                    "llama-cpp-python") from exc
-        if model_path is None:
-            from citesum.llm.llamacpp import packaged_smollm2_path
+        from citesum.llm.likelihood import LlamaCppLikelihood
 
-            model_path = packaged_smollm2_path()
         if max_tokens < 2:
             raise ConfigError(f"max_tokens must be >= 2, got {max_tokens}")
         self.max_tokens = max_tokens
-        self._model = Llama(model_path=model_path, n_ctx=2 * max_tokens + 8, n_batch=2 * max_tokens + 8,
-                            logits_all=True, n_threads=n_threads, verbose=False)
-        self.name = f"lm:{Path(model_path).name}"
+        self._model = LlamaCppLikelihood(model_path, n_ctx=2 * max_tokens + 8, n_threads=n_threads)
+        self.name = f"lm:{Path(self._model.model_path).name}"
         self._arguments = (model_path, max_tokens, n_threads)
 
     @property
     def settings(self) -> tuple[object, ...]:
-        return (self.name, str(Path(self._arguments[0]).resolve()), self.max_tokens)
+        return (self.name, str(Path(self._model.model_path).resolve()), self.max_tokens)
 
-    def __reduce__(self) -> tuple[object, tuple[str, int, int | None]]:
+    def __reduce__(self) -> tuple[object, tuple[str | None, int, int | None]]:
         """Pickled as its arguments (a graph build on Ray sends it to workers): each worker process loads the
         model once, however many blocks it scores."""
         return _worker_scorer, self._arguments
 
     def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
-        from scipy.special import logsumexp
-
-        model = self._model
-        prefix = model.tokenize(context.encode("utf-8"), add_bos=True)[: self.max_tokens]
-        model.reset()
-        model.eval(prefix)
-        # The logits after d_i's last token predict d_j's first token.
-        after_prefix = np.array(model.scores[len(prefix) - 1], dtype=np.float32)
+        prefix = self._model.tokenize(context, bos=True)[: self.max_tokens]
         out = np.full(len(candidates), -np.inf, dtype=np.float32)
+        if not prefix:  # a context without a token (a model without BOS) predicts nothing: no edge by score
+            return out
         for j, candidate in enumerate(candidates):
-            tokens = model.tokenize((" " + candidate.strip()).encode("utf-8"), add_bos=False)[: self.max_tokens]
-            if not candidate.strip() or not tokens:
-                continue
-            model.n_tokens = len(prefix)  # drop the previous candidate; keep d_i's KV cache
-            model.eval(tokens)
-            logits = np.vstack([after_prefix[None], model.scores[len(prefix) : len(prefix) + len(tokens) - 1]])
-            chosen = logits[np.arange(len(tokens)), tokens]
-            out[j] = float(np.mean(chosen - logsumexp(logits, axis=1)))
+            tokens = self._model.tokenize(" " + candidate.strip(), bos=False)[: self.max_tokens]
+            if candidate.strip() and tokens:
+                # d_i's KV cache is kept from one candidate to the next (they all begin with it)
+                out[j] = float(np.mean(self._model.token_log_probs(prefix, tokens)))
         return out
 
 
 @functools.lru_cache(maxsize=2)
-def _worker_scorer(model_path: str, max_tokens: int, n_threads: int | None) -> LanguageModelContextScorer:
+def _worker_scorer(model_path: str | None, max_tokens: int, n_threads: int | None) -> LanguageModelContextScorer:
     return LanguageModelContextScorer(model_path, max_tokens, n_threads)
 
 
@@ -145,15 +128,8 @@ class PassageGraph:
     def save(self, index_path: str | Path) -> Path:
         """Write the graph into the index folder: a temporary file, fsynced, then renamed over the old one, so
         an interrupted write leaves the previous graph intact."""
-        final = Path(index_path) / GRAPH_FILE
-        staging = final.with_name(GRAPH_FILE + ".tmp")
-        with open(staging, "wb") as handle:
-            np.savez(handle, neighbors=self.neighbors.astype(np.int32), generation=self.generation,
-                     scorer=self.scorer, candidates=self.candidates)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(staging, final)
-        fsync_dir(final.parent)  # the rename itself survives a power loss
+        final = save_arrays(Path(index_path) / GRAPH_FILE, neighbors=self.neighbors.astype(np.int32),
+                            generation=self.generation, scorer=self.scorer, candidates=self.candidates)
         forget_jobs(Path(index_path) / TASKS_DIR, GRAPH_JOB)  # the blocks a resumable build kept are in it now
         return final
 
@@ -350,12 +326,7 @@ class LightPALRetriever(Retriever):
         return np.concatenate([chosen, rest])
 
     def scores(self, query: str) -> np.ndarray:
-        order = self.ranking(query, self.k)
-        out = np.zeros(len(order), dtype=np.float32)
-        out[order] = 1.0 / (1.0 + np.arange(len(order)))
-        return out
+        return rank_scores(self.ranking(query, self.k))
 
     def _retrieve(self, query: str, k: int) -> list[Hit]:
-        order = self.ranking(query, k)[:k]
-        passages = self.index.passages
-        return [Hit(passages[i], 1.0 / rank, rank, self.name) for rank, i in enumerate(order, start=1)]
+        return ranked_hits(self.index.passages, self.ranking(query, k)[:k].tolist(), self.name)

@@ -14,7 +14,7 @@ from typing import Mapping, Protocol
 from citesum.index.store import IndexReader
 from citesum.llm.base import LLM
 from citesum.pack import PackOptions, pack
-from citesum.retrieve import get_retriever
+from citesum.retrieve import Retriever, get_retriever
 from citesum.tokens import Tokenizer
 from citesum.types import Context, Summary
 
@@ -31,13 +31,16 @@ class Summarizer(Protocol):
     def summarize(self, query: str, context: Context) -> Summary: ...
 
 
-def build_context(query: str, index: IndexReader, *, retriever: str = "hybrid", options: PackOptions | None = None,
-                  relevance: Mapping[str, float] | None = None, tokenizer: Tokenizer | None = None) -> Context:
-    """Retrieve and pack; ``tokenizer`` should be the summarizer's (default: the index's cl100k)."""
+def build_context(query: str, index: IndexReader, *, retriever: str | Retriever = "hybrid",
+                  options: PackOptions | None = None, relevance: Mapping[str, float] | None = None,
+                  tokenizer: Tokenizer | None = None) -> Context:
+    """Retrieve and pack; ``retriever`` is a name (:func:`~citesum.retrieve.get_retriever`) or a retriever built
+    over ``index`` with options of its own (PromptRank's language model); ``tokenizer`` should be the
+    summarizer's (default: the index's cl100k)."""
     options = options or PackOptions()
     if options.order == "full":
         return pack(index, [], options, tokenizer)
-    ranker = get_retriever(retriever, index, relevance=relevance)
+    ranker = get_retriever(retriever, index, relevance=relevance) if isinstance(retriever, str) else retriever
     hits = ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0))
     context = pack(index, hits, options, tokenizer)
     if ranker.ranking_depends_on_k:
@@ -50,7 +53,8 @@ def build_context(query: str, index: IndexReader, *, retriever: str = "hybrid", 
     return context
 
 
-def summarize_query(query: str, index: IndexReader, summarizer: Summarizer | None = None, *, retriever: str = "hybrid",
+def summarize_query(query: str, index: IndexReader, summarizer: Summarizer | None = None, *,
+                    retriever: str | Retriever = "hybrid",
                     options: PackOptions | None = None, relevance: Mapping[str, float] | None = None,
                     tokenizer: Tokenizer | None = None) -> Summary:
     """Retrieve, pack and summarize; the summary carries the context, the prompt and timings."""

@@ -114,6 +114,21 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(n.replace(",", "") for n in _NUMBER.findall(text))
 
 
+def central_sentences(vectors: np.ndarray, token_counts: list[int], max_tokens: int) -> list[int]:
+    """The sentences most similar to their mean vector, while they fit in ``max_tokens`` (at least one), in
+    their original order: a summary of a text whose sentences are embedded as ``vectors`` that assumes no
+    layout (not the news convention of the first paragraph)."""
+    centrality = vectors @ vectors.mean(axis=0)
+    chosen: list[int] = []
+    used = 0
+    for i in np.argsort(-centrality, kind="stable").tolist():
+        if used + token_counts[i] > max_tokens and chosen:
+            continue
+        chosen.append(i)
+        used += token_counts[i]
+    return sorted(chosen)
+
+
 def trim_sentence(text: str, max_words: int) -> str:
     """Whitespace collapsed, a leading connective removed, quotes balanced, capped at ``max_words`` words."""
     text = " ".join(text.split())
