@@ -10,8 +10,8 @@ with its defaults); BM25 and LightPAL are also scored on all 125 to show how the
 Compared: ``bm25``; LightPAL over BM25 with the BM25 graph lightpal_odsum.py builds (cached beside the index);
 ``promptrank:bm25`` with the packaged SmolLM2-135M in this process on one llama.cpp thread, its second hop
 following the same graph. Latency: the wall time of ``retrieve(question, 20)``, one question at a time after
-one warm-up question, with the number of LM calls PromptRank made for it. The machine is shared: its load
-average is recorded beside the times.
+one warm-up question, with the number of LM calls PromptRank made for it. The machine is shared: the load
+average is recorded beside the times (for PromptRank, per question, as it finished).
 
 The PromptRank run is resumable: each question's ranking is appended to ``<cache>/promptrank-rankings.jsonl``
 as it finishes, and a rerun ranks only the questions left (one to three minutes a question on one core).
@@ -43,7 +43,7 @@ from citesum.index.store import Index, IndexSettings  # noqa: E402
 from citesum.llm.likelihood import LlamaCppLikelihood  # noqa: E402
 from citesum.retrieve import get_retriever  # noqa: E402
 from citesum.retrieve.base import Retriever, rank_scores  # noqa: E402
-from citesum.retrieve.lightpal import LightPALRetriever, build_passage_graph  # noqa: E402
+from citesum.retrieve.lightpal import LightPALRetriever, PassageGraph, build_passage_graph  # noqa: E402
 from citesum.retrieve.promptrank import PromptRankRetriever  # noqa: E402
 
 SAMPLE_SEED = 0
@@ -102,13 +102,50 @@ def rank_resumably(promptrank: PromptRankRetriever, likelihood: LlamaCppLikeliho
                 done[query.id] = {"id": query.id, "settings": settings,
                                   "order": [position[hit.passage.id] for hit in hits],
                                   "ms": round(1000 * (time.perf_counter() - started), 1),
-                                  "lm_calls": likelihood.calls - calls}
+                                  "lm_calls": likelihood.calls - calls,
+                                  "load_average_1min": round(os.getloadavg()[0], 2)}
                 out.write(json.dumps(done[query.id]) + "\n")
                 out.flush()
             record = done[query.id]
             print(f"promptrank {number}/{len(queries)} {query.id}: {record['ms'] / 1000:.1f} s, "
                   f"{record['lm_calls']} LM calls", flush=True)
     return [done[query.id] for query in queries]
+
+
+def baselines(index: Index, graph: PassageGraph, sample: list[Query],
+              every: list[Query]) -> tuple[dict[str, dict], dict[str, dict]]:
+    """BM25's and LightPAL's rows on the sample (P / R, and the latency of retrieve(question, 20)), and their
+    P / R on every dev question."""
+    rows: dict[str, dict] = {}
+    all_dev: dict[str, dict] = {}
+    for name, make in (("bm25", lambda: get_retriever("bm25", index)),
+                       ("lightpal (bm25, BM25 graph)", lambda: LightPALRetriever(index, get_retriever("bm25", index),
+                                                                                  graph))):
+        rows[name] = evaluate(make(), sample, unit_relevance(index, sample), STORY_KS)
+        del rows[name]["ms_per_query_median"]  # timed as PromptRank is: one retrieve(question, 20) each
+        rows[name] |= timing(latency(make(), sample, max(STORY_KS))) | {"lm_calls_per_query": 0}
+        all_dev[name] = {k: v for k, v in evaluate(make(), every, unit_relevance(index, every), STORY_KS).items()
+                         if k in ("P_mean", "R_mean")}
+        print(name, rows[name], flush=True)
+    return rows, all_dev
+
+
+def promptrank_row(index: Index, graph: PassageGraph, sample: list[Query],
+                   root: Path) -> tuple[dict, dict[str, object], list[dict]]:
+    """PromptRank's row on the sample, its settings, and its record of each question."""
+    likelihood = LlamaCppLikelihood(n_threads=1)
+    promptrank = PromptRankRetriever(index, get_retriever("bm25", index), likelihood, graph)
+    settings: dict[str, object] = {
+        "model": likelihood.name, "generation": index.generation, "seeds": promptrank.seeds, "beam": promptrank.beam,
+        "pool": promptrank.pool, "hops": promptrank.hops, "passage_tokens": promptrank.passage_tokens}
+    records = rank_resumably(promptrank, likelihood, sample, root / "promptrank-rankings.jsonl", settings)
+    replayed = Replayed(index, {q.text: r["order"] for q, r in zip(sample, records)})
+    row = evaluate(replayed, sample, unit_relevance(index, sample), STORY_KS)
+    del row["ms_per_query_median"]  # the replay's, not PromptRank's
+    row |= timing([r["ms"] for r in records]) | {"lm_calls_per_query": round(float(np.mean(
+        [r["lm_calls"] for r in records])), 1)}
+    print("promptrank", row, flush=True)
+    return row, settings, records
 
 
 def main() -> None:
@@ -126,43 +163,21 @@ def main() -> None:
         build_passage_graph, index, None, candidates=GRAPH_CANDIDATES, neighbours="bm25"), GRAPH_CANDIDATES)
     every = titled(dev)
     sample = [every[i] for i in sorted(random.Random(SAMPLE_SEED).sample(range(len(every)), args.questions))]
-    depth = max(STORY_KS)
     load_before = os.getloadavg()
-
-    rows: dict[str, dict] = {}
-    all_dev: dict[str, dict] = {}
-    for name, make in (("bm25", lambda: get_retriever("bm25", index)),
-                       ("lightpal (bm25, BM25 graph)", lambda: LightPALRetriever(index, get_retriever("bm25", index),
-                                                                                  graph))):
-        rows[name] = evaluate(make(), sample, unit_relevance(index, sample), STORY_KS)
-        del rows[name]["ms_per_query_median"]  # timed below, as PromptRank is: one retrieve(question, 20) each
-        rows[name] |= timing(latency(make(), sample, depth)) | {"lm_calls_per_query": 0}
-        all_dev[name] = {k: v for k, v in evaluate(make(), every, unit_relevance(index, every), STORY_KS).items()
-                         if k in ("P_mean", "R_mean")}
-        print(name, rows[name], flush=True)
-
-    likelihood = LlamaCppLikelihood(n_threads=1)
-    promptrank = PromptRankRetriever(index, get_retriever("bm25", index), likelihood, graph)
-    settings = {"model": likelihood.name, "generation": index.generation, "seeds": promptrank.seeds,
-                "beam": promptrank.beam, "pool": promptrank.pool, "hops": promptrank.hops,
-                "passage_tokens": promptrank.passage_tokens}
-    records = rank_resumably(promptrank, likelihood, sample, root / "promptrank-rankings.jsonl", settings)
-    replayed = Replayed(index, {q.text: r["order"] for q, r in zip(sample, records)})
-    row = evaluate(replayed, sample, unit_relevance(index, sample), STORY_KS)
-    del row["ms_per_query_median"]  # the replay's, not PromptRank's
-    row |= timing([r["ms"] for r in records]) | {"lm_calls_per_query": round(float(np.mean(
-        [r["lm_calls"] for r in records])), 1)}
-    rows["promptrank:bm25 (SmolLM2-135M, BM25 graph)"] = row
-    print("promptrank", row, flush=True)
-
+    rows, all_dev = baselines(index, graph, sample, every)
+    rows["promptrank:bm25 (SmolLM2-135M, BM25 graph)"], settings, records = promptrank_row(index, graph, sample, root)
     write_result("promptrank_odsum", {
         "questions": {"split": "dev (held out; nothing tuned on them)", "sample": len(sample), "of": len(every),
                       "seed": SAMPLE_SEED, "ids": [q.id for q in sample]},
-        "units": len(index.passages), "ks": list(STORY_KS), "latency_k": depth,
+        "units": len(index.passages), "ks": list(STORY_KS), "latency_k": max(STORY_KS),
         "promptrank": {**settings, "n_threads": 1, "graph": "bm25 (lightpal_odsum.py's)"},
         "results": rows, "all_dev_questions": all_dev, "paper_table_3": PAPER_TABLE_3,
-        "load_average_1_5_15": {"before": [round(x, 2) for x in load_before],
-                                "after": [round(x, 2) for x in os.getloadavg()]},
+        # the machine is shared: a question ranked while other jobs ran took longer (its load average says so)
+        "promptrank_per_question": [{k: r.get(k) for k in ("id", "ms", "lm_calls", "load_average_1min")}
+                                    for r in records],
+        # of this run: the BM25 and LightPAL times (a resumed run ranks only the questions left with PromptRank)
+        "load_average_1_5_15_of_this_run": {"before": [round(x, 2) for x in load_before],
+                                            "after": [round(x, 2) for x in os.getloadavg()]},
         "peak_rss_mb": round(peak_rss_mb())})
 
 

