@@ -30,7 +30,7 @@ from citesum.errors import ConfigError, MissingExtraError
 from citesum.index.artifacts import save_arrays
 from citesum.index.store import IndexReader, ProgressFn
 from citesum.pack import Piece, pack_pieces
-from citesum.summarize.statements import StatementWriter, WriteReport
+from citesum.summarize.statements import StatementWriter, WriteReport, statement_rows, statements_of
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Context, Statement
 
@@ -50,8 +50,8 @@ BIC_PATIENCE = 10
 
 def _mixture() -> tuple[type, type]:
     try:
-        from sklearn.decomposition import PCA
-        from sklearn.mixture import GaussianMixture
+        from sklearn.decomposition import PCA  # type: ignore[import-untyped]
+        from sklearn.mixture import GaussianMixture  # type: ignore[import-untyped]
     except ImportError as exc:
         raise MissingExtraError("RAPTOR's clustering", "raptor", "scikit-learn") from exc
     return PCA, GaussianMixture
@@ -153,7 +153,7 @@ class RaptorTree:
         """Into the index folder: a temporary file, fsynced, renamed over the old tree (an interrupted write
         leaves the previous tree intact)."""
         nodes = [{"level": n.level, "children": list(n.children),
-                  "statements": [[s.text, list(s.documents)] for s in n.statements]} for n in self.nodes]
+                  "statements": statement_rows(n.statements)} for n in self.nodes]
         return save_arrays(Path(index_path) / TREE_FILE, vectors=self.vectors.astype(np.float32),
                            generation=self.generation, writer=self.writer, nodes=json.dumps(nodes))
 
@@ -166,8 +166,7 @@ class RaptorTree:
             raise ConfigError(f"the index {index.path} has no RAPTOR tree; {build}")
         try:
             with np.load(path) as stored:
-                nodes = tuple(TreeNode(int(n["level"]), tuple(n["children"]),
-                                       tuple(Statement(text, tuple(docs)) for text, docs in n["statements"]))
+                nodes = tuple(TreeNode(int(n["level"]), tuple(n["children"]), statements_of(n["statements"]))
                               for n in json.loads(str(stored["nodes"])))
                 tree = cls(nodes, stored["vectors"], int(stored["generation"]), str(stored["writer"]))
         except (OSError, KeyError, ValueError, TypeError) as exc:
@@ -204,19 +203,21 @@ def build_tree(index: IndexReader, writer: StatementWriter, *, levels: int = DEF
         if len(layer) <= options.dimensions + 1 and level > 1:
             break  # too few nodes left to cluster: they are the top of the tree
         clusters = cluster(vectors, counts, options)
-        statements = writer.write([[s for i in c for s in layer[i]] for c in clusters], summary_tokens, report)
-        made = [(c, s) for c, s in zip(clusters, statements) if s]
+        statements = writer.write([[s for i in c for s in layer[i]] for c in clusters],
+                                  [summary_tokens] * len(clusters), report)
+        offset = 0 if level == 1 else first
+        made = [TreeNode(level, tuple(int(i) + offset for i in c), said) for c, said in zip(clusters, statements)
+                if said]
         if progress:
             progress(f"level {level}", len(made), len(made))
         if not made:
             break
-        texts = [" ".join(s.text for s in said) for _, said in made]
+        texts = [node.text for node in made]
         vectors = np.asarray(embedder.encode_documents(texts), dtype=np.float32)
-        offset = 0 if level == 1 else first
         first = len(nodes)
-        nodes += [TreeNode(level, tuple(int(i) + offset for i in c), said) for c, said in made]
+        nodes += made
         node_vectors.append(vectors)
-        layer = [said for _, said in made]
+        layer = [node.statements for node in made]
         counts = np.array([tokenizer.count(text) for text in texts], dtype=np.int64)
         if len(made) == 1:
             break  # the root

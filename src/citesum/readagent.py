@@ -33,7 +33,7 @@ from citesum.index.artifacts import save_arrays
 from citesum.index.store import IndexReader
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import Piece, pack_pieces, within_budget
-from citesum.summarize.statements import DEFAULT_WORKERS, StatementWriter, WriteReport
+from citesum.summarize.statements import DEFAULT_WORKERS, StatementWriter, WriteReport, statement_rows, statements_of
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Context, Passage, Statement
 
@@ -88,8 +88,7 @@ class Memory:
 
     def save(self, index_path: str | Path) -> Path:
         """Into the index folder, replacing the old memory atomically."""
-        pages = [{"start": p.start, "end": p.end, "gist": [[s.text, list(s.documents)] for s in p.gist]}
-                 for p in self.pages]
+        pages = [{"start": p.start, "end": p.end, "gist": statement_rows(p.gist)} for p in self.pages]
         return save_arrays(Path(index_path) / MEMORY_FILE, vectors=self.vectors.astype(np.float32),
                            generation=self.generation, writer=self.writer, pages=json.dumps(pages))
 
@@ -102,8 +101,7 @@ class Memory:
             return None
         try:
             with np.load(path) as stored:
-                pages = tuple(Page(int(p["start"]), int(p["end"]),
-                                   tuple(Statement(text, tuple(docs)) for text, docs in p["gist"]))
+                pages = tuple(Page(int(p["start"]), int(p["end"]), statements_of(p["gist"]))
                               for p in json.loads(str(stored["pages"])))
                 memory = cls(pages, stored["vectors"], int(stored["generation"]), str(stored["writer"]))
         except (OSError, KeyError, ValueError, TypeError) as exc:
@@ -168,16 +166,13 @@ class ReadAgent:
             cuts = [self._pages_by_length(passages, start, end) for start, end in spans]
         else:
             with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
-                cuts = list(pool.map(lambda span: self._pages_by_model(passages, *span, report), spans))
+                cuts = list(pool.map(lambda span: self._pages_by_model(passages, span[0], span[1], report),
+                                     spans))
         bounds = [page for pages in cuts for page in pages]
         groups = [[Statement(p.text, (p.document_id,)) for p in passages[start:end]] for start, end in bounds]
         budgets = [max(16, round(self.gist_share * sum(p.token_count for p in passages[start:end])))
                    for start, end in bounds]
-        gists: list[tuple[Statement, ...]] = [()] * len(bounds)
-        for size in sorted(set(budgets)):  # the writer takes one size per call
-            chosen = [i for i, b in enumerate(budgets) if b == size]
-            for i, gist in zip(chosen, self.writer.write([groups[i] for i in chosen], size, report.gists)):
-                gists[i] = gist
+        gists = self.writer.write(groups, budgets, report.gists)
         pages = tuple(Page(start, end, gist) for (start, end), gist in zip(bounds, gists))
         report.pages = len(pages)
         texts = [" ".join(s.text for s in page.gist) or " " for page in pages]

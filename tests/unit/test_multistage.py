@@ -129,7 +129,7 @@ def test_llm_statements_cite_the_documents_of_the_group_and_fall_back_when_the_m
                    "", "   ", LLMError("server down")])
     writer = LLMStatements(llm, workers=1)
     report = WriteReport()
-    said = writer.write([group, group, group], 50, report)
+    said = writer.write([group, group, group], [50, 50, 50], report)
     assert said[0] == (Statement("Water rates rise 7.5 percent", ("a",)),
                        Statement("A plant opens in 2029", ("b", "a")))
     assert "Document [1]" in llm.prompts[0] and "Rates rise 7.5 percent" in llm.prompts[0]

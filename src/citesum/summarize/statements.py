@@ -54,9 +54,10 @@ class WriteReport:
 class StatementWriter(Protocol):
     name: str
 
-    def write(self, groups: Sequence[Sequence[Statement]], max_tokens: int,
+    def write(self, groups: Sequence[Sequence[Statement]], sizes: Sequence[int],
               report: WriteReport | None = None) -> list[tuple[Statement, ...]]:
-        """Statements of about ``max_tokens`` tokens for each group of texts (with their documents)."""
+        """Statements of about ``sizes[i]`` tokens for each group ``groups[i]`` of texts (with their
+        documents)."""
 
 
 class CentralStatements:
@@ -72,11 +73,11 @@ class CentralStatements:
     def settings(self) -> tuple[object, ...]:
         return (self.name, self._embedder.name if self._embedder is not None else "wordllama")
 
-    def write(self, groups: Sequence[Sequence[Statement]], max_tokens: int,
+    def write(self, groups: Sequence[Sequence[Statement]], sizes: Sequence[int],
               report: WriteReport | None = None) -> list[tuple[Statement, ...]]:
         if report is not None:
             report.groups += len(groups)
-        return [self._one(group, max_tokens) for group in groups]
+        return [self._one(group, size) for group, size in zip(groups, sizes, strict=True)]
 
     def _one(self, group: Sequence[Statement], max_tokens: int) -> tuple[Statement, ...]:
         sentences = [Statement(" ".join(item.text[s.start : s.end].split()), item.documents)
@@ -109,26 +110,27 @@ class LLMStatements:
     def settings(self) -> tuple[object, ...]:
         return (self.name, self.llm.settings, self.instruction, self.max_tokens)
 
-    def write(self, groups: Sequence[Sequence[Statement]], max_tokens: int,
+    def write(self, groups: Sequence[Sequence[Statement]], sizes: Sequence[int],
               report: WriteReport | None = None) -> list[tuple[Statement, ...]]:
         report = report if report is not None else WriteReport()
-        words = max(10, round(0.75 * max_tokens))  # about 4 tokens to 3 words
-        summarizer = LLMSummarizer(self.llm, GROUP_TEMPLATE, num_words=words, max_tokens=self.max_tokens)
 
-        def one(group: Sequence[Statement]) -> tuple[Statement, ...] | str:
+        def one(group: Sequence[Statement], size: int) -> tuple[Statement, ...] | str:
+            words = max(10, round(0.75 * size))  # about 4 tokens to 3 words
+            summarizer = LLMSummarizer(self.llm, GROUP_TEMPLATE, num_words=words, max_tokens=self.max_tokens)
             try:
                 summary = summarizer.summarize(self.instruction, group_context(group))
             except CitesumError as exc:
                 return str(exc)
             return tuple(Statement(b.text, b.citations or _sources(group)) for b in summary.bullets)
 
+        # every group at once, whatever its size: the workers keep the backend busy
         with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
-            answers = list(pool.map(one, groups))
+            answers = list(pool.map(one, groups, sizes))
         out = []
-        for number, (group, answer) in enumerate(zip(groups, answers)):
+        for number, (group, size, answer) in enumerate(zip(groups, sizes, answers, strict=True)):
             if isinstance(answer, str):
                 report.fallbacks.append((number, answer))
-                answer = self.fallback.write([group], max_tokens)[0]
+                answer = self.fallback.write([group], [size])[0]
             out.append(answer)
         report.groups += len(groups)
         return out
@@ -137,6 +139,16 @@ class LLMStatements:
 def _sources(group: Sequence[Statement]) -> tuple[str, ...]:
     """Every document of the group (what an uncited bullet about the group may have come from)."""
     return tuple(dict.fromkeys(d for item in group for d in item.documents))
+
+
+def statement_rows(statements: Sequence[Statement]) -> list[list[object]]:
+    """Statements as JSON rows ``[text, [document, ...]]`` (how the tree and the memory store them)."""
+    return [[s.text, list(s.documents)] for s in statements]
+
+
+def statements_of(rows: Sequence[tuple[str, Sequence[str]]]) -> tuple[Statement, ...]:
+    """The statements of :func:`statement_rows` (as JSON reads them back)."""
+    return tuple(Statement(text, tuple(documents)) for text, documents in rows)
 
 
 def group_context(group: Sequence[Statement]) -> Context:
@@ -152,4 +164,4 @@ def group_context(group: Sequence[Statement]) -> Context:
 
 
 __all__ = ["CentralStatements", "GIST_INSTRUCTION", "LLMStatements", "RAPTOR_INSTRUCTION", "StatementWriter",
-           "WriteReport", "group_context"]
+           "WriteReport", "group_context", "statement_rows", "statements_of"]
