@@ -4,7 +4,8 @@ LightPAL's Table 3 compares them.
 The protocol of benchmarks/lightpal_odsum.py, through its helpers: the pool is the dev + train sections (681
 units, a section each), a question is asked as "<story title>: <question>", a question's relevant units are its
 story's sections, P@K / R@K are averaged over the questions and then over K = 5, 10, 20. The questions are a
-fixed sample (seed 0) of 20 of the 125 dev questions: held out, nothing here is tuned on them (PromptRank runs
+fixed sample of the 125 dev questions (the first ``--questions`` of a shuffle with seed 0,
+so a larger sample extends a smaller one and reuses its stored rankings): held out, nothing here is tuned on them (PromptRank runs
 with its defaults); BM25 and LightPAL are also scored on all 125 to show how the sample compares.
 
 Compared: ``bm25``; LightPAL over BM25 with the BM25 graph lightpal_odsum.py builds (cached beside the index);
@@ -162,7 +163,9 @@ def main() -> None:
     graph, _ = cached_graph(index, "bm25", functools.partial(
         build_passage_graph, index, None, candidates=GRAPH_CANDIDATES, neighbours="bm25"), GRAPH_CANDIDATES)
     every = titled(dev)
-    sample = [every[i] for i in sorted(random.Random(SAMPLE_SEED).sample(range(len(every)), args.questions))]
+    # the seeded shuffle's first N: a run of any N is a random sample, and a larger N extends a smaller one's
+    shuffled = random.Random(SAMPLE_SEED).sample(range(len(every)), len(every))
+    sample = [every[i] for i in shuffled[: args.questions]]
     load_before = os.getloadavg()
     rows, all_dev = baselines(index, graph, sample, every)
     rows["promptrank:bm25 (SmolLM2-135M, BM25 graph)"], settings, records = promptrank_row(index, graph, sample, root)

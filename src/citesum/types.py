@@ -95,16 +95,38 @@ class ContextBlock:
 
 
 @dataclass(frozen=True)
+class TermFrequencies:
+    """How many units of a retrieved context, and of the whole collection it was retrieved from, hold each
+    analysed term (BM25's analyser) of the context: what tells a fact that the retrieval gathered (its terms
+    are held by a larger share of the context than of the collection) from one the whole collection repeats
+    whatever the query (boilerplate such as "declined to comment", a topic's standard background)."""
+
+    context_units: int
+    collection_units: int
+    #: term -> (units of the context holding it, units of the collection holding it)
+    holding: Mapping[str, tuple[int, int]]
+
+    def enrichment(self, term: str) -> float:
+        """The share of context units holding ``term`` over the share of collection units holding it (each with
+        half a unit added, so that a rare term's ratio stays finite); 1 means retrieval did not gather it."""
+        in_context, in_collection = self.holding.get(term, (0, 0))
+        in_collection = max(in_collection, in_context)  # the context is part of the collection
+        return ((in_context + 0.5) / (self.context_units + 1)) / ((in_collection + 0.5) / (self.collection_units + 1))
+
+
+@dataclass(frozen=True)
 class Context:
     """The packed context: numbered blocks in the order given to the summarizer.
 
     ``numbers`` maps each citation number to its document id, so ``[3]`` in an answer maps back exactly.
+    ``terms``, when the index keeps term statistics, compares the context's terms with the collection's.
     """
 
     blocks: tuple[ContextBlock, ...]
     order: str
     budget: int
     token_count: int
+    terms: TermFrequencies | None = None
 
     @property
     def numbers(self) -> dict[int, str]:

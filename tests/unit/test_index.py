@@ -380,3 +380,11 @@ def test_vector_batches_are_stacked_in_order_and_let_go() -> None:
     np.testing.assert_array_equal(stacked, expected)
     assert stacked.dtype == np.float64
     assert _stacked([]).shape == (0, 0)
+
+
+def test_unit_frequencies_count_the_units_that_hold_each_analysed_term() -> None:
+    from citesum.index.lexical import LexicalIndex
+
+    lexical = LexicalIndex.build(["The cat sat on the mat.", "A cat ran; the cat hid.", "A dog barked."])
+    assert lexical.unit_frequencies(["cat", "dog", "mat", "unicorn"]).tolist() == [2, 1, 1, 0]
+    assert LexicalIndex.build([]).unit_frequencies(["cat"]).tolist() == [0]

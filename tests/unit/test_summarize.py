@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -265,3 +266,84 @@ def test_a_member_grouped_with_the_first_sentence_but_not_the_same_fact_as_the_b
     [bullet] = engine.summarize("the query", Context(blocks, "original", 10_000, 72)).bullets
     assert texts[bullet.text] in (40.0, 42.0, 44.0)
     assert bullet.citations == ("d1", "d2", "d3", "d4", "d5")  # not d6
+
+
+def test_documents_that_share_only_the_topics_words_do_not_add_up_to_a_fact() -> None:
+    """Five documents open by restating the topic; the words they share (history, Oslo, article) fill the rest
+    of the context too (20 sentences hold them, 5 of them in the group: a share of 0.25, under the 0.3 that
+    makes a word specific). Two documents state a specific fact in words no other sentence holds. The fact
+    comes first: the restatements count as their best sentence alone, not as five documents agreeing."""
+    generic = "This article looks at the history of the Oslo widget factory."
+    fact = "The factory's new press line made 4,200 widgets in March."
+    background = "The history of Oslo is long, this article says, and tourists look at it."
+    texts = [generic] * 5 + [fact] * 2 + [background] * 15
+    blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
+    query = "What did the widget factory produce?"
+    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=2, max_citations=None),
+                                  embedder=_AngleEmbedder({generic: 0.0, fact: 60.0, background: 120.0, query: 20.0}))
+    bullets = engine.summarize(query, Context(blocks, "original", 10_000, 300)).bullets
+    assert [b.text for b in bullets] == [fact, generic]
+    assert bullets[0].citations == ("d6", "d7")
+
+
+def test_a_fact_the_whole_collection_repeats_ranks_below_one_the_retrieval_gathered() -> None:
+    """Three documents of the context end with the same boilerplate, which half of the collection's units hold;
+    two state a fact that only they hold in the whole collection. Without term statistics the boilerplate's
+    three documents outweigh the fact's two; with them, the fact comes first."""
+    from citesum.types import TermFrequencies
+
+    boilerplate = "A spokesperson declined to comment on the plan for the river."
+    fact = "The council approved the reservoir plan for the river on Tuesday."
+    texts = [boilerplate] * 3 + [fact] * 2 + ["Volunteers cleaned the park on Sunday."] * 5
+    blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
+    query = "What happened to the plan for the river?"
+    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=1),
+                                  embedder=_AngleEmbedder({boilerplate: 0.0, fact: 60.0, query: 30.0,
+                                                           texts[-1]: 120.0}))
+    context = Context(blocks, "original", 10_000, 120)
+    assert engine.summarize(query, context).bullets[0].text == boilerplate
+    # the collection: 100 units; the boilerplate's words are held by 50 of them, the fact's by its 2
+    holding = {term: (3, 50) for term in ("spokesperson", "declin", "comment")}
+    holding |= {term: (2, 2) for term in ("council", "approv", "reservoir", "tuesday")}
+    terms = TermFrequencies(len(texts), 100, holding)
+    [bullet] = engine.summarize(query, replace(context, terms=terms)).bullets
+    assert bullet.text == fact and bullet.citations == ("d4", "d5")
+
+
+def test_term_enrichment_by_hand() -> None:
+    from citesum.types import TermFrequencies
+
+    terms = TermFrequencies(10, 100, {"reservoir": (5, 10), "new": (3, 1)})
+    assert terms.enrichment("reservoir") == pytest.approx((5.5 / 11) / (10.5 / 101))
+    # a context unit is a collection unit: a count below the context's is read as the context's
+    assert terms.enrichment("new") == pytest.approx((3.5 / 11) / (3.5 / 101))
+    assert terms.enrichment("absent") == pytest.approx((0.5 / 11) / (0.5 / 101))
+
+
+def test_a_retrieved_context_carries_its_terms_against_the_collections(index: Index) -> None:
+    from citesum.index.lexical import tokenize
+
+    context = build_context("water rates", index, options=PackOptions(budget=1500))
+    terms = context.terms
+    assert terms is not None
+    units = [p for block in context.blocks for p in block.passages]
+    assert terms.context_units == len(units) and terms.collection_units == len(index.passages)
+    context_sets = [set(tokens) for tokens in tokenize([p.text for p in units])]
+    collection_sets = [set(tokens) for tokens in tokenize([p.text for p in index.passages])]
+    assert set(terms.holding) == set().union(*context_sets) and {"water", "rate"} <= set(terms.holding)
+    for term, counts in terms.holding.items():
+        assert counts == (sum(term in s for s in context_sets), sum(term in s for s in collection_sets))
+    assert any(held < in_collection for held, in_collection in terms.holding.values())
+    assert build_context("water rates", index, options=PackOptions(budget=100_000, order="full")).terms is None
+
+
+def test_sentences_can_be_scored_by_another_embedder_than_the_one_that_groups_them() -> None:
+    engine = ExtractiveSummarizer(ExtractiveOptions(relevance_embedder="wordllama-64"))
+    assert engine.relevance_embedder.name == "wordllama-64" and engine.embedder.name == "wordllama"
+    plain = ExtractiveSummarizer()
+    assert plain.relevance_embedder is plain.embedder
+    context = _context(["Reservoir levels at Lakemont fell to 41 percent of capacity in August."] * 2)
+    [bullet] = engine.summarize("reservoir levels", context).bullets
+    assert "41 percent" in bullet.text
+    with pytest.raises(ConfigError, match="specific_share"):
+        ExtractiveOptions(specific_share=0)

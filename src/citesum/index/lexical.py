@@ -7,7 +7,7 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import AbstractSet, Mapping, Sequence
 
 import numpy as np
 
@@ -37,7 +37,7 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
                           show_progress=False)
 
 
-def document_frequency(token_sets: Sequence[set[str]]) -> Counter[str]:
+def document_frequency(token_sets: Sequence[AbstractSet[str]]) -> Counter[str]:
     """How many of the token sets contain each token."""
     frequency: Counter[str] = Counter()
     for tokens in token_sets:
@@ -279,6 +279,14 @@ class LexicalIndex:
             self._scores_by_term = scipy.sparse.csc_matrix(
                 (matrix["data"], matrix["indices"], matrix["indptr"]), shape=(self.size, len(matrix["indptr"]) - 1))
         return self._scores_by_term
+
+    def unit_frequencies(self, terms: Sequence[str]) -> np.ndarray:
+        """How many units hold each of the analysed ``terms`` (0 for a term not in the vocabulary)."""
+        if self.size == 0:
+            return np.zeros(len(terms), dtype=np.int64)
+        held = np.diff(self._by_term.indptr)  # a term's BM25 weight is positive in every unit that holds it
+        ids = [self.term_id(term) for term in terms]
+        return np.array([int(held[i]) if i is not None else 0 for i in ids], dtype=np.int64)
 
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25 score of every unit for already-analysed (stemmed) terms."""

@@ -11,12 +11,13 @@ import time
 from dataclasses import replace
 from typing import Mapping, Protocol
 
+from citesum.index.lexical import document_frequency, tokenize
 from citesum.index.store import IndexReader
 from citesum.llm.base import LLM
 from citesum.pack import PackOptions, pack
 from citesum.retrieve import Retriever, get_retriever
 from citesum.tokens import Tokenizer
-from citesum.types import Context, Summary
+from citesum.types import Context, Summary, TermFrequencies
 
 SUMMARIZERS = ["extractive", "llm"]
 #: answer tokens an LLM summarizer asks for by default (LLMSummarizer's max_tokens)
@@ -50,7 +51,20 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
         context = pack(index, first + [hit for hit in hits if hit.passage.id not in taken], options, tokenizer)
     if not ranker.scores_reach_the_summarizer:
         context = replace(context, blocks=tuple(replace(block, score=None) for block in context.blocks))
-    return context
+    return replace(context, terms=term_frequencies(index, context))
+
+
+def term_frequencies(index: IndexReader, context: Context) -> TermFrequencies | None:
+    """The context's analysed terms, each with how many of the context's units and of the index's units hold it;
+    None when the index's search store keeps no term statistics (Milvus) or the context holds no unit."""
+    units = [passage.text for block in context.blocks for passage in block.passages]
+    if not units or not getattr(index.lexical, "term_statistics", False):
+        return None
+    in_context = document_frequency([set(tokens) for tokens in tokenize(units)])
+    terms = list(in_context)
+    in_collection = index.lexical.unit_frequencies(terms)  # type: ignore[attr-defined]
+    return TermFrequencies(len(units), index.lexical.size,  # type: ignore[attr-defined]
+                           {term: (in_context[term], int(count)) for term, count in zip(terms, in_collection)})
 
 
 def summarize_query(query: str, index: IndexReader, summarizer: Summarizer | None = None, *,
