@@ -119,6 +119,15 @@ def test_cli_summarize_offline_markdown_and_json(tmp_path: Path, haystack) -> No
     result = runner.invoke(main, ["summarize", "q", "--index", str(tmp_path / "ix"), "--summarizer", "llm",
                                   "--base-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 1 and "needs a model name" in result.stderr
+    # another embedder scores the sentences; one that does not exist is named with the choices
+    result = runner.invoke(main, ["summarize", "How did household water rates change?", "--index",
+                                  str(tmp_path / "ix"), "--bullets", "3", "--relevance-embedder", "wordllama-64"])
+    assert result.exit_code == 0 and result.stdout.startswith("- "), result.stderr
+    result = runner.invoke(main, ["summarize", "water", "--index", str(tmp_path / "ix"), "--relevance-embedder", "x"])
+    assert result.exit_code == 1 and "unknown embedder 'x'; choose one of: minilm" in result.stderr
+    result = runner.invoke(main, ["summarize", "water", "--index", str(tmp_path / "ix"), "--summarizer", "llm",
+                                  "--model", "m", "--relevance-embedder", "minilm"])
+    assert result.exit_code == 2 and "applies to the extractive summarizer" in result.stderr
 
 
 def test_budget_is_counted_with_the_summarizers_tokenizer(index: Index) -> None:

@@ -37,6 +37,9 @@ from citesum.errors import CitesumError
 @click.option("--template", default="summhay", show_default=True, help="summhay, answer, long, or a template file.")
 @click.option("--bullets", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--words", type=click.IntRange(min=1), default=250, show_default=True, help="Word limit.")
+@click.option("--relevance-embedder", default=None,
+              help="Extractive: score sentences against the query with this embedder (e.g. minilm, extra minilm; "
+                   "default: wordllama, which also groups them).")
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Answer tokens.")
@@ -65,8 +68,8 @@ def summarize(
     query: str | None, query_file: Any, index_dir: str, retriever: str, budget: int, order: str,
     stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: Sequence[str], api_key_env: str,
-    template: str, bullets: int, words: int, temperature: float, seed: int, max_tokens: int,
-    tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
+    template: str, bullets: int, words: int, relevance_embedder: str | None, temperature: float, seed: int,
+    max_tokens: int, tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
     repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
     char_limit: int, rank_model: str | None, rank_url: str | None, as_json: bool,
 ) -> None:
@@ -96,7 +99,10 @@ def summarize(
 
         llm = chat_backend(backend, model, base_url, api_key_env, timeout, no_cache)
     llm_options = {"template": template, "temperature": temperature, "seed": seed, "max_tokens": max_tokens}
-    engine = summarizer_for(llm, bullets=bullets, words=words, **(llm_options if llm else {}))
+    if relevance_embedder is not None and summarizer != "extractive":
+        raise click.UsageError("--relevance-embedder applies to the extractive summarizer")
+    engine = summarizer_for(llm, bullets=bullets, words=words, relevance_embedder=relevance_embedder,
+                            **(llm_options if llm else {}))
     if llm is not None:
         prompt_tokens = budget_tokenizer.count(engine.prompt(query, empty_context()))  # type: ignore[attr-defined]
         budget = fit_budget(budget, window, prompt_tokens, max_tokens)

@@ -107,13 +107,15 @@ def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_token
 
 
 def summarizer_for(llm: LLM | None, *, bullets: int | None = 5, words: int | None = 250,
-                   **llm_options: object) -> Summarizer:
-    """The offline extractive summarizer (``llm`` None), or an LLM summarizer with ``llm_options`` (template,
-    temperature, seed, max_tokens), writing at most ``bullets`` bullets and ``words`` words."""
+                   relevance_embedder: str | None = None, **llm_options: object) -> Summarizer:
+    """The offline extractive summarizer (``llm`` None; its sentences scored against the query by
+    ``relevance_embedder``, default its own), or an LLM summarizer with ``llm_options`` (template, temperature,
+    seed, max_tokens), writing at most ``bullets`` bullets and ``words`` words."""
     if llm is None:
         from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
-        return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words))
+        return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, max_words=words,
+                                                      relevance_embedder=relevance_embedder))
     from citesum.summarize.llm import LLMSummarizer
 
     return LLMSummarizer(llm, bullets=bullets or 5, num_words=words or 250, **llm_options)  # type: ignore[arg-type]
