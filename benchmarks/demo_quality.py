@@ -3,7 +3,8 @@
 For each seed: generate the haystack, write it as files, ingest and index them with the offline default, and
 answer the three questions exactly as ``citesum demo`` does; then count, from the generator's gold, the bullets
 that state an insight of the question's subtopic and the citations to a document that states the bullet's
-insight. This is our own corpus, not evaluation data: it shows what a new user sees, and where the offline
+insight, and the bullets that state no insight at all (filler: background and closing lines; the others state
+a fact of another question). This is our own corpus, not evaluation data: it shows what a new user sees, and where the offline
 default embedder's vocabulary gaps lie (per question).
 
 Run: python benchmarks/demo_quality.py [--seeds 5] [--documents 60]
@@ -47,12 +48,13 @@ def main() -> None:
     totals: dict[str, dict[str, int]] = {}
     for row in rows:
         for key in ("all", row["subtopic"]):
-            total = totals.setdefault(key, {"bullets": 0, "on_topic": 0, "citations": 0, "supported": 0})
+            total = totals.setdefault(key, {"bullets": 0, "on_topic": 0, "filler": 0, "citations": 0,
+                                            "supported": 0})
             for field in total:
                 total[field] += row[field]
     for key, total in totals.items():
-        print(f"{key}: on-topic bullets {total['on_topic']}/{total['bullets']}, "
-              f"supported citations {total['supported']}/{total['citations']}")
+        print(f"{key}: on-topic bullets {total['on_topic']}/{total['bullets']}, filler bullets "
+              f"{total['filler']}/{total['bullets']}, supported citations {total['supported']}/{total['citations']}")
     write_result("demo_quality", {"seeds": args.seeds, "documents": args.documents, "totals": totals, "rows": rows})
 
 

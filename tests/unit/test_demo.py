@@ -16,5 +16,6 @@ def test_check_counts_on_topic_bullets_and_supported_citations(haystack: Synthet
         Bullet("Residents met the regional minister.", (other,)),  # background: neither
     )
     summary = Summary(bullets, Context((), "original", 0, 0))
-    assert haystack.check("housing", summary) == SummaryCheck(bullets=4, on_topic=2, citations=4, supported=2)
+    assert haystack.check("housing", summary) == SummaryCheck(bullets=4, on_topic=2, citations=4, supported=2,
+                                                              filler=1)
     assert haystack.check("water", summary).on_topic == 1

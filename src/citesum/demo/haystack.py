@@ -116,6 +116,8 @@ class SummaryCheck:
     citations: int
     #: citations to a document that states the bullet's insight
     supported: int
+    #: bullets that state no insight of any subtopic: background and closing lines (filler)
+    filler: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,8 @@ class SyntheticHaystack:
             on_topic=sum(1 for insight in stated if insight in subtopic_insights),
             citations=sum(len(b.citations) for b in summary.bullets),
             supported=sum(1 for b, insight in zip(summary.bullets, stated)
-                          for d in b.citations if d in self.gold.get(insight or "", [])))
+                          for d in b.citations if d in self.gold.get(insight or "", [])),
+            filler=sum(1 for insight in stated if insight is None))
 
     def write(self, folder: str | Path) -> Path:
         """Write the documents as .txt/.md/.html files plus ``gold.json``; returns the folder."""
