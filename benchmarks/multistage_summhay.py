@@ -49,6 +49,19 @@ def context_of(system: str, query: str, index, budget: int, tree, agent, memory)
     return agent.context(query, index, memory, budget=budget)[0]
 
 
+def offline_structures(index, agent: ReadAgent):  # type: ignore[no-untyped-def]
+    """RAPTOR's tree and ReadAgent's memory of ``index``, written offline, and what they hold with the seconds
+    each took to build."""
+    started = time.perf_counter()
+    tree = build_tree(index, CentralStatements())
+    tree_s = time.perf_counter() - started
+    started = time.perf_counter()
+    memory = agent.read(index)
+    memory_s = time.perf_counter() - started
+    return tree, memory, {"units": len(index.passages), "tree": tree_summary(tree), "tree_s": round(tree_s, 1),
+                          "pages": len(memory.pages), "memory_s": round(memory_s, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budgets", default="4000,8000,15000")
@@ -64,15 +77,8 @@ def main() -> None:
         prepared = []
         for haystack in haystacks:
             index = haystack_index(haystack, root / f"passages-{haystack.topic}", PipelineConfig(unit="passage"))
-            started = time.perf_counter()
-            tree = build_tree(index, CentralStatements())
-            tree_s = time.perf_counter() - started
-            started = time.perf_counter()
-            memory = agent.read(index)
-            memory_s = time.perf_counter() - started
-            structures.append({"topic": haystack.topic, "units": len(index.passages), "tree": tree_summary(tree),
-                               "tree_s": round(tree_s, 1), "pages": len(memory.pages),
-                               "memory_s": round(memory_s, 1)})
+            tree, memory, structure = offline_structures(index, agent)
+            structures.append({"topic": haystack.topic, **structure})
             print(structures[-1], flush=True)
             prepared.append((haystack, index, tree, memory))
         for budget in budgets:

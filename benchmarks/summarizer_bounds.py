@@ -66,6 +66,7 @@ def context_bound(haystacks, prepared) -> dict[str, float]:  # type: ignore[no-u
     """The share of insights the contexts hold, and the joint score of stating each held insight once with
     citations to the context's documents that state it (all, or at most each cap)."""
     held, joints = [], {cap: [] for cap in CAPS}
+    stating_counts, in_context_counts = [], []
     for haystack, by_subtopic in zip(haystacks, prepared):
         for subtopic in haystack.subtopics:
             in_context = {block.document_id for block in by_subtopic[subtopic.id].blocks}
@@ -73,10 +74,14 @@ def context_bound(haystacks, prepared) -> dict[str, float]:  # type: ignore[no-u
                 stating = set(subtopic.insight_documents[insight.id])
                 cited = len(stating & in_context)
                 held.append(cited > 0)
+                stating_counts.append(len(stating))
+                in_context_counts.append(cited)
                 for cap in CAPS:
                     n = cited if cap is None else min(cited, cap)
                     joints[cap].append(2 * n / (n + len(stating)) if n else 0.0)  # F1 with precision 1
     return {"insights_held": round(100 * float(np.mean(held)), 1),
+            "documents_stating_an_insight": round(float(np.mean(stating_counts)), 2),
+            "of_them_in_the_context": round(float(np.mean(in_context_counts)), 2),
             **{f"joint_max_citations_{cap}": round(100 * float(np.mean(j)), 1) for cap, j in joints.items()}}
 
 

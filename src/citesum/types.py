@@ -108,8 +108,11 @@ class TermFrequencies:
 
     def enrichment(self, term: str) -> float:
         """The share of context units holding ``term`` over the share of collection units holding it (each with
-        half a unit added, so that a rare term's ratio stays finite); 1 means retrieval did not gather it."""
-        in_context, in_collection = self.holding.get(term, (0, 0))
+        half a unit added, so that a rare term's ratio stays finite); 1 means retrieval did not gather it, as
+        for a term the context does not hold."""
+        if term not in self.holding:
+            return 1.0
+        in_context, in_collection = self.holding[term]
         in_collection = max(in_collection, in_context)  # the context is part of the collection
         return ((in_context + 0.5) / (self.context_units + 1)) / ((in_collection + 0.5) / (self.collection_units + 1))
 

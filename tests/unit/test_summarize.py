@@ -311,9 +311,10 @@ def test_a_fact_the_whole_collection_repeats_ranks_below_one_the_retrieval_gathe
                                                            texts[-1]: 120.0}))
     context = Context(blocks, "original", 10_000, 120)
     assert engine.summarize(query, context).bullets[0].text == boilerplate
-    # the collection: 100 units; the boilerplate's words are held by 50 of them, the fact's by its 2
+    # the collection: 100 units; the boilerplate's words are held by 50 of them; two of the fact's words are held
+    # by its 2 units only, two by 60 units: the fact weighs by its best-enriched word, not its least
     holding = {term: (3, 50) for term in ("spokesperson", "declin", "comment")}
-    holding |= {term: (2, 2) for term in ("council", "approv", "reservoir", "tuesday")}
+    holding |= {term: (2, 2) for term in ("reservoir", "tuesday")} | {term: (2, 60) for term in ("council", "approv")}
     terms = TermFrequencies(len(texts), 100, holding)
     [bullet] = engine.summarize(query, replace(context, terms=terms)).bullets
     assert bullet.text == fact and bullet.citations == ("d4", "d5")
@@ -326,7 +327,61 @@ def test_term_enrichment_by_hand() -> None:
     assert terms.enrichment("reservoir") == pytest.approx((5.5 / 11) / (10.5 / 101))
     # a context unit is a collection unit: a count below the context's is read as the context's
     assert terms.enrichment("new") == pytest.approx((3.5 / 11) / (3.5 / 101))
-    assert terms.enrichment("absent") == pytest.approx((0.5 / 11) / (0.5 / 101))
+    assert terms.enrichment("absent") == 1.0  # a word the context does not hold was not gathered
+
+
+def test_documents_agree_on_a_word_only_when_two_of_them_hold_it() -> None:
+    """A word one document repeats in two sentences is not a word the group's documents agree on, and a document
+    whose sentence joined the group without any of the agreed words adds nothing to its support."""
+    from collections import Counter
+
+    from citesum.summarize.extractive import _Group, _Sentence
+
+    def sentence(number: int, words: str, relevance: float) -> _Sentence:
+        return _Sentence(words, number, f"d{number}", frozenset(), None, relevance=relevance,
+                         terms=frozenset(words.split()))
+
+    sentences = [sentence(1, "kvarn plant tons", 0.5), sentence(1, "kvarn plant again", 0.4),
+                 sentence(2, "plant tons march", 0.6), sentence(3, "tons march oslo", 0.7),
+                 sentence(4, "oslo museum", 0.9)]
+    group = _Group([0, 1, 2, 3, 4])
+    holding = Counter(word for s in sentences for word in s.terms)
+    # "kvarn" is held by document 1 only; "museum" by document 4 only; "plant", "tons", "march" and "oslo" by two
+    # documents or more, none of them outside the group
+    assert group.specific_words(sentences, holding, {"plant"}, share=0.3) == {"tons", "march", "oslo"}
+    assert group.support(sentences) == pytest.approx(0.5 + 0.6 + 0.7 + 0.9)
+    assert group.support(sentences, {"march"}) == pytest.approx(0.6 + 0.7)  # documents 2 and 3
+
+
+def test_documents_that_joined_a_fact_by_embedding_alone_do_not_vote_for_it() -> None:
+    """Two documents state the Kvarn fact; two more join its group by embedding with a sentence that holds none
+    of its words (words the rest of the context holds). Three documents state the museum fact. The museum comes
+    first: the Kvarn fact has two documents behind it, not four."""
+    kvarn = "The Kvarn plant made 300 tons of steel in March."
+    joiner = "Officials praised the industry of the region."
+    museum = "The Oslo museum opened a new wing in May."
+    background = "Officials in the region praised its industry again."
+    texts = [kvarn] * 2 + [joiner] * 2 + [museum] * 3 + [background] * 10
+    blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
+    query = "What happened?"
+    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=1, max_citations=None), embedder=_AngleEmbedder(
+        {kvarn: 0.0, joiner: 5.0, museum: 60.0, background: 120.0, query: 30.0}))
+    [bullet] = engine.summarize(query, Context(blocks, "original", 10_000, 200)).bullets
+    assert bullet.text == museum and bullet.citations == ("d5", "d6", "d7")
+
+
+def test_an_index_without_term_statistics_gives_a_context_without_terms(index: Index) -> None:
+    """A search store that keeps no term statistics (Milvus) leaves the enrichment out: the context has no
+    terms, and the summarizer still writes its bullets."""
+    from types import SimpleNamespace
+
+    from citesum.summarize import term_frequencies
+
+    context = build_context("water rates", index, options=PackOptions(budget=1500))
+    without = SimpleNamespace(lexical=SimpleNamespace(term_statistics=False))
+    assert term_frequencies(without, context) is None  # type: ignore[arg-type]
+    summary = ExtractiveSummarizer(ExtractiveOptions(bullets=2)).summarize("water rates", replace(context, terms=None))
+    assert len(summary.bullets) == 2
 
 
 def test_a_retrieved_context_carries_its_terms_against_the_collections(index: Index) -> None:

@@ -58,12 +58,13 @@ def term_frequencies(index: IndexReader, context: Context) -> TermFrequencies | 
     """The context's analysed terms, each with how many of the context's units and of the index's units hold it;
     None when the index's search store keeps no term statistics (Milvus) or the context holds no unit."""
     units = [passage.text for block in context.blocks for passage in block.passages]
-    if not units or not getattr(index.lexical, "term_statistics", False):
+    lexical = index.lexical  # once: an index being updated may give the next call another generation's
+    if not units or not getattr(lexical, "term_statistics", False):
         return None
     in_context = document_frequency([set(tokens) for tokens in tokenize(units)])
     terms = list(in_context)
-    in_collection = index.lexical.unit_frequencies(terms)  # type: ignore[attr-defined]
-    return TermFrequencies(len(units), index.lexical.size,  # type: ignore[attr-defined]
+    in_collection = lexical.unit_frequencies(terms)  # type: ignore[attr-defined]
+    return TermFrequencies(len(units), lexical.size,  # type: ignore[attr-defined]
                            {term: (in_context[term], int(count)) for term, count in zip(terms, in_collection)})
 
 

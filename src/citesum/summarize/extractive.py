@@ -6,8 +6,9 @@
    similarity, where two sentences with numbers must share one (so "41 percent" and "18 percent" differ).
 3. Rank groups by their total relevance over the documents that state them (each document counts its most
    relevant sentence of the group): a fact many relevant documents state comes first. Documents state the
-   same fact only when they agree on a specific word of it (one the query does not bring, that most of the
-   context's sentences holding it are in the group): a group that shares only the topic's words ("This
+   same fact only when they agree on a specific word of it (one the query does not bring, held by sentences of
+   two of the group's documents, and with at least ``specific_share`` of the context's sentences that hold it in
+   the group), and only the documents that hold such a word count: a group that shares only the topic's words ("This
    analysis delves into the evolution of Dodge V8 muscle cars") counts as its best sentence alone. When the
    index keeps term statistics, a fact also weighs by how much more of the context than of the collection
    holds its specific words: retrieval gathered what the query asks for, while boilerplate ("declined to
@@ -108,18 +109,20 @@ class _Group:
         """The group's best sentence relevance."""
         return max(sentences[i].relevance for i in self.members)
 
-    def support(self, sentences: list[_Sentence]) -> float:
-        """Sum over the group's documents of each one's most relevant member sentence: the documents that state
-        a fact vote for it with their relevance, so a fact stated by many relevant documents ranks above one
-        stated once, while a document that barely touches the query adds little.
+    def support(self, sentences: list[_Sentence], words: set[str] | None = None) -> float:
+        """Sum over the group's documents of each one's most relevant member sentence (with ``words``, counting
+        only the member sentences that hold one of them): the documents that state a fact vote for it with their
+        relevance, so a fact stated by many relevant documents ranks above one stated once, while a document
+        that barely touches the query adds little.
 
         It replaced relevance x (1 + 0.5 ln documents), which ranked facts stated once too high: on the SummHay
         news haystacks, hybrid joint 24.1 -> 29.3 (``benchmarks/summhay_baselines.py``, README). Chosen
         in-sample: on the same three haystacks it is then reported on."""
         best_by_document: dict[int, float] = {}
         for i in self.members:
-            number = sentences[i].number
-            best_by_document[number] = max(best_by_document.get(number, 0.0), sentences[i].relevance)
+            if words is None or sentences[i].terms & words:
+                number = sentences[i].number
+                best_by_document[number] = max(best_by_document.get(number, 0.0), sentences[i].relevance)
         return sum(best_by_document.values())
 
     def specific_words(self, sentences: list[_Sentence], holding: Counter[str], query_terms: set[str],
@@ -318,13 +321,14 @@ class ExtractiveSummarizer:
     def _weight(self, group: _Group, sentences: list[_Sentence], holding: Counter[str], query_terms: set[str],
                 terms: TermFrequencies | None) -> float:
         """How strongly the context states a fact (step 3 of the module docstring): the support of the documents
-        that agree on its specific words, times the retrieval's enrichment of the best of those words; a group
-        whose documents agree on none counts as its best sentence."""
+        that agree on its specific words (a document whose sentence joined the group by embedding alone, holding
+        none of them, adds nothing), times the retrieval's enrichment of the best of those words; a group whose
+        documents agree on none counts as its best sentence."""
         specific = group.specific_words(sentences, holding, query_terms, self.options.specific_share)
         if not specific:
             return group.relevance(sentences)
         enrichment = max(terms.enrichment(word) for word in specific) if terms is not None else 1.0
-        return group.support(sentences) * enrichment
+        return group.support(sentences, specific) * enrichment
 
     def _select(self, groups: list[_Group], sentences: list[_Sentence], vectors: np.ndarray,
                 query_terms: set[str], terms: TermFrequencies | None) -> tuple[list[Bullet], list[int]]:
