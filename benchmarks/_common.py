@@ -11,7 +11,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:
     from citesum.datasets.summhay import Haystack
@@ -36,6 +36,19 @@ def retrieval_scores(ranking: list[str], subtopic, token_count) -> dict[str, flo
     coverage, occurrences = insight_recall(selected, subtopic.insight_documents)
     return {"ndcg@10": ndcg_at_k(ranking, subtopic.relevance, 10), "insight_coverage@15k": coverage,
             "insight_recall@15k": occurrences}
+
+
+def mean_rouge(answers: Iterable[str], references: Iterable[Sequence[str]]) -> dict[str, float]:
+    """ROUGE-1/2/L F1 of each answer against the best of its references, averaged, in percent (2 decimals)."""
+    import numpy as np
+
+    from citesum.evaluate.rouge import METRICS, rouge
+
+    scores: dict[str, list[float]] = {m: [] for m in METRICS}
+    for answer, refs in zip(answers, references, strict=True):
+        for metric, value in rouge(answer, refs).items():
+            scores[metric].append(value)
+    return {m: round(100 * float(np.mean(v)), 2) for m, v in scores.items()}
 
 
 def machine() -> dict[str, Any]:

@@ -25,16 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, write_result  # noqa: E402
+from _common import SHARED_DATA, mean_rouge, write_result  # noqa: E402
 from lightpal_odsum import open_index, titled  # noqa: E402
 from multistage_summhay import SYSTEMS, context_of, offline_structures  # noqa: E402
 
 from citesum.datasets import load_dataset  # noqa: E402
 from citesum.errors import BudgetError  # noqa: E402
-from citesum.evaluate.rouge import METRICS, rouge  # noqa: E402
 from citesum.index.store import IndexSettings  # noqa: E402
 from citesum.readagent import ReadAgent  # noqa: E402
 from citesum.summarize import summarize_context  # noqa: E402
@@ -69,8 +66,7 @@ def main() -> None:
             summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=words))
             for budget in budgets:
                 for system in SYSTEMS:
-                    scores: dict[str, list[float]] = {m: [] for m in METRICS}
-                    seconds = 0.0
+                    answers, seconds = [], 0.0
                     try:
                         context_of(system, queries[0].text, index, budget, tree, agent, memory)
                     except BudgetError as exc:  # the full context of hundreds of documents in a small budget
@@ -82,11 +78,9 @@ def main() -> None:
                         context = context_of(system, query.text, index, budget, tree, agent, memory)
                         seconds += time.perf_counter() - started
                         summary = summarize_context(query.text, context, summarizer)
-                        for metric, value in rouge(" ".join(b.text for b in summary.bullets),
-                                                   query.references).items():
-                            scores[metric].append(value)
+                        answers.append(" ".join(b.text for b in summary.bullets))
                     rows.append({"budget": budget, "system": system,
-                                 **{m: round(100 * float(np.mean(v)), 2) for m, v in scores.items()},
+                                 **mean_rouge(answers, [q.references for q in queries]),
                                  "context_ms_per_query": round(1000 * seconds / len(queries), 1)})
                     print(corpus, rows[-1], flush=True)
             results[corpus] = {"structure": structure, "word_limit": words, "rows": rows}

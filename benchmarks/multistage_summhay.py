@@ -27,10 +27,10 @@ from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, summary_lines  # noqa: E402
 from citesum.pack import PackOptions  # noqa: E402
 from citesum.raptor import build_tree, raptor_context, tree_summary  # noqa: E402
-from citesum.readagent import ReadAgent  # noqa: E402
+from citesum.readagent import ReadAgent, ReadReport  # noqa: E402
 from citesum.summarize import build_context, summarize_context  # noqa: E402
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer  # noqa: E402
-from citesum.summarize.statements import CentralStatements  # noqa: E402
+from citesum.summarize.statements import CentralStatements, StatementWriter, WriteReport  # noqa: E402
 
 SYSTEMS = ["dos-rag", "vanilla-rag", "raptor", "readagent", "full-context"]
 #: the paper: DOS RAG beats Vanilla RAG, RAPTOR and ReadAgent at every budget >= 5K tokens (e.g. InfiniteBench
@@ -49,14 +49,16 @@ def context_of(system: str, query: str, index, budget: int, tree, agent, memory)
     return agent.context(query, index, memory, budget=budget)[0]
 
 
-def offline_structures(index, agent: ReadAgent):  # type: ignore[no-untyped-def]
-    """RAPTOR's tree and ReadAgent's memory of ``index``, written offline, and what they hold with the seconds
-    each took to build."""
+def offline_structures(index, agent: ReadAgent,  # type: ignore[no-untyped-def]
+                       writer: StatementWriter | None = None, tree_report: WriteReport | None = None,
+                       read_report: ReadReport | None = None):
+    """RAPTOR's tree of ``index`` (node summaries by ``writer``: offline by default) and ``agent``'s memory of
+    it, and what they hold with the seconds each took to build."""
     started = time.perf_counter()
-    tree = build_tree(index, CentralStatements())
+    tree = build_tree(index, writer or CentralStatements(), report=tree_report)
     tree_s = time.perf_counter() - started
     started = time.perf_counter()
-    memory = agent.read(index)
+    memory = agent.read(index, report=read_report)
     memory_s = time.perf_counter() - started
     return tree, memory, {"units": len(index.passages), "tree": tree_summary(tree), "tree_s": round(tree_s, 1),
                           "pages": len(memory.pages), "memory_s": round(memory_s, 1)}

@@ -16,13 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, write_result  # noqa: E402
+from _common import SHARED_DATA, mean_rouge, write_result  # noqa: E402
 
 from citesum.datasets import load_dataset  # noqa: E402
-from citesum.evaluate.rouge import METRICS, rouge  # noqa: E402
 from citesum.index.store import Index, IndexSettings  # noqa: E402
 from citesum.pack import PackOptions  # noqa: E402
 from citesum.summarize import summarize_query  # noqa: E402
@@ -43,15 +40,12 @@ def main() -> None:
             index = Index.create(Path(args.cache or temporary) / name, IndexSettings())
             index.add(dataset.documents)
             summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=words))
-            scores = {m: [] for m in METRICS}
             started = time.perf_counter()
-            for query in dataset.queries:
-                summary = summarize_query(query.text, index, summarizer, options=PackOptions(budget=8_000))
-                text = " ".join(b.text for b in summary.bullets)
-                for metric, value in rouge(text, query.references).items():
-                    scores[metric].append(value)
+            answers = [" ".join(b.text for b in summarize_query(query.text, index, summarizer,
+                                                                options=PackOptions(budget=8_000)).bullets)
+                       for query in dataset.queries]
             results[name] = {"queries": len(dataset.queries), "word_limit": words,
-                             **{m: round(100 * float(np.mean(v)), 2) for m, v in scores.items()},
+                             **mean_rouge(answers, [q.references for q in dataset.queries]),
                              "seconds_per_query": round((time.perf_counter() - started) / len(dataset.queries), 3)}
             print(name, results[name], flush=True)
     write_result("odsum_rouge", {"retriever": "hybrid", "budget": 8_000, "summarizer": "extractive",

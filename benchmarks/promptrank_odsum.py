@@ -4,20 +4,21 @@ LightPAL's Table 3 compares them.
 The protocol of benchmarks/lightpal_odsum.py, through its helpers: the pool is the dev + train sections (681
 units, a section each), a question is asked as "<story title>: <question>", a question's relevant units are its
 story's sections, P@K / R@K are averaged over the questions and then over K = 5, 10, 20. The questions are a
-fixed sample of the 125 dev questions (the first ``--questions`` of a shuffle with seed 0,
-so a larger sample extends a smaller one and reuses its stored rankings): held out, nothing here is tuned on them (PromptRank runs
+fixed sample of the 125 dev questions (the first ``--questions`` of a shuffle with seed 0, so a larger sample
+extends a smaller one and reuses its stored rankings): held out, nothing here is tuned on them (PromptRank runs
 with its defaults); BM25 and LightPAL are also scored on all 125 to show how the sample compares.
 
 Compared: ``bm25``; LightPAL over BM25 with the BM25 graph lightpal_odsum.py builds (cached beside the index);
 ``promptrank:bm25`` with the packaged SmolLM2-135M in this process on one llama.cpp thread, its second hop
 following the same graph. Latency: the wall time of ``retrieve(question, 20)``, one question at a time after
-one warm-up question, with the number of LM calls PromptRank made for it. The machine is shared: the load
-average is recorded beside the times (for PromptRank, per question, as it finished).
+one warm-up question, with the number of LM calls PromptRank made for it. PromptRank's latency is of its first
+``--timed`` questions ranked again in this run (which must give their stored rankings again): the stored
+rankings may come from runs that shared the machine, and each keeps its own time and load average.
 
 The PromptRank run is resumable: each question's ranking is appended to ``<cache>/promptrank-rankings.jsonl``
 as it finishes, and a rerun ranks only the questions left (one to three minutes a question on one core).
 
-Run: python benchmarks/promptrank_odsum.py --cache DIR [--questions 20]
+Run: python benchmarks/promptrank_odsum.py --cache DIR [--questions 27] [--timed 3]
 Writes: benchmarks/results/promptrank_odsum.json
 """
 
@@ -113,6 +114,27 @@ def rank_resumably(promptrank: PromptRankRetriever, likelihood: LlamaCppLikeliho
     return [done[query.id] for query in queries]
 
 
+def paired_difference(first: Retriever, second: Retriever, index: Index, sample: list[Query]) -> dict[str, object]:
+    """``first`` minus ``second`` in P and R (each averaged over K), per question, with 95% bootstrap intervals
+    that resample the questions (scipy's BCa, seed 0)."""
+    from scipy.stats import bootstrap
+
+    out: dict[str, object] = {}
+    per_question = {name: [evaluate(retriever, [query], unit_relevance(index, [query]), STORY_KS)
+                           for query in sample] for name, retriever in (("first", first), ("second", second))}
+    for measure in ("P_mean", "R_mean"):
+        differences = np.array([a[measure] - b[measure] for a, b in zip(per_question["first"],
+                                                                          per_question["second"])])
+        if np.ptp(differences) == 0:  # one value: no interval to estimate (BCa would give NaN)
+            low = high = float(differences[0])
+        else:
+            interval = bootstrap((differences,), np.mean, n_resamples=10_000,
+                                 rng=np.random.default_rng(0)).confidence_interval
+            low, high = float(interval.low), float(interval.high)
+        out[measure] = {"difference": round(float(differences.mean()), 2), "ci95": [round(low, 2), round(high, 2)]}
+    return out
+
+
 def baselines(index: Index, graph: PassageGraph, sample: list[Query],
               every: list[Query]) -> tuple[dict[str, dict], dict[str, dict]]:
     """BM25's and LightPAL's rows on the sample (P / R, and the latency of retrieve(question, 20)), and their
@@ -131,9 +153,12 @@ def baselines(index: Index, graph: PassageGraph, sample: list[Query],
     return rows, all_dev
 
 
-def promptrank_row(index: Index, graph: PassageGraph, sample: list[Query],
-                   root: Path) -> tuple[dict, dict[str, object], list[dict]]:
-    """PromptRank's row on the sample, its settings, and its record of each question."""
+def promptrank_row(index: Index, graph: PassageGraph, sample: list[Query], root: Path,
+                   timed: int) -> tuple[dict, dict[str, object], list[dict]]:
+    """PromptRank's row on the sample, its settings, and its record of each question. Its latency is of the first
+    ``timed`` questions ranked again now, after a warm-up, as BM25 and LightPAL are timed (a question stored by a
+    run that shared the machine took longer; the records keep their own times and load averages), and each of
+    them must give the stored ranking again with as many LM calls."""
     likelihood = LlamaCppLikelihood(n_threads=1)
     promptrank = PromptRankRetriever(index, get_retriever("bm25", index), likelihood, graph)
     settings: dict[str, object] = {
@@ -143,8 +168,23 @@ def promptrank_row(index: Index, graph: PassageGraph, sample: list[Query],
     replayed = Replayed(index, {q.text: r["order"] for q, r in zip(sample, records)})
     row = evaluate(replayed, sample, unit_relevance(index, sample), STORY_KS)
     del row["ms_per_query_median"]  # the replay's, not PromptRank's
-    row |= timing([r["ms"] for r in records]) | {"lm_calls_per_query": round(float(np.mean(
-        [r["lm_calls"] for r in records])), 1)}
+    row["minus_lightpal"] = paired_difference(replayed, LightPALRetriever(index, get_retriever("bm25", index), graph),
+                                              index, sample)
+    row["minus_bm25"] = paired_difference(replayed, get_retriever("bm25", index), index, sample)
+    position = {passage.id: i for i, passage in enumerate(index.passages)}
+    likelihood.log_likelihoods(["Document: warm-up"], " Question?")  # the first evaluation pages the model in
+    timed_records = []
+    for query, record in zip(sample[:timed], records):
+        calls, started = likelihood.calls, time.perf_counter()
+        hits = promptrank.retrieve(query.text, len(position))  # as the stored run: its LM calls do not depend on k
+        timed_records.append({"id": query.id, "ms": round(1000 * (time.perf_counter() - started), 1),
+                              "lm_calls": likelihood.calls - calls})
+        if [position[hit.passage.id] for hit in hits] != record["order"] or \
+                timed_records[-1]["lm_calls"] != record["lm_calls"]:
+            raise SystemExit(f"PromptRank ranked {query.id} differently from the stored run")
+    row |= timing([r["ms"] for r in timed_records]) | {
+        "timed": timed_records, "timed_reproduced_stored_rankings": True,
+        "lm_calls_per_query": round(float(np.mean([r["lm_calls"] for r in records])), 1)}
     print("promptrank", row, flush=True)
     return row, settings, records
 
@@ -152,7 +192,9 @@ def promptrank_row(index: Index, graph: PassageGraph, sample: list[Query],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", required=True, help="keep the index, the graph and PromptRank's rankings here")
-    parser.add_argument("--questions", type=int, default=20, help="dev questions in the sample")
+    parser.add_argument("--questions", type=int, default=27, help="dev questions in the sample")
+    parser.add_argument("--timed", type=int, default=3,
+                        help="questions PromptRank ranks again for its latency (about 1.5 minutes each)")
     args = parser.parse_args()
     root = Path(args.cache)
     root.mkdir(parents=True, exist_ok=True)
@@ -168,7 +210,8 @@ def main() -> None:
     sample = [every[i] for i in shuffled[: args.questions]]
     load_before = os.getloadavg()
     rows, all_dev = baselines(index, graph, sample, every)
-    rows["promptrank:bm25 (SmolLM2-135M, BM25 graph)"], settings, records = promptrank_row(index, graph, sample, root)
+    rows["promptrank:bm25 (SmolLM2-135M, BM25 graph)"], settings, records = promptrank_row(index, graph, sample, root,
+                                                                                      args.timed)
     write_result("promptrank_odsum", {
         "questions": {"split": "dev (held out; nothing tuned on them)", "sample": len(sample), "of": len(every),
                       "seed": SAMPLE_SEED, "ids": [q.id for q in sample]},

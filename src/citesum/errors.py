@@ -56,6 +56,10 @@ class LLMError(CitesumError):
     """An LLM call failed after its retries, or returned output that could not be used."""
 
 
+class UnusableOutputError(LLMError):
+    """The LLM answered, but nothing in its answers could be used (after the retries for bad output)."""
+
+
 def unknown_name_error(kind: str, name: str, valid: list[str]) -> ConfigError:
     """Error for a registry lookup that failed, listing the valid names."""
     return ConfigError(f"unknown {kind} '{name}'; choose one of: {', '.join(sorted(valid))}")

@@ -6,9 +6,11 @@ sentences), which becomes a node one level up; the nodes are embedded and cluste
 levels or until a level has too few nodes to cluster. Clustering follows RAPTOR: Gaussian mixtures with the
 number of components chosen by BIC, soft membership (a text joins every cluster whose probability reaches
 0.1), and a cluster whose texts exceed the summarizer's input limit is clustered again on its own. One
-change: the vectors are reduced by PCA, not UMAP. Both only make a 384-768-dimensional space small enough for
-a mixture of Gaussians; PCA is deterministic (the same index gives the same tree) and needs scikit-learn
-alone, where UMAP brings numba and its compile time. The tree is stored beside the index
+change by default: the vectors are reduced by PCA, not UMAP (``ClusterOptions(reduction="umap")`` is RAPTOR's
+own way, extra ``umap``). Both only make a 384-768-dimensional space small enough for a mixture of Gaussians.
+PCA needs scikit-learn alone and takes a fraction of a second; UMAP brings numba and its compile time, and is
+seeded here (RAPTOR's code does not seed it), which also keeps it on one thread. ``benchmarks/raptor_reduction.py``
+measures the two. The tree is stored beside the index
 (``DIR/raptor-tree.npz``, replaced atomically) with the index generation it describes.
 
 Reading (``--retriever raptor``): every node of every level, leaves included, is ranked by cosine with the query
@@ -48,13 +50,32 @@ DEFAULT_LEVELS = 3
 BIC_PATIENCE = 10
 
 
-def _mixture() -> tuple[type, type]:
+REDUCTIONS = ("pca", "umap")
+
+
+def _gaussian_mixture() -> type:
     try:
-        from sklearn.decomposition import PCA  # type: ignore[import-untyped]
         from sklearn.mixture import GaussianMixture  # type: ignore[import-untyped]
     except ImportError as exc:
         raise MissingExtraError("RAPTOR's clustering", "raptor", "scikit-learn") from exc
-    return PCA, GaussianMixture
+    return GaussianMixture
+
+
+def _reduce(vectors: np.ndarray, dimensions: int, reduction: str, stage: str, seed: int) -> np.ndarray:
+    """``vectors`` in ``dimensions`` dimensions: PCA, or UMAP as RAPTOR runs it (cosine, sqrt(n - 1)
+    neighbours in the global stage, 10 in the local one)."""
+    if reduction == "pca":
+        from sklearn.decomposition import PCA  # type: ignore[import-untyped]
+
+        return PCA(n_components=dimensions, svd_solver="full").fit_transform(vectors)
+    try:
+        import umap  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise MissingExtraError("RAPTOR's UMAP reduction", "umap", "umap-learn") from exc
+    neighbours = max(2, int((len(vectors) - 1) ** 0.5)) if stage == "global" else 10
+    reducer = umap.UMAP(n_neighbors=min(neighbours, len(vectors) - 1), n_components=dimensions, metric="cosine",
+                        random_state=seed, n_jobs=1)  # a seed makes UMAP run on one thread anyway
+    return np.asarray(reducer.fit_transform(vectors))
 
 
 @dataclass(frozen=True)
@@ -64,10 +85,13 @@ class ClusterOptions:
     max_clusters: int = DEFAULT_MAX_CLUSTERS
     max_tokens: int = DEFAULT_CLUSTER_TOKENS
     seed: int = 0
+    reduction: str = "pca"
 
     def __post_init__(self) -> None:
         if self.dimensions < 1 or self.max_clusters < 1 or self.max_tokens < 1 or not 0 < self.membership <= 1:
             raise ConfigError("clustering needs dimensions, max_clusters and max_tokens >= 1 and 0 < membership <= 1")
+        if self.reduction not in REDUCTIONS:
+            raise ConfigError(f"unknown reduction '{self.reduction}'; choose one of {', '.join(REDUCTIONS)}")
 
 
 def cluster(vectors: np.ndarray, token_counts: np.ndarray, options: ClusterOptions = ClusterOptions()
@@ -79,8 +103,8 @@ def cluster(vectors: np.ndarray, token_counts: np.ndarray, options: ClusterOptio
     cluster still over the token limit is clustered again on its own, or, when the mixtures cannot split it,
     cut in reading order."""
     out: list[np.ndarray] = []
-    for global_cluster in _mixture_clusters(vectors, options):
-        for local in _mixture_clusters(vectors[global_cluster], options):
+    for global_cluster in _mixture_clusters(vectors, options, "global"):
+        for local in _mixture_clusters(vectors[global_cluster], options, "local"):
             positions = global_cluster[local]
             if token_counts[positions].sum() <= options.max_tokens or len(positions) == 1:
                 out.append(positions)
@@ -91,14 +115,14 @@ def cluster(vectors: np.ndarray, token_counts: np.ndarray, options: ClusterOptio
     return out
 
 
-def _mixture_clusters(vectors: np.ndarray, options: ClusterOptions) -> list[np.ndarray]:
-    """One stage: a Gaussian mixture over the PCA-reduced rows, its size by BIC, soft membership (all rows in
-    one cluster when there are too few to fit a mixture in the reduced space: RAPTOR's rule)."""
+def _mixture_clusters(vectors: np.ndarray, options: ClusterOptions, stage: str) -> list[np.ndarray]:
+    """One stage: a Gaussian mixture over the reduced rows, its size by BIC, soft membership (all rows in one
+    cluster when there are too few to fit a mixture in the reduced space: RAPTOR's rule)."""
     n = len(vectors)
     if n <= options.dimensions + 1:
         return [np.arange(n)] if n else []
-    PCA, GaussianMixture = _mixture()
-    reduced = PCA(n_components=min(options.dimensions, n - 2), svd_solver="full").fit_transform(vectors)
+    GaussianMixture = _gaussian_mixture()
+    reduced = _reduce(vectors, min(options.dimensions, n - 2), options.reduction, stage, options.seed)
     best: tuple[float, int, Any] | None = None
     for k in range(1, min(options.max_clusters, n - 1) + 1):
         if best is not None and k - best[1] > BIC_PATIENCE:

@@ -144,3 +144,11 @@ def test_an_in_process_model_loads_after_the_nearest_neighbour_index_is_imported
               "print(repr(llm.complete(ChatRequest.from_prompt('Name a colour.', max_tokens=4, seed=1)).text))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_n_threads_bounds_batches_too(packaged_smollm2: str) -> None:
+    from citesum.llm.llamacpp import LlamaCppChat
+
+    # a prompt is evaluated as a batch; llama-cpp-python gives batches every core unless told otherwise
+    params = LlamaCppChat(packaged_smollm2, n_ctx=512, n_threads=1)._model.context_params
+    assert (params.n_threads, params.n_threads_batch) == (1, 1)

@@ -58,6 +58,12 @@ def test_the_server_echoes_what_the_process_computes(completions_server: str, pa
     assert here[0] > here[1] and np.all(here < 0)  # the answering passage makes the question likelier
 
 
+def test_n_threads_bounds_batches_too(packaged_smollm2: str) -> None:
+    # a prompt is evaluated as a batch; llama-cpp-python gives batches every core unless told otherwise
+    params = LlamaCppLikelihood(packaged_smollm2, n_ctx=512, n_threads=1)._model.context_params
+    assert (params.n_threads, params.n_threads_batch) == (1, 1)
+
+
 def test_the_kv_cache_kept_between_texts_does_not_change_a_score(packaged_smollm2: str) -> None:
     likelihood = LlamaCppLikelihood(packaged_smollm2, n_ctx=512, n_threads=1)
     shared = chain_prompt([ANSWERS, UNRELATED])

@@ -14,7 +14,7 @@ from citesum.errors import BudgetError, ConfigError, LLMError
 from citesum.index.store import Index, IndexSettings
 from citesum.llm.fake import FakeLLM
 from citesum.pack import STATEMENT_LABEL, pack_pieces
-from citesum.raptor import TREE_FILE, ClusterOptions, RaptorTree, build_tree, cluster, raptor_context
+from citesum.raptor import REDUCTIONS, TREE_FILE, ClusterOptions, RaptorTree, build_tree, cluster, raptor_context
 from citesum.readagent import MEMORY_FILE, Memory, ReadAgent, ReadReport
 from citesum.summarize.statements import CentralStatements, LLMStatements, WriteReport, group_context
 from citesum.tokens import get_tokenizer
@@ -47,6 +47,54 @@ def test_clustering_finds_separated_groups_and_covers_every_row() -> None:
     assert set(np.concatenate(clusters).tolist()) == set(range(len(vectors)))
     again = cluster(vectors, np.full(len(vectors), 10), FEW_DIMENSIONS)
     assert [c.tolist() for c in again] == [c.tolist() for c in clusters]  # deterministic
+
+
+def test_umap_reduction_as_raptor_runs_it_finds_the_same_groups() -> None:
+    pytest.importorskip("umap")  # extra umap (installed by make test; CITESUM_NO_SKIPS=1 fails a skip in CI)
+    vectors, truth = blobs()
+    options = ClusterOptions(dimensions=3, reduction="umap")
+    clusters = cluster(vectors, np.full(len(vectors), 10), options)
+    assert all(len(set(truth[c])) == 1 for c in clusters)
+    assert set(np.concatenate(clusters).tolist()) == set(range(len(vectors)))
+    again = cluster(vectors, np.full(len(vectors), 10), options)
+    assert [c.tolist() for c in again] == [c.tolist() for c in clusters]  # seeded: the same tree twice
+
+
+def test_umap_runs_with_raptors_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict] = []
+
+    class RecordingUMAP:  # stands in for umap.UMAP: records its settings and rows, keeps the first columns
+        def __init__(self, **settings: object) -> None:
+            calls.append(dict(settings))
+
+        def fit_transform(self, rows: np.ndarray) -> np.ndarray:
+            calls[-1]["rows"] = len(rows)
+            return rows[:, : int(calls[-1]["n_components"])]
+
+    umap = type(sys)("umap")
+    umap.UMAP = RecordingUMAP  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "umap", umap)
+    vectors, _ = blobs()  # 45 rows
+    cluster(vectors, np.full(len(vectors), 10), ClusterOptions(dimensions=3, reduction="umap", seed=7))
+    # the global stage: sqrt(n - 1) neighbours; then each global cluster's local stage: 10 (fewer rows: all)
+    assert calls[0] == {"n_neighbors": 6, "n_components": 3, "metric": "cosine", "random_state": 7, "n_jobs": 1,
+                        "rows": 45}
+    assert len(calls) > 1
+    for local in calls[1:]:
+        assert local["n_neighbors"] == min(10, local["rows"] - 1) and local["rows"] < 45
+        assert (local["metric"], local["random_state"]) == ("cosine", 7)
+
+
+def test_an_unknown_reduction_or_a_missing_umap_is_an_error_that_says_what_to_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from citesum.errors import MissingExtraError
+
+    with pytest.raises(ConfigError, match="pca, umap"):
+        ClusterOptions(reduction="tsne")
+    monkeypatch.setitem(sys.modules, "umap", None)
+    vectors, _ = blobs()
+    with pytest.raises(MissingExtraError, match=r"citesum\[umap\]"):
+        cluster(vectors, np.full(len(vectors), 10), ClusterOptions(dimensions=3, reduction="umap"))
 
 
 def test_a_cluster_over_the_token_limit_is_clustered_again() -> None:
@@ -230,6 +278,18 @@ def test_cli_tree_then_raptor_and_readagent_summaries(tmp_path: Path, haystack) 
                                       *options])
         assert result.exit_code == 0, result.output
         assert result.output.startswith("- ") and "[1]" in result.output
+
+
+def test_cli_tree_reduction_reaches_the_clustering(tmp_path: Path, haystack,  # type: ignore[no-untyped-def]
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(haystack.documents[:12])
+    monkeypatch.setitem(sys.modules, "umap", None)  # UMAP asked for and missing: the error names the extra
+    result = CliRunner().invoke(main, ["tree", "--index", str(tmp_path / "ix"), "--reduction", "umap", "--no-progress"])
+    assert result.exit_code == 1 and "citesum[umap]" in result.output
+    assert not (tmp_path / "ix" / TREE_FILE).exists()
+    result = CliRunner().invoke(main, ["tree", "--index", str(tmp_path / "ix"), "--reduction", "tsne"])
+    assert result.exit_code == 2 and ", ".join(f"'{r}'" for r in REDUCTIONS) in result.output  # the CLI's choices
 
 
 def test_clustering_without_scikit_learn_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from citesum.cli import main
 from citesum.embed import Embedder, get_embedder
-from citesum.errors import BudgetError, ConfigError, LLMError
+from citesum.errors import BudgetError, ConfigError, UnusableOutputError
 from citesum.index.store import Index, IndexSettings
 from citesum.llm.fake import FakeLLM
 from citesum.pack import PackOptions
@@ -54,7 +54,7 @@ def test_empty_output_is_retried_once_with_a_new_seed_then_reported(index: Index
     assert len(summary.bullets) == 1 and [r.seed for r in llm.requests] == [0, 1]
     # greedy decoding would give the same empty answer again: the retry samples
     assert [r.temperature for r in llm.requests] == [0.0, 0.7]
-    with pytest.raises(LLMError, match="no usable bullets in 2 attempt"):
+    with pytest.raises(UnusableOutputError, match="no usable bullets in 2 attempt"):
         LLMSummarizer(FakeLLM(["   ", "## Only a heading"])).summarize("water", build_context("water", index))
 
 

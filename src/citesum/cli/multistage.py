@@ -67,10 +67,13 @@ def multistage_context(query: str, index: Any, reader: str, *, llm: Any, budget:
               help="About how long each node's summary is.")
 @click.option("--cluster-tokens", type=click.IntRange(min=100), default=3_500, show_default=True,
               help="A cluster whose texts are longer is clustered again (the summarizer's input limit).")
+@click.option("--reduction", type=click.Choice(["pca", "umap"]), default="pca", show_default=True,  # raptor.REDUCTIONS
+              help="How the embeddings are reduced before the Gaussian mixtures: PCA, or UMAP as RAPTOR does "
+                   "(extra umap).")
 @click.option("--progress/--no-progress", default=True, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def tree(index_dir: str, backend: str, model: str | None, base_url: Sequence[str], api_key_env: str, timeout: float,
-         no_cache: bool, levels: int, summary_tokens: int, cluster_tokens: int, progress: bool,
+         no_cache: bool, levels: int, summary_tokens: int, cluster_tokens: int, reduction: str, progress: bool,
          as_json: bool) -> None:
     """Build RAPTOR's tree of cluster summaries for an index (used by --retriever raptor)."""
     from citesum.index.store import Index
@@ -83,7 +86,8 @@ def tree(index_dir: str, backend: str, model: str | None, base_url: Sequence[str
     report = WriteReport()
     with progress_bar(progress and not as_json) as update:
         built = build_tree(index, writer, levels=levels, summary_tokens=summary_tokens,
-                           options=ClusterOptions(max_tokens=cluster_tokens), progress=update, report=report)
+                           options=ClusterOptions(max_tokens=cluster_tokens, reduction=reduction), progress=update,
+                           report=report)
     path = built.save(index_dir)
     payload = {**tree_summary(built), "path": str(path),
                "fallbacks": [{"cluster": number, "reason": reason} for number, reason in report.fallbacks]}

@@ -73,7 +73,7 @@ class LlamaCppLikelihood:
     Args:
         model_path: A GGUF file; None for the packaged SmolLM2.
         n_ctx: The most tokens a prompt and its continuation may have together.
-        n_threads: llama.cpp's threads (None: its default).
+        n_threads: llama.cpp's threads, for single tokens and batches alike (None: its default).
     """
 
     def __init__(self, model_path: str | None = None, *, n_ctx: int = DEFAULT_CONTEXT,
@@ -91,8 +91,10 @@ class LlamaCppLikelihood:
             raise ConfigError(f"n_ctx must be >= 2, got {n_ctx}")
         try:
             # logits_all: the log-probability of every token of the continuation is read, not only of the next one
+            # n_threads_batch too: the prompts are evaluated as batches, which llama-cpp-python otherwise runs on
+            # every core whatever n_threads says
             self._model = Llama(model_path=model_path, n_ctx=n_ctx, n_batch=n_ctx, logits_all=True,
-                                n_threads=n_threads, verbose=False)
+                                n_threads=n_threads, n_threads_batch=n_threads, verbose=False)
         except ValueError as exc:  # llama-cpp-python's word for a file it cannot load
             raise ConfigError(f"llama.cpp cannot load {model_path} ({exc}): give a GGUF model file") from exc
         self._lock = threading.Lock()

@@ -36,7 +36,9 @@ class LlamaCppChat(LLM):
             from llama_cpp import Llama
         except ImportError as exc:
             raise MissingExtraError("the 'llamacpp' LLM backend", "llamacpp", "llama-cpp-python") from exc
-        self._model = Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        # n_threads_batch too: prompts are evaluated as batches, on every core unless it is given
+        self._model = Llama(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                            verbose=False)
         self._lock = threading.Lock()
         self._arguments = (model_path, n_ctx, n_threads)
         self.context_window = n_ctx

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from citesum.errors import LLMError
+from citesum.errors import UnusableOutputError
 from citesum.llm.base import LLM, ChatRequest
 from citesum.summarize import ANSWER_TOKENS
 from citesum.summarize.citations import parse_output
@@ -14,7 +14,7 @@ from citesum.types import Context, Summary
 
 class LLMSummarizer:
     """Prompted LLM summarizer. Output with no usable bullet is retried once (see :meth:`ChatRequest.retry`),
-    then reported as an :class:`LLMError`."""
+    then reported as an :class:`UnusableOutputError` (an :class:`LLMError`)."""
 
     name = "llm"
 
@@ -48,5 +48,5 @@ class LLMSummarizer:
                                timings={"llm_s": round(time.perf_counter() - started, 4)},
                                summarizer=f"{self.name}:{self.llm.name}")
         shown = " | ".join(repr(o[:80]) for o in outputs)
-        raise LLMError(f"{self.llm.name} returned no usable bullets in {len(outputs)} attempt(s): {shown}")
+        raise UnusableOutputError(f"{self.llm.name} returned no usable bullets in {len(outputs)} attempt(s): {shown}")
 
