@@ -63,7 +63,11 @@ from citesum.types import Summary  # noqa: E402
 STATEMENT_TOKENS = 256
 
 
-def sampled(haystack: Haystack, documents: int, seed: int = 0) -> Haystack:
+#: the seed of the document and story samples
+SAMPLE_SEED = 0
+
+
+def sampled(haystack: Haystack, documents: int, seed: int = SAMPLE_SEED) -> Haystack:
     """``documents`` of the haystack's documents (seeded, in their order), each subtopic keeping the insights
     they state, with only them as gold."""
     kept = set(random.Random(seed).sample([d.id for d in haystack.documents], documents))
@@ -136,7 +140,8 @@ def compare(queries: list[str], bullets: list[int], index: Any, llm: Any, budget
 
 def summhay_part(topic: str, documents: int, root: Path, llm: Any, budget: int, max_tokens: int) -> dict[str, Any]:
     haystack = sampled(load_haystack(SHARED_DATA / "summhay" / topic), documents)
-    index = haystack_index(haystack, root / f"summhay-{topic}-{documents}", PipelineConfig(unit="passage"))
+    index = haystack_index(haystack, root / f"summhay-{topic}-{documents}-seed{SAMPLE_SEED}",
+                           PipelineConfig(unit="passage"))
     judge = get_judge("offline")
     subtopics = haystack.subtopics
     readers = {"llm": lambda bullets: LLMSummarizer(llm, "summhay", bullets=bullets, max_tokens=max_tokens),
@@ -157,7 +162,8 @@ def summhay_part(topic: str, documents: int, root: Path, llm: Any, budget: int, 
 def odsum_part(stories: int, root: Path, llm: Any, budget: int, max_tokens: int) -> dict[str, Any]:
     name, path, words = CORPORA["story"]
     dataset = load_dataset(name, str(path))
-    chosen = sorted(random.Random(0).sample(sorted({d.metadata["story"] for d in dataset.documents}), stories))
+    every_story = sorted({d.metadata["story"] for d in dataset.documents})
+    chosen = sorted(random.Random(SAMPLE_SEED).sample(every_story, stories))
     documents = [d for d in dataset.documents if d.metadata["story"] in chosen]
     queries = [q for q in titled(dataset) if q.id.split("/")[0] in chosen]
     index = open_index(root / f"odsum-story-{stories}", IndexSettings(), documents)
