@@ -4,8 +4,8 @@ For each seed: generate the haystack, write it as files, ingest and index them w
 answer the three questions exactly as ``citesum demo`` does; then count, from the generator's gold, the bullets
 that state an insight of the question's subtopic and the citations to a document that states the bullet's
 insight, and the bullets that state no insight at all (filler: background and closing lines; the others state
-a fact of another question). This is our own corpus, not evaluation data: it shows what a new user sees, and where the offline
-default embedder's vocabulary gaps lie (per question).
+a fact of another question). This is our own corpus, not evaluation data: it shows what a new user sees, and
+where the offline default embedder's vocabulary gaps lie (per question).
 
 Run: python benchmarks/demo_quality.py [--seeds 5] [--documents 60]
 Writes: benchmarks/results/demo_quality.json
