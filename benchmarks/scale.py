@@ -10,6 +10,8 @@ Steps (each in its own subprocess, so each peak RSS is its own):
   * update: every 100th document revised (a sentence appended), one update, as a share of the build time; then
     the same documents revised again (``again``): the first update reads a generation partly out of the page
     cache, the second one just written
+  * search after the updates: the same measures on the generation the updates left (the build's segment, from
+    which the revised documents' units are left out, and the updates' segments, read exactly beside its graph)
   * threshold: on the first n vectors of the index (n in ``--threshold-sizes``), the time of an exact dense
     query against one through a graph of those n (search + exact scoring of its candidates), the graph's build
     time and its recall@10: where the graph overtakes exact search is where DEFAULT_ANN_MIN_UNITS belongs
@@ -128,7 +130,8 @@ def search(folder: Path) -> dict[str, Any]:
     index = Index.open(folder)
     index.passages  # noqa: B018 - load the generation
     open_seconds = time.perf_counter() - opened
-    out: dict[str, Any] = {"open_seconds": round(open_seconds, 2), "has_graph": index.ann is not None}
+    out: dict[str, Any] = {"open_seconds": round(open_seconds, 2), "has_graph": index.ann is not None,
+                           "segments": len(json.loads((folder / f"gen-{index.generation}" / "segments.json").read_text()))}
     latencies = {name: _timed(lambda q, r=get_retriever(name, index): r.retrieve(q, 10), QUERIES)
                  for name in RETRIEVERS}
     dense = get_retriever("dense", index)
@@ -149,10 +152,10 @@ def search(folder: Path) -> dict[str, Any]:
 
 
 def update(folder: Path, passages: int, build_seconds: float) -> dict[str, Any]:
-    """Every 100th document revised, one update; then the same documents revised again, a second update. The
-    first reads the generation the build wrote (4.75 GB of files at a million units, and the database), which
-    the searches and the threshold step between them leave partly out of the page cache; the second reads the
-    generation the first has just written."""
+    """Every 100th document revised, one update; then the same documents revised again, a second update. Each
+    verifies and links the segments of the generation before it and writes a segment of its new units; the
+    first reads the generation the build wrote (its files are checksummed: 2.2 GB at a million units, and the
+    database), which the searches and the threshold step between them leave partly out of the page cache."""
     import dataclasses
 
     from citesum.embed import get_embedder
@@ -239,10 +242,12 @@ def main() -> None:
         searched = run("search", folder)
         threshold_result = run("threshold", folder)
         updated = run("update", folder, str(built["build_seconds"]))
+        searched_after = run("search", folder)
     write_result("scale", {
         "embedder": "wordllama", "unit": "passage (100 tokens)", "ann_min_units": DEFAULT_ANN_MIN_UNITS,
         "goals": {"peak_rss_mb": 4096, "hybrid_p50_ms": 20, "dense_recall_at_10": 0.95, "update_share": 0.05},
-        "build": built, "search": searched, "update_1_percent": updated, "threshold": threshold_result})
+        "build": built, "search": searched, "update_1_percent": updated, "search_after_updates": searched_after,
+        "threshold": threshold_result})
 
 
 if __name__ == "__main__":

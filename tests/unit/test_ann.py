@@ -37,12 +37,18 @@ def _generation_folder(index: Index) -> Path:
     return index.path / f"gen-{index.generation}"
 
 
+def _graph_files(index: Index) -> list[Path]:
+    """The graph files of the current generation's segments."""
+    return sorted(_generation_folder(index).glob(f"segments/*/{ann_module.FILE}"))
+
+
 def test_dense_search_through_the_graph_gives_the_exact_results(tmp_path: Path) -> None:
     exact = _index(tmp_path / "exact", 0)
     graph = _index(tmp_path / "graph", 100)
     assert exact.ann is None and graph.ann is not None and len(graph.ann) == len(graph) > 100
     files = json.loads(dict(graph.info().items())["files"])  # type: ignore[arg-type]
-    assert ann_module.FILE in files and (_generation_folder(graph) / ann_module.FILE).exists()  # checksummed
+    [graph_file] = _graph_files(graph)
+    assert graph_file.relative_to(_generation_folder(graph)).as_posix() in files  # checksummed
     overlaps = []
     for name in ("dense", "dense-prf", "hybrid"):
         for query in QUERIES:
@@ -75,10 +81,13 @@ def test_units_the_graph_does_not_return_score_below_its_candidates(tmp_path: Pa
     assert np.sum(exact[found] >= np.sort(exact)[-10] - 1e-6) >= 8
 
 
-def test_updates_change_the_previous_graph_instead_of_building_it_again(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_updates_keep_the_previous_graph_and_read_the_new_units_beside_it(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update links the previous segment's graph (the same file) and adds a segment of its new units, too few
+    for a graph: they are read exactly beside it, and units of deleted documents are never returned."""
     index = _index(tmp_path / "ix", 100, DOCUMENTS[:120])
-    before = len(index.ann)  # type: ignore[arg-type]
+    [graph_file] = _graph_files(index)
+    inode = graph_file.stat().st_ino
 
     def no_rebuild(*args: object) -> AnnIndex:
         raise AssertionError("the graph was built again")
@@ -87,13 +96,14 @@ def test_updates_change_the_previous_graph_instead_of_building_it_again(tmp_path
     gone = [d.id for d in DOCUMENTS[:10]]
     dropped_rows = set(index.row_ids[[i for i, p in enumerate(index.passages) if p.document_id in gone]].tolist())
     index.update(upsert=DOCUMENTS[120:], delete=gone)
+    assert [f.stat().st_ino for f in _graph_files(index)] == [inode]
     graph = index.ann
-    assert graph is not None and len(graph) == len(index) != before
+    assert graph is not None and len(graph) == len(index)
     embedder = get_retriever("dense", index).embedder  # type: ignore[attr-defined]
     for position in (len(index) - 1, len(index) - 20):  # new units: each is (a copy of) its own nearest neighbour
         passage = index.passages[position]
-        [key] = graph.search(embedder.encode_documents([passage.text])[0], 1)
-        assert index.passages[int(np.searchsorted(index.row_ids, key))].text == passage.text
+        keys = graph.search(embedder.encode_documents([passage.text])[0], 1)  # the nearest of each segment
+        assert passage.text in {index.passages[int(np.searchsorted(index.row_ids, key))].text for key in keys}
     for query in QUERIES:
         keys = set(graph.search(embedder.encode_query(query)).tolist())
         assert not keys & dropped_rows and keys <= set(index.row_ids.tolist())
@@ -106,7 +116,7 @@ def test_updates_change_the_previous_graph_instead_of_building_it_again(tmp_path
 
 def test_a_damaged_graph_is_never_searched_and_the_next_update_builds_a_new_one(tmp_path: Path) -> None:
     index = _index(tmp_path / "ix", 100)
-    path = _generation_folder(index) / ann_module.FILE
+    [path] = _graph_files(index)
     path.write_bytes(np.random.default_rng(0).bytes(path.stat().st_size))  # same size, other bytes
     reopened = Index.open(tmp_path / "ix")
     assert reopened.ann is None  # the checksum differs: the state is rebuilt from the database, exact search
@@ -123,7 +133,7 @@ def test_the_threshold_can_change_on_an_existing_index(tmp_path: Path) -> None:
     assert index.ann is not None and index.info()["ann_min_units"] == "100"
     assert index.set_ann_min_units(50) is None  # still above: nothing to do
     index.set_ann_min_units(0)
-    assert index.ann is None and not (_generation_folder(index) / ann_module.FILE).exists()
+    assert index.ann is None and not _graph_files(index)
     with pytest.raises(Exception, match="ann_min_units must be 0"):
         index.set_ann_min_units(-1)
 

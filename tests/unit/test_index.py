@@ -218,7 +218,7 @@ def test_generation_files_checksummed_by_older_versions_still_verify(  # type: i
     conn.close()
     assert artifacts.verify(folder, older) == []
     assert isinstance(Index.open(tmp_path / "ix").vectors, np.memmap)  # read from its verified file
-    vectors = folder / artifacts.VECTORS
+    vectors = next(folder.glob("segments/*/vectors.npy"))
     data = bytearray(vectors.read_bytes())
     data[-4:] = b"\x00\x00\x80\x7f"  # the last float becomes infinity: same size, other bytes
     vectors.write_bytes(bytes(data))
@@ -279,22 +279,33 @@ def test_an_embedder_failure_mid_build_leaves_the_index_as_it_was(tmp_path: Path
     assert index.generation == generation and _state(index) == {"a": ["Apples are red."]}
 
 
-def test_an_index_written_without_term_counts_still_updates_exactly(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
-    """A generation written by a version that kept no term counts cannot be updated in place: the next update
-    analyses every kept unit again, with the same result."""
-    from citesum.index.lexical import LexicalIndex
+def test_an_index_written_before_segments_is_read_from_the_database_and_updates_exactly(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder, caplog: pytest.LogCaptureFixture) -> None:
+    """A generation in the layout before segments (no list of segments) is not searched from its files: it is
+    read from the database, `citesum check` says so, and the next update writes every unit again, scoring as a
+    rebuild."""
+    from citesum.index.check import check_index
 
     index = Index.create(tmp_path / "ix", SETTINGS)
     index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels and rationing.") for i in range(6)]),
                  embedder=hashing_embedder)
+    expected = index.lexical.scores("reservoir rationing")
     folder = tmp_path / "ix" / f"gen-{index.generation}"
-    (folder / "bm25" / LexicalIndex.TERM_COUNTS).unlink()
+    (folder / "segments.json").unlink()
     with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:  # the checksums such a version recorded
         conn.execute("UPDATE manifest SET value=? WHERE key='files'", (json.dumps(artifacts.checksums(folder)),))
-    index.update(_docs(("n", "Reservoir rationing ends.")), delete=["d2"], embedder=hashing_embedder)
-    updated = [index.lexical.scores(q) for q in ("reservoir rationing", "report 4")]
-    index.rewrite_generation()
-    assert all(np.array_equal(a, index.lexical.scores(q)) for a, q in zip(updated, ("reservoir rationing", "report 4")))
+    conn.close()
+    reopened = Index.open(tmp_path / "ix")
+    with caplog.at_level("WARNING"):
+        np.testing.assert_array_equal(reopened.lexical.scores("reservoir rationing"), expected)
+    assert not isinstance(reopened.vectors, np.memmap)  # from the database
+    assert any("older citesum" in problem for problem in check_index(tmp_path / "ix").problems)
+    reopened.update(_docs(("n", "Reservoir rationing ends.")), delete=["d2"], embedder=hashing_embedder)
+    assert (tmp_path / "ix" / f"gen-{reopened.generation}" / "segments.json").is_file()
+    updated = [reopened.lexical.scores(q) for q in ("reservoir rationing", "report 4")]
+    reopened.rewrite_generation()
+    assert all(np.array_equal(a, reopened.lexical.scores(q)) for a, q in zip(updated, ("reservoir rationing", "report 4")))
+    assert check_index(tmp_path / "ix").ok
 
 
 def test_terms_no_unit_holds_are_dropped_as_updates_replace_the_collection(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
@@ -313,31 +324,80 @@ def test_terms_no_unit_holds_are_dropped_as_updates_replace_the_collection(tmp_p
     assert np.array_equal(scores, index.lexical.scores("topic5x3 words5")) and scores.max() > 0
 
 
-def test_an_update_keeps_the_previous_vectors_of_every_run_of_kept_units(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """An update reads the previous generation's matrix once and moves the runs of kept rows up over the dropped
-    ones: the result must be the kept rows in order, whatever the runs (none dropped, all dropped, the first or
-    the last dropped, runs of one), followed by room for the new units."""
-    from citesum.index import local
-    from citesum.index.local import _kept_vectors
+def test_segment_vectors_read_as_one_matrix_of_the_held_units() -> None:
+    """A generation's vectors across segments that each hold some of their units: a product, rows by position
+    (any order, negative, a slice) and the whole, as the matrix of the held rows one segment after the other."""
+    from citesum.index.segments import SegmentVectors
 
-    monkeypatch.setattr(local, "_MOVED_ROWS", 7)  # long runs moved in several overlapping blocks
     rng = np.random.default_rng(5)
-    saved = rng.standard_normal((300, 8)).astype(np.float32)
-    np.save(tmp_path / "vectors.npy", saved)
-    masks = [np.ones(300, bool), np.zeros(300, bool), np.r_[False, np.ones(299, bool)], np.r_[np.ones(299, bool), False],
-             np.arange(300) % 2 == 0, *(rng.random(300) < share for share in (0.01, 0.5, 0.99))]
-    for keep in masks:
-        for room in (0, 7):
-            vectors = _kept_vectors(tmp_path / "vectors.npy", keep, room)
-            assert vectors.shape == (keep.sum() + room, 8) and vectors.dtype == np.float32
-            np.testing.assert_array_equal(vectors[: keep.sum()], saved[keep])
-    np.save(tmp_path / "wide.npy", saved.astype(np.float64))  # not float32: selected, not read into place
-    np.testing.assert_array_equal(_kept_vectors(tmp_path / "wide.npy", masks[4], 2)[:150], saved[masks[4]])
-    with open(tmp_path / "vectors.npy", "r+b") as handle:  # cut short: refused, not read as zeros
-        handle.truncate(1000)
-    with pytest.raises((OSError, ValueError)):
-        _kept_vectors(tmp_path / "vectors.npy", masks[0], 0)
+    saved = [rng.standard_normal((n, 8)).astype(np.float32) for n in (30, 1, 12, 0, 9)]
+    held = [np.arange(30)[rng.random(30) < 0.6], None, np.array([0, 11]), None, np.zeros(0, dtype=np.int64)]
+    expected = np.vstack([vectors if rows is None else vectors[rows] for vectors, rows in zip(saved, held)])
+    vectors = SegmentVectors(list(zip(saved, held)), 8)
+    assert len(vectors) == len(expected) and vectors.shape == expected.shape
+    np.testing.assert_array_equal(np.asarray(vectors), expected)
+    query = rng.standard_normal(8).astype(np.float32)
+    np.testing.assert_allclose(vectors @ query, expected @ query, rtol=1e-6)
+    positions = rng.permutation(len(expected))[:10]
+    np.testing.assert_array_equal(vectors[positions], expected[positions])
+    np.testing.assert_array_equal(vectors[[-1, 0]], expected[[-1, 0]])
+    np.testing.assert_array_equal(vectors[3:7], expected[3:7])
+    with pytest.raises(IndexError):
+        vectors[[len(expected)]]
+
+
+def test_merge_runs_bound_the_segments_and_rewrite_those_that_lost_units() -> None:
+    from citesum.index.segments import DELETED_SHARE, MAX_SEGMENTS, merge_runs
+
+    assert merge_runs([1000, 10], [1000, 10]) == []  # few segments, none lost much
+    assert merge_runs([600, 10], [1000, 10]) == [(0, 1)]  # lost 40%: written again without them
+    assert merge_runs([int(1000 * (1 - DELETED_SHARE)) + 1], [1000]) == []
+    sizes = [1000, 50, 40, 30, 20, 10, 5, 5, 5]  # one too many: the two smallest neighbours merge
+    assert merge_runs(sizes, sizes) == [(6, 8)]
+    many = [100] * (3 * MAX_SEGMENTS)
+    runs = merge_runs(many, many)
+    assert len(many) - sum(stop - start - 1 for start, stop in runs) == MAX_SEGMENTS
+    assert all(b[0] >= a[1] for a, b in zip(runs, runs[1:]))  # neighbours, not overlapping
+
+
+def test_updates_write_only_the_new_units_and_link_the_rest(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    """An update's generation shares the previous one's segment files (the same inodes: linked, not written),
+    adds a segment of its new units, and searches as a rebuild does; units of revised documents stay in their
+    segment's files and are never returned."""
+    from citesum.retrieve import get_retriever
+    from citesum.retrieve.dense import DenseRetriever
+    from citesum.retrieve.fusion import HybridRetriever
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels. Rationing {i % 3} continues.") for i in range(40)]),
+                 embedder=hashing_embedder)
+    first = tmp_path / "ix" / f"gen-{index.generation}"
+    [base] = json.loads((first / "segments.json").read_text())
+    inode = (first / "segments" / base / "vectors.npy").stat().st_ino
+    index.update(_docs(("d3", "The tram to the airport opens."), ("n1", "Reservoir rationing ends in May.")),
+                 delete=["d5"], embedder=hashing_embedder)
+    second = tmp_path / "ix" / f"gen-{index.generation}"
+    names = json.loads((second / "segments.json").read_text())
+    assert names[0] == base and len(names) == 2 and not first.exists()
+    assert (second / "segments" / base / "vectors.npy").stat().st_ino == inode
+    assert len(np.load(second / "segments" / names[1] / "rows.npy")) == 2  # only the new units were written
+    texts = [p.text for p in index.passages]
+    assert "Report 3 on reservoir levels. Rationing 0 continues." not in texts and texts[-2:] == [
+        "The tram to the airport opens.", "Reservoir rationing ends in May."]
+    queries = ["reservoir rationing", "tram airport", "report 3", "report 5"]
+
+    def hybrid():  # type: ignore[no-untyped-def]
+        return HybridRetriever(index, [get_retriever("bm25", index), get_retriever("bm25-rm3", index),
+                                       DenseRetriever(index, hashing_embedder)])
+
+    hits = {q: [h.passage.id for h in hybrid().retrieve(q, k=5)] for q in queries}
+    scores = {q: index.lexical.scores(q) for q in queries}
+    np.testing.assert_allclose(np.asarray(index.vectors), hashing_embedder.encode_documents(texts), rtol=1e-6)
+    index.rewrite_generation()
+    assert len(json.loads((tmp_path / "ix" / f"gen-{index.generation}" / "segments.json").read_text())) == 1
+    for query in queries:
+        np.testing.assert_array_equal(scores[query], index.lexical.scores(query))
+        assert hits[query] == [h.passage.id for h in hybrid().retrieve(query, k=5)]
 
 
 def test_a_build_lets_each_vector_batch_go_once_stacked(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]

@@ -125,7 +125,8 @@ def test_a_unit_as_a_bm25_query_is_its_text_or_its_heaviest_terms(tmp_path: Path
     assert not np.allclose(cut[0], whole[0])  # the cut changed the query
 
 
-def test_bm25_neighbours_link_units_that_share_terms_and_nothing_else(tmp_path: Path) -> None:
+def test_bm25_neighbours_link_units_that_share_terms_and_nothing_else(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     texts = ["reservoir water level fell", "the reservoir level is low", "bus fares for students",
              "students ride buses for free", "an unrelated sentence entirely", "bus fares rise again"]
     index = _index(tmp_path / "ix", texts)
@@ -139,7 +140,11 @@ def test_bm25_neighbours_link_units_that_share_terms_and_nothing_else(tmp_path: 
     assert scored.neighbors[2, 0] == 5  # the scorer ranks the BM25 neighbours
     with pytest.raises(ConfigError, match="neighbours must be one of"):
         build_passage_graph(index, None, neighbours="jaccard")  # type: ignore[arg-type]
-    index.lexical._term_counts = None  # an index written before the term counts were kept
+
+    class NoTermCounts:  # a Milvus store's BM25: scores, no term counts
+        term_statistics, serves_hybrid = False, False
+
+    monkeypatch.setattr(Index, "lexical", property(lambda self: NoTermCounts()))
     with pytest.raises(ConfigError, match="link the units by cosine"):
         build_passage_graph(index, None, neighbours="bm25")
     assert build_passage_graph(index, None, candidates=3, edges=2).scorer == "cosine"  # the default there

@@ -174,7 +174,7 @@ def test_vectors_overwritten_with_random_bytes_never_give_wrong_results(corpus: 
     assert _index(corpus, index)[0] == 0
     expected = json.loads(_run("search", "reservoir capacity", "--index", str(index), "--retriever", "dense",
                                "--json")[1])["hits"]
-    vectors = next(index.glob("gen-*/vectors.npy"))
+    vectors = next(index.glob("gen-*/segments/*/vectors.npy"))
     header = vectors.read_bytes()[:128]  # a valid .npy header, garbage after it
     vectors.write_bytes(header + np.random.default_rng(0).bytes(vectors.stat().st_size - len(header)))
     found = json.loads(_run("search", "reservoir capacity", "--index", str(index), "--retriever", "dense",

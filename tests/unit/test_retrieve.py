@@ -222,7 +222,7 @@ def test_hybrid_fuses_document_rankings_of_its_members(haystack_index: Index) ->
 def test_lexical_index_keeps_each_units_analysed_term_counts(tmp_path: Path) -> None:
     from collections import Counter
 
-    from citesum.index.lexical import LexicalIndex, tokenize
+    from citesum.index.lexical import LexicalIndex, TermCounts, tokenize
 
     def unit_terms(lexical: LexicalIndex, unit: int) -> Counter[str] | None:
         kept = lexical.unit_term_counts(unit)
@@ -230,30 +230,19 @@ def test_lexical_index_keeps_each_units_analysed_term_counts(tmp_path: Path) -> 
 
     texts = ["Water rates rise; water bills rise too.", "The tram runs to the airport", "the the the"]
     built = LexicalIndex.build(texts)
+    [(counts, _)] = built.segments
+    counts.save(tmp_path / "segment")
     built.save(tmp_path / "bm25")
-    assert (tmp_path / "bm25" / LexicalIndex.TERM_COUNTS).is_file()
-    loaded = LexicalIndex.load(tmp_path / "bm25")
+    loaded = LexicalIndex.load(tmp_path / "bm25", [(TermCounts.load(tmp_path / "segment"), None)])
+    assert isinstance(loaded.segments[0][0].term_counts, np.memmap)  # mapped, not read
     for unit, tokens in enumerate(tokenize(texts)):
         assert unit_terms(built, unit) == unit_terms(loaded, unit) == Counter(tokens)
     assert unit_terms(built, 0)["water"] == 2 and unit_terms(built, 2) == Counter()  # stop words only: nothing
-    # an index written before the counts were kept loads without them and says so
-    (tmp_path / "bm25" / LexicalIndex.TERM_COUNTS).unlink()
-    assert LexicalIndex.load(tmp_path / "bm25").unit_term_counts(0) is None
-
-
-def test_rm3_expands_the_same_from_kept_counts_and_from_the_text(haystack_index: Index, haystack,  # type: ignore[no-untyped-def]
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kept counts spare RM3 analysing its feedback units again; an index without them (written before)
-    analyses the text, and both give the same expanded query."""
-    from citesum.index.lexical import LexicalIndex
-    from citesum.retrieve.feedback import RM3Retriever
-
-    rm3 = RM3Retriever(haystack_index)
-    queries = [*haystack.queries.values(), "tram airport", "reservoir levels in August"]
-    kept = [rm3.expanded_query(q) for q in queries]
-    assert all(len(weights) > 3 for weights in kept)  # the feedback added terms
-    monkeypatch.setattr(LexicalIndex, "unit_term_counts", lambda self, unit: None)
-    assert [rm3.expanded_query(q) for q in queries] == kept
+    for query in ("water rates", "tram", "the"):
+        assert np.array_equal(built.scores(query), loaded.scores(query))
+    # a later segment: the units are numbered on from the first segment's
+    updated = loaded.updated(np.array([True, False, True]), ["Water again"])
+    assert unit_terms(updated, 1) == Counter() and unit_terms(updated, 2) == Counter({"water": 1, "again": 1})
 
 
 def test_feedback_terms_leave_out_common_and_odd_terms() -> None:

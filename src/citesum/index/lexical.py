@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
+import threading
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import AbstractSet, Mapping, Sequence
+from typing import AbstractSet, Iterator, Mapping, Sequence
 
 import numpy as np
 
 _STOPWORDS = "en"
 #: what Anserini's RM3 takes as a feedback term, one term per line
 _FEEDBACK_TERMS = re.compile(r"^[a-z0-9]{2,20}$", re.MULTILINE)
-
 
 
 def _stemmer():  # type: ignore[no-untyped-def]
@@ -62,103 +64,237 @@ def weighted_keyword_share(keywords: set[str], token_sets: Sequence[set[str]], i
     return np.array([sum(idf[k] for k in keywords & tokens) / total for tokens in token_sets])
 
 
-class LexicalIndex:
-    """BM25 over the units, and each unit's analysed term counts.
+class TermCounts:
+    """The analysed term counts of one segment's units (citesum.index.local), both ways: by unit (a CSR row per
+    unit: what query feedback and "more like this" read) and by term (a posting list per term: what a query
+    scores), with each unit's length. Term ids are the index's vocabulary's, those known when the segment was
+    written (``vocabulary_size``). Immutable: a loaded segment's arrays are memory-mapped."""
 
-    The BM25 matrix is computed from the counts (bm25s's Lucene variant, its default, and its file format), so a
-    new generation is the previous one's counts minus the removed units plus the new units' counts: an update
-    analyses only the new text (re-analysing every unit was most of the time of a small update). Query
-    feedback reads the counts too (RM3 would otherwise analyse its feedback units again on every query).
+    #: the arrays and their file names
+    FILES = ("unit_indptr", "unit_terms", "unit_counts", "term_indptr", "term_units", "term_counts", "lengths")
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.unit_indptr, self.unit_terms, self.unit_counts = (arrays[k] for k in self.FILES[:3])
+        self.term_indptr, self.term_units, self.term_counts = (arrays[k] for k in self.FILES[3:6])
+        self.lengths = arrays["lengths"]
+
+    @classmethod
+    def from_matrix(cls, counts) -> "TermCounts":  # type: ignore[no-untyped-def]
+        """From a (units x vocabulary) CSR matrix of counts."""
+        counts.sort_indices()
+        by_term = counts.tocsc()
+        by_term.sort_indices()
+        return cls({"unit_indptr": counts.indptr.astype(np.int64), "unit_terms": counts.indices.astype(np.int32),
+                    "unit_counts": counts.data.astype(np.int32), "term_indptr": by_term.indptr.astype(np.int64),
+                    "term_units": by_term.indices.astype(np.int32), "term_counts": by_term.data.astype(np.int32),
+                    "lengths": _unit_lengths(counts)})
+
+    @classmethod
+    def concatenated(cls, parts: Sequence[tuple["TermCounts", np.ndarray | None]]) -> "TermCounts":
+        """The units of ``parts`` (each with the rows it keeps, None: all), in order, as one segment."""
+        import scipy.sparse
+
+        width = max((part.vocabulary_size for part, _ in parts), default=0)
+        matrices = []
+        for part, rows in parts:
+            matrix = part.by_unit(width)
+            matrices.append(matrix if rows is None else matrix[rows])
+        if not matrices:
+            return cls.from_matrix(scipy.sparse.csr_matrix((0, 0), dtype=np.int32))
+        return cls.from_matrix(scipy.sparse.vstack(matrices, format="csr"))
+
+    @classmethod
+    def load(cls, folder: Path) -> "TermCounts":
+        return cls({name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in cls.FILES})
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in self.FILES:
+            np.save(folder / f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self.term_indptr) - 1
+
+    def by_unit(self, width: int | None = None):  # type: ignore[no-untyped-def]
+        """The counts as scipy CSR (units x ``width`` terms, default the segment's vocabulary), not copied."""
+        import scipy.sparse
+
+        return scipy.sparse.csr_matrix((self.unit_counts, self.unit_terms, self.unit_indptr),
+                                       shape=(len(self), width or self.vocabulary_size))
+
+    def renumbered(self, rows: np.ndarray | None, new_id: np.ndarray, width: int) -> "TermCounts":
+        """The units ``rows`` (None: all) with each term id ``t`` made ``new_id[t]`` in a vocabulary of ``width``
+        terms (the terms they hold must all have one)."""
+        import scipy.sparse
+
+        matrix = self.by_unit() if rows is None else self.by_unit()[rows]
+        return TermCounts.from_matrix(scipy.sparse.csr_matrix(
+            (np.asarray(matrix.data), new_id[matrix.indices], np.asarray(matrix.indptr)), shape=(matrix.shape[0], width)))
+
+    def unit_frequency(self, rows: np.ndarray) -> np.ndarray:
+        """For each term id of the segment, how many of its units ``rows`` hold it (a unit's row holds a term
+        once)."""
+        return np.bincount(self.by_unit()[rows].indices, minlength=self.vocabulary_size).astype(np.int64)
+
+
+@dataclass
+class _Part:
+    """One segment's term counts in a generation: the units it still holds (``live``: its row of each, None when
+    all), their first position among the generation's units, and what is computed from them once."""
+
+    counts: TermCounts
+    live: np.ndarray | None
+    start: int
+    #: k1 * (1 - b + b |u| / avg|u|) of each of the segment's units (this generation's average length)
+    normalisation: np.ndarray | None = None
+    #: the position of each of the segment's units in the generation (-1: not held), when some are not held
+    positions: np.ndarray | None = None
+    #: the BM25 weights as scipy CSC (units x terms): made for "more like this" queries only
+    weights: object | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.counts) if self.live is None else len(self.live)
+
+
+class LexicalIndex:
+    """BM25 over a generation's units (bm25s's Lucene variant, its default), from their analysed term counts.
+
+    The counts are kept per segment (citesum.index.local): a segment is written once and shared by the
+    generations after it, which may no longer hold some of its units (their documents were deleted or revised).
+    What BM25 takes from the whole generation (the number of units, how many hold each term, the mean length)
+    is kept beside them and applied when a query is scored, as Lucene does, so an update writes only the new
+    units' counts: a segment's weights would change with every update. The scores are bm25s's, bit for bit
+    (a test compares them): each posting's weight is computed with the same float operations as bm25s's
+    precomputed matrix, and a query's terms are added in the same order.
     """
 
-    #: the units' term counts, a file of the BM25 folder (so the generation's checksums cover it)
-    TERM_COUNTS = "unit_term_counts.npz"
     #: bm25s's defaults, which every index so far was built with
     K1, B = 1.5, 0.75
     #: what a search store's BM25 offers (citesum.index.search_store.LexicalScorer): term counts, no fusion
     term_statistics = True
     serves_hybrid = False
-    #: share of the vocabulary that no unit holds any more (after updates) above which an update drops them
-    DEAD_TERMS = 0.2
+    #: share of the vocabulary that no unit holds any more above which a write renumbers the terms
+    UNHELD_TERMS = 0.2
 
-    def __init__(self, model: object, size: int, term_counts: object | None = None) -> None:
-        self._model = model
-        self.size = size
-        # scipy CSR (units x vocabulary) of term counts; None for an index written before they were kept
-        self._term_counts = term_counts
+    def __init__(self, vocabulary: dict[str, int], parts: Sequence[tuple[TermCounts, np.ndarray | None]],
+                 unit_frequency: np.ndarray, total_length: int) -> None:
+        self._vocabulary = vocabulary
+        self._parts: list[_Part] = []
+        start = 0
+        for counts, live in parts:
+            self._parts.append(_Part(counts, live, start))
+            start += self._parts[-1].size
+        self.size = start
+        #: for each term id, how many of the generation's units hold it
+        self.unit_frequency = unit_frequency
+        self.total_length = total_length
+        self._starts = np.array([part.start for part in self._parts], dtype=np.int64)
         self._terms: list[str] | None = None
         self._alphabetical_rank: np.ndarray | None = None
         self._feedback_terms: dict[float, np.ndarray] = {}
-        self._scores_by_term = None  # scipy's view of the BM25 matrix, made at the first weighted query
-        self._weight_parts_cache: tuple[np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, object]:  # sent to the workers of a parallel job (citesum.parallel)
+        return {key: value for key, value in self.__dict__.items() if key != "_lock"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> "LexicalIndex":
-        # bm25s's own index() has the empty term too (its retrieve scores an empty query with it); bare bm25s on
-        # our files, as benchmarks/speed.py runs it, needs it
-        vocabulary: dict[str, int] = {"": 0}
-        return cls._from_counts(_analysed_counts(texts, vocabulary), vocabulary)
+        vocabulary: dict[str, int] = {}
+        counts = TermCounts.from_matrix(_analysed_counts(texts, vocabulary))
+        return cls(vocabulary, [(counts, None)], np.diff(counts.term_indptr), int(counts.lengths.sum()))
 
-    def updated(self, keep: np.ndarray, texts: Sequence[str]) -> "LexicalIndex | None":
-        """This index without the units where ``keep`` is False, followed by the units of ``texts``: only the
-        new texts are analysed. None when this index does not keep its units' term counts (written by an
-        older version): build it from all the texts then."""
-        if self._term_counts is None:
-            return None
-        import scipy.sparse
+    def updated(self, keep: np.ndarray, texts: Sequence[str]) -> "LexicalIndex":
+        """This index without the units where ``keep`` is False, followed by the units of ``texts`` as a new
+        segment (the last part; none without texts): only the new texts are analysed, and the kept segments are
+        shared."""
+        vocabulary = dict(self._vocabulary)  # new terms get the next ids
+        added = TermCounts.from_matrix(_analysed_counts(texts, vocabulary))
+        frequency = np.zeros(len(vocabulary), dtype=np.int64)
+        frequency[: len(self.unit_frequency)] = self.unit_frequency
+        frequency[: added.vocabulary_size] += np.diff(added.term_indptr)
+        total_length = self.total_length + int(added.lengths.sum())
+        parts: list[tuple[TermCounts, np.ndarray | None]] = []
+        for part in self._parts:
+            held = part.live if part.live is not None else np.arange(len(part.counts))
+            kept = keep[part.start: part.start + part.size]
+            dropped = held[~kept]
+            if len(dropped):
+                frequency[: part.counts.vocabulary_size] -= part.counts.unit_frequency(dropped)
+                total_length -= int(part.counts.lengths[dropped].sum())
+            parts.append((part.counts, held[kept] if len(dropped) or part.live is not None else None))
+        return LexicalIndex(vocabulary, [*parts, (added, None)] if len(added) else parts, frequency, total_length)
 
-        vocabulary = dict(self._model.vocab_dict)  # type: ignore[attr-defined]
-        added = _analysed_counts(texts, vocabulary)  # new terms get the next ids
-        kept = self._term_counts[np.flatnonzero(keep)]  # type: ignore[index]
-        kept = scipy.sparse.csr_matrix((kept.data, kept.indices, kept.indptr), shape=(kept.shape[0], len(vocabulary)))
-        counts = scipy.sparse.vstack([kept, added], format="csr")
-        by_term = counts.tocsc()  # what the BM25 matrix is made from; its column lengths tell the terms held
-        held = np.diff(by_term.indptr) > 0
-        held[vocabulary.get("", 0)] = True
-        if held.sum() < (1 - self.DEAD_TERMS) * len(vocabulary):
-            counts, vocabulary = _without_terms(counts, vocabulary, held)
-            by_term = None
-        return self._from_counts(counts, vocabulary, by_term)
-
-    @classmethod
-    def _from_counts(cls, counts, vocabulary: dict[str, int], by_term=None) -> "LexicalIndex":  # type: ignore[no-untyped-def]
-        """The index of the units whose term counts are the rows of ``counts`` (CSR, units x vocabulary;
-        ``by_term``, the same as CSC, when the caller has it)."""
-        model = _bm25s().BM25(k1=cls.K1, b=cls.B)
-        units = counts.shape[0]
-        if units == 0:
-            return cls(model, 0)
-        model.scores = {**_bm25_matrix(counts, cls.K1, cls.B, by_term), "num_docs": units}
-        model.vocab_dict = vocabulary
-        model.unique_token_ids_set = set(vocabulary.values())
-        model.nonoccurrence_array = None  # what bm25s's index() sets for the Lucene variant
-        return cls(model, units, counts)
-
-    @classmethod
-    def load(cls, path: Path, *, mmap: bool = False) -> "LexicalIndex":
-        """The index saved at ``path``; with ``mmap`` its BM25 matrix is mapped, not read (an update only reads
-        its vocabulary and term counts)."""
-        import scipy.sparse
-
-        model = _bm25s().BM25.load(str(path), mmap=mmap)
-        counts = scipy.sparse.load_npz(path / cls.TERM_COUNTS) if (path / cls.TERM_COUNTS).is_file() else None
-        return cls(model, int(model.scores["num_docs"]) if hasattr(model, "scores") else 0, counts)
+    def with_segments_merged(self, start: int, stop: int) -> "LexicalIndex":
+        """The same units, with those of parts ``start`` to ``stop`` (excluded) in one segment."""
+        if stop - start == 1 and self._parts[start].live is None:
+            return self
+        merged = TermCounts.concatenated([(part.counts, part.live) for part in self._parts[start:stop]])
+        parts = [(part.counts, part.live) for part in self._parts]
+        return LexicalIndex(self._vocabulary, [*parts[:start], (merged, None), *parts[stop:]], self.unit_frequency,
+                            self.total_length)
 
     @property
+    def unheld_terms_share(self) -> float:
+        """The share of the vocabulary that no unit holds any more (terms of deleted or revised units)."""
+        return float(np.mean(self.unit_frequency == 0)) if len(self.unit_frequency) else 0.0
+
+    def without_unheld_terms(self) -> "LexicalIndex":
+        """The same units, each segment written again with only the units it holds and the vocabulary with only
+        the terms they hold, renumbered in their order (what a write does past :data:`UNHELD_TERMS`)."""
+        held = self.unit_frequency > 0
+        new_id = np.cumsum(held) - 1
+        vocabulary = {term: int(new_id[term_id]) for term, term_id in self._vocabulary.items() if held[term_id]}
+        parts = [(part.counts.renumbered(part.live, new_id, len(vocabulary)), None) for part in self._parts]
+        return LexicalIndex(vocabulary, parts, self.unit_frequency[held], self.total_length)
+
+    @property
+    def segments(self) -> list[tuple[TermCounts, np.ndarray | None]]:
+        """Each segment's term counts and the rows of it this index holds (None: all)."""
+        return [(part.counts, part.live) for part in self._parts]
+
+    # ---- files: the generation's own (a segment's counts are saved with it, TermCounts.save) ---------------
+    VOCABULARY, FREQUENCY, LENGTH = "vocabulary.json", "unit_frequency.npy", "total_length.json"
+
+    def save(self, folder: Path) -> None:
+        """What the generation adds to its segments' counts: the vocabulary, how many units hold each term, the
+        total length."""
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / self.VOCABULARY).write_text(json.dumps(self.terms), encoding="utf-8")
+        np.save(folder / self.FREQUENCY, self.unit_frequency)
+        (folder / self.LENGTH).write_text(json.dumps(self.total_length), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, parts: Sequence[tuple[TermCounts, np.ndarray | None]]) -> "LexicalIndex":
+        terms = json.loads((folder / cls.VOCABULARY).read_text(encoding="utf-8"))
+        index = cls({term: i for i, term in enumerate(terms)}, parts, np.load(folder / cls.FREQUENCY),
+                    int(json.loads((folder / cls.LENGTH).read_text(encoding="utf-8"))))
+        index._terms = terms
+        return index
+
+    # ---- the vocabulary ----------------------------------------------------------------------------------
+    @property
     def terms(self) -> list[str]:
-        """The vocabulary by term id."""
+        """The vocabulary by term id (it keeps the terms no unit holds any more until the index is rewritten
+        whole: they hold no unit and score nothing)."""
         if self._terms is None:
-            vocabulary = self._model.vocab_dict if self.size else {}  # type: ignore[attr-defined]
-            terms = [""] * len(vocabulary)
-            for term, term_id in vocabulary.items():
+            terms = [""] * len(self._vocabulary)
+            for term, term_id in self._vocabulary.items():
                 terms[term_id] = term
             self._terms = terms  # published whole: another thread may read it meanwhile
         return self._terms
 
     def term_id(self, term: str) -> int | None:
-        """The id of an analysed term; None when it is not in the vocabulary (which, after updates, may keep up
-        to ``DEAD_TERMS`` of terms no unit holds any more: they have no postings and score nothing)."""
-        return self._model.vocab_dict.get(term) if self.size else None  # type: ignore[attr-defined]
+        """The id of an analysed term; None when it is not in the vocabulary."""
+        return self._vocabulary.get(term)
 
     @property
     def alphabetical_rank(self) -> np.ndarray:
@@ -170,44 +306,19 @@ class LexicalIndex:
             self._alphabetical_rank = rank  # published whole: another thread may read it meanwhile
         return self._alphabetical_rank
 
-    def unit_term_counts(self, unit: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The term ids of one unit's analysed terms and how often each occurs; None when the index does not
-        keep them."""
-        if self._term_counts is None:
-            return None
-        counts = self._term_counts
-        start, end = counts.indptr[unit], counts.indptr[unit + 1]  # type: ignore[attr-defined]
-        return counts.indices[start:end], counts.data[start:end]  # type: ignore[attr-defined]
-
-    def save(self, path: Path) -> None:
-        if self.size == 0:
-            # bm25s cannot save a model of no documents; the index then reads the empty folder as missing
-            # artifacts and rebuilds them from its database, which is empty too.
-            path.mkdir(parents=True, exist_ok=True)
-            return
-        self._model.save(str(path))  # type: ignore[attr-defined]
-        if self._term_counts is not None:
-            import scipy.sparse
-
-            # uncompressed: every worker of a service loads each new generation, and inflating the file took
-            # ~40 ms on the meeting index (~10 ms to load the whole BM25 folder uncompressed)
-            scipy.sparse.save_npz(path / self.TERM_COUNTS, self._term_counts, compressed=False)
-
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
-        return self.term_scores(tokenize([query])[0])
+    def unit_frequencies(self, terms: Sequence[str]) -> np.ndarray:
+        """How many units hold each of the analysed ``terms`` (0 for a term not in the vocabulary)."""
+        ids = [self.term_id(term) for term in terms]
+        return np.array([int(self.unit_frequency[i]) if i is not None else 0 for i in ids], dtype=np.int64)
 
     def feedback_terms(self, max_units: float) -> np.ndarray:
         """For each term id, whether query feedback may add the term: 2 to 20 letters and digits (what
         Anserini's RM3 takes) held by at most ``max_units`` units (a term in most units says nothing about a
         query). Computed once per bound over the whole vocabulary, since every query asks the same."""
         if max_units not in self._feedback_terms:
-            if self.size == 0:  # an empty index has no vocabulary
-                return np.zeros(0, dtype=bool)
-            units = np.diff(self._model.scores["indptr"])  # type: ignore[attr-defined]
             terms = self.terms
-            rare = np.zeros(len(terms), dtype=bool)
-            rare[: len(units)] = units[: len(terms)] <= max_units
+            held = self.unit_frequency
+            rare = (held > 0) & (held <= max_units)
             # one regular-expression scan over the rare terms, one per line: the first query after each new
             # generation pays for this (a term-by-term loop took ~11 ms on the meeting index)
             rare_ids = np.flatnonzero(rare)
@@ -219,83 +330,132 @@ class LexicalIndex:
             self._feedback_terms[max_units] = allowed
         return self._feedback_terms[max_units]
 
-    def weighted_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), as the product
-        of the terms' columns of the BM25 score matrix with their weights (scipy adds each unit's terms in
-        term order, the sums a loop over the terms gives; it took half the time of gathering the columns'
-        entries and adding them with np.bincount, 4.6 against 9.5 ms on a million units)."""
-        if self.size == 0:  # an empty index has no vocabulary
-            return np.zeros(0, dtype=np.float32)
-        by_term = self._by_term
-        keep = (weights > 0) & (term_ids < by_term.shape[1])
-        term_ids, weights = term_ids[keep], weights[keep]
-        return np.asarray(by_term[:, term_ids] @ weights.astype(np.float64), dtype=np.float32)
+    # ---- a unit's counts ---------------------------------------------------------------------------------
+    def _locate(self, unit: int) -> tuple[_Part, int]:
+        """The part holding the generation's unit ``unit`` and its row there."""
+        part = self._parts[int(np.searchsorted(self._starts, unit, side="right")) - 1]
+        local = unit - part.start
+        return part, int(local if part.live is None else part.live[local])
 
-    def similar_units(self, units: Sequence[int], max_terms: int = 32) -> np.ndarray | None:
+    def unit_term_counts(self, unit: int) -> tuple[np.ndarray, np.ndarray]:
+        """The term ids of one unit's analysed terms and how often each occurs."""
+        part, row = self._locate(unit)
+        start, end = part.counts.unit_indptr[row], part.counts.unit_indptr[row + 1]
+        return np.asarray(part.counts.unit_terms[start:end]), np.asarray(part.counts.unit_counts[start:end])
+
+    # ---- scoring -----------------------------------------------------------------------------------------
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every unit for ``query`` (zeros when no query term is in the vocabulary)."""
+        return self.term_scores(tokenize([query])[0])
+
+    def term_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 score of every unit for already-analysed (stemmed) terms, each added in the order given (a
+        repeated term counts again), in float32: bm25s's sums."""
+        scores = np.zeros(self.size, dtype=np.float32)
+        ids = [i for i in map(self.term_id, terms) if i is not None]
+        idf = self._idf32(np.array(ids, dtype=np.int64))
+        for term_id, term_idf in zip(ids, idf.tolist()):
+            for positions, weights in self._postings(term_id, term_idf):
+                scores[positions] += weights
+        return scores
+
+    def weighted_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), summed in
+        float64 term by term in the order given (what scipy's product of the BM25 matrix's columns with the
+        weights adds, which it computed before the weights were made at query time)."""
+        keep = (weights > 0) & (term_ids < len(self.unit_frequency))
+        term_ids, weights = term_ids[keep], weights[keep].astype(np.float64)
+        sums = np.zeros(self.size, dtype=np.float64)
+        for term_id, term_idf, weight in zip(term_ids.tolist(), self._idf32(term_ids).tolist(), weights.tolist()):
+            for positions, term_weights in self._postings(term_id, term_idf):
+                sums[positions] += term_weights.astype(np.float64) * weight
+        return sums.astype(np.float32)
+
+    def similar_units(self, units: Sequence[int], max_terms: int = 32) -> np.ndarray:
         """BM25 score of every unit for each of ``units`` taken as a query (rows: ``units``; float32): the
         unit's ``max_terms`` terms of highest BM25 weight in it, each weighted by how often it occurs there,
-        Lucene's "more like this" query. None when the index does not keep its units' term counts.
+        Lucene's "more like this" query.
 
         The terms are cut because a unit's rarest, most repeated terms say what it is about, and a shorter query
         costs less: in a scratch comparison on the ODSum Story train questions (not in a benchmark), graphs
         from the 32 heaviest terms and from the whole unit gave the walk the same gain, 16 terms a smaller one."""
-        if self._term_counts is None:
-            return None
         import scipy.sparse
 
-        unit_ids = np.asarray(units, dtype=np.int64)
-        counts = self._term_counts[unit_ids]  # type: ignore[index]
-        counts.sort_indices()
-        idf, normalisation = self._weight_parts
-        tf = counts.data.astype(np.float64)
-        rows = np.repeat(np.arange(len(unit_ids)), np.diff(counts.indptr))
-        # each term's BM25 weight in its unit (bm25s's formula, as _bm25_matrix computes it)
-        weight = idf[counts.indices] * tf / (tf + normalisation[unit_ids][rows])
-        keep = np.zeros(len(weight), dtype=bool)
-        for row in range(len(unit_ids)):
-            start, end = counts.indptr[row], counts.indptr[row + 1]
+        idf = _idf(self.size, self.unit_frequency)
+        rows, columns, frequencies = [], [], []
+        for row, unit in enumerate(units):
+            part, local = self._locate(int(unit))
+            start, end = part.counts.unit_indptr[local], part.counts.unit_indptr[local + 1]
+            ids = np.asarray(part.counts.unit_terms[start:end])
+            tf = np.asarray(part.counts.unit_counts[start:end]).astype(np.float64)
+            weight = idf[ids] * tf / (tf + self._normalisation(part)[local])
             # the heaviest terms, the lowest term id first among equal weights (a stable order)
-            keep[start + np.argsort(-weight[start:end], kind="stable")[:max_terms]] = True
-        query = scipy.sparse.csr_matrix((tf[keep], (rows[keep], counts.indices[keep])),
-                                        shape=(len(unit_ids), self._by_term.shape[1]))
-        return np.asarray((query @ self._by_term.T).toarray(), dtype=np.float32)
+            kept = np.sort(np.argsort(-weight, kind="stable")[:max_terms])
+            rows.append(np.full(len(kept), row))
+            columns.append(ids[kept])
+            frequencies.append(tf[kept])
+        similarity = np.zeros((len(rows), self.size), dtype=np.float32)
+        if not rows:
+            return similarity
+        query = scipy.sparse.csr_matrix((np.concatenate(frequencies), (np.concatenate(rows), np.concatenate(columns))),
+                                        shape=(len(rows), len(self.unit_frequency)))
+        for part in self._parts:
+            product = (query[:, : part.counts.vocabulary_size] @ self._weights(part).T).toarray()
+            held = product if part.live is None else product[:, part.live]
+            similarity[:, part.start: part.start + part.size] = held
+        return similarity
 
-    @property
-    def _weight_parts(self) -> tuple[np.ndarray, np.ndarray]:
-        """(idf per term, k1 * (1 - b + b |u| / avg|u|) per unit): the parts of a term's BM25 weight in a unit."""
-        if self._weight_parts_cache is None:
-            idf = _idf(self.size, np.diff(self._by_term.indptr))
-            normalisation = _length_normalisation(_unit_lengths(self._term_counts), self.K1, self.B)
-            self._weight_parts_cache = (idf, normalisation)  # published whole: another thread may read it
-        return self._weight_parts_cache
+    def _idf32(self, term_ids: np.ndarray) -> np.ndarray:
+        """bm25s's idf of the terms, in float32 as its matrix holds it."""
+        return _idf(self.size, self.unit_frequency[term_ids]).astype(np.float32)
 
-    @property
-    def _by_term(self):  # type: ignore[no-untyped-def]
-        """The BM25 score matrix as scipy CSC (units x terms) over bm25s's arrays: its entries are not copied."""
-        if self._scores_by_term is None:
-            import scipy.sparse
+    def _normalisation(self, part: _Part) -> np.ndarray:
+        if part.normalisation is None:
+            average = self.total_length / self.size if self.total_length else 1.0
+            part.normalisation = self.K1 * ((1 - self.B) + self.B * np.asarray(part.counts.lengths) / average)
+        return part.normalisation
 
-            matrix = self._model.scores  # type: ignore[attr-defined]
-            self._scores_by_term = scipy.sparse.csc_matrix(
-                (matrix["data"], matrix["indices"], matrix["indptr"]), shape=(self.size, len(matrix["indptr"]) - 1))
-        return self._scores_by_term
+    def _positions(self, part: _Part) -> np.ndarray:
+        if part.positions is None:
+            positions = np.full(len(part.counts), -1, dtype=np.int64)
+            positions[part.live] = np.arange(part.start, part.start + part.size)
+            part.positions = positions
+        return part.positions
 
-    def unit_frequencies(self, terms: Sequence[str]) -> np.ndarray:
-        """How many units hold each of the analysed ``terms`` (0 for a term not in the vocabulary)."""
-        if self.size == 0:
-            return np.zeros(len(terms), dtype=np.int64)
-        held = np.diff(self._by_term.indptr)  # a term's BM25 weight is positive in every unit that holds it
-        ids = [self.term_id(term) for term in terms]
-        return np.array([int(held[i]) if i is not None else 0 for i in ids], dtype=np.int64)
+    def _weights(self, part: _Part):  # type: ignore[no-untyped-def]
+        """The part's BM25 weights as CSC (units x terms), made once (for "more like this" queries)."""
+        with self._lock:
+            if part.weights is None:
+                import scipy.sparse
 
-    def term_scores(self, terms: Sequence[str]) -> np.ndarray:
-        """BM25 score of every unit for already-analysed (stemmed) terms."""
-        if self.size == 0:
-            return np.zeros(0, dtype=np.float32)
-        known = [t for t in terms if t in self._model.vocab_dict]  # type: ignore[attr-defined]
-        if not known:
-            return np.zeros(self.size, dtype=np.float32)
-        return np.asarray(self._model.get_scores(known), dtype=np.float32)  # type: ignore[attr-defined]
+                counts = part.counts
+                idf = _idf(self.size, self.unit_frequency[: counts.vocabulary_size]).astype(np.float32)
+                units = np.asarray(counts.term_units)
+                data = _bm25_weights(np.repeat(idf, np.diff(counts.term_indptr)), np.asarray(counts.term_counts),
+                                     self._normalisation(part)[units])
+                part.weights = scipy.sparse.csc_matrix((data, units, np.asarray(counts.term_indptr)),
+                                                       shape=(len(counts), counts.vocabulary_size))
+            return part.weights
+
+    def _postings(self, term_id: int, idf: float) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """For each part holding the term: the positions of its units that hold it, and the term's BM25 weight in
+        each (float32)."""
+        for part in self._parts:
+            counts = part.counts
+            if term_id >= counts.vocabulary_size:
+                continue
+            start, end = counts.term_indptr[term_id], counts.term_indptr[term_id + 1]
+            if start == end:
+                continue
+            units = np.asarray(counts.term_units[start:end])
+            weights = _bm25_weights(np.float32(idf), np.asarray(counts.term_counts[start:end]),
+                                    self._normalisation(part)[units])
+            if part.live is None:
+                yield units + part.start, weights
+            else:
+                positions = self._positions(part)[units]
+                held = positions >= 0
+                yield positions[held], weights[held]
 
 
 def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type: ignore[no-untyped-def]
@@ -321,16 +481,6 @@ def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type:
     return counts
 
 
-def _without_terms(counts, vocabulary: dict[str, int], held: np.ndarray):  # type: ignore[no-untyped-def]
-    """``counts`` and ``vocabulary`` with only the terms where ``held`` is True, renumbered in their order."""
-    import scipy.sparse
-
-    new_id = np.cumsum(held) - 1
-    kept = {term: int(new_id[term_id]) for term, term_id in vocabulary.items() if held[term_id]}
-    return scipy.sparse.csr_matrix((counts.data, new_id[counts.indices], counts.indptr),
-                                   shape=(counts.shape[0], len(kept))), kept
-
-
 def _unit_lengths(counts) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Each unit's number of analysed terms, from the term counts (CSR). scipy's row sums took 0.8 s for a
     million units, reduceat 0.14; summed over the units that have terms, since reduceat would give an empty one
@@ -347,25 +497,8 @@ def _idf(units: int, frequency: np.ndarray) -> np.ndarray:
     return np.log(1 + (units - frequency + 0.5) / (frequency + 0.5))
 
 
-def _length_normalisation(lengths: np.ndarray, k1: float, b: float) -> np.ndarray:
-    """k1 * (1 - b + b * |u| / avg|u|) per unit (an index of empty units has none to normalise)."""
-    average = lengths.mean() if lengths.any() else 1.0
-    return k1 * ((1 - b) + b * lengths / average)
-
-
-def _bm25_matrix(counts, k1: float, b: float, by_term=None) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
-    """bm25s's score matrix (Lucene BM25, float32, one column per term) from the units' term counts (CSR; and
-    as CSC when the caller has it), as array operations: idf(t) times
-    tf / (tf + k1 * (1 - b + b * |u| / avg|u|))."""
-    if by_term is None:
-        by_term = counts.tocsc()
-    by_term.sort_indices()
-    frequency = np.diff(by_term.indptr)
-    idf = _idf(counts.shape[0], frequency).astype(np.float32)
-    tf = by_term.data.astype(np.float64)
-    # each unit's length normalisation once, then gathered per entry (the same float64 operations on the same
-    # values as computing it per entry, which took 2.1 s over the 35 million entries of a million units)
-    normalisation = _length_normalisation(_unit_lengths(counts), k1, b)
-    tfc = tf / (normalisation[by_term.indices] + tf)
-    data = (np.repeat(idf, frequency).astype(np.float64) * tfc).astype(np.float32)
-    return {"data": data, "indices": by_term.indices.astype(np.int32), "indptr": by_term.indptr.astype(np.int64)}
+def _bm25_weights(idf: np.ndarray | np.float32, tf: np.ndarray, normalisation: np.ndarray) -> np.ndarray:
+    """Lucene BM25 weights as bm25s's score matrix holds them: the float32 idf times tf / (tf + k1 * (1 - b + b *
+    |u| / avg|u|)) in float64, then float32 (``normalisation``: each posting's unit's k1 * (...))."""
+    tf = tf.astype(np.float64)
+    return (np.asarray(idf).astype(np.float64) * (tf / (normalisation + tf))).astype(np.float32)

@@ -1,9 +1,18 @@
-"""The embedded default search store: each generation's BM25 (bm25s), dense matrix and, from ``ann_min_units``
-units, HNSW graph (citesum.index.ann), as the files of ``gen-<N>/`` beside the database.
+"""The embedded default search store: each generation's units as segments (citesum.index.segments), each with
+its rowids, vectors, analysed term counts and, in indexes of ``ann_min_units`` units or more, HNSW graph
+(citesum.index.ann), as the files of ``gen-<N>/`` beside the database, with the BM25 statistics of the whole
+generation (citesum.index.lexical).
+
+An update writes a segment of the units it adds and hard-links the segments it keeps into the new generation's
+folder: what it writes grows with what it adds, not with the index. The units of the documents it revises or
+deletes stay in their segments' files, left out of the new generation (a segment that lost
+:data:`~citesum.index.segments.DELETED_SHARE` of its units is written again without them), and the smallest
+neighbouring segments are merged while there are more than :data:`~citesum.index.segments.MAX_SEGMENTS`.
 
 The files of a new generation are written to ``gen-<N>.tmp``, fsynced and renamed before the transaction that
-makes N current commits, and the old generation is removed only after that commit; a writer killed at any point
-leaves the previous generation current and complete, and the next writer sweeps the leftovers.
+makes N current commits, and the old generation is removed only after that commit (its folder; the files it
+shares live on in the new one); a writer killed at any point leaves the previous generation current and
+complete, and the next writer sweeps the leftovers.
 """
 
 from __future__ import annotations
@@ -23,12 +32,16 @@ import numpy as np
 
 from citesum.index import ann as ann_graph
 from citesum.index import artifacts
+from citesum.index import segments as segment_files
 from citesum.index.ann import AnnIndex
-from citesum.index.database import current_generation, manifest_value, read_vectors, rows_of_documents
+from citesum.index.database import current_generation, manifest_value, read_vectors, rows_of_documents, stored_dim
 from citesum.index.lexical import LexicalIndex
 from citesum.index.search_store import GenerationWrite, ProgressFn, SearchParts, SearchStore
+from citesum.index.segments import Segment, SegmentNearest, SegmentVectors, held_rows, merge_runs
 
 log = logging.getLogger(__name__)
+#: the folder of a generation's BM25 statistics (vocabulary, how many units hold each term, total length)
+LEXICAL = "bm25"
 
 
 def ann_min_units(conn: sqlite3.Connection) -> int:
@@ -49,17 +62,6 @@ def damaged(conn: sqlite3.Connection, folder: Path) -> bool:
     return bool(problems)
 
 
-def _load_graph(path: Path | None) -> AnnIndex | None:
-    """The generation's graph, memory-mapped; None without one, or without usearch to read it (search is then
-    exact, and slower: said once in the log)."""
-    if path is None:
-        return None
-    if not ann_graph.available():
-        _warn_without_usearch(str(path.parent.parent))
-        return None
-    return AnnIndex.load(path)
-
-
 @functools.lru_cache(maxsize=None)
 def _warn_without_usearch(index_path: str) -> None:
     """Once per index and process (a service loads every new generation)."""
@@ -67,12 +69,22 @@ def _warn_without_usearch(index_path: str) -> None:
                 "'citesum[ann]'): dense search reads every vector", index_path)
 
 
+@functools.lru_cache(maxsize=None)
+def _warn_older_layout(index_path: str) -> None:
+    log.warning("%s: the index files were written by an older citesum; they are read from the database at every "
+                "start until the next update, or `citesum check --index %s --repair`, writes them again",
+                index_path, index_path)
+
+
 @dataclass(frozen=True)
 class LocalWrite:
-    """The plan of one write: the sound files of the current generation it builds on (None: none to build on),
-    the rows it keeps, and how the new BM25 index is made from the new units' texts."""
+    """The plan of one write: the sound current generation it builds on (None: none to build on) with its
+    segments and recorded checksums, the rows it keeps, and how the new BM25 index is made from the new units'
+    texts."""
 
     previous: Path | None
+    segments: list[Segment]
+    recorded: dict[str, list]
     kept_rows: np.ndarray
     make_lexical: Callable[[list[str]], LexicalIndex]
 
@@ -94,16 +106,37 @@ class LocalStore(SearchStore):
     # ---- reading -------------------------------------------------------------------------------------
     def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
         folder = self.path / f"gen-{generation}"
+        names = None
         try:
-            if not damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS), row_ids):
-                return SearchParts(np.load(folder / artifacts.VECTORS, mmap_mode="r"),
-                                   LexicalIndex.load(folder / artifacts.BM25), _load_graph(ann_graph.saved_in(folder)))
-        except (OSError, ValueError, RuntimeError):  # usearch raises RuntimeError for a truncated graph
+            names = segment_files.listing(folder)
+            if names is not None and not damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS),
+                                                                                   row_ids):
+                return self._search_parts(conn, folder, names, row_ids)
+        except (OSError, ValueError, RuntimeError, KeyError):  # usearch raises RuntimeError for a truncated graph
             pass
+        if names is None and (folder / artifacts.ROWS).exists():
+            _warn_older_layout(str(self.path))
         # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
         # snapshot: rebuild them in memory from the database, which is the source of truth (dense search is
         # then exact).
         return SearchParts(read_vectors(conn), LexicalIndex.build(texts), None)
+
+    def _search_parts(self, conn: sqlite3.Connection, folder: Path, names: list[str],
+                      row_ids: np.ndarray) -> SearchParts:
+        loaded = [Segment.load(folder / segment_files.FOLDER / name) for name in names]
+        held = [held_rows(segment.rows, row_ids) for segment in loaded]
+        if sum(len(s.rows) if h is None else len(h) for s, h in zip(loaded, held)) != len(row_ids):
+            raise ValueError(f"{folder}: its segments do not hold the generation's units")
+        if any(s.graph is None and s.has_graph for s in loaded):
+            _warn_without_usearch(str(self.path))
+        lexical = LexicalIndex.load(folder / LEXICAL, [(s.terms, h) for s, h in zip(loaded, held)])
+        dim = loaded[0].vectors.shape[1] if loaded else stored_dim(conn)
+        whole = len(loaded) == 1 and held[0] is None
+        vectors = loaded[0].vectors if whole else SegmentVectors([(s.vectors, h) for s, h in zip(loaded, held)], dim)
+        nearest = None
+        if any(s.graph is not None for s in loaded):
+            nearest = loaded[0].graph if whole else SegmentNearest(list(zip(loaded, held)))
+        return SearchParts(vectors, lexical, nearest)
 
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
         generation = int(manifest["generation"])
@@ -116,13 +149,22 @@ class LocalStore(SearchStore):
         problems = [] if recorded is None else artifacts.verify(folder, json.loads(recorded))
         if problems:
             return problems
+        names = segment_files.listing(folder)
+        if names is None:
+            return [f"{folder} was written by an older citesum (before segments): it is read from the database at "
+                    "every start; --repair writes it again"]
         try:
             rows = np.load(folder / artifacts.ROWS)
-            vectors = np.load(folder / artifacts.VECTORS, mmap_mode="r")
+            loaded = [Segment.load(folder / segment_files.FOLDER / name, graph=False) for name in names]
         except (OSError, ValueError) as exc:
             return [f"{folder}: unreadable ({exc})"]
-        if len(rows) != passages or vectors.shape[0] != passages:
-            problems.append(f"{folder} holds {len(rows):,} rows and {vectors.shape[0]:,} vectors for {passages:,} "
+        for segment in loaded:
+            if len(segment.vectors) != len(segment.rows) or len(segment.terms) != len(segment.rows):
+                problems.append(f"{segment.source} holds {len(segment.rows):,} rows, {len(segment.vectors):,} "
+                                f"vectors and {len(segment.terms):,} units' term counts")
+        held = sum(len(s.rows) if h is None else len(h) for s in loaded for h in [held_rows(s.rows, rows)])
+        if len(rows) != passages or held != passages:
+            problems.append(f"{folder} holds {len(rows):,} rows ({held:,} in its segments) for {passages:,} "
                             "passages in the database")
         if recorded is None:
             problems.append(f"{folder} has no recorded checksums (written by an older citesum); --repair records "
@@ -131,61 +173,178 @@ class LocalStore(SearchStore):
 
     # ---- writing -------------------------------------------------------------------------------------
     def _sound_generation(self, conn: sqlite3.Connection) -> Path | None:
-        """The folder of the current generation when its files are there and match their checksums (what an
-        update may build on); None otherwise."""
+        """The folder of the current generation when it has segments and its files match their checksums (what
+        an update may build on); None otherwise."""
         folder = self.path / f"gen-{current_generation(conn)}"
-        if not (folder / artifacts.ROWS).exists() or damaged(conn, folder):
+        if segment_files.listing(folder) is None or not (folder / artifacts.ROWS).exists() or damaged(conn, folder):
             return None
         return folder
 
     def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> LocalWrite:
         """The rows the next generation keeps, and how its BM25 index is made from the new units' texts: the
-        previous generation's index without the replaced documents' units, only the new text analysed; or,
-        without sound files that keep term counts, built from the text of every kept unit."""
+        previous generation's segments without the replaced documents' units, only the new text analysed; or,
+        without a sound generation to build on, built from the text of every kept unit."""
         previous = self._sound_generation(conn)
         if previous is not None:
-            old_rows = np.load(previous / artifacts.ROWS)
-            removed = [row for (row,) in rows_of_documents(conn, replaced)]
-            keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
             try:
-                current = LexicalIndex.load(previous / artifacts.BM25, mmap=True) if len(old_rows) else None
-            except (OSError, ValueError):
-                current = None
-            if current is not None and current.size == len(old_rows) and current.unit_term_counts(0) is not None:
-                return LocalWrite(previous, old_rows[keep], lambda texts: current.updated(keep, texts))
+                old_rows = np.load(previous / artifacts.ROWS)
+                loaded = [Segment.load(previous / segment_files.FOLDER / name, graph=False)
+                          for name in segment_files.listing(previous) or []]
+                current = LexicalIndex.load(previous / LEXICAL, [(s.terms, held_rows(s.rows, old_rows))
+                                                                for s in loaded])
+                recorded = json.loads(manifest_value(conn, "files") or "{}")
+            except (OSError, ValueError, KeyError):
+                previous = None
+            else:
+                removed = [row for (row,) in rows_of_documents(conn, replaced)]
+                keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
+                return LocalWrite(previous, loaded, recorded, old_rows[keep],
+                                  lambda texts: current.updated(keep, texts))
         gone = set(replaced)
         kept = [(row, text) for row, document_id, text in
                 conn.execute("SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
-        return LocalWrite(previous, np.array([row for row, _ in kept], dtype=np.int64),
+        return LocalWrite(None, [], {}, np.array([row for row, _ in kept], dtype=np.int64),
                           lambda texts: LexicalIndex.build([text for _, text in kept] + texts))
 
     def write(self, conn: sqlite3.Connection, generation: int, plan: GenerationWrite | None, removed_rows: set[int],
               first_new_row: int, added: np.ndarray | None, lexical: LexicalIndex | None,
               progress: ProgressFn | None) -> None:
-        """Write gen-<N> from the (uncommitted) database state, reusing the vectors of the previous generation's
-        sound files and the vectors ``added`` of the units this write inserted (else reading them from the
-        database), and record it in the manifest as current, with its files' checksums.
+        """Write gen-<N> from the (uncommitted) database state and record it in the manifest as current, with
+        its files' checksums: the previous generation's segments (linked) and one of the units this write
+        inserted, with their vectors ``added`` (else read from the database); or, without a sound previous
+        generation to build on, one segment of every unit.
 
         ``lexical`` is a BM25 index built beforehand over the plan's kept rows followed by the rows this write
         added; it is used when the database holds exactly those rows, and built from the database otherwise.
         """
-        previous = plan.previous if isinstance(plan, LocalWrite) else None
         rows = np.fromiter(itertools.chain.from_iterable(conn.execute("SELECT rowid FROM passages ORDER BY rowid")),
                            dtype=np.int64)
-        # the previous generation's row order, read once for the vectors and the graph
-        old_rows = np.load(previous / artifacts.ROWS) if previous is not None else None
-        vectors = self._generation_vectors(conn, previous, old_rows, rows, removed_rows, added)
-        if lexical is not None and isinstance(plan, LocalWrite) and _prebuilt_matches(plan.kept_rows, lexical, rows):
-            lexical_index = lexical
+        local_plan = plan if isinstance(plan, LocalWrite) else None
+        if not (local_plan is not None and isinstance(lexical, LexicalIndex)
+                and _prebuilt_matches(local_plan.kept_rows, lexical, rows)):
+            local_plan, lexical = None, None
+        if local_plan is not None and local_plan.previous is not None and lexical is not None:
+            segments, lexical = self._updated_segments(conn, generation, local_plan, rows, added, lexical)
         else:
+            segments, lexical = self._one_segment(conn, generation, rows, added, lexical, progress)
+        segments, lexical = self._merged(conn, generation, segments, lexical, len(rows), progress)
+        previous = local_plan.previous if local_plan is not None else None
+        recorded = local_plan.recorded if local_plan is not None else {}
+        linked = {}
+        for segment in segments:
+            if segment.source is not None and previous is not None:
+                for file in segment.source.rglob("*"):
+                    if file.is_file():
+                        relative = file.relative_to(previous).as_posix()
+                        linked[relative] = (file, recorded.get(relative) or [file.stat().st_size,
+                                                                             artifacts.file_digest(file)])
+
+        def write_new(folder: Path) -> None:
+            np.save(folder / artifacts.ROWS, rows)
+            (folder / segment_files.LISTING).write_text(json.dumps([s.name for s in segments]), encoding="utf-8")
+            lexical.save(folder / LEXICAL)  # type: ignore[union-attr]
+            for segment in segments:
+                if segment.source is None:
+                    segment.save(folder / segment_files.FOLDER / segment.name)
+
+        written = artifacts.write(self.path / f"gen-{generation}", write_new, linked)
+        conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
+
+    def _updated_segments(self, conn: sqlite3.Connection, generation: int, plan: LocalWrite, rows: np.ndarray,
+                          added: np.ndarray | None, lexical: LexicalIndex) -> tuple[list[Segment], LexicalIndex]:
+        """The previous generation's segments (their files linked) and one of the units this write inserted."""
+        new_rows = rows[len(plan.kept_rows):]
+        segments = list(plan.segments)
+        if len(new_rows):
+            last = int(plan.segments[-1].rows.max()) if plan.segments and len(plan.segments[-1].rows) else -1
+            vectors = added if added is not None and len(added) == len(new_rows) else read_vectors(conn, last)
+            segments.append(Segment(f"s{generation}-0", new_rows, vectors, lexical.segments[-1][0]))
+        return segments, lexical
+
+    def _one_segment(self, conn: sqlite3.Connection, generation: int, rows: np.ndarray, added: np.ndarray | None,
+                     lexical: LexicalIndex | None, progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
+        """Every unit in one segment: the vectors ``added`` when they are all of them (a first build), else read
+        from the database; the BM25 index ``lexical`` when given, else built from the database's text."""
+        vectors = added if added is not None and len(added) == len(rows) and len(rows) else read_vectors(conn)
+        if lexical is None:
             if progress:
                 progress("bm25", 0, 1)
-            lexical_index = LexicalIndex.build([r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")])
+            lexical = LexicalIndex.build([r[0] for r in conn.execute("SELECT text FROM passages ORDER BY rowid")])
             if progress:
                 progress("bm25", 1, 1)
-        graph = self._graph(conn, previous, old_rows, rows, vectors, removed_rows, progress)
-        written = artifacts.write(self.path / f"gen-{generation}", rows, vectors, lexical_index, graph)
-        conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
+        [(terms, _)] = lexical.segments
+        return [Segment(f"s{generation}-0", rows, vectors, terms)], lexical
+
+    def _merged(self, conn: sqlite3.Connection, generation: int, segments: list[Segment], lexical: LexicalIndex,
+                units: int, progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
+        """``segments`` with the runs :func:`merge_runs` picks, and the kept segments whose graph is not what the
+        index now asks for, written again; then the graphs of the segments this write makes."""
+        minimum = ann_min_units(conn)
+
+        def wants_graph(size: int) -> bool:
+            return bool(minimum) and units >= minimum and size >= min(segment_files.SEGMENT_GRAPH_UNITS, minimum)
+
+        held = [live for _, live in lexical.segments]
+        sizes = [len(s.rows) if h is None else len(h) for s, h in zip(segments, held)]
+        if lexical.unheld_terms_share > lexical.UNHELD_TERMS:
+            # every segment's term ids change: each is written again (the vocabulary of an index whose
+            # documents are all replaced, update after update, would otherwise grow without bound)
+            lexical = lexical.without_unheld_terms()
+            runs = [(i, i + 1) for i in range(len(segments))]
+        else:
+            runs = merge_runs(sizes, [len(s.rows) for s in segments])
+        covered = {i for start, stop in runs for i in range(start, stop)}
+        if ann_graph.available():  # without usearch, a segment's graph is kept for when it is installed again
+            runs += [(i, i + 1) for i, s in enumerate(segments)
+                     if s.source is not None and i not in covered and s.has_graph != wants_graph(sizes[i])]
+        for number, (start, stop) in enumerate(sorted(runs, reverse=True), start=1):
+            lexical = lexical.with_segments_merged(start, stop)
+            parts = list(zip(segments[start:stop], held[start:stop]))
+            merged_rows = np.concatenate([s.rows if h is None else s.rows[h] for s, h in parts])
+            vectors = np.concatenate([np.asarray(s.vectors if h is None else s.vectors[h], dtype=np.float32)
+                                      for s, h in parts])
+            merged = Segment(f"s{generation}-{number}", merged_rows, vectors, lexical.segments[start][0])
+            segments[start:stop] = [merged]
+            held[start:stop] = [None]
+            merged.graph = self._graph(parts, merged, wants_graph(len(merged_rows)), progress)
+        for segment in segments:
+            if segment.source is None and segment.graph is None:
+                segment.graph = self._graph([], segment, wants_graph(len(segment.rows)), progress)
+        return segments, lexical
+
+    def _graph(self, parts: list[tuple[Segment, np.ndarray | None]], segment: Segment, wanted: bool,
+               progress: ProgressFn | None) -> AnnIndex | None:
+        """The graph of a segment this write makes, when ``wanted``: the graph of the largest of the segments
+        ``parts`` it merges (read whole), without the units it drops and with the others', or built whole."""
+        if not wanted or segment.vectors.shape[1] == 0:
+            return None
+        if not ann_graph.available():
+            warnings.warn(f"{self.path}: {len(segment.rows):,} units and no approximate nearest-neighbour index: "
+                          "dense search reads every vector (pip install 'citesum[ann]' for one)", stacklevel=3)
+            return None
+        if progress:
+            progress("ann", 0, 1)
+        graph = None
+        largest = max(parts, key=lambda part: len(part[0].rows), default=None)
+        saved = ann_graph.saved_in(largest[0].source) if largest is not None and largest[0].source else None
+        if saved is not None and largest is not None:
+            try:
+                graph = AnnIndex.load(saved, view=False)
+                base, base_held = largest
+                if base_held is not None:
+                    graph.remove(np.setdiff1d(base.rows, base.rows[base_held]))
+                others = ~np.isin(segment.rows, base.rows)
+                graph.add(segment.vectors[others], segment.rows[others])
+            except (OSError, ValueError, RuntimeError) as exc:
+                log.warning("%s: a segment's nearest-neighbour graph could not be updated (%s); building it again",
+                            self.path, exc)
+                graph = None
+        # built whole when the update would not give exactly this segment's units (history of another shape)
+        if graph is None or graph.dim != segment.vectors.shape[1] or not np.array_equal(graph.keys(), segment.rows):
+            graph = AnnIndex.build(segment.vectors, segment.rows)
+        if progress:
+            progress("ann", 1, 1)
+        return graph
 
     def committed(self, conn: sqlite3.Connection, generation: int) -> None:
         for entry in self.path.glob("gen-*"):
@@ -197,105 +356,8 @@ class LocalStore(SearchStore):
         shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
 
     def has_graph(self, generation: int) -> bool:
-        return ann_graph.saved_in(self.path / f"gen-{generation}") is not None
-
-    def _graph(
-        self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
-        vectors: np.ndarray, removed_rows: set[int], progress: ProgressFn | None,
-    ) -> AnnIndex | None:
-        """The nearest-neighbour graph of the new generation, when it has ``ann_min_units`` units or more: the
-        previous generation's graph without the removed units and with the new ones (row ids only grow), or
-        built whole when there is none to start from."""
-        minimum = ann_min_units(conn)
-        if not minimum or len(rows) < minimum or vectors.shape[1] == 0:
-            return None
-        if not ann_graph.available():
-            warnings.warn(f"{self.path}: {len(rows):,} units and no approximate nearest-neighbour index: dense "
-                          "search reads every vector (pip install 'citesum[ann]' for one)", stacklevel=2)
-            return None
-        if progress:
-            progress("ann", 0, 1)
-        graph = None
-        saved = ann_graph.saved_in(previous) if previous is not None else None
-        if saved is not None and old_rows is not None:
-            try:
-                graph = AnnIndex.load(saved, view=False)
-                graph.remove(np.intersect1d(old_rows, np.fromiter(removed_rows, dtype=np.int64)))
-                new = rows > (old_rows.max() if len(old_rows) else -1)
-                graph.add(vectors[new], rows[new])
-            except (OSError, ValueError, RuntimeError) as exc:
-                log.warning("%s: the previous nearest-neighbour graph could not be updated (%s); building it again",
-                            self.path, exc)
-                graph = None
-        # built whole when the update would not give exactly this generation's units (history of another shape)
-        if graph is None or graph.dim != vectors.shape[1] or not np.array_equal(graph.keys(), rows):
-            graph = AnnIndex.build(vectors, rows)
-        if progress:
-            progress("ann", 1, 1)
-        return graph
-
-    def _generation_vectors(
-        self, conn: sqlite3.Connection, previous: Path | None, old_rows: np.ndarray | None, rows: np.ndarray,
-        removed_rows: set[int], added: np.ndarray | None,
-    ) -> np.ndarray:
-        """The new dense matrix: the ``previous`` generation's (its sound file) without the removed rows, then
-        the rows this write inserted (row ids only grow), with the vectors ``added`` as embedded (else read
-        from the database). Everything is read from the database when the history is not that shape.
-
-        A first build thus writes the vectors it embedded without reading a million blobs back from SQLite
-        and holding them twice."""
-        kept_rows = np.zeros(0, dtype=np.int64)
-        last = -1
-        if old_rows is not None:
-            keep = ~np.isin(old_rows, np.fromiter(removed_rows, dtype=np.int64, count=len(removed_rows)))
-            kept_rows = old_rows[keep]
-            last = int(old_rows.max()) if len(old_rows) else -1
-        new_rows = rows[len(kept_rows):]
-        if not np.array_equal(kept_rows, rows[: len(kept_rows)]) or (len(new_rows) and new_rows[0] <= last):
-            return read_vectors(conn)  # not the expected shape of history: rebuild from the source of truth
-        if added is not None and len(added) == len(new_rows):
-            fresh = added
-        elif previous is not None:
-            fresh = read_vectors(conn, after_row=last)
-        else:
-            return read_vectors(conn)
-        if previous is None or not len(kept_rows):
-            return fresh if len(fresh) else read_vectors(conn)
-        vectors = _kept_vectors(previous / artifacts.VECTORS, keep, len(fresh))
-        if len(fresh):
-            vectors[len(kept_rows):] = fresh
-        return vectors
-
-
-#: rows _kept_vectors moves at a time (64 MB of 256-dimensional vectors: the most it copies to a temporary)
-_MOVED_ROWS = 65_536
-
-
-def _kept_vectors(path: Path, keep: np.ndarray, room: int) -> np.ndarray:
-    """The rows of the saved matrix at ``path`` where ``keep`` is True, followed by ``room`` rows left to fill.
-
-    The file is read once into the result and the kept rows are moved up over the dropped ones, run by run: at
-    a million units, reading the matrix, selecting the kept rows and stacking the new ones under them copied
-    1 GB three times (2.8 s of a 1% update), and np.compress over the memory-mapped file took 3.3 s."""
-    saved = np.load(path, mmap_mode="r")
-    kept = int(keep.sum())
-    if saved.dtype != np.float32 or not saved.flags.c_contiguous or saved.ndim != 2:
-        return np.vstack([np.asarray(saved[keep], dtype=np.float32), np.empty((room, saved.shape[1]), np.float32)])
-    vectors = np.empty((max(len(saved), kept + room), saved.shape[1]), dtype=np.float32)
-    with open(path, "rb") as handle:
-        handle.seek(saved.offset)
-        if handle.readinto(vectors[: len(saved)].data.cast("B")) != saved.nbytes:
-            raise OSError(f"{path} is shorter than its header says")
-    edges = np.flatnonzero(np.diff(np.r_[0, keep.astype(np.int8), 0]))
-    end = 0
-    for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):  # each run of kept rows, moved up
-        # a block at a time: numpy copies an overlapping source to a temporary first, which for one long run
-        # would be the whole matrix again
-        for block in range(start, stop, _MOVED_ROWS):
-            rows = min(_MOVED_ROWS, stop - block)
-            vectors[end: end + rows] = vectors[block: block + rows]
-            end += rows
-    return vectors[: kept + room]
+        folder = self.path / f"gen-{generation}" / segment_files.FOLDER
+        return folder.is_dir() and any(ann_graph.saved_in(segment) is not None for segment in folder.iterdir())
 
 
 def _prebuilt_matches(kept_rows: np.ndarray, index: LexicalIndex, rows: np.ndarray) -> bool:

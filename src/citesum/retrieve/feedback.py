@@ -84,7 +84,7 @@ class RM3Retriever(Retriever):
         eligible = lexical.feedback_terms(self.max_document_share * lexical.size)
         rank = lexical.alphabetical_rank
         term_ids, contributions = [], []
-        for (ids, counts), score in zip(self._unit_term_counts(units), unit_scores):
+        for (ids, counts), score in zip(map(lexical.unit_term_counts, units), unit_scores):
             keep = eligible[ids]
             ids, counts = ids[keep], counts[keep]
             # a unit's most frequent terms, ties broken alphabetically
@@ -101,22 +101,6 @@ class RM3Retriever(Retriever):
         heaviest = np.lexsort((first_seen, -relevance))[: self.feedback_terms]
         total = sum(relevance[heaviest].tolist())
         return ids[heaviest].astype(np.int64), relevance[heaviest] / total
-
-    def _unit_term_counts(self, units: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Each unit's analysed term ids with their counts: kept by the index since they were added to it, or
-        analysed again from the text for an index written before (same analyser, same counts)."""
-        lexical = self.index.lexical
-        kept = [lexical.unit_term_counts(i) for i in units]
-        if all(counts is not None for counts in kept):
-            return kept  # type: ignore[return-value]
-        passages = self.index.passages
-        analysed = []
-        for tokens in tokenize([passages[i].text for i in units]):
-            # a term the stored vocabulary lacks (the analyser changed since, e.g. a new stemmer) is left out
-            held = [term_id for term_id in map(lexical.term_id, tokens) if term_id is not None]
-            ids, counts = np.unique(np.array(held, dtype=np.int64), return_counts=True)
-            analysed.append((ids, counts))
-        return analysed
 
 
 def _unit_l1(weights: dict[str, float]) -> dict[str, float]:

@@ -177,9 +177,8 @@ def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None,
     if neighbours not in NEIGHBOURS:
         raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got {neighbours!r}")
     if neighbours == "bm25" and lexical is None:
-        raise ConfigError("BM25 neighbours read each unit's term counts, which this index does not keep (a Milvus "
-                          "store, or a local index written before they were kept): link the units by cosine, or "
-                          "index the documents again into a new local index")
+        raise ConfigError("BM25 neighbours read each unit's term counts, which this index's store does not keep (a "
+                          "Milvus store): link the units by cosine, or index the documents into a local index")
     executor = executor or InProcess()
     block = block or (64 if scorer is not None else 256 if neighbours == "bm25" else 1024)
     n = len(index.passages)
@@ -202,9 +201,7 @@ def _with_term_counts(index: IndexReader) -> LexicalIndex | None:
     from citesum.index.lexical import LexicalIndex
 
     lexical = index.lexical
-    if isinstance(lexical, LexicalIndex) and (lexical.size == 0 or lexical.unit_term_counts(0) is not None):
-        return lexical
-    return None
+    return lexical if isinstance(lexical, LexicalIndex) else None
 
 
 @dataclass(frozen=True)
@@ -225,10 +222,7 @@ class _LinkJob:
         """(units of the block x all units) similarity."""
         units = range(start, min(start + self.block, self.units))
         if self.lexical is not None:
-            similarity = self.lexical.get().similar_units(units)
-            if similarity is None:  # build_passage_graph gives the job only a BM25 index that keeps its counts
-                raise ConfigError("the BM25 index of the graph build keeps no term counts")
-            return similarity
+            return self.lexical.get().similar_units(units)
         assert self.vectors is not None  # build_passage_graph gives the job one of the two
         vectors = self.vectors.get()
         return vectors[units.start : units.stop] @ vectors.T

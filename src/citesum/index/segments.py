@@ -1,0 +1,193 @@
+"""The segments of the local store's generations (citesum.index.local): a segment is a run of units written
+once (their rowids, vectors, analysed term counts and, in large indexes, an HNSW graph) and shared by every
+generation after it, which may hold only some of its units (the others' documents were deleted or revised).
+
+An update writes a segment of its new units and links the others into the new generation's folder, so it
+costs what it adds, not what the index holds. Segments are in rowid order (rowids only grow, and only
+neighbouring segments are merged), so a generation's units, in rowid order, are its segments' held units one
+segment after the other. :func:`merge_runs` says which segments a write rewrites: those that lost much of
+their units, and the smallest neighbours while there are too many.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from citesum.index import ann as ann_graph
+from citesum.index.ann import AnnIndex
+from citesum.index.lexical import TermCounts
+
+ROWS = "rows.npy"
+VECTORS = "vectors.npy"
+TERMS = "terms"
+#: a generation's list of its segments (names, in rowid order)
+LISTING = "segments.json"
+#: the folder of a generation's segments
+FOLDER = "segments"
+
+#: at most this many segments after a write: more, and the smallest neighbours are merged (each query visits
+#: every segment)
+MAX_SEGMENTS = 8
+#: a segment that no longer holds this share of its units is written again without them
+DELETED_SHARE = 0.3
+#: the fewest units a segment has a graph for (in an index of ``ann_min_units`` units or more): below it, reading
+#: its vectors (20,000 x 256 floats: about 1 ms) costs less than asking a graph
+SEGMENT_GRAPH_UNITS = 20_000
+
+
+@dataclass
+class Segment:
+    """One segment's files, loaded (arrays memory-mapped; the graph too) or made by a write."""
+
+    name: str
+    rows: np.ndarray
+    vectors: np.ndarray
+    terms: TermCounts
+    graph: AnnIndex | None = None
+    #: the folder it was loaded from (a write links its files instead of writing them); None: made by the write
+    source: Path | None = None
+
+    @classmethod
+    def load(cls, folder: Path, *, graph: bool = True) -> "Segment":
+        """The segment saved in ``folder``; with ``graph``, its graph memory-mapped when it has one and usearch
+        is installed."""
+        saved = ann_graph.saved_in(folder)
+        return cls(folder.name, np.load(folder / ROWS, mmap_mode="r"), np.load(folder / VECTORS, mmap_mode="r"),
+                   TermCounts.load(folder / TERMS),
+                   AnnIndex.load(saved) if graph and saved is not None and ann_graph.available() else None, folder)
+
+    @property
+    def has_graph(self) -> bool:
+        return self.graph is not None or (self.source is not None and ann_graph.saved_in(self.source) is not None)
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True)
+        np.save(folder / ROWS, np.asarray(self.rows, dtype=np.int64))
+        np.save(folder / VECTORS, np.ascontiguousarray(self.vectors, dtype=np.float32))
+        self.terms.save(folder / TERMS)
+        if self.graph is not None:
+            self.graph.save(folder / self.graph.file_name)
+
+
+def listing(folder: Path) -> list[str] | None:
+    """The names of a generation's segments, in order; None for a generation written before segments."""
+    path = folder / LISTING
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def held_rows(segment_rows: np.ndarray, row_ids: np.ndarray) -> np.ndarray | None:
+    """The rows of a segment (its rowids ``segment_rows``) that a generation of units ``row_ids`` holds (both
+    ascending); None when it holds them all."""
+    if not len(row_ids):
+        return np.zeros(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(row_ids, segment_rows), len(row_ids) - 1)
+    held = row_ids[at] == segment_rows
+    return None if held.all() else np.flatnonzero(held)
+
+
+def merge_runs(held: Sequence[int], total: Sequence[int]) -> list[tuple[int, int]]:
+    """Which segments to write again, as runs ``(start, stop)`` of neighbours each merged into one, given how
+    many units each holds and has: a segment that lost :data:`DELETED_SHARE` of its units alone (or in the run
+    it joins), then, while there are more than :data:`MAX_SEGMENTS`, the two neighbouring groups holding the
+    fewest units together. Each unit is thus rewritten a few times over the life of an index, not at every
+    update (segments grow about geometrically)."""
+    groups = [[i] for i in range(len(held))]
+    sizes = list(held)
+    while len(groups) > MAX_SEGMENTS:
+        pair = min(range(len(groups) - 1), key=lambda j: sizes[j] + sizes[j + 1])
+        groups[pair: pair + 2] = [groups[pair] + groups[pair + 1]]
+        sizes[pair: pair + 2] = [sizes[pair] + sizes[pair + 1]]
+    return [(group[0], group[-1] + 1) for group in groups
+            if len(group) > 1 or total[group[0]] and held[group[0]] <= (1 - DELETED_SHARE) * total[group[0]]]
+
+
+class SegmentVectors:
+    """The vectors of a generation's units across its segments, read like one (positions x dimensions) matrix
+    of the held units: a product with a query vector, rows by position, the whole as an array (a copy)."""
+
+    def __init__(self, parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dim: int) -> None:
+        self._parts = list(parts)  # (a segment's vectors, its held rows or None)
+        sizes = [len(vectors) if held is None else len(held) for vectors, held in self._parts]
+        self._starts = np.cumsum([0, *sizes])
+        self.shape = (int(self._starts[-1]), dim)
+        self.dtype = np.dtype(np.float32)
+        self.ndim = 2
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __matmul__(self, query: np.ndarray) -> np.ndarray:
+        scores = [np.asarray(vectors @ query, dtype=np.float32) for vectors, _ in self._parts]
+        return np.concatenate([s if held is None else s[held] for s, (_, held) in zip(scores, self._parts)]
+                              or [np.zeros(0, dtype=np.float32)])
+
+    def __getitem__(self, positions: Any) -> np.ndarray:
+        if isinstance(positions, slice):
+            positions = np.arange(len(self))[positions]
+        positions = np.asarray(positions, dtype=np.int64)
+        if positions.ndim != 1:
+            raise TypeError("index segment vectors by a sequence of positions")
+        if len(positions) and (positions.min() < -len(self) or positions.max() >= len(self)):
+            raise IndexError(f"positions out of range for {len(self)} units")
+        positions = np.where(positions < 0, positions + len(self), positions)
+        out = np.empty((len(positions), self.shape[1]), dtype=np.float32)
+        part_of = np.searchsorted(self._starts, positions, side="right") - 1
+        for part in np.unique(part_of).tolist():
+            vectors, held = self._parts[part]
+            chosen = part_of == part
+            local = positions[chosen] - self._starts[part]
+            out[chosen] = vectors[local if held is None else held[local]]
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self[np.arange(len(self))].astype(dtype or np.float32, copy=False)
+
+
+class SegmentNearest:
+    """Nearest-neighbour search over segments: each segment's graph, or its vectors read when it has none (a
+    small one), keeping the units the generation holds."""
+
+    def __init__(self, parts: Sequence[tuple[Segment, np.ndarray | None]]) -> None:
+        self._parts = []
+        for segment, held in parts:
+            mask = None
+            if held is not None:
+                mask = np.zeros(len(segment.rows), dtype=bool)
+                mask[held] = True
+            self._parts.append((segment, held, mask))
+
+    def __len__(self) -> int:
+        return sum(len(segment.rows) if held is None else len(held) for segment, held, _ in self._parts)
+
+    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, None]:
+        """(:meth:`search`'s rowids, None): the caller scores them against the stored vectors."""
+        return self.search(query_vector), None
+
+    def search(self, query: np.ndarray, count: int | None = None) -> np.ndarray:
+        """The rowids of up to ``count`` (default :data:`~citesum.index.ann.CANDIDATES`) units nearest ``query``
+        in each segment, segment after segment."""
+        count = count or ann_graph.CANDIDATES
+        found = []
+        for segment, held, mask in self._parts:
+            if segment.graph is not None:
+                if mask is None:
+                    found.append(segment.graph.search(query, count))
+                    continue
+                # the graph has the units the generation no longer holds too (at most DELETED_SHARE of them):
+                # asked for proportionally more, those are left out
+                asked = int(count * len(segment.rows) / max(len(held), 1)) + 16
+                keys = segment.graph.search(query, asked)
+                local = np.minimum(np.searchsorted(segment.rows, keys), len(segment.rows) - 1)
+                found.append(keys[(segment.rows[local] == keys) & mask[local]][:count])
+                continue
+            rows = segment.rows if held is None else segment.rows[held]
+            vectors = segment.vectors if held is None else segment.vectors[held]
+            scores = np.asarray(vectors @ query, dtype=np.float32)
+            best = np.argsort(-scores, kind="stable")[:count]
+            found.append(np.asarray(rows[best], dtype=np.int64))
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
