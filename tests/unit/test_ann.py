@@ -266,3 +266,28 @@ def test_rankings_from_the_candidates_equal_rankings_of_every_unit_s_score(
         fused = reciprocal_rank_fusion(rankings)
         expected_scores = np.array([fused.get(i, 0.0) for i in range(len(index))], dtype=np.float32)
         np.testing.assert_array_equal(shallow.scores(query), expected_scores)
+
+
+def test_a_merged_segment_takes_its_largest_members_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the segments are merged, the graph of the largest is read, the units it lost are removed and the
+    others' added: never built again, and the generation searches as an exact one does."""
+    from citesum.index import segments
+
+    index = _index(tmp_path / "ix", 100, DOCUMENTS[:120])
+    monkeypatch.setattr(segments, "MAX_SEGMENTS", 1)
+
+    def no_rebuild(*args: object) -> AnnIndex:
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(AnnIndex, "build", no_rebuild)
+    gone = [d.id for d in DOCUMENTS[:10]]
+    index.update(upsert=DOCUMENTS[120:], delete=gone)
+    [graph_file] = _graph_files(index)
+    assert graph_file.parent.name != "s1-0"  # a new segment, with the new units in its graph
+    graph = index.ann
+    assert isinstance(graph, AnnIndex) and np.array_equal(graph.keys(), index.row_ids)
+    exact = _index(tmp_path / "exact", 0, [d for d in DOCUMENTS if d.id not in gone])
+    overlaps = [sum((Counter(h.passage.text for h in get_retriever("dense", index).retrieve(query, k=10))
+                     & Counter(h.passage.text for h in get_retriever("dense", exact).retrieve(query, k=10))).values())
+                / 10 for query in QUERIES]
+    assert np.mean(overlaps) >= 0.9, overlaps

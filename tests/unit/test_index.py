@@ -448,3 +448,35 @@ def test_unit_frequencies_count_the_units_that_hold_each_analysed_term() -> None
     lexical = LexicalIndex.build(["The cat sat on the mat.", "A cat ran; the cat hid.", "A dog barked."])
     assert lexical.unit_frequencies(["cat", "dog", "mat", "unicorn"]).tolist() == [2, 1, 1, 0]
     assert LexicalIndex.build([]).unit_frequencies(["cat"]).tolist() == [0]
+
+
+def test_merges_and_rewrites_keep_the_scores_of_a_rebuild(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Update after update: past MAX_SEGMENTS the smallest neighbours merge, a segment that lost most of its
+    units is written again without them, and the index scores and reads as one rebuilt from its database."""
+    from citesum.index import segments
+
+    monkeypatch.setattr(segments, "MAX_SEGMENTS", 3)
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels. Rationing {i % 3} continues.") for i in range(30)]),
+                 embedder=hashing_embedder)
+    for round_ in range(5):  # a new document per round, and a revision
+        index.update(_docs((f"n{round_}", f"Tram line {round_} opens to the airport."),
+                           (f"d{round_}", f"Report {round_} revised: desalination plant {round_}.")),
+                     embedder=hashing_embedder)
+        names = json.loads((tmp_path / "ix" / f"gen-{index.generation}" / "segments.json").read_text())
+        assert len(names) <= 3
+    index.delete([f"d{i}" for i in range(5, 25)])  # two thirds of the first segment's units
+    folder = tmp_path / "ix" / f"gen-{index.generation}"
+    names = json.loads((folder / "segments.json").read_text())
+    rows = [len(np.load(folder / "segments" / name / "rows.npy")) for name in names]
+    assert sum(rows) == len(index)  # every segment was written again without the deleted units
+    queries = ["reservoir rationing", "tram airport", "desalination plant 3", "report 27"]
+    scores = [index.lexical.scores(q) for q in queries]
+    vectors = np.array(index.vectors)
+    texts = [p.text for p in index.passages]
+    index.rewrite_generation()
+    assert [p.text for p in index.passages] == texts
+    np.testing.assert_array_equal(np.array(index.vectors), vectors)
+    for query, before in zip(queries, scores):
+        np.testing.assert_array_equal(before, index.lexical.scores(query))

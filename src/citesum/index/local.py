@@ -297,6 +297,7 @@ class LocalStore(SearchStore):
         if ann_graph.available():  # without usearch, a segment's graph is kept for when it is installed again
             runs += [(i, i + 1) for i, s in enumerate(segments)
                      if s.source is not None and i not in covered and s.has_graph != wants_graph(sizes[i])]
+        made = set()  # the segments the merges made (their graphs are made with them)
         for number, (start, stop) in enumerate(sorted(runs, reverse=True), start=1):
             lexical = lexical.with_segments_merged(start, stop)
             parts = list(zip(segments[start:stop], held[start:stop]))
@@ -307,8 +308,9 @@ class LocalStore(SearchStore):
             segments[start:stop] = [merged]
             held[start:stop] = [None]
             merged.graph = self._graph(parts, merged, wants_graph(len(merged_rows)), progress)
-        for segment in segments:
-            if segment.source is None and segment.graph is None:
+            made.add(merged.name)
+        for segment in segments:  # the segment of the new units, when no merge took it
+            if segment.source is None and segment.name not in made:
                 segment.graph = self._graph([], segment, wants_graph(len(segment.rows)), progress)
         return segments, lexical
 
