@@ -234,7 +234,7 @@ def test_lexical_index_keeps_each_units_analysed_term_counts(tmp_path: Path) -> 
     counts.save(tmp_path / "segment")
     built.save(tmp_path / "bm25")
     loaded = LexicalIndex.load(tmp_path / "bm25", [(TermCounts.load(tmp_path / "segment"), None)])
-    assert isinstance(loaded.segments[0][0].term_counts, np.memmap)  # mapped, not read
+    assert isinstance(loaded.segments[0][0].term_units, np.memmap)  # mapped, not read
     for unit, tokens in enumerate(tokenize(texts)):
         assert unit_terms(built, unit) == unit_terms(loaded, unit) == Counter(tokens)
     assert unit_terms(built, 0)["water"] == 2 and unit_terms(built, 2) == Counter()  # stop words only: nothing
@@ -315,6 +315,7 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
         terms = [t for t in tokenize([query])[0] if t in reference.vocab_dict]
         expected = reference.get_scores(terms) if terms else np.zeros(len(texts), dtype=np.float32)
         assert np.array_equal(ours.scores(query), expected), query
+        assert np.array_equal(ours.scores(query), expected), query  # asked again: the weights kept
 
     keep = np.ones(len(texts), dtype=bool)
     keep[[0, 5, 6, len(texts) - 1]] = False

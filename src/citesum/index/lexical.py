@@ -68,14 +68,23 @@ class TermCounts:
     """The analysed term counts of one segment's units (citesum.index.local), both ways: by unit (a CSR row per
     unit: what query feedback and "more like this" read) and by term (a posting list per term: what a query
     scores), with each unit's length. Term ids are the index's vocabulary's, those known when the segment was
-    written (``vocabulary_size``). Immutable: a loaded segment's arrays are memory-mapped."""
+    written (``vocabulary_size``). Immutable: a loaded segment's arrays are memory-mapped.
+
+    A posting holds its class, not its count: the classes are the segment's distinct (count, unit length)
+    pairs (a few thousand), and a posting's BM25 weight depends on nothing else but the term's idf and the
+    generation's mean length. A query turns the class table into weights (a few thousand operations a term)
+    and reads each posting's weight from it: one gather, as cheap as reading a precomputed score matrix (a
+    million units' query computed per posting took 3x bm25s's; benchmarks in docs/scaling.md)."""
 
     #: the arrays and their file names
-    FILES = ("unit_indptr", "unit_terms", "unit_counts", "term_indptr", "term_units", "term_counts", "lengths")
+    FILES = ("unit_indptr", "unit_terms", "unit_counts", "term_indptr", "term_units", "term_classes", "classes",
+             "lengths")
 
     def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
         self.unit_indptr, self.unit_terms, self.unit_counts = (arrays[k] for k in self.FILES[:3])
-        self.term_indptr, self.term_units, self.term_counts = (arrays[k] for k in self.FILES[3:6])
+        self.term_indptr, self.term_units, self.term_classes = (arrays[k] for k in self.FILES[3:6])
+        #: (count, unit length) of each class
+        self.classes = arrays["classes"]
         self.lengths = arrays["lengths"]
 
     @classmethod
@@ -84,10 +93,12 @@ class TermCounts:
         counts.sort_indices()
         by_term = counts.tocsc()
         by_term.sort_indices()
+        lengths = _unit_lengths(counts)
+        classes, term_classes = _classes(by_term.data.astype(np.int64), lengths[by_term.indices])
         return cls({"unit_indptr": counts.indptr.astype(np.int64), "unit_terms": counts.indices.astype(np.int32),
                     "unit_counts": counts.data.astype(np.int32), "term_indptr": by_term.indptr.astype(np.int64),
-                    "term_units": by_term.indices.astype(np.int32), "term_counts": by_term.data.astype(np.int32),
-                    "lengths": _unit_lengths(counts)})
+                    "term_units": by_term.indices.astype(np.int32), "term_classes": term_classes,
+                    "classes": classes, "lengths": lengths})
 
     @classmethod
     def concatenated(cls, parts: Sequence[tuple["TermCounts", np.ndarray | None]]) -> "TermCounts":
@@ -151,7 +162,9 @@ class _Part:
     start: int
     #: k1 * (1 - b + b |u| / avg|u|) of each of the segment's units (this generation's average length)
     normalisation: np.ndarray | None = None
-    #: the position of each of the segment's units in the generation (-1: not held), when some are not held
+    #: tf / (tf + k1 * (...)) of each of the segment's classes of postings (this generation's average length)
+    class_factors: np.ndarray | None = None
+    #: the position of each of the segment's units in the generation (``size``: not held), when some are not
     positions: np.ndarray | None = None
     #: the BM25 weights as scipy CSC (units x terms): made for "more like this" queries only
     weights: object | None = None
@@ -351,13 +364,12 @@ class LexicalIndex:
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25 score of every unit for already-analysed (stemmed) terms, each added in the order given (a
         repeated term counts again), in float32: bm25s's sums."""
-        scores = np.zeros(self.size, dtype=np.float32)
         ids = [i for i in map(self.term_id, terms) if i is not None]
-        idf = self._idf32(np.array(ids, dtype=np.int64))
-        for term_id, term_idf in zip(ids, idf.tolist()):
-            for positions, weights in self._postings(term_id, term_idf):
-                scores[positions] += weights
-        return scores
+        scores = np.zeros(self.size + 1, dtype=np.float32)  # the last: where units not held add (see _target)
+        for term_id, idf in zip(ids, self._idf32(np.array(ids, dtype=np.int64)).tolist()):
+            for part, units, weights in self._postings(term_id, idf):
+                np.add.at(*self._target(scores, part, units), weights)
+        return scores[: self.size]
 
     def weighted_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), summed in
@@ -365,11 +377,11 @@ class LexicalIndex:
         weights adds, which it computed before the weights were made at query time)."""
         keep = (weights > 0) & (term_ids < len(self.unit_frequency))
         term_ids, weights = term_ids[keep], weights[keep].astype(np.float64)
-        sums = np.zeros(self.size, dtype=np.float64)
-        for term_id, term_idf, weight in zip(term_ids.tolist(), self._idf32(term_ids).tolist(), weights.tolist()):
-            for positions, term_weights in self._postings(term_id, term_idf):
-                sums[positions] += term_weights.astype(np.float64) * weight
-        return sums.astype(np.float32)
+        sums = np.zeros(self.size + 1, dtype=np.float64)
+        for term_id, idf, weight in zip(term_ids.tolist(), self._idf32(term_ids).tolist(), weights.tolist()):
+            for part, units, term_weights in self._postings(term_id, idf):
+                np.add.at(*self._target(sums, part, units), term_weights.astype(np.float64) * weight)
+        return sums[: self.size].astype(np.float32)
 
     def similar_units(self, units: Sequence[int], max_terms: int = 32) -> np.ndarray:
         """BM25 score of every unit for each of ``units`` taken as a query (rows: ``units``; float32): the
@@ -410,17 +422,33 @@ class LexicalIndex:
         return _idf(self.size, self.unit_frequency[term_ids]).astype(np.float32)
 
     def _normalisation(self, part: _Part) -> np.ndarray:
+        """k1 * (1 - b + b |u| / avg|u|) of each of the part's units."""
         if part.normalisation is None:
-            average = self.total_length / self.size if self.total_length else 1.0
-            part.normalisation = self.K1 * ((1 - self.B) + self.B * np.asarray(part.counts.lengths) / average)
+            part.normalisation = self._length_normalisation(np.asarray(part.counts.lengths))
         return part.normalisation
 
-    def _positions(self, part: _Part) -> np.ndarray:
+    def _length_normalisation(self, lengths: np.ndarray) -> np.ndarray:
+        average = self.total_length / self.size if self.total_length else 1.0
+        return self.K1 * ((1 - self.B) + self.B * lengths / average)
+
+    def _class_factors(self, part: _Part) -> np.ndarray:
+        """tf / (tf + k1 * (1 - b + b |u| / avg|u|)) of each of the part's classes (float64): a posting's BM25
+        weight is its term's idf times its class's factor."""
+        if part.class_factors is None:
+            counts = part.counts.classes[:, 0].astype(np.float64)
+            part.class_factors = counts / (self._length_normalisation(part.counts.classes[:, 1]) + counts)
+        return part.class_factors
+
+    def _target(self, scores: np.ndarray, part: _Part, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the postings of ``units`` (rows of ``part``) add up in ``scores`` (one more entry than units,
+        the last taking what units the generation no longer holds add): the part's slice, or the positions."""
+        if part.live is None:
+            return scores[part.start: part.start + part.size], units
         if part.positions is None:
-            positions = np.full(len(part.counts), -1, dtype=np.int64)
+            positions = np.full(len(part.counts), self.size, dtype=np.int64)
             positions[part.live] = np.arange(part.start, part.start + part.size)
             part.positions = positions
-        return part.positions
+        return scores, np.take(part.positions, units)
 
     def _weights(self, part: _Part):  # type: ignore[no-untyped-def]
         """The part's BM25 weights as CSC (units x terms), made once (for "more like this" queries)."""
@@ -430,16 +458,16 @@ class LexicalIndex:
 
                 counts = part.counts
                 idf = _idf(self.size, self.unit_frequency[: counts.vocabulary_size]).astype(np.float32)
-                units = np.asarray(counts.term_units)
-                data = _bm25_weights(np.repeat(idf, np.diff(counts.term_indptr)), np.asarray(counts.term_counts),
-                                     self._normalisation(part)[units])
-                part.weights = scipy.sparse.csc_matrix((data, units, np.asarray(counts.term_indptr)),
+                per_posting = np.repeat(idf.astype(np.float64), np.diff(counts.term_indptr))
+                data = (per_posting * self._class_factors(part)[counts.term_classes]).astype(np.float32)
+                part.weights = scipy.sparse.csc_matrix((data, np.asarray(counts.term_units),
+                                                        np.asarray(counts.term_indptr)),
                                                        shape=(len(counts), counts.vocabulary_size))
             return part.weights
 
-    def _postings(self, term_id: int, idf: float) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """For each part holding the term: the positions of its units that hold it, and the term's BM25 weight in
-        each (float32)."""
+    def _postings(self, term_id: int, idf: float) -> Iterator[tuple[_Part, np.ndarray, np.ndarray]]:
+        """For each part holding the term: the part, its units that hold it (rows of the part) and the term's
+        BM25 weight in each (float32): bm25s's float32 idf times the class's factor in float64, then float32."""
         for part in self._parts:
             counts = part.counts
             if term_id >= counts.vocabulary_size:
@@ -447,15 +475,9 @@ class LexicalIndex:
             start, end = counts.term_indptr[term_id], counts.term_indptr[term_id + 1]
             if start == end:
                 continue
-            units = np.asarray(counts.term_units[start:end])
-            weights = _bm25_weights(np.float32(idf), np.asarray(counts.term_counts[start:end]),
-                                    self._normalisation(part)[units])
-            if part.live is None:
-                yield units + part.start, weights
-            else:
-                positions = self._positions(part)[units]
-                held = positions >= 0
-                yield positions[held], weights[held]
+            weights = (np.float64(np.float32(idf)) * self._class_factors(part)).astype(np.float32)
+            # np.take: fancy indexing with narrow ints converts them first (twice the time at 600,000 postings)
+            yield part, counts.term_units[start:end], np.take(weights, counts.term_classes[start:end])
 
 
 def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type: ignore[no-untyped-def]
@@ -497,8 +519,19 @@ def _idf(units: int, frequency: np.ndarray) -> np.ndarray:
     return np.log(1 + (units - frequency + 0.5) / (frequency + 0.5))
 
 
-def _bm25_weights(idf: np.ndarray | np.float32, tf: np.ndarray, normalisation: np.ndarray) -> np.ndarray:
-    """Lucene BM25 weights as bm25s's score matrix holds them: the float32 idf times tf / (tf + k1 * (1 - b + b *
-    |u| / avg|u|)) in float64, then float32 (``normalisation``: each posting's unit's k1 * (...))."""
-    tf = tf.astype(np.float64)
-    return (np.asarray(idf).astype(np.float64) * (tf / (normalisation + tf))).astype(np.float32)
+def _classes(counts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (count, length) pairs of postings (``counts`` and their units' ``lengths``), as a (classes x 2)
+    table in ascending order, and each posting's class (uint16, or int32 past 65,536 classes)."""
+    if not len(counts):
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.uint16)
+    base = int(lengths.max()) + 1
+    keys = counts * base + lengths
+    if keys.max() < 1 << 26:  # a table of every possible key: two linear passes, where sorting took seconds
+        present = np.bincount(keys) > 0
+        distinct = np.flatnonzero(present)
+        number = np.cumsum(present) - 1
+        posting_classes = number[keys]
+    else:
+        distinct, posting_classes = np.unique(keys, return_inverse=True)
+    narrow = np.uint16 if len(distinct) <= 1 << 16 else np.int32
+    return np.stack([distinct // base, distinct % base], axis=1), posting_classes.astype(narrow)

@@ -3,8 +3,10 @@
 Layout::
 
     DIR/index.sqlite     documents, passages (+ their embeddings), the generations and the manifest
-    DIR/gen-<N>/         the local store's BM25, dense matrix and graph of generation N (citesum.index.local);
-                         a Milvus store keeps them in its collection instead (citesum.index.milvus)
+    DIR/gen-<N>/         the local store's segments of generation N (their vectors, term counts and graphs, most
+                         of them links to the files of the generation before) and its BM25 statistics
+                         (citesum.index.local); a Milvus store keeps them in its collection instead
+                         (citesum.index.milvus)
     DIR/write.lock       held (flock) by the one process allowed to write
 
 Why this shape: SQLite gives atomic, crash-safe updates of the documents; the store makes a new generation
