@@ -95,6 +95,7 @@ def test_updates_keep_the_previous_graph_and_read_the_new_units_beside_it(tmp_pa
     monkeypatch.setattr(AnnIndex, "build", no_rebuild)
     gone = [d.id for d in DOCUMENTS[:10]]
     dropped_rows = set(index.row_ids[[i for i, p in enumerate(index.passages) if p.document_id in gone]].tolist())
+    last_built_row = int(index.row_ids.max())
     index.update(upsert=DOCUMENTS[120:], delete=gone)
     assert [f.stat().st_ino for f in _graph_files(index)] == [inode]
     graph = index.ann
@@ -107,6 +108,17 @@ def test_updates_keep_the_previous_graph_and_read_the_new_units_beside_it(tmp_pa
     for query in QUERIES:
         keys = set(graph.search(embedder.encode_query(query)).tolist())
         assert not keys & dropped_rows and keys <= set(index.row_ids.tolist())
+    # the best candidates across segments, scored exactly: the new segment's units (read, not in a graph) that
+    # are left out score no higher than the last candidate kept
+    monkeypatch.setattr(ann_module, "CANDIDATES", 25)
+    new_rows = index.row_ids[index.row_ids > last_built_row]
+    for query in QUERIES:
+        vector = embedder.encode_query(query)
+        rows, scores = graph.nearest(vector)
+        assert len(rows) == 25 and np.all(np.diff(scores) <= 0)
+        np.testing.assert_allclose(scores, index.vectors[np.searchsorted(index.row_ids, rows)] @ vector, rtol=1e-6)
+        left_out = np.setdiff1d(new_rows, rows)
+        assert np.all(index.vectors[np.searchsorted(index.row_ids, left_out)] @ vector <= scores[-1] + 1e-6)
     exact = _index(tmp_path / "exact", 0, [d for d in DOCUMENTS if d.id not in gone])
     overlaps = [sum((Counter(h.passage.text for h in get_retriever("dense", index).retrieve(query, k=10))
                      & Counter(h.passage.text for h in get_retriever("dense", exact).retrieve(query, k=10))).values())

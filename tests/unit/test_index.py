@@ -366,6 +366,7 @@ def test_updates_write_only_the_new_units_and_link_the_rest(tmp_path: Path, hash
     segment's files and are never returned."""
     from citesum.retrieve import get_retriever
     from citesum.retrieve.dense import DenseRetriever
+    from citesum.retrieve.feedback import DensePRFRetriever
     from citesum.retrieve.fusion import HybridRetriever
 
     index = Index.create(tmp_path / "ix", SETTINGS)
@@ -388,7 +389,7 @@ def test_updates_write_only_the_new_units_and_link_the_rest(tmp_path: Path, hash
 
     def hybrid():  # type: ignore[no-untyped-def]
         return HybridRetriever(index, [get_retriever("bm25", index), get_retriever("bm25-rm3", index),
-                                       DenseRetriever(index, hashing_embedder)])
+                                       DenseRetriever(index, hashing_embedder), DensePRFRetriever(index, hashing_embedder)])
 
     hits = {q: [h.passage.id for h in hybrid().retrieve(q, k=5)] for q in queries}
     scores = {q: index.lexical.scores(q) for q in queries}

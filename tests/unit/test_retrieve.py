@@ -326,3 +326,23 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
     for query in [*queries, "quokkas"]:
         assert np.array_equal(updated.scores(query), rebuilt.scores(query)), query
     assert updated.scores("quokkas")[-1] > 0
+
+
+@pytest.mark.parametrize("block", [3, 1 << 20])
+@pytest.mark.parametrize("long_units", [False, True])
+def test_posting_classes_are_the_distinct_count_and_length_pairs(monkeypatch: pytest.MonkeyPatch, block: int,
+                                                                 long_units: bool) -> None:
+    """Each posting's class is its (count, unit length) pair, in blocks or at once, through the table of every
+    key or, for keys too many for one (long units), through sorting."""
+    from citesum.index import lexical
+
+    monkeypatch.setattr(lexical, "_CLASS_BLOCK", block)
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 40_000_000 if long_units else 50, 30)
+    units = rng.integers(0, 30, 200).astype(np.int32)
+    counts = rng.integers(1, 5, 200).astype(np.int32)
+    classes, posting_classes = lexical._classes(counts, units, lengths)
+    expected = sorted({(int(c), int(lengths[u])) for c, u in zip(counts, units)})
+    assert [tuple(pair) for pair in classes.tolist()] == expected
+    assert [tuple(pair) for pair in classes[posting_classes].tolist()] == list(zip(counts.tolist(), lengths[units].tolist()))
+    assert posting_classes.dtype == np.uint16

@@ -71,10 +71,10 @@ class TermCounts:
     written (``vocabulary_size``). Immutable: a loaded segment's arrays are memory-mapped.
 
     A posting holds its class, not its count: the classes are the segment's distinct (count, unit length)
-    pairs (a few thousand), and a posting's BM25 weight depends on nothing else but the term's idf and the
-    generation's mean length. A query turns the class table into weights (a few thousand operations a term)
-    and reads each posting's weight from it: one gather, as cheap as reading a precomputed score matrix (a
-    million units' query computed per posting took 3x bm25s's; benchmarks in docs/scaling.md)."""
+    pairs, and a posting's BM25 weight depends on nothing else but the term's idf and the generation's mean
+    length. A query turns the small class table into weights and reads each posting's weight from it: one
+    gather. In a scratch comparison on 300,000 generated units (not in a benchmark), a query took 1.6x
+    bm25s's precomputed matrix this way, and 6.5x computing each posting's weight."""
 
     #: the arrays and their file names
     FILES = ("unit_indptr", "unit_terms", "unit_counts", "term_indptr", "term_units", "term_classes", "classes",
@@ -94,7 +94,7 @@ class TermCounts:
         by_term = counts.tocsc()
         by_term.sort_indices()
         lengths = _unit_lengths(counts)
-        classes, term_classes = _classes(by_term.data.astype(np.int64), lengths[by_term.indices])
+        classes, term_classes = _classes(by_term.data, by_term.indices, lengths)
         return cls({"unit_indptr": counts.indptr.astype(np.int64), "unit_terms": counts.indices.astype(np.int32),
                     "unit_counts": counts.data.astype(np.int32), "term_indptr": by_term.indptr.astype(np.int64),
                     "term_units": by_term.indices.astype(np.int32), "term_classes": term_classes,
@@ -519,19 +519,36 @@ def _idf(units: int, frequency: np.ndarray) -> np.ndarray:
     return np.log(1 + (units - frequency + 0.5) / (frequency + 0.5))
 
 
-def _classes(counts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (count, length) pairs of postings (``counts`` and their units' ``lengths``), as a (classes x 2)
-    table in ascending order, and each posting's class (uint16, or int32 past 65,536 classes)."""
+#: postings whose classes are found at a time: at once, the temporaries for a million units' 35 million postings
+#: took about 1 GB, at the build's busiest moment
+_CLASS_BLOCK = 1 << 20
+
+
+def _classes(counts: np.ndarray, units: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (count, unit length) pairs of the postings (their ``counts`` and ``units``; each unit's
+    ``lengths``), as a (classes x 2) table in ascending order, and each posting's class (uint16, or int32 past
+    65,536 classes), a block of postings at a time."""
     if not len(counts):
         return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.uint16)
     base = int(lengths.max()) + 1
-    keys = counts * base + lengths
-    if keys.max() < 1 << 26:  # a table of every possible key: two linear passes, where sorting took seconds
-        present = np.bincount(keys) > 0
+    blocks = range(0, len(counts), _CLASS_BLOCK)
+
+    def keys(start: int) -> np.ndarray:
+        return counts[start: start + _CLASS_BLOCK].astype(np.int64) * base + lengths[units[start: start + _CLASS_BLOCK]]
+
+    largest = (int(counts.max()) + 1) * base
+    number = None
+    if largest < 1 << 26:  # a table of every possible key: linear passes, where sorting took seconds
+        present = np.zeros(largest, dtype=bool)
+        for start in blocks:
+            present[keys(start)] = True
         distinct = np.flatnonzero(present)
         number = np.cumsum(present) - 1
-        posting_classes = number[keys]
     else:
-        distinct, posting_classes = np.unique(keys, return_inverse=True)
-    narrow = np.uint16 if len(distinct) <= 1 << 16 else np.int32
-    return np.stack([distinct // base, distinct % base], axis=1), posting_classes.astype(narrow)
+        distinct = np.unique(np.concatenate([np.unique(keys(start)) for start in blocks]))
+    posting_classes = np.empty(len(counts), dtype=np.uint16 if len(distinct) <= 1 << 16 else np.int32)
+    for start in blocks:
+        block = keys(start)
+        posting_classes[start: start + _CLASS_BLOCK] = number[block] if number is not None else np.searchsorted(
+            distinct, block)
+    return np.stack([distinct // base, distinct % base], axis=1), posting_classes

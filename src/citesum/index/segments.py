@@ -164,30 +164,38 @@ class SegmentNearest:
     def __len__(self) -> int:
         return sum(len(segment.rows) if held is None else len(held) for segment, held, _ in self._parts)
 
-    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, None]:
-        """(:meth:`search`'s rowids, None): the caller scores them against the stored vectors."""
-        return self.search(query_vector), None
+    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rowids of the :data:`~citesum.index.ann.CANDIDATES` units nearest ``query_vector`` found across
+        the segments, with their exact cosine scores, best first (equal scores: the lower rowid first): each
+        graph's candidates and the units of the segments without one, scored against the stored vectors.
+        Keeping only the best of them (not a segment's best alone) bounds what a fusion ranks."""
+        return self.search(query_vector, with_scores=True)  # type: ignore[return-value]
 
-    def search(self, query: np.ndarray, count: int | None = None) -> np.ndarray:
-        """The rowids of up to ``count`` (default :data:`~citesum.index.ann.CANDIDATES`) units nearest ``query``
-        in each segment, segment after segment."""
+    def search(self, query: np.ndarray, count: int | None = None, *, with_scores: bool = False
+               ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """The rowids of up to ``count`` (default :data:`~citesum.index.ann.CANDIDATES`) units nearest
+        ``query``, best first (and their exact scores, ``with_scores``)."""
         count = count or ann_graph.CANDIDATES
-        found = []
+        found_rows, found_scores = [], []
         for segment, held, mask in self._parts:
             if segment.graph is not None:
-                if mask is None:
-                    found.append(segment.graph.search(query, count))
-                    continue
                 # the graph has the units the generation no longer holds too (at most DELETED_SHARE of them):
                 # asked for proportionally more, those are left out
-                asked = int(count * len(segment.rows) / max(len(held), 1)) + 16
+                asked = count if held is None else int(count * len(segment.rows) / max(len(held), 1)) + 16
                 keys = segment.graph.search(query, asked)
                 local = np.minimum(np.searchsorted(segment.rows, keys), len(segment.rows) - 1)
-                found.append(keys[(segment.rows[local] == keys) & mask[local]][:count])
-                continue
-            rows = segment.rows if held is None else segment.rows[held]
-            vectors = segment.vectors if held is None else segment.vectors[held]
-            scores = np.asarray(vectors @ query, dtype=np.float32)
-            best = np.argsort(-scores, kind="stable")[:count]
-            found.append(np.asarray(rows[best], dtype=np.int64))
-        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+                found = segment.rows[local] == keys
+                if mask is not None:
+                    found &= mask[local]
+                local = np.sort(local[found][:count])  # in file order: reads of the mapped vectors go forward
+            else:
+                local = np.arange(len(segment.rows)) if held is None else held
+            found_rows.append(np.asarray(segment.rows[local], dtype=np.int64))
+            found_scores.append(np.asarray(segment.vectors[local] @ query, dtype=np.float32))
+        rows = np.concatenate(found_rows) if found_rows else np.zeros(0, dtype=np.int64)
+        scores = np.concatenate(found_scores) if found_scores else np.zeros(0, dtype=np.float32)
+        if len(scores) > count:  # the count best and any tied with the last of them, then in order
+            kept = scores >= np.partition(scores, len(scores) - count)[len(scores) - count]
+            rows, scores = rows[kept], scores[kept]
+        best = np.lexsort((rows, -scores))[:count]
+        return (rows[best], scores[best]) if with_scores else rows[best]
