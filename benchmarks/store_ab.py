@@ -1,7 +1,8 @@
-"""The local store of two versions of citesum on the same machine, the same data, one after the other: a build, a
-1% update twice, and search latency after the build and after the updates. Machine noise between runs of
-benchmarks/scale.py on this shared machine reached 30-100% (the same exact dense query: 1.0 ms one day, 2.4 ms
-another), so a change to the store is judged here, side by side, not against an old run's JSON.
+"""The local store of two versions of citesum on the same machine, the same data: a build, a 1% update twice,
+and search latency after the build and after the updates, each version's searches taken in turns with the
+other's (``--rounds``, medians). The same machine is not the same from one hour to the next (benchmarks/scale.py's
+exact dense query over 50,000 units: 1.0 ms in one run, 2.0 in another), so a change to the store is judged
+here, side by side, not against an old run's JSON.
 
 Each version runs in its own subprocess with its source tree first on the path: this checkout's ``src`` and a
 ``git worktree`` of ``--before`` (removed afterwards). The data is the generated haystack of benchmarks/scale.py
@@ -23,6 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result  # noqa: E402
 
@@ -30,12 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RETRIEVERS = ("bm25", "dense", "hybrid")
 
 
-def measure(folder: Path, passages: int) -> dict[str, Any]:
-    """One version's build, searches and updates (runs in the subprocess, with that version imported)."""
+def measure(step: str, folder: Path, passages: int) -> dict[str, Any]:
+    """One step for one version (runs in the subprocess, with that version imported): ``build``, ``search``
+    (latency p50s) or ``update`` (two 1% updates)."""
     import dataclasses
     import time
-
-    import numpy as np
 
     from scale import PASSAGES_PER_DOCUMENT, QUERIES, SEED
 
@@ -44,19 +46,12 @@ def measure(folder: Path, passages: int) -> dict[str, Any]:
     from citesum.index.store import Index
     from citesum.retrieve import get_retriever
 
-    documents = generate_haystack(documents=int(passages / PASSAGES_PER_DOCUMENT), seed=SEED).documents
-    embedder = get_embedder("wordllama")
-    embedder.encode_documents(["warm-up"])
     out: dict[str, Any] = {}
-    started = time.perf_counter()
-    Index.create(folder).add(documents, embedder=embedder)
-    out["build_seconds"] = round(time.perf_counter() - started, 1)
-
-    def search() -> dict[str, Any]:
+    if step == "search":
         index = Index.open(folder)
         started = time.perf_counter()
         index.passages  # noqa: B018 - load the generation
-        result: dict[str, Any] = {"open_seconds": round(time.perf_counter() - started, 2)}
+        out["open_seconds"] = round(time.perf_counter() - started, 2)
         passages = index.passages
         picked = np.random.default_rng(1).choice(len(passages), 60, replace=False)
         once = [passages[i].text.split(". ")[0] for i in picked.tolist()]
@@ -69,18 +64,25 @@ def measure(folder: Path, passages: int) -> dict[str, Any]:
                     started = time.perf_counter()
                     retriever.retrieve(query, 10)
                     times.append((time.perf_counter() - started) * 1000)
-                result[f"{name} {label} p50_ms"] = round(float(np.percentile(times, 50)), 2)
-        return result
-
-    out["after the build"] = search()
+                out[f"{name} {label} p50_ms"] = round(float(np.percentile(times, 50)), 2)
+        return out
+    documents = generate_haystack(documents=int(passages / PASSAGES_PER_DOCUMENT), seed=SEED).documents
+    embedder = get_embedder("wordllama")
+    embedder.encode_documents(["warm-up"])
+    if step == "build":
+        started = time.perf_counter()
+        Index.create(folder).add(documents, embedder=embedder)
+        return {"build_seconds": round(time.perf_counter() - started, 1)}
     for run, note in (("first", " This report was revised."), ("again", " This report was revised twice.")):
         revised = [dataclasses.replace(d, text=d.text + note) for d in documents[::100]]
         started = time.perf_counter()
         Index.open(folder).update(revised, embedder=embedder)
-        seconds = time.perf_counter() - started
-        out[f"update {run}"] = {"seconds": round(seconds, 2), "share_of_build": round(seconds / out["build_seconds"], 3)}
-    out["after the updates"] = search()
+        out[f"update {run} seconds"] = round(time.perf_counter() - started, 2)
     return out
+
+
+def _medians(rounds: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(float(np.median([r[key] for r in rounds])), 2) for key in rounds[0]}
 
 
 def main() -> None:
@@ -88,32 +90,57 @@ def main() -> None:
     parser.add_argument("--before", default="2f87abe", help="the git revision to compare with (default: the last "
                         "commit before segments)")
     parser.add_argument("--passages", type=int, default=300_000)
-    parser.add_argument("--step", nargs=2, help=argparse.SUPPRESS)  # internal: FOLDER PASSAGES, prints JSON
+    parser.add_argument("--rounds", type=int, default=3, help="searches of each version, taken in turns")
+    parser.add_argument("--step", nargs=3, help=argparse.SUPPRESS)  # internal: STEP FOLDER PASSAGES, prints JSON
     args = parser.parse_args()
     if args.step:
-        print(json.dumps(measure(Path(args.step[0]), int(args.step[1]))))
+        print(json.dumps(measure(args.step[0], Path(args.step[1]), int(args.step[2]))))
         return
     revision = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.before], check=True,
                               capture_output=True, text=True).stdout.strip()
     current = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True,
                              capture_output=True, text=True).stdout.strip()
-    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="citesum-store-ab-") as scratch:
         worktree = Path(scratch) / "before"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), revision], check=True,
                        capture_output=True)
+        versions = {f"before ({revision})": (worktree / "src", Path(scratch) / "a" / "ix"),
+                    f"this checkout ({current})": (ROOT / "src", Path(scratch) / "b" / "ix")}
+
+        def run(step: str, label: str) -> dict[str, Any]:
+            source, folder = versions[label]
+            environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(ROOT / "benchmarks")])}
+            output = subprocess.run([sys.executable, __file__, "--step", step, str(folder), str(args.passages)],
+                                    check=True, capture_output=True, text=True, env=environment).stdout
+            result = json.loads(output.strip().splitlines()[-1])
+            print(label, step, json.dumps(result), flush=True)
+            return result
+
+        results: dict[str, dict[str, Any]] = {label: {} for label in versions}
         try:
-            for name, label, source in (("before", f"before ({revision})", worktree / "src"),
-                                        ("after", f"this checkout ({current})", ROOT / "src")):
-                environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(ROOT / "benchmarks")])}
-                output = subprocess.run([sys.executable, __file__, "--step", str(Path(scratch) / name / "ix"),
-                                         str(args.passages)], check=True, capture_output=True, text=True,
-                                        env=environment).stdout
-                results[label] = json.loads(output.strip().splitlines()[-1])
-                print(label, json.dumps(results[label]), flush=True)
+            for label in versions:
+                results[label].update(run("build", label))
+            # in turns, each version's searches then the other's, so that a slow spell of the machine falls on both
+            searched = {label: [] for label in versions}  # type: dict[str, list[dict[str, float]]]
+            for _ in range(args.rounds):
+                for label in versions:
+                    searched[label].append(run("search", label))
+            for label in versions:
+                results[label]["after the build"] = _medians(searched[label])
+                results[label].update(run("update", label))
+                for run_name in ("first", "again"):
+                    seconds = results[label][f"update {run_name} seconds"]
+                    results[label][f"update {run_name} share_of_build"] = round(seconds / results[label]["build_seconds"], 3)
+            searched = {label: [] for label in versions}
+            for _ in range(args.rounds):
+                for label in versions:
+                    searched[label].append(run("search", label))
+            for label in versions:
+                results[label]["after the updates"] = _medians(searched[label])
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=False)
-    write_result("store_ab", {"passages": args.passages, "embedder": "wordllama", "versions": results})
+    write_result("store_ab", {"passages": args.passages, "embedder": "wordllama", "rounds": args.rounds,
+                              "versions": results})
 
 
 if __name__ == "__main__":
