@@ -118,8 +118,9 @@ def _build(documents, folder: Path) -> dict[str, float]:  # type: ignore[no-unty
 
 def _update(folder: Path, documents, build_seconds: float) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """Issue 19's update goal: 1% of the documents revised (every 100th, a sentence appended), as one update of
-    the built index, in at most 5% of the build time. The old units go, the new ones are chunked and embedded,
-    and the BM25 index is the previous one's term counts plus the new text's (nothing else is analysed again)."""
+    the built index, in at most 5% of the build time. The old units are left out of the new generation, the new
+    ones chunked, embedded and written as a segment; the others' files are linked (citesum.index.local). The
+    timing includes loading the embedder."""
     import dataclasses
 
     from citesum.embed import get_embedder
