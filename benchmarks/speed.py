@@ -60,17 +60,18 @@ def _latencies(index, queries: list[str]) -> dict[str, dict[str, float]]:  # typ
 
 
 def _bare_bm25s_p50(folder: Path, queries: list[str]) -> float:
-    """p50 ms of bm25s itself over the index's units: indexed in memory by bm25s with our analyser (its score
-    matrix precomputed, where ours applies the length norms at query time), then its tokenizer and ``retrieve``
-    (top 10), the floor under our BM25 query."""
+    """p50 ms of bm25s itself over the index's units: indexed in memory by bm25s with its tokenizer and our
+    analyser's settings (its score matrix precomputed, where ours applies the length norms at query time), then
+    its tokenizer and ``retrieve`` (top 10), the floor under our BM25 query."""
     import bm25s
     import Stemmer
 
-    from citesum.index.lexical import tokenize
+    from citesum.index.store import Index
 
-    model = bm25s.BM25()
-    model.index(tokenize([p.text for p in Index.open(folder).passages]), show_progress=False)
     stemmer = Stemmer.Stemmer("english")
+    model = bm25s.BM25()
+    model.index(bm25s.tokenize([p.text for p in Index.open(folder).passages], stopwords="en", stemmer=stemmer,
+                               show_progress=False), show_progress=False)
 
     def search(query: str) -> object:
         tokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False)
