@@ -481,3 +481,30 @@ def test_merges_and_rewrites_keep_the_scores_of_a_rebuild(tmp_path: Path, hashin
     np.testing.assert_array_equal(np.array(index.vectors), vectors)
     for query, before in zip(queries, scores):
         np.testing.assert_array_equal(before, index.lexical.scores(query))
+
+
+def test_without_hard_links_the_kept_segments_are_copied(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that refuses hard links (EPERM, EXDEV) gets copies of the kept segments' files, with the
+    same checksums: the update succeeds and the index reads as before."""
+    import errno
+    import os
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels.") for i in range(6)]), embedder=hashing_embedder)
+    first = tmp_path / "ix" / f"gen-{index.generation}"
+    [base] = json.loads((first / "segments.json").read_text())
+    inode = (first / "segments" / base / "vectors.npy").stat().st_ino
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError(errno.EPERM, "hard links not supported")
+
+    monkeypatch.setattr(os, "link", no_links)
+    index.update(_docs(("n", "Reservoir rationing ends.")), embedder=hashing_embedder)
+    second = tmp_path / "ix" / f"gen-{index.generation}"
+    assert (second / "segments" / base / "vectors.npy").stat().st_ino != inode  # a copy
+    from citesum.index.check import check_index
+
+    assert check_index(tmp_path / "ix").ok
+    assert [p.text for p in index.passages][-1] == "Reservoir rationing ends." and isinstance(
+        Index.open(tmp_path / "ix").lexical.segments[0][0].term_units, np.memmap)  # read from the files
