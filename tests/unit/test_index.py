@@ -508,3 +508,19 @@ def test_without_hard_links_the_kept_segments_are_copied(tmp_path: Path, hashing
     assert check_index(tmp_path / "ix").ok
     assert [p.text for p in index.passages][-1] == "Reservoir rationing ends." and isinstance(
         Index.open(tmp_path / "ix").lexical.segments[0][0].term_units, np.memmap)  # read from the files
+
+
+def test_a_list_of_segments_that_is_not_json_makes_the_update_write_every_unit(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    """A damaged list of segments whose checksum was recorded again (by hand, or an index without checksums): the
+    generation cannot be built on, so the update writes every unit again instead of failing."""
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels.") for i in range(6)]), embedder=hashing_embedder)
+    folder = tmp_path / "ix" / f"gen-{index.generation}"
+    (folder / "segments.json").write_bytes(b"\xff not json")
+    with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
+        conn.execute("UPDATE manifest SET value=? WHERE key='files'", (json.dumps(artifacts.checksums(folder)),))
+    conn.close()
+    index.update(_docs(("n", "Reservoir rationing ends.")), embedder=hashing_embedder)
+    names = json.loads((tmp_path / "ix" / f"gen-{index.generation}" / "segments.json").read_text())
+    assert len(names) == 1 and len(index) == 7  # one segment of every unit

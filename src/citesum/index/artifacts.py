@@ -21,7 +21,7 @@ ROWS = "rows.npy"
 #: relative path of each file -> [size in bytes, digest]
 Checksums = dict[str, list]
 #: files from this size on that were found sound are not read again by the same process while they stay the
-#: same file (device, inode, size, times): a service verifies each new generation when it loads it, and the
+#: same file (device, inode, size, modification time): a service verifies each new generation when it loads it, and the
 #: segments it shares with the one before were verified then (about 1 s for a million units)
 _REMEMBERED_FROM_BYTES = 64 << 20
 _verified: set[tuple[int, ...]] = set()
@@ -63,7 +63,9 @@ def verify(folder: Path, recorded: Mapping[str, list]) -> list[str]:
         if stat.st_size != size:
             problems.append(f"{file} has {stat.st_size:,} bytes, not the {size:,} written")
             continue
-        identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, hash(digest))
+        # not the change time: linking a file into the next generation, and removing the previous one's link,
+        # change it, and every shared file would be read again at each reload
+        identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, hash(digest))
         if identity in _verified:
             continue
         if file_digest(file, like=digest) != digest:

@@ -95,9 +95,13 @@ class TermCounts:
         by_term.sort_indices()
         lengths = _unit_lengths(counts)
         classes, term_classes = _classes(by_term.data, by_term.indices, lengths)
-        return cls({"unit_indptr": counts.indptr.astype(np.int64), "unit_terms": counts.indices.astype(np.int32),
-                    "unit_counts": counts.data.astype(np.int32), "term_indptr": by_term.indptr.astype(np.int64),
-                    "term_units": by_term.indices.astype(np.int32), "term_classes": term_classes,
+        # not copied where scipy's arrays already have the type (140 MB each at a million units, held while a
+        # build's last batches are embedded)
+        return cls({"unit_indptr": counts.indptr.astype(np.int64, copy=False),
+                    "unit_terms": counts.indices.astype(np.int32, copy=False),
+                    "unit_counts": counts.data.astype(np.int32, copy=False),
+                    "term_indptr": by_term.indptr.astype(np.int64, copy=False),
+                    "term_units": by_term.indices.astype(np.int32, copy=False), "term_classes": term_classes,
                     "classes": classes, "lengths": lengths})
 
     @classmethod
@@ -543,7 +547,7 @@ def _classes(counts: np.ndarray, units: np.ndarray, lengths: np.ndarray) -> tupl
         for start in blocks:
             present[keys(start)] = True
         distinct = np.flatnonzero(present)
-        number = np.cumsum(present) - 1
+        number = np.cumsum(present, dtype=np.int32) - 1  # int32: the table may have 2**26 entries
     else:
         distinct = np.unique(np.concatenate([np.unique(keys(start)) for start in blocks]))
     posting_classes = np.empty(len(counts), dtype=np.uint16 if len(distinct) <= 1 << 16 else np.int32)

@@ -176,9 +176,12 @@ class LocalStore(SearchStore):
         """The folder of the current generation when it has segments and its files match their checksums (what
         an update may build on); None otherwise."""
         folder = self.path / f"gen-{current_generation(conn)}"
-        if segment_files.listing(folder) is None or not (folder / artifacts.ROWS).exists() or damaged(conn, folder):
+        if not (folder / artifacts.ROWS).exists() or damaged(conn, folder):
             return None
-        return folder
+        try:
+            return folder if segment_files.listing(folder) is not None else None
+        except ValueError:  # a list of segments that is not JSON (written without checksums, or by hand)
+            return None
 
     def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> LocalWrite:
         """The rows the next generation keeps, and how its BM25 index is made from the new units' texts: the
@@ -224,7 +227,8 @@ class LocalStore(SearchStore):
                 and _prebuilt_matches(local_plan.kept_rows, lexical, rows)):
             local_plan, lexical = None, None
         if local_plan is not None and local_plan.previous is not None and lexical is not None:
-            segments, lexical = self._updated_segments(conn, generation, local_plan, rows, added, lexical)
+            segments, lexical = self._updated_segments(conn, generation, local_plan, rows, first_new_row, added,
+                                                       lexical)
         else:
             segments, lexical = self._one_segment(conn, generation, rows, added, lexical, progress)
         segments, lexical = self._merged(conn, generation, segments, lexical, len(rows), progress)
@@ -251,13 +255,15 @@ class LocalStore(SearchStore):
         conn.execute("INSERT OR REPLACE INTO manifest VALUES ('files', ?)", (json.dumps(written),))
 
     def _updated_segments(self, conn: sqlite3.Connection, generation: int, plan: LocalWrite, rows: np.ndarray,
-                          added: np.ndarray | None, lexical: LexicalIndex) -> tuple[list[Segment], LexicalIndex]:
-        """The previous generation's segments (their files linked) and one of the units this write inserted."""
+                          first_new_row: int, added: np.ndarray | None, lexical: LexicalIndex
+                          ) -> tuple[list[Segment], LexicalIndex]:
+        """The previous generation's segments (their files linked) and one of the units this write inserted
+        (rowids from ``first_new_row`` on)."""
         new_rows = rows[len(plan.kept_rows):]
         segments = list(plan.segments)
         if len(new_rows):
-            last = int(plan.segments[-1].rows.max()) if plan.segments and len(plan.segments[-1].rows) else -1
-            vectors = added if added is not None and len(added) == len(new_rows) else read_vectors(conn, last)
+            fresh = added is not None and len(added) == len(new_rows)
+            vectors = added if fresh else read_vectors(conn, after_row=first_new_row - 1)
             segments.append(Segment(f"s{generation}-0", new_rows, vectors, lexical.segments[-1][0]))
         return segments, lexical
 

@@ -188,10 +188,13 @@ class SegmentNearest:
                 if mask is not None:
                     found &= mask[local]
                 local = np.sort(local[found][:count])  # in file order: reads of the mapped vectors go forward
-            else:
-                local = np.arange(len(segment.rows)) if held is None else held
-            found_rows.append(np.asarray(segment.rows[local], dtype=np.int64))
-            found_scores.append(np.asarray(segment.vectors[local] @ query, dtype=np.float32))
+                found_rows.append(np.asarray(segment.rows[local], dtype=np.int64))
+                found_scores.append(np.asarray(segment.vectors[local] @ query, dtype=np.float32))
+                continue
+            # a small segment: every vector read (its product, not a copy of the rows it holds)
+            scores = np.asarray(segment.vectors @ query, dtype=np.float32)
+            found_rows.append(np.asarray(segment.rows if held is None else segment.rows[held], dtype=np.int64))
+            found_scores.append(scores if held is None else scores[held])
         rows = np.concatenate(found_rows) if found_rows else np.zeros(0, dtype=np.int64)
         scores = np.concatenate(found_scores) if found_scores else np.zeros(0, dtype=np.float32)
         if len(scores) > count:  # the count best and any tied with the last of them, then in order
