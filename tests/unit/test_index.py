@@ -524,3 +524,31 @@ def test_a_list_of_segments_that_is_not_json_makes_the_update_write_every_unit( 
     index.update(_docs(("n", "Reservoir rationing ends.")), embedder=hashing_embedder)
     names = json.loads((tmp_path / "ix" / f"gen-{index.generation}" / "segments.json").read_text())
     assert len(names) == 1 and len(index) == 7  # one segment of every unit
+
+
+def test_a_file_found_sound_is_not_read_again_until_it_changes(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory of verified files spares re-reading a shared segment file at each reload, and forgets it when
+    the file is written to: damage made after a verification is still found."""
+    import os
+
+    monkeypatch.setattr(artifacts, "_REMEMBERED_FROM_BYTES", 0)
+    monkeypatch.setattr(artifacts, "_verified", set())
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    (folder / "vectors.npy").write_bytes(b"a" * 4096)
+    recorded = artifacts.checksums(folder)
+    reads = []
+    digest = artifacts.file_digest
+    monkeypatch.setattr(artifacts, "file_digest", lambda path, **kw: reads.append(path) or digest(path, **kw))
+    assert artifacts.verify(folder, recorded) == [] and len(reads) == 1
+    following = tmp_path / "next"
+    following.mkdir()
+    os.link(folder / "vectors.npy", following / "vectors.npy")  # linked into the next generation: not read again
+    assert artifacts.verify(following, recorded) == [] and len(reads) == 1
+    with open(folder / "vectors.npy", "r+b") as handle:  # damaged in place, same size, later
+        handle.write(b"b")
+    written = (folder / "vectors.npy").stat()
+    # a later write: its own modification time, even where a clock tick is coarser than this test
+    os.utime(folder / "vectors.npy", ns=(written.st_atime_ns, written.st_mtime_ns + 10**9))
+    assert any("checksum differs" in problem for problem in artifacts.verify(following, recorded))
