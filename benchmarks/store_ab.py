@@ -39,7 +39,7 @@ def measure(step: str, folder: Path, passages: int) -> dict[str, Any]:
     import dataclasses
     import time
 
-    from scale import PASSAGES_PER_DOCUMENT, QUERIES, SEED
+    from scale import PASSAGES_PER_DOCUMENT, QUERIES, SEED, _fresh_queries, _timed
 
     from citesum.demo.haystack import generate_haystack
     from citesum.embed import get_embedder
@@ -52,19 +52,12 @@ def measure(step: str, folder: Path, passages: int) -> dict[str, Any]:
         started = time.perf_counter()
         index.passages  # noqa: B018 - load the generation
         out["open_seconds"] = round(time.perf_counter() - started, 2)
-        passages = index.passages
-        picked = np.random.default_rng(1).choice(len(passages), 60, replace=False)
-        once = [passages[i].text.split(". ")[0] for i in picked.tolist()]
+        once = _fresh_queries(index)
         for name in RETRIEVERS:
             retriever = get_retriever(name, index)
-            retriever.retrieve("warm-up " + QUERIES[0], 10)
             for label, queries in (("repeated", QUERIES), ("once", once)):
-                times = []
-                for query in queries:
-                    started = time.perf_counter()
-                    retriever.retrieve(query, 10)
-                    times.append((time.perf_counter() - started) * 1000)
-                out[f"{name} {label} p50_ms"] = round(float(np.percentile(times, 50)), 2)
+                out[f"{name} {label} p50_ms"] = _timed(lambda q, r=retriever: r.retrieve(q, 10), queries,
+                                                       warm_up="warm-up " + QUERIES[0])["p50_ms"]
         return out
     documents = generate_haystack(documents=int(passages / PASSAGES_PER_DOCUMENT), seed=SEED).documents
     embedder = get_embedder("wordllama")

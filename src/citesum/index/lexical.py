@@ -106,16 +106,15 @@ class TermCounts:
 
     @classmethod
     def concatenated(cls, parts: Sequence[tuple["TermCounts", np.ndarray | None]]) -> "TermCounts":
-        """The units of ``parts`` (each with the rows it keeps, None: all), in order, as one segment."""
+        """The units of ``parts`` (one or more, each with the rows it keeps, None: all), in order, as one
+        segment."""
         import scipy.sparse
 
-        width = max((part.vocabulary_size for part, _ in parts), default=0)
+        width = max(part.vocabulary_size for part, _ in parts)
         matrices = []
         for part, rows in parts:
             matrix = part.by_unit(width)
             matrices.append(matrix if rows is None else matrix[rows])
-        if not matrices:
-            return cls.from_matrix(scipy.sparse.csr_matrix((0, 0), dtype=np.int32))
         return cls.from_matrix(scipy.sparse.vstack(matrices, format="csr"))
 
     @classmethod
@@ -148,7 +147,8 @@ class TermCounts:
 
         matrix = self.by_unit() if rows is None else self.by_unit()[rows]
         return TermCounts.from_matrix(scipy.sparse.csr_matrix(
-            (np.asarray(matrix.data), new_id[matrix.indices], np.asarray(matrix.indptr)), shape=(matrix.shape[0], width)))
+            (np.asarray(matrix.data), new_id[matrix.indices], np.asarray(matrix.indptr)),
+            shape=(matrix.shape[0], width)))
 
     def unit_frequency(self, rows: np.ndarray) -> np.ndarray:
         """For each term id of the segment, how many of its units ``rows`` hold it (a unit's row holds a term
@@ -254,8 +254,8 @@ class LexicalIndex:
         """The same units, with those of parts ``start`` to ``stop`` (excluded) in one segment."""
         if stop - start == 1 and self._parts[start].live is None:
             return self
-        merged = TermCounts.concatenated([(part.counts, part.live) for part in self._parts[start:stop]])
-        parts = [(part.counts, part.live) for part in self._parts]
+        parts = self.segments
+        merged = TermCounts.concatenated(parts[start:stop])
         return LexicalIndex(self._vocabulary, [*parts[:start], (merged, None), *parts[stop:]], self.unit_frequency,
                             self.total_length)
 
@@ -300,8 +300,8 @@ class LexicalIndex:
     # ---- the vocabulary ----------------------------------------------------------------------------------
     @property
     def terms(self) -> list[str]:
-        """The vocabulary by term id (it keeps the terms no unit holds any more until the index is rewritten
-        whole: they hold no unit and score nothing)."""
+        """The vocabulary by term id (it keeps the terms no unit holds any more until a write renumbers them, past
+        :data:`UNHELD_TERMS`: they hold no unit and score nothing)."""
         if self._terms is None:
             terms = [""] * len(self._vocabulary)
             for term, term_id in self._vocabulary.items():

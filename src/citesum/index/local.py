@@ -37,7 +37,7 @@ from citesum.index.ann import AnnIndex
 from citesum.index.database import current_generation, manifest_value, read_vectors, rows_of_documents, stored_dim
 from citesum.index.lexical import LexicalIndex
 from citesum.index.search_store import GenerationWrite, ProgressFn, SearchParts, SearchStore
-from citesum.index.segments import Segment, SegmentNearest, SegmentVectors, held_rows, merge_runs
+from citesum.index.segments import Segment, SegmentNearest, SegmentVectors, held_count, held_rows, merge_runs
 
 log = logging.getLogger(__name__)
 #: the folder of a generation's BM25 statistics (vocabulary, how many units hold each term, total length)
@@ -125,7 +125,7 @@ class LocalStore(SearchStore):
                       row_ids: np.ndarray) -> SearchParts:
         loaded = [Segment.load(folder / segment_files.FOLDER / name) for name in names]
         held = [held_rows(segment.rows, row_ids) for segment in loaded]
-        if sum(len(s.rows) if h is None else len(h) for s, h in zip(loaded, held)) != len(row_ids):
+        if sum(held_count(s.rows, h) for s, h in zip(loaded, held)) != len(row_ids):
             raise ValueError(f"{folder}: its segments do not hold the generation's units")
         if any(s.graph is None and s.has_graph for s in loaded):
             _warn_without_usearch(str(self.path))
@@ -162,7 +162,7 @@ class LocalStore(SearchStore):
             if len(segment.vectors) != len(segment.rows) or len(segment.terms) != len(segment.rows):
                 problems.append(f"{segment.source} holds {len(segment.rows):,} rows, {len(segment.vectors):,} "
                                 f"vectors and {len(segment.terms):,} units' term counts")
-        held = sum(len(s.rows) if h is None else len(h) for s in loaded for h in [held_rows(s.rows, rows)])
+        held = sum(held_count(s.rows, held_rows(s.rows, rows)) for s in loaded)
         if len(rows) != passages or held != passages:
             problems.append(f"{folder} holds {len(rows):,} rows ({held:,} in its segments) for {passages:,} "
                             "passages in the database")
@@ -172,32 +172,33 @@ class LocalStore(SearchStore):
         return problems
 
     # ---- writing -------------------------------------------------------------------------------------
-    def _sound_generation(self, conn: sqlite3.Connection) -> Path | None:
-        """The folder of the current generation when it has segments and its files match their checksums (what
-        an update may build on); None otherwise."""
+    def _sound_generation(self, conn: sqlite3.Connection) -> tuple[Path, list[str]] | None:
+        """The folder of the current generation and the names of its segments, when it has segments and its files
+        match their checksums (what an update may build on); None otherwise."""
         folder = self.path / f"gen-{current_generation(conn)}"
         if not (folder / artifacts.ROWS).exists() or damaged(conn, folder):
             return None
         try:
-            return folder if segment_files.listing(folder) is not None else None
+            names = segment_files.listing(folder)
         except ValueError:  # a list of segments that is not JSON (written without checksums, or by hand)
             return None
+        return None if names is None else (folder, names)
 
     def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> LocalWrite:
         """The rows the next generation keeps, and how its BM25 index is made from the new units' texts: the
         previous generation's segments without the replaced documents' units, only the new text analysed; or,
         without a sound generation to build on, built from the text of every kept unit."""
-        previous = self._sound_generation(conn)
-        if previous is not None:
+        sound = self._sound_generation(conn)
+        if sound is not None:
+            previous, names = sound
             try:
                 old_rows = np.load(previous / artifacts.ROWS)
-                loaded = [Segment.load(previous / segment_files.FOLDER / name, graph=False)
-                          for name in segment_files.listing(previous) or []]
+                loaded = [Segment.load(previous / segment_files.FOLDER / name, graph=False) for name in names]
                 current = LexicalIndex.load(previous / LEXICAL, [(s.terms, held_rows(s.rows, old_rows))
                                                                 for s in loaded])
                 recorded = json.loads(manifest_value(conn, "files") or "{}")
             except (OSError, ValueError, KeyError):
-                previous = None
+                pass  # unreadable: the generation is built from the database below
             else:
                 removed = [row for (row,) in rows_of_documents(conn, replaced)]
                 keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
@@ -291,7 +292,7 @@ class LocalStore(SearchStore):
             return bool(minimum) and units >= minimum and size >= min(segment_files.SEGMENT_GRAPH_UNITS, minimum)
 
         held = [live for _, live in lexical.segments]
-        sizes = [len(s.rows) if h is None else len(h) for s, h in zip(segments, held)]
+        sizes = [held_count(s.rows, h) for s, h in zip(segments, held)]
         if lexical.unheld_terms_share > lexical.UNHELD_TERMS:
             # every segment's term ids change: each is written again (the vocabulary of an index whose
             # documents are all replaced, update after update, would otherwise grow without bound)

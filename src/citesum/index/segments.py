@@ -21,6 +21,7 @@ import numpy as np
 from citesum.index import ann as ann_graph
 from citesum.index.ann import AnnIndex
 from citesum.index.lexical import TermCounts
+from citesum.index.search_store import positions_among
 
 ROWS = "rows.npy"
 VECTORS = "vectors.npy"
@@ -85,9 +86,13 @@ def held_rows(segment_rows: np.ndarray, row_ids: np.ndarray) -> np.ndarray | Non
     ascending); None when it holds them all."""
     if not len(row_ids):
         return np.zeros(0, dtype=np.int64)
-    at = np.minimum(np.searchsorted(row_ids, segment_rows), len(row_ids) - 1)
-    held = row_ids[at] == segment_rows
+    _, held = positions_among(row_ids, segment_rows)
     return None if held.all() else np.flatnonzero(held)
+
+
+def held_count(segment_rows: np.ndarray, held: np.ndarray | None) -> int:
+    """How many units a segment of rowids ``segment_rows`` holds, given its :func:`held_rows`."""
+    return len(segment_rows) if held is None else len(held)
 
 
 def merge_runs(held: Sequence[int], total: Sequence[int]) -> list[tuple[int, int]]:
@@ -112,7 +117,7 @@ class SegmentVectors:
 
     def __init__(self, parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dim: int) -> None:
         self._parts = list(parts)  # (a segment's vectors, its held rows or None)
-        sizes = [len(vectors) if held is None else len(held) for vectors, held in self._parts]
+        sizes = [held_count(vectors, held) for vectors, held in self._parts]
         self._starts = np.cumsum([0, *sizes])
         self.shape = (int(self._starts[-1]), dim)
         self.dtype = np.dtype(np.float32)
@@ -162,7 +167,7 @@ class SegmentNearest:
             self._parts.append((segment, held, mask))
 
     def __len__(self) -> int:
-        return sum(len(segment.rows) if held is None else len(held) for segment, held, _ in self._parts)
+        return sum(held_count(segment.rows, held) for segment, held, _ in self._parts)
 
     def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rowids of the :data:`~citesum.index.ann.CANDIDATES` units nearest ``query_vector`` found across
@@ -183,8 +188,8 @@ class SegmentNearest:
                 # asked for proportionally more, those are left out
                 asked = count if held is None else int(count * len(segment.rows) / max(len(held), 1)) + 16
                 keys = segment.graph.search(query, asked)
-                local = np.minimum(np.searchsorted(segment.rows, keys), len(segment.rows) - 1)
-                found = segment.rows[local] == keys
+                local, found = positions_among(segment.rows, keys)
+                local = np.minimum(local, len(segment.rows) - 1)
                 if mask is not None:
                     found &= mask[local]
                 local = np.sort(local[found][:count])  # in file order: reads of the mapped vectors go forward
