@@ -483,6 +483,25 @@ def test_merges_and_rewrites_keep_the_scores_of_a_rebuild(tmp_path: Path, hashin
         np.testing.assert_array_equal(before, index.lexical.scores(query))
 
 
+def test_a_segment_whose_units_are_all_revised_leaves_no_empty_segment(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
+    """The same documents revised twice: the first revision's segment holds none of its units after the second,
+    and the generation lists no segment without units (one would count towards MAX_SEGMENTS for ever)."""
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels.") for i in range(20)]), embedder=hashing_embedder)
+    for note in ("revised", "revised twice"):
+        index.update(_docs(("d3", f"Report 3 {note}: tram line."), ("d4", f"Report 4 {note}: airport.")),
+                     embedder=hashing_embedder)
+    folder = tmp_path / "ix" / f"gen-{index.generation}"
+    names = json.loads((folder / "segments.json").read_text())
+    rows = [len(np.load(folder / "segments" / name / "rows.npy")) for name in names]
+    # the first segment's files keep the rows of the two revised units (18 held), the second has their revisions
+    assert len(names) == 2 and rows == [20, 2]
+    assert sorted(p.name for p in (folder / "segments").iterdir()) == sorted(names)
+    scores = index.lexical.scores("tram line revised twice")
+    index.rewrite_generation()
+    np.testing.assert_array_equal(scores, index.lexical.scores("tram line revised twice"))
+
+
 def test_without_hard_links_the_kept_segments_are_copied(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A file system that refuses hard links (EPERM, EXDEV) gets copies of the kept segments' files, with the

@@ -297,13 +297,19 @@ def test_rm3_expansion_matches_the_relevance_model_term_by_term(haystack_index: 
         assert got == expected, query  # the same floating-point operations in the same order
 
 
-def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("texts_per_block", [20_000, 7])
+def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                        texts_per_block: int) -> None:
     """The BM25 matrix computed from the units' term counts is bm25s's own (same float32 scores, bit for bit),
-    and an index updated with some units removed and new ones added scores as one built from scratch."""
+    and an index updated with some units removed and new ones added scores as one built from scratch; also when
+    the texts are analysed a few at a time (a block's new terms numbered after the earlier blocks')."""
     import bm25s
     import Stemmer
 
+    from citesum.index import lexical
     from citesum.index.lexical import LexicalIndex, tokenize
+
+    monkeypatch.setattr(lexical, "TEXTS_PER_BLOCK", texts_per_block)
 
     texts = [d.text for d in haystack.documents] + ["the the the", ""]
     reference = bm25s.BM25()

@@ -259,6 +259,12 @@ class LexicalIndex:
         return LexicalIndex(self._vocabulary, [*parts[:start], (merged, None), *parts[stop:]], self.unit_frequency,
                             self.total_length)
 
+    def without_segment(self, number: int) -> "LexicalIndex":
+        """The same units, without part ``number``, which holds none."""
+        parts = self.segments
+        del parts[number]
+        return LexicalIndex(self._vocabulary, parts, self.unit_frequency, self.total_length)
+
     @property
     def unheld_terms_share(self) -> float:
         """The share of the vocabulary that no unit holds any more (terms of deleted or revised units)."""
@@ -484,13 +490,30 @@ class LexicalIndex:
             yield part, counts.term_units[start:end], np.take(weights, counts.term_classes[start:end])
 
 
+#: texts analysed at a time: bm25s gives each token of a call a Python int in a list, about 70 bytes a token, so
+#: a million units of 100 tokens at once took over a gigabyte, at a build's busiest moment; a block's CSR is 8 bytes
+#: a posting
+TEXTS_PER_BLOCK = 20_000
+
+
 def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type: ignore[no-untyped-def]
     """(units x vocabulary) CSR of how often each analysed term occurs in each text; terms not yet in
-    ``vocabulary`` are added to it with the next ids."""
+    ``vocabulary`` are added to it with the next ids, ``TEXTS_PER_BLOCK`` texts at a time."""
     import scipy.sparse
 
-    if not texts:
+    blocks = [_block_counts(texts[start: start + TEXTS_PER_BLOCK], vocabulary)
+              for start in range(0, len(texts), TEXTS_PER_BLOCK)]
+    if not blocks:
         return scipy.sparse.csr_matrix((0, len(vocabulary)), dtype=np.int32)
+    for block in blocks:  # the earlier blocks were made before the later blocks' new terms
+        block.resize(block.shape[0], len(vocabulary))
+    return scipy.sparse.vstack(blocks, format="csr", dtype=np.int32)
+
+
+def _block_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type: ignore[no-untyped-def]
+    """:func:`_analysed_counts` of one block of texts, as wide as ``vocabulary`` once its new terms are added."""
+    import scipy.sparse
+
     tokenized = _bm25s().tokenize(list(texts), stopwords=_STOPWORDS, stemmer=_stemmer(), show_progress=False)
     # the ids of this call's own vocabulary, mapped to the index's; new terms numbered in alphabetical order (the
     # order of bm25s's vocabulary follows the string hash seed, and a weighted query sums its terms in id order,
@@ -500,6 +523,7 @@ def _analysed_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type:
         local[local_id] = vocabulary.setdefault(term, len(vocabulary))
     lengths = np.fromiter((len(unit) for unit in tokenized.ids), dtype=np.int64, count=len(tokenized.ids))
     columns = local[np.fromiter((t for unit in tokenized.ids for t in unit), dtype=np.int64, count=int(lengths.sum()))]
+    del tokenized
     rows = np.repeat(np.arange(len(texts)), lengths)
     counts = scipy.sparse.csr_matrix((np.ones(len(columns), dtype=np.int32), (rows, columns)),
                                      shape=(len(texts), len(vocabulary)))

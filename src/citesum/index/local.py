@@ -309,6 +309,10 @@ class LocalStore(SearchStore):
             lexical = lexical.with_segments_merged(start, stop)
             parts = list(zip(segments[start:stop], held[start:stop]))
             merged_rows = np.concatenate([s.rows if h is None else s.rows[h] for s, h in parts])
+            if not len(merged_rows):  # the run's units were all deleted or revised: no segment is left of it
+                lexical = lexical.without_segment(start)
+                del segments[start:stop], held[start:stop]
+                continue
             vectors = np.concatenate([np.asarray(s.vectors if h is None else s.vectors[h], dtype=np.float32)
                                       for s, h in parts])
             merged = Segment(f"s{generation}-{number}", merged_rows, vectors, lexical.segments[start][0])
