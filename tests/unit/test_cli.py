@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -67,6 +68,31 @@ def test_sync_removes_documents_gone_from_the_folder(tmp_path: Path) -> None:
     (tmp_path / "c" / "a.txt").write_text("Document a text.")
     assert _run("index", str(tmp_path / "c"), "--index", index)[0] == 0
     assert "a.txt" in _run("search", "document", "--index", index)[1]
+
+
+def test_segment_units_bound_what_one_generation_adds(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    """--segment-units is kept in the index's manifest, and the build commits a generation per that many new
+    units, each its own segment."""
+    import sqlite3
+
+    from citesum.index.store import DB_NAME, Index
+
+    corpus = haystack.write(tmp_path / "corpus")
+    ix = str(tmp_path / "ix")
+    result = CliRunner().invoke(main, ["index", str(corpus), "--index", ix, "--segment-units", "20", "--json"])
+    assert result.exit_code == 0, result.stderr
+    stats = json.loads(result.stdout)["stats"]
+    units = len(Index.open(ix))
+    assert stats["passages_embedded"] == units > 40 and stats["generation"] >= 2
+    folder = tmp_path / "ix" / f"gen-{stats['generation']}"
+    sizes = [len(np.load(folder / "segments" / name / "rows.npy"))
+             for name in json.loads((folder / "segments.json").read_text())]
+    assert len(sizes) == stats["generation"] and sum(sizes) == units
+    assert all(size < 20 + 10 for size in sizes)  # 20, or a few more: the rest of the last document
+    with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
+        assert conn.execute("SELECT value FROM manifest WHERE key = 'segment_units'").fetchone() == ("20",)
+    bad = CliRunner().invoke(main, ["index", str(corpus), "--index", ix, "--segment-units", "0"])
+    assert bad.exit_code == 2 and "0 is not in the range x>=1" in bad.stderr
 
 
 def test_a_mistyped_path_changes_no_index(tmp_path: Path) -> None:

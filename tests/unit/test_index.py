@@ -349,15 +349,23 @@ def test_segment_vectors_read_as_one_matrix_of_the_held_units() -> None:
 def test_merge_runs_bound_the_segments_and_rewrite_those_that_lost_units() -> None:
     from citesum.index.segments import DELETED_SHARE, MAX_SEGMENTS, merge_runs
 
-    assert merge_runs([1000, 10], [1000, 10]) == []  # few segments, none lost much
-    assert merge_runs([600, 10], [1000, 10]) == [(0, 1)]  # lost 40%: written again without them
-    assert merge_runs([int(1000 * (1 - DELETED_SHARE)) + 1], [1000]) == []
+    unbounded = 10**9
+    assert merge_runs([1000, 10], [1000, 10], unbounded) == []  # few segments, none lost much
+    assert merge_runs([600, 10], [1000, 10], unbounded) == [(0, 1)]  # lost 40%: written again without them
+    assert merge_runs([int(1000 * (1 - DELETED_SHARE)) + 1], [1000], unbounded) == []
     sizes = [1000, 50, 40, 30, 20, 10, 5, 5, 5]  # one too many: the two smallest neighbours merge
-    assert merge_runs(sizes, sizes) == [(6, 8)]
+    assert merge_runs(sizes, sizes, unbounded) == [(6, 8)]
     many = [100] * (3 * MAX_SEGMENTS)
-    runs = merge_runs(many, many)
+    runs = merge_runs(many, many, unbounded)
     assert len(many) - sum(stop - start - 1 for start, stop in runs) == MAX_SEGMENTS
     assert all(b[0] >= a[1] for a, b in zip(runs, runs[1:]))  # neighbours, not overlapping
+    # no merge makes a segment of more than segment_units units: past MAX_SEGMENTS x that, more segments stay
+    assert merge_runs(many, many, 199) == []
+    runs = merge_runs(many, many, 300)
+    assert runs and all(sum(many[start:stop]) <= 300 for start, stop in runs)
+    # the smallest neighbours first: pairs of 200, and no pair of those fits in 300
+    assert len(many) - sum(stop - start - 1 for start, stop in runs) == 12
+    assert merge_runs([600, 10], [1000, 10], 500) == [(0, 1)]  # a rewrite only shrinks a segment
 
 
 def test_updates_write_only_the_new_units_and_link_the_rest(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
@@ -421,7 +429,7 @@ def test_a_build_lets_each_vector_batch_go_once_stacked(tmp_path: Path, hashing_
     monkeypatch.setattr(store, "_stacked", watched)
     index = Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing"))
     documents = [Document(id=f"d{i}", title="t", text=f"Document {i} says something about topic {i}.") for i in range(30)]
-    units, vectors, _ = index._chunk_and_embed(documents, hashing_embedder, None, lambda texts: None, batch=4)
+    units, vectors, _ = index._chunk_and_embed(documents, hashing_embedder, None, lambda taken, texts: None, batch=4)
     assert len(alive) == 8 and len(vectors) == sum(len(group) for group in units) == 30
     assert not any(alive)
 
@@ -500,6 +508,88 @@ def test_a_segment_whose_units_are_all_revised_leaves_no_empty_segment(tmp_path:
     scores = index.lexical.scores("tram line revised twice")
     index.rewrite_generation()
     np.testing.assert_array_equal(scores, index.lexical.scores("tram line revised twice"))
+
+
+def test_an_update_past_segment_units_commits_several_generations_that_equal_one_write(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    """With segment_units 7, 20 one-unit documents and a deletion are written as three generations of 7, 7 and 6
+    new units (the deletion with the first), each its own segment; the index reads and scores as one written
+    in a single generation."""
+    documents = _docs(*[(f"d{i}", f"Report {i} on reservoir levels; rationing {i % 4} continues.") for i in range(20)])
+    bounded, whole = Index.create(tmp_path / "bounded", SETTINGS), Index.create(tmp_path / "whole", SETTINGS)
+    for index in (bounded, whole):
+        index.update(_docs(("old", "An old report on tram lines.")), embedder=hashing_embedder)
+    bounded.set_segment_units(7)
+    seen = []
+    stats = bounded.update(documents, delete=["old"], embedder=hashing_embedder,
+                           progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert (stats.added, stats.deleted, stats.passages_embedded, stats.generation) == (20, 1, 20, 4)
+    assert seen.count(("bm25", 1, 1)) == 3
+    whole.update(documents, delete=["old"], embedder=hashing_embedder)
+    folder = tmp_path / "bounded" / "gen-4"
+    names = json.loads((folder / "segments.json").read_text())
+    # the old document's segment, emptied by the deletion, is gone
+    assert [len(np.load(folder / "segments" / name / "rows.npy")) for name in names] == [7, 7, 6]
+    assert [p.text for p in bounded.passages] == [p.text for p in whole.passages]
+    np.testing.assert_array_equal(np.array(bounded.vectors), np.array(whole.vectors))
+    for query in ("reservoir rationing 3", "report 17", "tram lines"):
+        np.testing.assert_array_equal(bounded.lexical.scores(query), whole.lexical.scores(query))
+
+
+def test_a_large_update_interrupted_after_some_generations_resumes_where_it_stopped(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    """The embedder fails while the second generation is embedded: the first stays committed and complete, and
+    the update run again embeds only the documents the first did not take."""
+    documents = _docs(*[(f"d{i}", f"Report {i} on reservoir levels.") for i in range(12)])
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.set_segment_units(5)
+
+    class FailsOnTheSecondBatch(type(hashing_embedder)):  # type: ignore[misc]
+        def _encode(self, texts):  # type: ignore[no-untyped-def]
+            if self.embedded_texts:
+                raise ConnectionError("embedding server gone")
+            return super()._encode(texts)
+
+    with pytest.raises(IndexStoreError, match="5 of the 12 documents were written .generation 1.; the same update "
+                                              "run again writes the others"):
+        index.update(documents, embedder=FailsOnTheSecondBatch())
+    assert index.generation == 1 and len(index) == 5
+    assert [p.document_id for p in index.passages] == [f"d{i}" for i in range(5)]
+    stats = index.update(documents, embedder=hashing_embedder)
+    assert (stats.unchanged, stats.added, stats.passages_embedded) == (5, 7, 7)
+    assert len(hashing_embedder.embedded_texts) == 7 and len(index) == 12 and index.generation == 3
+
+
+def test_a_rewrite_from_the_database_writes_segments_of_segment_units(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    """``citesum check --repair`` (a rewrite) of an index larger than segment_units reads the database a segment
+    at a time: segments of at most that many units, each with its graph where one is wanted, no folder left
+    behind, and the index reads and scores as before."""
+    from citesum.index import ann
+    from citesum.index.check import check_index
+    from citesum.index.segments import SegmentNearest
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels; rationing {i % 4} continues.") for i in range(23)]),
+                 embedder=hashing_embedder)
+    texts, vectors = [p.text for p in index.passages], np.array(index.vectors)
+    queries = ("reservoir rationing 3", "report 17")
+    scores = [index.lexical.scores(q) for q in queries]
+    index.set_segment_units(10)
+    index.set_ann_min_units(5, rewrite=False)
+    generation = index.rewrite_generation()
+    folder = tmp_path / "ix" / f"gen-{generation}"
+    names = json.loads((folder / "segments.json").read_text())
+    assert [len(np.load(folder / "segments" / name / "rows.npy")) for name in names] == [10, 10, 3]
+    # a graph for each segment of min(SEGMENT_GRAPH_UNITS, ann_min_units) units or more
+    assert [ann.saved_in(folder / "segments" / name) is not None for name in names] == [True, True, False]
+    assert isinstance(index.ann, SegmentNearest) and len(index.ann) == 23
+    assert sorted(p.name for p in (tmp_path / "ix").iterdir() if p.name.startswith("gen-")) == [folder.name]
+    assert [p.text for p in index.passages] == texts
+    np.testing.assert_array_equal(np.array(index.vectors), vectors)
+    for query, before in zip(queries, scores):
+        np.testing.assert_array_equal(index.lexical.scores(query), before)
+    assert not check_index(tmp_path / "ix").problems
 
 
 def test_without_hard_links_the_kept_segments_are_copied(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]

@@ -36,6 +36,10 @@ from citesum.errors import CitesumError
 @click.option("--ann-min-units", type=click.IntRange(min=0), default=None,
               help="Give the index an approximate nearest-neighbour graph (extra ann) from this many units on "
                    "(0: never; kept for later runs). Default 200000.")
+@click.option("--segment-units", type=click.IntRange(min=1), default=None,
+              help="Add at most about this many units per generation (a larger update commits several; an "
+                   "interrupted one run again resumes) and merge no segments past it: a build's memory grows with "
+                   "it, not with the collection (kept for later runs). Default 1000000.")
 @click.option("--store", default=None, metavar="local|milvus:URI",
               help="Where searches run, fixed when the index is created: 'local' (default; files beside the "
                    "database) or Milvus (extra milvus): milvus:./vectors.db (milvus-lite), milvus alone (a "
@@ -50,19 +54,21 @@ def index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
     dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
     json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
-    store: str | None, milvus_index: str | None, use_ray: bool, ray_address: str | None, as_json: bool,
+    segment_units: int | None, store: str | None, milvus_index: str | None, use_ray: bool, ray_address: str | None,
+    as_json: bool,
 ) -> None:
     """Index files, folders or a dataset into DIR (incremental: unchanged documents are not redone)."""
     with ray_executor(use_ray, ray_address) as executor:
         _index(paths, index_dir, unit, chunk_tokens, embedder, dataset, include, exclude, max_bytes, json_id_field,
-               json_title_field, json_text_field, sync, ann_min_units, store, milvus_index, executor, as_json)
+               json_title_field, json_text_field, sync, ann_min_units, segment_units, store, milvus_index, executor,
+               as_json)
 
 
 def _index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
     dataset: str | None, include: Sequence[str], exclude: Sequence[str], max_bytes: int | None,
     json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
-    store: str | None, milvus_index: str | None, executor: Any, as_json: bool,
+    segment_units: int | None, store: str | None, milvus_index: str | None, executor: Any, as_json: bool,
 ) -> None:
     from citesum.index.store import DB_NAME, Index, IndexSettings
     from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, ingest_paths, is_missing, shown
@@ -111,6 +117,8 @@ def _index(
                               store_options={"dense_index": milvus_index} if milvus_index else None)
     if ann_min_units is not None:  # the update writes the next generation with it; else the line below does
         index_.set_ann_min_units(ann_min_units, rewrite=False)
+    if segment_units is not None:
+        index_.set_segment_units(segment_units)
     stale: list[str] = []
     kept: list[str] = []
     if sync:

@@ -32,15 +32,28 @@ def manifest_value(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+#: about the most units one write adds to a generation (an update adding more commits several generations, in
+#: document order; a build on Ray commits one) and the largest segment a merge or a rewrite makes
+#: (Index.set_segment_units; citesum index --segment-units): what a write holds in memory at once (the new units'
+#: objects and vectors, their term counts, the graph it builds) grows with it, not with the index
+DEFAULT_SEGMENT_UNITS = 1_000_000
+
+
+def segment_units(conn: sqlite3.Connection) -> int:
+    value = manifest_value(conn, "segment_units")
+    return int(value) if value else DEFAULT_SEGMENT_UNITS
+
+
 def stored_dim(conn: sqlite3.Connection) -> int:
     value = manifest_value(conn, "dim")
     return int(value) if value else 0
 
 
-def read_vectors(conn: sqlite3.Connection, after_row: int = -1) -> np.ndarray:
-    """The stored embeddings of the passages (those with a rowid above ``after_row``), in rowid order."""
-    blobs = [row[0] for row in conn.execute("SELECT embedding FROM passages WHERE rowid > ? ORDER BY rowid",
-                                            (after_row,))]
+def read_vectors(conn: sqlite3.Connection, after_row: int = -1, last_row: int = 2**63 - 1) -> np.ndarray:
+    """The stored embeddings of the passages (those with a rowid above ``after_row``, up to ``last_row``), in
+    rowid order."""
+    blobs = [row[0] for row in conn.execute(
+        "SELECT embedding FROM passages WHERE rowid > ? AND rowid <= ? ORDER BY rowid", (after_row, last_row))]
     if not blobs:
         return np.zeros((0, stored_dim(conn)), dtype=np.float32)
     return np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])

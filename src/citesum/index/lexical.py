@@ -263,6 +263,10 @@ class LexicalIndex:
         """The same units, without part ``number``, which holds none."""
         parts = self.segments
         del parts[number]
+        return self.with_segments(parts)
+
+    def with_segments(self, parts: Sequence[tuple[TermCounts, np.ndarray | None]]) -> "LexicalIndex":
+        """The same units and statistics, from other term counts of them (the same segments saved and mapped)."""
         return LexicalIndex(self._vocabulary, parts, self.unit_frequency, self.total_length)
 
     @property

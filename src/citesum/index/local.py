@@ -34,7 +34,8 @@ from citesum.index import ann as ann_graph
 from citesum.index import artifacts
 from citesum.index import segments as segment_files
 from citesum.index.ann import AnnIndex
-from citesum.index.database import current_generation, manifest_value, read_vectors, rows_of_documents, stored_dim
+from citesum.index.database import (current_generation, manifest_value, read_vectors, rows_of_documents,
+                                    segment_units, stored_dim)
 from citesum.index.lexical import LexicalIndex
 from citesum.index.search_store import GenerationWrite, ProgressFn, SearchParts, SearchStore
 from citesum.index.segments import Segment, SegmentNearest, SegmentVectors, held_count, held_rows, merge_runs
@@ -230,17 +231,18 @@ class LocalStore(SearchStore):
         if local_plan is not None and local_plan.previous is not None and lexical is not None:
             segments, lexical = self._updated_segments(conn, generation, local_plan, rows, first_new_row, added,
                                                        lexical)
-        else:
+        elif added is not None and lexical is not None or len(rows) <= segment_units(conn):
             segments, lexical = self._one_segment(conn, generation, rows, added, lexical, progress)
+        else:
+            segments, lexical = self._saved_segments(conn, generation, rows, progress)
         segments, lexical = self._merged(conn, generation, segments, lexical, len(rows), progress)
-        previous = local_plan.previous if local_plan is not None else None
         recorded = local_plan.recorded if local_plan is not None else {}
         linked = {}
-        for segment in segments:
-            if segment.source is not None and previous is not None:
+        for segment in segments:  # a kept segment (its recorded checksums come with it) or one saved beforehand
+            if segment.source is not None:
                 for file in segment.source.rglob("*"):
                     if file.is_file():
-                        relative = file.relative_to(previous).as_posix()
+                        relative = f"{segment_files.FOLDER}/{segment.name}/{file.relative_to(segment.source).as_posix()}"
                         linked[relative] = (file, recorded.get(relative) or [file.stat().st_size,
                                                                              artifacts.file_digest(file)])
 
@@ -282,14 +284,48 @@ class LocalStore(SearchStore):
         [(terms, _)] = lexical.segments
         return [Segment(f"s{generation}-0", rows, vectors, terms)], lexical
 
+    def _saved_segments(self, conn: sqlite3.Connection, generation: int, rows: np.ndarray,
+                        progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
+        """Every unit, read from the database in segments of ``segment_units`` units (a rewrite of an index
+        larger than that: ``citesum check --repair``, a new graph threshold, an older layout). Each segment is
+        saved to ``gen-<N>.segments/`` with its graph as soon as it is made, and mapped from there (the write
+        links its files), so a rewrite holds one segment's vectors and graph at a time, not the index's."""
+        limit = segment_units(conn)
+        staging = self.path / f"gen-{generation}.segments"
+        shutil.rmtree(staging, ignore_errors=True)
+        segments: list[Segment] = []
+        lexical = None
+        for number, start in enumerate(range(0, len(rows), limit)):
+            part = rows[start: start + limit]
+            bounds = (int(part[0]), int(part[-1]))
+            texts = [text for (text,) in conn.execute(
+                "SELECT text FROM passages WHERE rowid BETWEEN ? AND ? ORDER BY rowid", bounds)]
+            if progress:
+                progress("bm25", number, -(-len(rows) // limit))
+            lexical = (LexicalIndex.build(texts) if lexical is None
+                       else lexical.updated(np.ones(lexical.size, dtype=bool), texts))
+            segment = Segment(f"s{generation}-r{number}", part, read_vectors(conn, bounds[0] - 1, bounds[1]),
+                              lexical.segments[-1][0])
+            segment.graph = self._graph([], segment, self._wants_graph(conn, len(rows), len(part)), progress)
+            segment.save(staging / segment.name)
+            segments.append(Segment.load(staging / segment.name))
+            lexical = lexical.with_segments([*lexical.segments[:-1], (segments[-1].terms, None)])
+        assert lexical is not None  # more rows than segment_units: at least two segments
+        return segments, lexical
+
+    @staticmethod
+    def _wants_graph(conn: sqlite3.Connection, units: int, size: int) -> bool:
+        """Whether a segment of ``size`` units in a generation of ``units`` units gets a graph."""
+        minimum = ann_min_units(conn)
+        return bool(minimum) and units >= minimum and size >= min(segment_files.SEGMENT_GRAPH_UNITS, minimum)
+
     def _merged(self, conn: sqlite3.Connection, generation: int, segments: list[Segment], lexical: LexicalIndex,
                 units: int, progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
         """``segments`` with the runs :func:`merge_runs` picks, and the kept segments whose graph is not what the
         index now asks for, written again; then the graphs of the segments this write makes."""
-        minimum = ann_min_units(conn)
 
         def wants_graph(size: int) -> bool:
-            return bool(minimum) and units >= minimum and size >= min(segment_files.SEGMENT_GRAPH_UNITS, minimum)
+            return self._wants_graph(conn, units, size)
 
         held = [live for _, live in lexical.segments]
         sizes = [held_count(s.rows, h) for s, h in zip(segments, held)]
@@ -299,7 +335,7 @@ class LocalStore(SearchStore):
             lexical = lexical.without_unheld_terms()
             runs = [(i, i + 1) for i in range(len(segments))]
         else:
-            runs = merge_runs(sizes, [len(s.rows) for s in segments])
+            runs = merge_runs(sizes, [len(s.rows) for s in segments], segment_units(conn))
         covered = {i for start, stop in runs for i in range(start, stop)}
         if ann_graph.available():  # without usearch, a segment's graph is kept for when it is installed again
             runs += [(i, i + 1) for i, s in enumerate(segments)
@@ -366,7 +402,8 @@ class LocalStore(SearchStore):
 
     def discard(self, generation: int) -> None:
         """Remove the files of a generation whose transaction rolled back."""
-        shutil.rmtree(self.path / f"gen-{generation}", ignore_errors=True)
+        for folder in (f"gen-{generation}", f"gen-{generation}.segments"):
+            shutil.rmtree(self.path / folder, ignore_errors=True)
 
     def has_graph(self, generation: int) -> bool:
         folder = self.path / f"gen-{generation}" / segment_files.FOLDER

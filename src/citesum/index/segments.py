@@ -95,16 +95,20 @@ def held_count(segment_rows: np.ndarray, held: np.ndarray | None) -> int:
     return len(segment_rows) if held is None else len(held)
 
 
-def merge_runs(held: Sequence[int], total: Sequence[int]) -> list[tuple[int, int]]:
+def merge_runs(held: Sequence[int], total: Sequence[int], largest: int) -> list[tuple[int, int]]:
     """Which segments to write again, as runs ``(start, stop)`` of neighbours each merged into one, given how
     many units each holds and has: a segment that lost :data:`DELETED_SHARE` of its units alone (or in the run
     it joins), then, while there are more than :data:`MAX_SEGMENTS`, the two neighbouring groups holding the
-    fewest units together. Each unit is thus rewritten a few times over the life of an index, not at every
-    update (segments grow about geometrically)."""
+    fewest units together, as long as they hold no more than ``largest`` units (the index's ``segment_units``:
+    a merge holds its units in memory, and an index of more than MAX_SEGMENTS x ``largest`` units keeps more
+    segments). Each unit is thus rewritten a few times over the life of an index, not at every update
+    (segments grow about geometrically)."""
     groups = [[i] for i in range(len(held))]
     sizes = list(held)
     while len(groups) > MAX_SEGMENTS:
         pair = min(range(len(groups) - 1), key=lambda j: sizes[j] + sizes[j + 1])
+        if sizes[pair] + sizes[pair + 1] > largest:
+            break
         groups[pair: pair + 2] = [groups[pair] + groups[pair + 1]]
         sizes[pair: pair + 2] = [sizes[pair] + sizes[pair + 1]]
     return [(group[0], group[-1] + 1) for group in groups

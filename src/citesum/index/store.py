@@ -42,7 +42,7 @@ from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UN
 from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
 from citesum.index import ann as ann_graph
-from citesum.index.database import current_generation, parameter_batches, rows_of_documents
+from citesum.index.database import current_generation, parameter_batches, rows_of_documents, segment_units
 from citesum.index.local import LocalStore
 from citesum.index.search_store import (
     GenerationWrite,
@@ -211,9 +211,10 @@ def _state_key(conn: sqlite3.Connection) -> tuple[str, int]:
     return rows.get("created", ""), int(rows["generation"])
 
 
-def _write_error(path: Path, exc: sqlite3.DatabaseError | OSError) -> IndexStoreError:
-    """A failed write as the user should read it; the previous generation is intact in every case."""
-    unchanged = "the index is unchanged"
+def _write_error(path: Path, exc: sqlite3.DatabaseError | OSError,
+                 unchanged: str = "the index is unchanged") -> IndexStoreError:
+    """A failed write as the user should read it (``unchanged``: what the write left); the previous generation is
+    intact in every case."""
     if isinstance(exc, OSError) and exc.errno in _NO_ROOM or "full" in str(exc):
         return IndexStoreError(f"no space left to write the index at {path} ({exc}); {unchanged}")
     if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) \
@@ -726,19 +727,61 @@ class Index(IndexReader):
         delete &= set(known)
         if not changed and not delete:
             return UpdateStats(unchanged=unchanged, generation=current_generation(conn))
-
-        # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
         if embedder is not None and embedder.name != self.settings.embedder:
             raise IndexMismatchError(f"index uses embedder '{self.settings.embedder}', got '{embedder.name}'")
-        replaced = [d.id for d in changed if d.id in known] + sorted(delete)
-        # what the new generation keeps is known now (the write lock is held: nobody else changes the index), so
-        # its BM25 index is made while the last batches are embedded
-        plan = self.store.plan(conn, replaced)
+        # One generation per segment_units new units at most (the deletions with the first): what a write holds in
+        # memory grows with that setting, not with the collection. Each generation is complete (a document's
+        # revision replaces its old units in the same one), and a write interrupted after some of them commits
+        # resumes where it stopped when run again, as the documents committed are then unchanged.
+        limit = None if executor is not None else segment_units(conn)
+        done = embedded = generation = 0
+        while not generation or done < len(changed):
+            try:
+                taken, generation, passages = self._write_generation_of(
+                    conn, changed[done:], set() if generation else delete, known, limit, progress, embedder,
+                    executor)
+            except (sqlite3.DatabaseError, OSError) as exc:
+                if not generation:
+                    raise
+                raise _write_error(self.path, exc, f"{done} of the {len(changed)} documents were written (generation "
+                                   f"{generation}); the same update run again writes the others") from exc
+            done, embedded = done + taken, embedded + passages
+        return UpdateStats(
+            added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
+            unchanged=unchanged, deleted=len(delete), passages_embedded=embedded, generation=generation,
+        )
+
+    def _write_generation_of(
+        self,
+        conn: sqlite3.Connection,
+        changed: list[Document],
+        delete: set[str],
+        known: dict[str, str],
+        limit: int | None,
+        progress: ProgressFn | None,
+        embedder: Embedder | None,
+        executor: BatchExecutor | None,
+    ) -> tuple[int, int, int]:
+        """One generation: the first of the ``changed`` documents, up to ``limit`` new units (all without one;
+        at least one document), and the deletions. Returns (the documents it took, its number, its units)."""
+        # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
+        # What the new generation keeps is known once the documents it takes are (the write lock is held: nobody
+        # else changes the index), so its BM25 index is made while the last batches are embedded.
+        replaced: list[str] = []
+        plans: list[GenerationWrite] = []
+
+        def index_lexically(taken: int, texts: list[str]) -> object:
+            replaced.extend([d.id for d in changed[:taken] if d.id in known] + sorted(delete))
+            plans.append(self.store.plan(conn, replaced))
+            return plans[0].index_lexically(texts)
+
         if executor is not None and changed:
             units, vectors = self._chunk_and_embed_on(executor, changed, progress)
-            lexical = plan.index_lexically([p.text for group in units for p in group])
+            lexical = index_lexically(len(units), [p.text for group in units for p in group])
         else:
-            units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, plan.index_lexically)
+            units, vectors, lexical = self._chunk_and_embed(changed, embedder, progress, index_lexically,
+                                                            max_units=limit)
+        taken = changed[: len(units)]
         embedded = sum(len(group) for group in units)
 
         conn.execute("BEGIN IMMEDIATE")
@@ -750,7 +793,7 @@ class Index(IndexReader):
             removed_rows = self._remove(conn, replaced, drop_documents=delete)
             next_position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM documents").fetchone()[0]
             offset = 0
-            for document, group in zip(changed, units):
+            for document, group in zip(taken, units):
                 if document.id not in known:
                     position, next_position = next_position, next_position + 1
                     conn.execute(
@@ -778,16 +821,14 @@ class Index(IndexReader):
             # 100 tokens) are given back before the generation's files and graph are made, where a build peaks
             del units
             _return_freed_memory()
-            self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
+            self._write_generation(conn, generation, plans[0], removed_rows, first_new_row, vectors, lexical,
+                                   progress)
         _checkpoint(conn)
         self.store.committed(conn, generation)
         # what an interrupted parallel build kept is committed now, and a graph build's blocks are of the last
         # generation: no rerun would take them
         shutil.rmtree(self.path / TASKS_DIR, ignore_errors=True)
-        return UpdateStats(
-            added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
-            unchanged=unchanged, deleted=len(delete), passages_embedded=embedded, generation=generation,
-        )
+        return len(taken), generation, embedded
 
     @contextmanager
     def _generation_commit(self, conn: sqlite3.Connection, generation: int) -> Iterator[None]:
@@ -814,13 +855,14 @@ class Index(IndexReader):
 
     def _chunk_and_embed(
         self, documents: list[Document], embedder: Embedder | None, progress: ProgressFn | None,
-        index_lexically: Callable[[list[str]], object], batch: int = 512,
+        index_lexically: Callable[[int, list[str]], object], batch: int = 512, max_units: int | None = None,
     ) -> tuple[list[list[Passage]], np.ndarray, object]:
-        """The units of each document, their vectors (rows in unit order) and ``index_lexically`` of their
-        texts. A batch of units is embedded on a second thread while the next documents are chunked, and the
-        last batches while the lexical index is built: the embedders' tokenizers and matrix products release
-        the GIL, so the work overlaps on two cores. The model loads with the first batch (a pure deletion needs
-        none)."""
+        """The units of each of the first documents, until they have ``max_units`` units or more (all of them
+        without a limit), their vectors (rows in unit order) and ``index_lexically`` of how many documents that
+        is and of their units' texts. A batch of units is embedded on a second thread while the next documents
+        are chunked, and the last batches while the lexical index is built: the embedders' tokenizers and
+        matrix products release the GIL, so the work overlaps on two cores. The model loads with the first
+        batch (a pure deletion needs none)."""
         tokenizer = get_tokenizer(self.settings.tokenizer)
         units: list[list[Passage]] = []
         pending: list[str] = []
@@ -850,15 +892,18 @@ class Index(IndexReader):
                 units.append(make_units(document, tokenizer, self.settings.unit, self.settings.max_tokens))
                 total += len(units[-1])
                 pending.extend(p.text for p in units[-1])
-                while len(pending) >= batch or (pending and number == len(documents)):
+                last = number == len(documents) or (max_units is not None and total >= max_units)
+                while len(pending) >= batch or (pending and last):
                     embedded.append(executor.submit(encode, pending[:batch]))
                     pending = pending[batch:]
                 collect(wait=False)  # an embedder that fails (a server gone) stops the build now, not at the end
                 if progress:
                     progress("chunking", number, len(documents))
+                if last:
+                    break
             if progress:
                 progress("bm25", 0, 1)
-            lexical = index_lexically([p.text for group in units for p in group])
+            lexical = index_lexically(len(units), [p.text for group in units for p in group])
             if progress:
                 progress("bm25", 1, 1)
             collect(wait=True)
@@ -916,6 +961,19 @@ class Index(IndexReader):
             finally:
                 conn.close()
         return generation
+
+    def set_segment_units(self, units: int) -> None:
+        """Add at most about ``units`` units per generation (an update adding more commits several) and merge no
+        segments past that many (:data:`~citesum.index.database.DEFAULT_SEGMENT_UNITS`): what a write holds in
+        memory grows with it, not with the collection. Applies from the next write."""
+        if units < 1:
+            raise ConfigError(f"segment_units must be a positive number of units, got {units}")
+        with self._write_lock(self.path):
+            conn = _connect(self.path / DB_NAME)
+            try:
+                conn.execute("INSERT OR REPLACE INTO manifest VALUES ('segment_units', ?)", (str(units),))
+            finally:
+                conn.close()
 
     def set_ann_min_units(self, minimum: int, *, rewrite: bool = True) -> int | None:
         """Give generations of ``minimum`` units or more an approximate nearest-neighbour graph (0: never).
