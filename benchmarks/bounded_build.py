@@ -3,18 +3,19 @@
 An update adding more than ``segment_units`` units commits a generation per that many (citesum.index.store), so
 what a write holds at once (the new units' objects and vectors, their term counts, the graph it builds) grows
 with the setting. Each run builds our generated haystack (benchmarks/scale.py's, seed 2026, 100-token passages,
-wordllama, default settings otherwise) in its own subprocess, so each peak RSS is its own:
+wordllama) in its own subprocess, so each peak RSS is its own, with ``ann_min_units`` at 20,000 so that every
+segment has a graph from the first generation on (with the default 200,000, a first generation of 100,000 units
+has none, and the runs would not compare):
 
-  * a collection of ``--small`` passages with ``segment_units`` = ``--small`` (one generation), and
-  * a collection of ``--large`` passages, first with the default ``segment_units`` (one generation), then with
-    ``segment_units`` = ``--small`` (several generations).
+  * collections of each of ``--sizes`` passages with ``segment_units`` = ``--segment-units``, and
+  * the largest collection again with the default ``segment_units`` (one generation).
 
 Each run reports the build time, the peak RSS, the RSS once the documents are generated and the embedder loaded
 (what the caller holds before the build: the documents grow with the collection, and the index does not
 bound them), the segments written, and p50 search latencies afterwards (scale.py's 60 queries asked once):
 more segments mean more graphs to ask.
 
-Run: python benchmarks/bounded_build.py [--small 100000] [--large 300000]
+Run: python benchmarks/bounded_build.py [--segment-units 100000] [--sizes 100000,200000,300000]
 Writes: benchmarks/results/bounded_build.json
 """
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mb, write_result  # noqa: E402
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
+ANN_MIN_UNITS = 20_000
 
 
 def _rss_mb() -> float:
@@ -57,6 +59,7 @@ def measure(folder: Path, passages: int, segment_units: int | None) -> dict[str,
     before = _rss_mb()
     started = time.perf_counter()
     index = Index.create(folder)
+    index.set_ann_min_units(ANN_MIN_UNITS, rewrite=False)
     if segment_units is not None:
         index.set_segment_units(segment_units)
     stats = index.add(documents, embedder=embedder)
@@ -79,15 +82,16 @@ def measure(folder: Path, passages: int, segment_units: int | None) -> dict[str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--small", type=int, default=100_000)
-    parser.add_argument("--large", type=int, default=300_000)
+    parser.add_argument("--segment-units", type=int, default=100_000)
+    parser.add_argument("--sizes", default="100000,200000,300000", help="passages of each collection")
     parser.add_argument("--step", nargs=3, help=argparse.SUPPRESS)  # internal: FOLDER PASSAGES SEGMENT_UNITS|default
     args = parser.parse_args()
     if args.step:
         folder, passages, units = args.step
         print(json.dumps(measure(Path(folder), int(passages), None if units == "default" else int(units))))
         return
-    runs = [(args.small, str(args.small)), (args.large, "default"), (args.large, str(args.small))]
+    sizes = [int(size) for size in args.sizes.split(",")]
+    runs = [(size, str(args.segment_units)) for size in sizes] + [(max(sizes), "default")]
     results = []
     with tempfile.TemporaryDirectory(prefix="citesum-bounded-") as scratch:
         for number, (passages, units) in enumerate(runs):
@@ -96,7 +100,8 @@ def main() -> None:
                                     check=True, capture_output=True, text=True).stdout
             results.append({"passages": passages, **json.loads(output.strip().splitlines()[-1])})
             print(json.dumps(results[-1]), flush=True)
-    write_result("bounded_build", {"embedder": "wordllama", "unit": "passage (100 tokens)", "runs": results})
+    write_result("bounded_build", {"embedder": "wordllama", "unit": "passage (100 tokens)",
+                                   "ann_min_units": ANN_MIN_UNITS, "runs": results})
 
 
 if __name__ == "__main__":

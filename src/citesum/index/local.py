@@ -231,7 +231,7 @@ class LocalStore(SearchStore):
         if local_plan is not None and local_plan.previous is not None and lexical is not None:
             segments, lexical = self._updated_segments(conn, generation, local_plan, rows, first_new_row, added,
                                                        lexical)
-        elif added is not None and lexical is not None or len(rows) <= segment_units(conn):
+        elif (added is not None and lexical is not None) or len(rows) <= segment_units(conn):
             segments, lexical = self._one_segment(conn, generation, rows, added, lexical, progress)
         else:
             segments, lexical = self._saved_segments(conn, generation, rows, progress)
