@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citesum.errors import IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
 from citesum.index import artifacts
 from citesum.index.store import DB_NAME, LOCK_NAME, Index, IndexSettings
 from citesum.types import Document
@@ -519,6 +519,8 @@ def test_an_update_past_segment_units_commits_several_generations_that_equal_one
     bounded, whole = Index.create(tmp_path / "bounded", SETTINGS), Index.create(tmp_path / "whole", SETTINGS)
     for index in (bounded, whole):
         index.update(_docs(("old", "An old report on tram lines.")), embedder=hashing_embedder)
+    with pytest.raises(ConfigError, match="segment_units must be a positive number of units, got 0"):
+        bounded.set_segment_units(0)
     bounded.set_segment_units(7)
     seen = []
     stats = bounded.update(documents, delete=["old"], embedder=hashing_embedder,
