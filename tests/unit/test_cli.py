@@ -88,7 +88,8 @@ def test_segment_units_bound_what_one_generation_adds(tmp_path: Path, haystack) 
     sizes = [len(np.load(folder / "segments" / name / "rows.npy"))
              for name in json.loads((folder / "segments.json").read_text())]
     assert len(sizes) == stats["generation"] and sum(sizes) == units
-    assert all(size < 20 + 10 for size in sizes)  # 20, or a few more: the rest of the last document
+    # 20 units, or a few more (the rest of the last document), in every generation but the last
+    assert all(20 <= size < 20 + 10 for size in sizes[:-1]) and 0 < sizes[-1] < 20 + 10
     with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
         assert conn.execute("SELECT value FROM manifest WHERE key = 'segment_units'").fetchone() == ("20",)
     bad = CliRunner().invoke(main, ["index", str(corpus), "--index", ix, "--segment-units", "0"])

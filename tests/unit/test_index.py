@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.errors import CitesumError, ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
 from citesum.index import artifacts
 from citesum.index.store import DB_NAME, LOCK_NAME, Index, IndexSettings
 from citesum.types import Document
@@ -366,6 +366,7 @@ def test_merge_runs_bound_the_segments_and_rewrite_those_that_lost_units() -> No
     # the smallest neighbours first: pairs of 200, and no pair of those fits in 300
     assert len(many) - sum(stop - start - 1 for start, stop in runs) == 12
     assert merge_runs([600, 10], [1000, 10], 500) == [(0, 1)]  # a rewrite only shrinks a segment
+    assert merge_runs([0, 500], [0, 500], unbounded) == [(0, 1)]  # an empty one (older citesum) goes
 
 
 def test_updates_write_only_the_new_units_and_link_the_rest(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]
@@ -543,19 +544,26 @@ def test_a_large_update_interrupted_after_some_generations_resumes_where_it_stop
     """The embedder fails while the second generation is embedded: the first stays committed and complete, and
     the update run again embeds only the documents the first did not take."""
     documents = _docs(*[(f"d{i}", f"Report {i} on reservoir levels.") for i in range(12)])
-    index = Index.create(tmp_path / "ix", SETTINGS)
-    index.set_segment_units(5)
 
     class FailsOnTheSecondBatch(type(hashing_embedder)):  # type: ignore[misc]
+        def __init__(self, error: Exception) -> None:
+            super().__init__()
+            self.error = error
+
         def _encode(self, texts):  # type: ignore[no-untyped-def]
             if self.embedded_texts:
-                raise ConnectionError("embedding server gone")
+                raise self.error
             return super()._encode(texts)
 
-    with pytest.raises(IndexStoreError, match="5 of the 12 documents were written .generation 1.; the same update "
-                                              "run again writes the others"):
-        index.update(documents, embedder=FailsOnTheSecondBatch())
-    assert index.generation == 1 and len(index) == 5
+    # a connection that drops, or an embedding server's error as citesum reports it
+    for number, error in enumerate((CitesumError("embedding server answered 503"),
+                                    ConnectionError("embedding server gone"))):
+        index = Index.create(tmp_path / f"ix{number}", SETTINGS)
+        index.set_segment_units(5)
+        with pytest.raises(IndexStoreError, match=f"{error}.; 5 of the 12 documents were written .generation 1.; "
+                                                  "the same update run again writes the others"):
+            index.update(documents, embedder=FailsOnTheSecondBatch(error))
+        assert index.generation == 1 and len(index) == 5
     assert [p.document_id for p in index.passages] == [f"d{i}" for i in range(5)]
     stats = index.update(documents, embedder=hashing_embedder)
     assert (stats.unchanged, stats.added, stats.passages_embedded) == (5, 7, 7)
@@ -567,6 +575,7 @@ def test_a_rewrite_from_the_database_writes_segments_of_segment_units(  # type: 
     """``citesum check --repair`` (a rewrite) of an index larger than segment_units reads the database a segment
     at a time: segments of at most that many units, each with its graph where one is wanted, no folder left
     behind, and the index reads and scores as before."""
+    pytest.importorskip("usearch")
     from citesum.index import ann
     from citesum.index.check import check_index
     from citesum.index.segments import SegmentNearest
@@ -591,6 +600,14 @@ def test_a_rewrite_from_the_database_writes_segments_of_segment_units(  # type: 
     np.testing.assert_array_equal(np.array(index.vectors), vectors)
     for query, before in zip(queries, scores):
         np.testing.assert_array_equal(index.lexical.scores(query), before)
+    assert not check_index(tmp_path / "ix").problems
+    # an update that cannot build on its generation (a damaged file) writes it from the database the same way
+    vectors_file = folder / "segments" / names[0] / "vectors.npy"
+    vectors_file.write_bytes(b"\0" * vectors_file.stat().st_size)
+    index.update(_docs(("new", "A new report on tram lines.")), embedder=hashing_embedder)
+    folder = tmp_path / "ix" / f"gen-{index.generation}"
+    names = json.loads((folder / "segments.json").read_text())
+    assert [len(np.load(folder / "segments" / name / "rows.npy")) for name in names] == [10, 10, 4]
     assert not check_index(tmp_path / "ix").problems
 
 

@@ -332,6 +332,15 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
     for query in [*queries, "quokkas"]:
         assert np.array_equal(updated.scores(query), rebuilt.scores(query)), query
     assert updated.scores("quokkas")[-1] > 0
+    # a weighted query over a segment holding only some of its units: term by term in float64, as a plain loop
+    terms = tokenize(["reservoir levels rationing airship quokkas"])[0]
+    ids = np.array(sorted(i for i in map(updated.term_id, terms) if i is not None), dtype=np.int64)
+    assert len(ids) >= 3
+    weights = np.linspace(0.9, 0.1, len(ids))
+    expected = np.zeros(updated.size)
+    for term_id, weight in zip(ids.tolist(), weights.tolist()):
+        expected += updated.term_scores([updated.terms[term_id]]).astype(np.float64) * weight
+    assert np.array_equal(updated.weighted_scores(ids, weights), expected.astype(np.float32))
 
 
 @pytest.mark.parametrize("block", [3, 1 << 20])

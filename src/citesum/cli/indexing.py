@@ -39,7 +39,8 @@ from citesum.errors import CitesumError
 @click.option("--segment-units", type=click.IntRange(min=1), default=None,
               help="Add at most about this many units per generation (a larger update commits several; an "
                    "interrupted one run again resumes) and merge no segments past it: a build's memory grows with "
-                   "it, not with the collection (kept for later runs). Default 1200000.")
+                   "it, not with the collection (not on Ray, which commits one generation; kept for later runs). "
+                   "Default 1100000.")
 @click.option("--store", default=None, metavar="local|milvus:URI",
               help="Where searches run, fixed when the index is created: 'local' (default; files beside the "
                    "database) or Milvus (extra milvus): milvus:./vectors.db (milvus-lite), milvus alone (a "

@@ -125,6 +125,17 @@ def _fsync(file: Path) -> None:
         os.fsync(handle.fileno())
 
 
+def fsync_tree(folder: Path) -> None:
+    """fsync every file and folder under ``folder``, and ``folder`` itself: files written to be linked into a
+    generation later (artifacts.write fsyncs only the files it writes or copies)."""
+    for entry in sorted(folder.rglob("*")):
+        if entry.is_file():
+            _fsync(entry)
+        else:
+            fsync_dir(entry)
+    fsync_dir(folder)
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

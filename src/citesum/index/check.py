@@ -63,7 +63,9 @@ def check_index(path: str | Path) -> CheckReport:
     folder = index.path / f"gen-{generation}"
     for entry in sorted(index.path.iterdir()):
         if entry.name.startswith("gen-") and entry != folder:
-            report.notes.append(f"{entry} is left over (not the current generation); --repair removes it")
+            what = ("segments a killed writer was making" if entry.name.endswith(".segments")
+                    else "not the current generation")
+            report.notes.append(f"{entry} is left over ({what}); --repair removes it")
         elif entry.name == TASKS_DIR:
             report.notes.append(f"{entry} holds the results of an interrupted parallel job (the same job run again "
                                 "takes them; the next write of the index removes them); --repair removes it")

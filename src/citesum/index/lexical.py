@@ -261,10 +261,10 @@ class LexicalIndex:
         return LexicalIndex(self._vocabulary, [*parts[:start], (merged, None), *parts[stop:]], self.unit_frequency,
                             self.total_length)
 
-    def without_segment(self, number: int) -> "LexicalIndex":
-        """The same units, without part ``number``, which holds none."""
+    def without_segments(self, start: int, stop: int) -> "LexicalIndex":
+        """The same units, without parts ``start`` to ``stop`` (excluded), which hold none."""
         parts = self.segments
-        del parts[number]
+        del parts[start:stop]
         return self.with_segments(parts)
 
     def with_segments(self, parts: Sequence[tuple[TermCounts, np.ndarray | None]]) -> "LexicalIndex":

@@ -87,9 +87,9 @@ class LocalWrite:
     segments: list[Segment]
     recorded: dict[str, list]
     kept_rows: np.ndarray
-    make_lexical: Callable[[list[str]], LexicalIndex]
+    make_lexical: Callable[[list[str]], LexicalIndex | None]
 
-    def index_lexically(self, texts: list[str]) -> LexicalIndex:
+    def index_lexically(self, texts: list[str]) -> LexicalIndex | None:
         return self.make_lexical(texts)
 
 
@@ -206,10 +206,13 @@ class LocalStore(SearchStore):
                 return LocalWrite(previous, loaded, recorded, old_rows[keep],
                                   lambda texts: current.updated(keep, texts))
         gone = set(replaced)
-        kept = [(row, text) for row, document_id, text in
-                conn.execute("SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
-        return LocalWrite(None, [], {}, np.array([row for row, _ in kept], dtype=np.int64),
-                          lambda texts: LexicalIndex.build([text for _, text in kept] + texts))
+        kept_rows = np.array([row for row, document_id in conn.execute(
+            "SELECT rowid, document_id FROM passages ORDER BY rowid") if document_id not in gone], dtype=np.int64)
+        if len(kept_rows) > segment_units(conn):  # the write reads the database a segment at a time (_saved_segments)
+            return LocalWrite(None, [], {}, kept_rows, lambda texts: None)
+        kept_texts = [text for row, document_id, text in conn.execute(
+            "SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
+        return LocalWrite(None, [], {}, kept_rows, lambda texts: LexicalIndex.build(kept_texts + texts))
 
     def write(self, conn: sqlite3.Connection, generation: int, plan: GenerationWrite | None, removed_rows: set[int],
               first_new_row: int, added: np.ndarray | None, lexical: LexicalIndex | None,
@@ -231,7 +234,7 @@ class LocalStore(SearchStore):
         if local_plan is not None and local_plan.previous is not None and lexical is not None:
             segments, lexical = self._updated_segments(conn, generation, local_plan, rows, first_new_row, added,
                                                        lexical)
-        elif (added is not None and lexical is not None) or len(rows) <= segment_units(conn):
+        elif len(rows) <= segment_units(conn):
             segments, lexical = self._one_segment(conn, generation, rows, added, lexical, progress)
         else:
             segments, lexical = self._saved_segments(conn, generation, rows, progress)
@@ -291,8 +294,7 @@ class LocalStore(SearchStore):
         saved to ``gen-<N>.segments/`` with its graph as soon as it is made, and mapped from there (the write
         links its files), so a rewrite holds one segment's vectors and graph at a time, not the index's."""
         limit = segment_units(conn)
-        staging = self.path / f"gen-{generation}.segments"
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(self._staging(generation), ignore_errors=True)
         segments: list[Segment] = []
         lexical = None
         for number, start in enumerate(range(0, len(rows), limit)):
@@ -307,11 +309,24 @@ class LocalStore(SearchStore):
             segment = Segment(f"s{generation}-r{number}", part, read_vectors(conn, bounds[0] - 1, bounds[1]),
                               lexical.segments[-1][0])
             segment.graph = self._graph([], segment, self._wants_graph(conn, len(rows), len(part)), progress)
-            segment.save(staging / segment.name)
-            segments.append(Segment.load(staging / segment.name))
+            segments.append(self._staged(generation, segment))
             lexical = lexical.with_segments([*lexical.segments[:-1], (segments[-1].terms, None)])
+        if progress:
+            progress("bm25", len(segments), len(segments))
         assert lexical is not None  # more rows than segment_units: at least two segments
         return segments, lexical
+
+    def _staging(self, generation: int) -> Path:
+        """Where a write saves the segments it makes before the generation's folder (they are linked into it)."""
+        return self.path / f"gen-{generation}.segments"
+
+    def _staged(self, generation: int, segment: Segment) -> Segment:
+        """``segment`` saved (fsynced) to the write's staging folder and loaded back memory-mapped: a write holds
+        the segments it made no longer than it makes each."""
+        folder = self._staging(generation) / segment.name
+        segment.save(folder)
+        artifacts.fsync_tree(folder)
+        return Segment.load(folder)
 
     @staticmethod
     def _wants_graph(conn: sqlite3.Connection, units: int, size: int) -> bool:
@@ -342,19 +357,22 @@ class LocalStore(SearchStore):
                      if s.source is not None and i not in covered and s.has_graph != wants_graph(sizes[i])]
         made = set()  # the segments the merges made (their graphs are made with them)
         for number, (start, stop) in enumerate(sorted(runs, reverse=True), start=1):
-            lexical = lexical.with_segments_merged(start, stop)
             parts = list(zip(segments[start:stop], held[start:stop]))
             merged_rows = np.concatenate([s.rows if h is None else s.rows[h] for s, h in parts])
             if not len(merged_rows):  # the run's units were all deleted or revised: no segment is left of it
-                lexical = lexical.without_segment(start)
+                lexical = lexical.without_segments(start, stop)
                 del segments[start:stop], held[start:stop]
                 continue
+            lexical = lexical.with_segments_merged(start, stop)
             vectors = np.concatenate([np.asarray(s.vectors if h is None else s.vectors[h], dtype=np.float32)
                                       for s, h in parts])
             merged = Segment(f"s{generation}-{number}", merged_rows, vectors, lexical.segments[start][0])
+            merged.graph = self._graph(parts, merged, wants_graph(len(merged_rows)), progress)
+            merged = self._staged(generation, merged)  # a write rewriting many segments holds one at a time
+            lexical = lexical.with_segments([*lexical.segments[:start], (merged.terms, None),
+                                             *lexical.segments[start + 1:]])
             segments[start:stop] = [merged]
             held[start:stop] = [None]
-            merged.graph = self._graph(parts, merged, wants_graph(len(merged_rows)), progress)
             made.add(merged.name)
         for segment in segments:  # the segment of the new units, when no merge took it
             if segment.source is None and segment.name not in made:
@@ -402,8 +420,8 @@ class LocalStore(SearchStore):
 
     def discard(self, generation: int) -> None:
         """Remove the files of a generation whose transaction rolled back."""
-        for folder in (f"gen-{generation}", f"gen-{generation}.segments"):
-            shutil.rmtree(self.path / folder, ignore_errors=True)
+        for folder in (self.path / f"gen-{generation}", self._staging(generation)):
+            shutil.rmtree(folder, ignore_errors=True)
 
     def has_graph(self, generation: int) -> bool:
         folder = self.path / f"gen-{generation}" / segment_files.FOLDER

@@ -112,7 +112,7 @@ def merge_runs(held: Sequence[int], total: Sequence[int], largest: int) -> list[
         groups[pair: pair + 2] = [groups[pair] + groups[pair + 1]]
         sizes[pair: pair + 2] = [sizes[pair] + sizes[pair + 1]]
     return [(group[0], group[-1] + 1) for group in groups
-            if len(group) > 1 or total[group[0]] and held[group[0]] <= (1 - DELETED_SHARE) * total[group[0]]]
+            if len(group) > 1 or held[group[0]] <= (1 - DELETED_SHARE) * total[group[0]]]
 
 
 class SegmentVectors:

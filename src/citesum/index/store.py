@@ -211,8 +211,7 @@ def _state_key(conn: sqlite3.Connection) -> tuple[str, int]:
     return rows.get("created", ""), int(rows["generation"])
 
 
-def _write_error(path: Path, exc: sqlite3.DatabaseError | OSError,
-                 unchanged: str = "the index is unchanged") -> IndexStoreError:
+def _write_error(path: Path, exc: Exception, unchanged: str = "the index is unchanged") -> IndexStoreError:
     """A failed write as the user should read it (``unchanged``: what the write left); the previous generation is
     intact in every case."""
     if isinstance(exc, OSError) and exc.errno in _NO_ROOM or "full" in str(exc):
@@ -740,11 +739,15 @@ class Index(IndexReader):
                 taken, generation, passages = self._write_generation_of(
                     conn, changed[done:], set() if generation else delete, known, limit, progress, embedder,
                     executor)
-            except (sqlite3.DatabaseError, OSError) as exc:
+            except BaseException as exc:
                 if not generation:
                     raise
-                raise _write_error(self.path, exc, f"{done} of the {len(changed)} documents were written (generation "
-                                   f"{generation}); the same update run again writes the others") from exc
+                written = (f"{done} of the {len(changed)} documents were written (generation {generation}); the same "
+                           "update run again writes the others")
+                if not isinstance(exc, Exception):  # Ctrl+C: stop as asked, and say what is kept
+                    exc.add_note(f"index at {self.path}: {written}")
+                    raise
+                raise _write_error(self.path, exc, written) from exc
             done, embedded = done + taken, embedded + passages
         return UpdateStats(
             added=sum(1 for d in changed if d.id not in known), updated=sum(1 for d in changed if d.id in known),
@@ -762,8 +765,9 @@ class Index(IndexReader):
         embedder: Embedder | None,
         executor: BatchExecutor | None,
     ) -> tuple[int, int, int]:
-        """One generation: the first of the ``changed`` documents, up to ``limit`` new units (all without one;
-        at least one document), and the deletions. Returns (the documents it took, its number, its units)."""
+        """One generation: the first of the ``changed`` documents until they have ``limit`` new units (all of them
+        without a limit; the last document's units whole, so a few more), and the deletions. Returns (the
+        documents it took, its number, its units)."""
         # The slow part (chunking, embedding) happens before the transaction, so the database is locked briefly.
         # What the new generation keeps is known once the documents it takes are (the write lock is held: nobody
         # else changes the index), so its BM25 index is made while the last batches are embedded.
