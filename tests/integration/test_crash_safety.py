@@ -118,3 +118,61 @@ def test_sigkill_at_random_moments_is_all_or_nothing(baseline, hashing_embedder)
         if process.returncode == 0:  # finished before the kill; the new state is complete
             assert texts == {tag}
         np.testing.assert_allclose(vectors, hashing_embedder.encode_documents([p[1] for p in passages]), rtol=1e-6)
+
+
+BOUNDED_WRITER = r"""
+import json, sys, time
+sys.path.insert(0, {tests!r})
+from conftest import HashingEmbedder
+from citesum.index.store import Index
+from citesum.types import Document
+
+docs = [Document(**d) for d in json.loads(sys.stdin.read())]
+written = []
+
+def progress(stage, done, total):
+    if stage == "bm25" and done == 1:
+        written.append(1)
+        if len(written) == 2:  # the second generation's units are analysed: stall before its commit
+            print("AT second generation", flush=True)
+            time.sleep(60)
+
+index = Index.open({path!r})
+index.update(upsert=docs, progress=progress, embedder=HashingEmbedder())
+print("DONE", flush=True)
+"""
+
+
+def test_sigkill_in_the_second_generation_of_a_bounded_update_keeps_the_first(  # type: ignore[no-untyped-def]
+        baseline, hashing_embedder) -> None:
+    """An update past segment_units, killed while its second generation is written: the first generation it
+    committed is current and complete (its documents in their new version, the others in the old one, vectors
+    matching texts), no staging is left behind once the update is run again, and that run writes only the rest."""
+    path, before = baseline
+    index = Index.open(path)
+    index.set_segment_units(40)  # 25-sentence documents of a few units each: several generations
+    generation = index.generation
+    update = _version(30, "two")
+    process = subprocess.Popen(
+        [sys.executable, "-c", BOUNDED_WRITER.format(tests=str(TESTS), path=str(path))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps([{"id": d.id, "title": d.title, "text": d.text} for d in update]))
+    process.stdin.close()
+    line = process.stdout.readline()
+    assert line.startswith("AT second generation"), (line, process.stderr.read() if process.stderr else "")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+    after = Index.open(path)
+    assert after.generation == generation + 1
+    versions = {p.document_id: p.text.split(" version ")[1].split()[0] for p in after.passages}
+    renewed = sorted((d for d, v in versions.items() if v == "two"), key=lambda d: int(d[3:]))
+    assert renewed and len(renewed) < 30 and renewed == [f"doc{i}" for i in range(len(renewed))]  # in order
+    np.testing.assert_allclose(np.array(after.vectors), hashing_embedder.encode_documents([p.text for p in after.passages]),
+                               rtol=1e-6)
+    stats = Index.open(path).update(upsert=update, embedder=hashing_embedder)
+    assert stats.unchanged == len(renewed) and stats.updated == 30 - len(renewed)
+    final = Index.open(path)
+    assert all("version two" in p.text for p in final.passages)
+    assert [p.name for p in path.glob("gen-*")] == [f"gen-{final.generation}"]
