@@ -588,6 +588,10 @@ def test_a_rewrite_from_the_database_writes_segments_of_segment_units(  # type: 
     scores = [index.lexical.scores(q) for q in queries]
     index.set_segment_units(10)
     index.set_ann_min_units(5, rewrite=False)
+    # what a writer killed while it staged the same generation's segments left
+    leftover = tmp_path / "ix" / f"gen-{index.generation + 1}.segments" / f"s{index.generation + 1}-r0"
+    leftover.mkdir(parents=True)
+    (leftover / "rows.npy").write_bytes(b"half a file")
     generation = index.rewrite_generation()
     folder = tmp_path / "ix" / f"gen-{generation}"
     names = json.loads((folder / "segments.json").read_text())

@@ -225,6 +225,8 @@ class LocalStore(SearchStore):
         ``lexical`` is a BM25 index built beforehand over the plan's kept rows followed by the rows this write
         added; it is used when the database holds exactly those rows, and built from the database otherwise.
         """
+        # segments a writer killed while it wrote this same generation number left (a rewrite's or a merge's)
+        shutil.rmtree(self._staging(generation), ignore_errors=True)
         rows = np.fromiter(itertools.chain.from_iterable(conn.execute("SELECT rowid FROM passages ORDER BY rowid")),
                            dtype=np.int64)
         local_plan = plan if isinstance(plan, LocalWrite) else None
@@ -294,7 +296,6 @@ class LocalStore(SearchStore):
         saved to ``gen-<N>.segments/`` with its graph as soon as it is made, and mapped from there (the write
         links its files), so a rewrite holds one segment's vectors and graph at a time, not the index's."""
         limit = segment_units(conn)
-        shutil.rmtree(self._staging(generation), ignore_errors=True)
         segments: list[Segment] = []
         lexical = None
         for number, start in enumerate(range(0, len(rows), limit)):
