@@ -164,8 +164,6 @@ class _Part:
     counts: TermCounts
     live: np.ndarray | None
     start: int
-    #: its place among the generation's parts
-    number: int
     #: k1 * (1 - b + b |u| / avg|u|) of each of the segment's units (this generation's average length)
     normalisation: np.ndarray | None = None
     #: tf / (tf + k1 * (...)) of each of the segment's classes of postings (this generation's average length)
@@ -205,8 +203,8 @@ class LexicalIndex:
         self._vocabulary = vocabulary
         self._parts: list[_Part] = []
         start = 0
-        for number, (counts, live) in enumerate(parts):
-            self._parts.append(_Part(counts, live, start, number))
+        for counts, live in parts:
+            self._parts.append(_Part(counts, live, start))
             start += self._parts[-1].size
         self.size = start
         #: for each term id, how many of the generation's units hold it
@@ -402,16 +400,15 @@ class LexicalIndex:
         into an array over all its rows, whose held rows are then taken at once (a boolean mask: one pass). Each
         posting's position looked up instead took most of RM3's time after a 1% update at a million units."""
         scores = np.zeros(self.size, dtype=dtype)
-        every_row: dict[int, np.ndarray] = {}  # by part number
+        every_row: dict[int, tuple[_Part, np.ndarray]] = {}  # by id(part)
         for part, units, weights in postings:
             if part.live is None:
                 np.add.at(scores[part.start: part.start + part.size], units, weights)
             else:
-                if part.number not in every_row:
-                    every_row[part.number] = np.zeros(len(part.counts), dtype=dtype)
-                np.add.at(every_row[part.number], units, weights)
-        for number, sums in every_row.items():
-            part = self._parts[number]
+                if id(part) not in every_row:
+                    every_row[id(part)] = (part, np.zeros(len(part.counts), dtype=dtype))
+                np.add.at(every_row[id(part)][1], units, weights)
+        for part, sums in every_row.values():
             scores[part.start: part.start + part.size] = sums[self._held_mask(part)]
         return scores
 

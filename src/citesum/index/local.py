@@ -356,7 +356,6 @@ class LocalStore(SearchStore):
         if ann_graph.available():  # without usearch, a segment's graph is kept for when it is installed again
             runs += [(i, i + 1) for i, s in enumerate(segments)
                      if s.source is not None and i not in covered and s.has_graph != wants_graph(sizes[i])]
-        made = set()  # the segments the merges made (their graphs are made with them)
         for number, (start, stop) in enumerate(sorted(runs, reverse=True), start=1):
             parts = list(zip(segments[start:stop], held[start:stop]))
             merged_rows = np.concatenate([s.rows if h is None else s.rows[h] for s, h in parts])
@@ -374,9 +373,8 @@ class LocalStore(SearchStore):
                                              *lexical.segments[start + 1:]])
             segments[start:stop] = [merged]
             held[start:stop] = [None]
-            made.add(merged.name)
-        for segment in segments:  # the segment of the new units, when no merge took it
-            if segment.source is None and segment.name not in made:
+        for segment in segments:  # the segment of the new units, when no merge took it (a merged one is saved)
+            if segment.source is None:
                 segment.graph = self._graph([], segment, wants_graph(len(segment.rows)), progress)
         return segments, lexical
 

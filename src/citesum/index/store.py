@@ -772,12 +772,13 @@ class Index(IndexReader):
         # What the new generation keeps is known once the documents it takes are (the write lock is held: nobody
         # else changes the index), so its BM25 index is made while the last batches are embedded.
         replaced: list[str] = []
-        plans: list[GenerationWrite] = []
+        plan: GenerationWrite | None = None
 
         def index_lexically(taken: int, texts: list[str]) -> object:
-            replaced.extend([d.id for d in changed[:taken] if d.id in known] + sorted(delete))
-            plans.append(self.store.plan(conn, replaced))
-            return plans[0].index_lexically(texts)
+            nonlocal replaced, plan
+            replaced = [d.id for d in changed[:taken] if d.id in known] + sorted(delete)
+            plan = self.store.plan(conn, replaced)
+            return plan.index_lexically(texts)
 
         if executor is not None and changed:
             units, vectors = self._chunk_and_embed_on(executor, changed, progress)
@@ -825,8 +826,7 @@ class Index(IndexReader):
             # 100 tokens) are given back before the generation's files and graph are made, where a build peaks
             del units
             _return_freed_memory()
-            self._write_generation(conn, generation, plans[0], removed_rows, first_new_row, vectors, lexical,
-                                   progress)
+            self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
         _checkpoint(conn)
         self.store.committed(conn, generation)
         # what an interrupted parallel build kept is committed now, and a graph build's blocks are of the last
