@@ -217,9 +217,10 @@ def build_tree(index: IndexReader, writer: StatementWriter, *, levels: int = DEF
     tokenizer = tokenizer or get_tokenizer(index.settings.tokenizer)
     with index.pinned() as view:
         generation = view.generation
-        layer: list[tuple[Statement, ...]] = [(Statement(p.text, (p.document_id,)),) for p in view.passages]
+        passages = list(view.passages)
+        layer: list[tuple[Statement, ...]] = [(Statement(p.text, (p.document_id,)),) for p in passages]
         vectors = np.asarray(view.vectors, dtype=np.float32)
-        counts = np.array([p.token_count for p in view.passages], dtype=np.int64)
+        counts = np.array([p.token_count for p in passages], dtype=np.int64)
     nodes: list[TreeNode] = []
     node_vectors: list[np.ndarray] = []
     first = 0  # the tree's number of the current layer's first node (leaves: positions, numbered apart)
@@ -261,7 +262,7 @@ def raptor_context(query: str, index: IndexReader, tree: RaptorTree | None = Non
             raise ConfigError(f"the RAPTOR tree was built for index generation {tree.generation}, the index is at "
                               f"{view.generation}: rebuild it with: citesum tree --index {view.path}")
         query_vector = embedder.encode_query(query)
-        passages = view.passages
+        passages = list(view.passages)  # the collapsed tree ranks every unit and node
         leaf_scores = np.asarray(view.vectors @ query_vector, dtype=np.float32) if passages else np.zeros(0)
         node_scores = (np.asarray(tree.vectors @ query_vector, dtype=np.float32) if len(tree.nodes)
                        else np.zeros(0, dtype=np.float32))

@@ -158,8 +158,8 @@ class ReadAgent:
         report = report if report is not None else ReadReport()
         tokenizer = tokenizer or get_tokenizer(index.settings.tokenizer)
         embedder = embedder or get_embedder(index.settings.embedder)
-        with index.pinned() as view:
-            passages = view.passages
+        with index.pinned() as view:  # every unit, read once: pages are cut and gisted from all of them
+            passages = list(view.passages)
             generation = view.generation
         spans = _documents(passages)
         if self.llm is None:

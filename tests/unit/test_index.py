@@ -164,12 +164,11 @@ def test_duplicate_ids_in_one_update_are_refused(tmp_path: Path, hashing_embedde
     assert len(Index.open(tmp_path / "ix")) == 0
 
 
-def test_a_reader_that_reuses_loaded_passages_sees_what_a_fresh_reader_sees(  # type: ignore[no-untyped-def]
+def test_a_reader_of_earlier_generations_sees_what_a_fresh_reader_sees(  # type: ignore[no-untyped-def]
     tmp_path: Path, hashing_embedder
 ) -> None:
-    """A reader keeps the passages of the generation it loaded and reads only the new rows at the next commit;
-    updates, deletions, an update of the last document (its rows replaced at the end) and a rebuilt index must
-    all read exactly as a reader that loads everything."""
+    """A reader that loaded earlier generations reads each new one (after updates, deletions, an update of the last
+    document, whose rows are replaced at the end, and a rebuilt index) exactly as a reader that loads it first."""
     writer = Index.create(tmp_path / "ix", SETTINGS)
     writer.update(_docs(("a", "Apples are red. Apples grow on trees."), ("b", "Bananas are yellow."),
                         ("c", "Cherries are small.")), embedder=hashing_embedder)

@@ -4,9 +4,15 @@ the source of truth whatever store serves the searches)."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
+
+from citesum.errors import IndexStoreError
+
+DB_NAME = "index.sqlite"
 
 
 def parameter_batches(values: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
@@ -60,3 +66,14 @@ def read_vectors(conn: sqlite3.Connection, after_row: int = -1, last_row: int = 
     if not blobs:
         return np.zeros((0, stored_dim(conn)), dtype=np.float32)
     return np.vstack([np.frombuffer(blob, dtype=np.float32) for blob in blobs])
+
+
+@contextmanager
+def database_errors(path: Path) -> Iterator[None]:
+    """SQLite's errors while reading, as citesum's: the index is damaged, or gone."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if not (path / DB_NAME).exists():
+            raise IndexStoreError(f"the index at {path} is gone (no {DB_NAME})") from exc
+        raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc

@@ -26,7 +26,7 @@ import sqlite3
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from citesum.index.database import (current_generation, manifest_value, read_vec
 from citesum.index.lexical import LexicalIndex
 from citesum.index.search_store import GenerationWrite, ProgressFn, SearchParts, SearchStore
 from citesum.index.segments import Segment, SegmentNearest, SegmentVectors, held_count, held_rows, merge_runs
+from citesum.types import Passage
 
 log = logging.getLogger(__name__)
 #: the folder of a generation's BM25 statistics (vocabulary, how many units hold each term, total length)
@@ -105,7 +106,8 @@ class LocalStore(SearchStore):
         return name.startswith("gen-")
 
     # ---- reading -------------------------------------------------------------------------------------
-    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
+    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray,
+             passages: Sequence[Passage]) -> SearchParts:
         folder = self.path / f"gen-{generation}"
         names = None
         try:
@@ -120,7 +122,7 @@ class LocalStore(SearchStore):
         # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
         # snapshot: rebuild them in memory from the database, which is the source of truth (dense search is
         # then exact).
-        return SearchParts(read_vectors(conn), LexicalIndex.build(texts), None)
+        return SearchParts(read_vectors(conn), LexicalIndex.build([p.text for p in passages]), None)
 
     def _search_parts(self, conn: sqlite3.Connection, folder: Path, names: list[str],
                       row_ids: np.ndarray) -> SearchParts:

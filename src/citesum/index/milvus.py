@@ -35,15 +35,16 @@ import threading
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from citesum.errors import ConfigError, IndexMismatchError, IndexStoreError, MissingExtraError
 from citesum.index.ann import CANDIDATES
-from citesum.index.database import manifest_value, parameter_batches, read_vectors, stored_dim
+from citesum.index.database import DB_NAME, manifest_value, parameter_batches, read_vectors, stored_dim
 from citesum.index.lexical import LexicalIndex, tokenize
 from citesum.index.search_store import ProgressFn, SearchParts, SearchStore, positions_among
+from citesum.types import Passage
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +235,8 @@ class MilvusStore(SearchStore):
                 "index into a new folder)")
 
     # ---- reading -------------------------------------------------------------------------------------
-    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
+    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray,
+             passages: Sequence[Passage]) -> SearchParts:
         # the collection this generation was written to (a repair writes a new one)
         search = MilvusSearch(self, manifest_value(conn, "milvus_collection") or self.collection, row_ids)
         return SearchParts(StoredVectors(self.index_path, row_ids, stored_dim(conn)), search,
@@ -434,7 +436,7 @@ class StoredVectors:
     or all of them): a Milvus index holds no matrix in memory."""
 
     def __init__(self, index_path: Path, row_ids: np.ndarray, dim: int) -> None:
-        self._database = index_path / "index.sqlite"
+        self._database = index_path / DB_NAME
         self._row_ids = row_ids
         self.shape = (len(row_ids), dim)
         self.dtype = np.dtype(np.float32)

@@ -17,11 +17,12 @@ import sqlite3
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 from citesum.errors import ConfigError
+from citesum.types import Passage
 
 #: Progress callback: (stage, done, total).
 ProgressFn = Callable[[str, int, int], None]
@@ -76,8 +77,10 @@ class SearchStore(ABC):
     spec: str
 
     @abstractmethod
-    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray, texts: list[str]) -> SearchParts:
-        """The search parts of ``generation`` (``conn``'s transaction sees it), whose units are ``row_ids``."""
+    def load(self, conn: sqlite3.Connection, generation: int, row_ids: np.ndarray,
+             passages: Sequence[Passage]) -> SearchParts:
+        """The search parts of ``generation`` (``conn``'s transaction sees it), whose units are ``row_ids``
+        (``passages``, read when iterated)."""
 
     @abstractmethod
     def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> GenerationWrite:

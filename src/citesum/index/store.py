@@ -42,8 +42,16 @@ from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UN
 from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
 from citesum.index import ann as ann_graph
-from citesum.index.database import current_generation, parameter_batches, rows_of_documents, segment_units
+from citesum.index.database import (
+    DB_NAME,
+    current_generation,
+    database_errors,
+    parameter_batches,
+    rows_of_documents,
+    segment_units,
+)
 from citesum.index.local import LocalStore
+from citesum.index.passages import StoredPassages
 from citesum.index.search_store import (
     GenerationWrite,
     LexicalScorer,
@@ -58,7 +66,6 @@ from citesum.tokens import get_tokenizer
 from citesum.types import Document, Passage
 
 SCHEMA_VERSION = 1
-DB_NAME = "index.sqlite"
 LOCK_NAME = "write.lock"
 #: results of the tasks of an interrupted parallel job, kept for its next run (citesum.parallel.TaskResults)
 TASKS_DIR = "tasks"
@@ -240,17 +247,6 @@ def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
         time.sleep(0.05)
 
 
-@contextmanager
-def _database_errors(path: Path) -> Iterator[None]:
-    """SQLite's errors while reading, as citesum's: the index is damaged, or gone."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        if not (path / DB_NAME).exists():
-            raise IndexStoreError(f"the index at {path} is gone (no {DB_NAME})") from exc
-        raise IndexStoreError(f"index at {path} is unreadable or corrupt: {exc}") from exc
-
-
 @dataclass(frozen=True)
 class Generation:
     """The searchable state of one committed generation, loaded once and never changed: its units (in the row
@@ -259,7 +255,8 @@ class Generation:
     number: int
     #: the manifest's creation time of the index this is a generation of
     created: str
-    passages: list[Passage]
+    #: read from the database when asked (citesum.index.passages)
+    passages: StoredPassages
     vectors: np.ndarray
     lexical: LexicalScorer
     document_positions: dict[str, int]
@@ -300,8 +297,9 @@ class IndexReader:
         return self._state().number
 
     @property
-    def passages(self) -> list[Passage]:
-        """All retrieval units, in the row order of :attr:`vectors` and of the BM25 scores."""
+    def passages(self) -> StoredPassages:
+        """All retrieval units, in the row order of :attr:`vectors` and of the BM25 scores, read from the database
+        when asked (``passages.take(positions)`` reads several at once)."""
         return self._state().passages
 
     @property
@@ -336,7 +334,7 @@ class IndexReader:
 
     def documents(self) -> Iterator[Document]:
         """Every document, in collection order."""
-        with self._connection() as conn, _database_errors(self.path):
+        with self._connection() as conn, database_errors(self.path):
             for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY position"):
                 yield _document(row)
 
@@ -347,7 +345,7 @@ class IndexReader:
 
     def documents_by_id(self, ids: Sequence[str]) -> list[Document]:
         found = {}
-        with self._connection() as conn, _database_errors(self.path):
+        with self._connection() as conn, database_errors(self.path):
             for batch, marks in parameter_batches(ids):
                 for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", batch):
                     found[row[0]] = _document(row)
@@ -355,13 +353,13 @@ class IndexReader:
 
     def document_ids(self, prefix: str = "") -> list[str]:
         """The ids of the documents (those starting with ``prefix``), in collection order, without their text."""
-        with self._connection() as conn, _database_errors(self.path):
+        with self._connection() as conn, database_errors(self.path):
             return [row[0] for row in conn.execute(  # substr, not LIKE: LIKE ignores the case of letters
                 "SELECT id FROM documents WHERE substr(id, 1, ?) = ? ORDER BY position", (len(prefix), prefix))]
 
     def counts(self) -> tuple[int, int, int]:
         """(documents, units, tokens in the units), from the database alone."""
-        with self._connection() as conn, _database_errors(self.path):
+        with self._connection() as conn, database_errors(self.path):
             documents = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
             units, tokens = conn.execute("SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM passages").fetchone()
         return documents, units, tokens
@@ -485,7 +483,7 @@ class Index(IndexReader):
 
     @staticmethod
     def _read_manifest(path: Path) -> dict[str, str]:
-        with _database_errors(path), read_only_connection(path) as conn:
+        with database_errors(path), read_only_connection(path) as conn:
             return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
 
     # ---- reading -------------------------------------------------------------------------------------
@@ -502,7 +500,7 @@ class Index(IndexReader):
             conn.close()
             conn = None
         if conn is None:
-            with _database_errors(self.path):
+            with database_errors(self.path):
                 conn = _connect_read_only(self.path)
             self._local.conn, self._local.identity = conn, identity
         return conn
@@ -520,10 +518,10 @@ class Index(IndexReader):
             yield IndexView(self.path, self.settings, pinned, self._local.conn)
             return
         conn = self._thread_connection()
-        with _database_errors(self.path):
+        with database_errors(self.path):
             conn.execute("BEGIN")
         try:
-            with _database_errors(self.path):
+            with database_errors(self.path):
                 state = self._generation_state(conn, *_state_key(conn))
             # reads of the index itself on this thread (index.passages, a retriever's index.vectors) see this
             # generation until the block ends, without asking the database again
@@ -578,45 +576,35 @@ class Index(IndexReader):
     def _load(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         # without ORDER BY, SQLite scans the small covering index on document_id, not the table with every text
         # and embedding (5 ms instead of 14 on the meeting index)
-        row_ids = np.sort(np.fromiter((row[0] for row in conn.execute("SELECT rowid FROM passages")), dtype=np.int64))
-        passages = self._passages(conn, created, row_ids)
+        units = conn.execute("SELECT rowid, document_id FROM passages").fetchall()
+        order = np.argsort(np.fromiter((row for row, _ in units), dtype=np.int64, count=len(units)), kind="stable")
+        row_ids = np.fromiter((units[i][0] for i in order.tolist()), dtype=np.int64, count=len(units))
         positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
-        parts = self.store.load(conn, number, row_ids, [p.text for p in passages])
         document_ids = sorted(positions, key=positions.__getitem__)
         number_of = {document_id: i for i, document_id in enumerate(document_ids)}
-        owners = np.fromiter((number_of[p.document_id] for p in passages), dtype=np.int64, count=len(passages))
+        owners = np.fromiter((number_of[units[i][1]] for i in order.tolist()), dtype=np.int64, count=len(units))
+        del units
+        passages = StoredPassages(row_ids, functools.partial(self._connection_of, self._local.identity), self.path,
+                                  number)
+        parts = self.store.load(conn, number, row_ids, passages)
         return Generation(number, created, passages, parts.vectors, parts.lexical, positions, (owners, document_ids),
                           row_ids, parts.nearest)
 
-    def _passages(self, conn: sqlite3.Connection, created: str, row_ids: np.ndarray) -> list[Passage]:
-        """The passages of ``row_ids``: those the loaded generation of the same index has already are reused,
-        only the others are read. A service reloads at every commit, in every worker; reading all the passages'
-        text again took most of a reload (70 of 110 ms on the meeting index), and its requests waited."""
-        previous = self._latest
-        known = np.zeros(len(row_ids), dtype=bool)
-        if previous is not None and previous.created == created and len(previous.row_ids):
-            at = np.minimum(np.searchsorted(previous.row_ids, row_ids), len(previous.row_ids) - 1)
-            known = previous.row_ids[at] == row_ids
-        columns = "rowid, id, document_id, ordinal, char_start, char_end, token_count, text"
-        if not known.any():
-            rows = conn.execute(f"SELECT {columns} FROM passages ORDER BY rowid").fetchall()
-        else:  # new rowids are above the old ones (AUTOINCREMENT), unless ``previous`` is the newer state
-            missing = row_ids[~known]
-            rows = conn.execute(f"SELECT {columns} FROM passages WHERE rowid >= ? ORDER BY rowid",
-                                (int(missing[0]) if len(missing) else int(row_ids[-1]) + 1,)).fetchall()
-        read = {row[0]: Passage(id=row[1], document_id=row[2], ordinal=row[3], char_start=row[4],
-                                char_end=row[5], token_count=row[6], text=row[7]) for row in rows}
-        if not known.any():
-            return [read[row_id] for row_id in row_ids.tolist()]
-        kept = iter([previous.passages[i] for i in at[known].tolist()])  # type: ignore[union-attr]
-        return [next(kept) if is_known else read[row_id] for row_id, is_known in zip(row_ids.tolist(), known.tolist())]
+    def _connection_of(self, identity: tuple[int, int]) -> sqlite3.Connection:
+        """This thread's connection, to read a generation loaded from the database file ``identity`` names: an
+        index rebuilt in place since has other units under the same rowids."""
+        conn = self._thread_connection()
+        if self._local.identity != identity:
+            raise IndexStoreError(f"the index at {self.path} was rebuilt since this generation was read; read it "
+                                  "again")
+        return conn
 
     def status(self) -> dict[str, int]:
         """The generation and the counts, read in one transaction from the database alone: cheap, and no
         generation is loaded (a health check must not hold a copy of the index)."""
         conn = self._thread_connection()
         began = not conn.in_transaction
-        with _database_errors(self.path):
+        with database_errors(self.path):
             if began:
                 conn.execute("BEGIN")
             try:

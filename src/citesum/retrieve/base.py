@@ -7,9 +7,10 @@ from typing import Sequence
 
 import numpy as np
 
+from citesum.index.passages import StoredPassages
 from citesum.index.store import IndexReader
 from citesum.tokens import clip_query
-from citesum.types import Hit, Passage
+from citesum.types import Hit
 
 #: Tuned in-sample: chosen looking at all 26 queries of the three shared SummHay news haystacks
 #: (benchmarks/retrieval_summhay.py; docs/retrieval.md gives the held-out figures).
@@ -51,9 +52,9 @@ class Retriever(ABC):
     def _retrieve(self, query: str, k: int) -> list[Hit]:
         """:meth:`retrieve` of a query already clipped (what a retriever with its own ranking overrides)."""
         positions, scores = self._top(query, k)
-        passages = self.index.passages
-        return [Hit(passages[i], score, rank, self.name)
-                for rank, (i, score) in enumerate(zip(positions.tolist(), scores.tolist()), start=1)]
+        passages = self.index.passages.take(positions.tolist())
+        return [Hit(passage, score, rank, self.name)
+                for rank, (passage, score) in enumerate(zip(passages, scores.tolist()), start=1)]
 
     def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The positions of the ``k`` best units for a query already clipped, best first (ties keep collection
@@ -114,9 +115,9 @@ def rank_scores(order: np.ndarray) -> np.ndarray:
     return out
 
 
-def ranked_hits(passages: Sequence[Passage], order: Sequence[int], source: str) -> list[Hit]:
+def ranked_hits(passages: StoredPassages, order: Sequence[int], source: str) -> list[Hit]:
     """The hits of units in ``order``, scored 1 / rank as :func:`rank_scores` scores them."""
-    return [Hit(passages[i], 1.0 / rank, rank, source) for rank, i in enumerate(order, start=1)]
+    return [Hit(passage, 1.0 / rank, rank, source) for rank, passage in enumerate(passages.take(order), start=1)]
 
 
 def top_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

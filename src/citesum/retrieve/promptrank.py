@@ -118,9 +118,9 @@ class PromptRankRetriever(Retriever):
 
     def _rank(self, chains: list[Chain], query: str, texts: dict[int, str]) -> list[Chain]:
         """``chains`` best first by the likelihood of the question after them (ties keep their order)."""
-        passages = self.index.passages
-        for unit in {unit for chain in chains for unit in chain} - texts.keys():
-            texts[unit] = self._tokenizer.truncate(passages[unit].text.strip(), self.passage_tokens)
+        unread = sorted({unit for chain in chains for unit in chain} - texts.keys())
+        for unit, passage in zip(unread, self.index.passages.take(unread)):
+            texts[unit] = self._tokenizer.truncate(passage.text.strip(), self.passage_tokens)
         prompts = [chain_prompt([texts[unit] for unit in chain]) for chain in chains]
         scores = np.asarray(self.likelihood.log_likelihoods(prompts, " " + query.strip()), dtype=np.float64)
         return [chains[i] for i in top_k(scores, len(chains))]

@@ -86,7 +86,7 @@ def _closest_passages(view: IndexView, document: Document, statement: str) -> li
         query = get_embedder(view.settings.embedder).encode_query(statement)
         closest = np.argsort(-(np.asarray(view.vectors[rows]) @ query), kind="stable")[:EVIDENCE_PASSAGES]
         rows = np.sort(rows[closest])
-    return [(view.passages[r].char_start, view.passages[r].text) for r in rows]
+    return [(passage.char_start, passage.text) for passage in view.passages.take(rows.tolist())]
 
 
 def exists(reader: Reader, document_id: str) -> bool:

@@ -1,0 +1,119 @@
+"""A generation's units as a sequence read from the index database when asked.
+
+A loaded generation keeps each unit's rowid (8 bytes), not its text and ``Passage`` object: at a million
+100-token passages those were about a gigabyte of a reader's resident memory, which then grew with the
+collection (benchmarks/scale.py). A search reads the few units it returns; a job over the whole collection
+(RAPTOR, ReadAgent, LightPAL's graph) reads them in blocks, in order.
+
+What a read sees: passages are never changed in place and a rowid is never given to another passage
+(AUTOINCREMENT), so a unit read from any later snapshot of the same database is the unit this generation holds,
+unless a later update removed it. Inside ``with index.read()`` (where every search runs) the read transaction is
+the generation's own snapshot, so nothing is ever missing there. Outside it, a unit removed since is reported,
+never replaced by another.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Callable, Iterator, overload
+
+import numpy as np
+
+from citesum.errors import IndexStoreError
+from citesum.index.database import database_errors
+from citesum.types import Passage
+
+_COLUMNS = "rowid, id, document_id, ordinal, char_start, char_end, token_count, text"
+#: units read per statement when a block or a whole collection is read (a range of rowids: one B-tree walk)
+_BLOCK = 2_000
+#: rowids per ``IN (...)`` list (SQLite bounds the parameters of a statement)
+_IN_LIST = 500
+
+
+def _passage(row: tuple[int, str, str, int, int, int, int, str]) -> Passage:
+    return Passage(id=row[1], document_id=row[2], ordinal=row[3], char_start=row[4], char_end=row[5],
+                   token_count=row[6], text=row[7])
+
+
+class StoredPassages(Sequence[Passage]):
+    """The units of one generation, in the row order of its vectors and BM25 scores.
+
+    ``connection`` gives the connection to read through on the calling thread (the index's, so that a read inside
+    ``with index.read()`` sees that transaction's snapshot); it raises when the database is no longer the one the
+    generation was loaded from.
+    """
+
+    def __init__(self, row_ids: np.ndarray, connection: Callable[[], sqlite3.Connection], path: Path,
+                 generation: int) -> None:
+        self.row_ids = row_ids
+        self._connection = connection
+        self._path = path
+        self._generation = generation
+
+    def __len__(self) -> int:
+        return len(self.row_ids)
+
+    @overload
+    def __getitem__(self, at: int) -> Passage: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[Passage]: ...
+
+    def __getitem__(self, at: int | slice) -> Passage | list[Passage]:
+        if isinstance(at, slice):
+            return self._read_range(*at.indices(len(self)))
+        position = int(at)
+        if not -len(self) <= position < len(self):
+            raise IndexError(f"unit {position} of a generation of {len(self)} units")
+        return self.take([position])[0]
+
+    def take(self, positions: Sequence[int]) -> list[Passage]:
+        """The units at ``positions`` (in that order), in one read per few hundred: what a search returns."""
+        wanted = self.row_ids[np.asarray(positions, dtype=np.int64)].tolist() if len(positions) else []
+        found: dict[int, Passage] = {}
+        conn = self._connection()
+        with database_errors(self._path):
+            for start in range(0, len(wanted), _IN_LIST):
+                batch = wanted[start: start + _IN_LIST]
+                rows = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid IN ({','.join('?' * len(batch))})",
+                                    batch).fetchall()
+                found.update((row[0], _passage(row)) for row in rows)
+        return self._in_order(wanted, found)
+
+    def __iter__(self) -> Iterator[Passage]:
+        for start in range(0, len(self), _BLOCK):
+            yield from self._read_range(start, min(start + _BLOCK, len(self)), 1)
+
+    def _read_range(self, start: int, stop: int, step: int) -> list[Passage]:
+        """The units ``start:stop:step``: one scan of the rowids between the first and the last of them."""
+        wanted = self.row_ids[start:stop:step].tolist()
+        if not wanted:
+            return []
+        low, high = min(wanted), max(wanted)
+        if high - low > 4 * len(wanted) + _BLOCK:  # a few units far apart: read them, not what lies between
+            return self.take(list(range(start, stop, step)))
+        conn = self._connection()
+        with database_errors(self._path):
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid BETWEEN ? AND ?", (low, high)).fetchall()
+        return self._in_order(wanted, {row[0]: _passage(row) for row in rows})
+
+    def _in_order(self, wanted: list[int], found: dict[int, Passage]) -> list[Passage]:
+        missing = [row for row in wanted if row not in found]
+        if missing:
+            raise IndexStoreError(
+                f"{len(missing)} unit(s) of generation {self._generation} are gone from the index at {self._path}: "
+                "a later update removed them. Read them inside `with index.read()` (one generation throughout), "
+                "or ask again")
+        return [found[row] for row in wanted]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # equal by content, which is not fixed by the object
+
+    def __repr__(self) -> str:
+        return f"StoredPassages({len(self)} units of generation {self._generation} of {self._path})"
