@@ -72,7 +72,7 @@ def test_sync_removes_documents_gone_from_the_folder(tmp_path: Path) -> None:
 
 def test_segment_units_bound_what_one_generation_adds(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
     """--segment-units is kept in the index's manifest, and the build commits a generation per that many new
-    units, each its own segment."""
+    units at most, each its own segment."""
     import sqlite3
 
     from citesum.index.store import DB_NAME, Index
@@ -88,12 +88,37 @@ def test_segment_units_bound_what_one_generation_adds(tmp_path: Path, haystack) 
     sizes = [len(np.load(folder / "segments" / name / "rows.npy"))
              for name in json.loads((folder / "segments.json").read_text())]
     assert len(sizes) == stats["generation"] and sum(sizes) == units
-    # 20 units, or a few more (the rest of the last document), in every generation but the last
-    assert all(20 <= size < 20 + 10 for size in sizes[:-1]) and 0 < sizes[-1] < 20 + 10
+    # at most 20 units and the rest of the last document in each generation (20 exactly where a generation ends
+    # before its batch of files does: Index.update_from)
+    assert all(0 < size < 20 + 10 for size in sizes) and sizes.count(20) >= 2
     with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
         assert conn.execute("SELECT value FROM manifest WHERE key = 'segment_units'").fetchone() == ("20",)
     bad = CliRunner().invoke(main, ["index", str(corpus), "--index", ix, "--segment-units", "0"])
     assert bad.exit_code == 2 and "0 is not in the range x>=1" in bad.stderr
+
+
+def test_sync_over_a_folder_read_in_several_batches(tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]
+    """A folder larger than a batch (Index.update_from) is indexed a batch at a time; --sync still deletes exactly the
+    documents gone from it, once every file is read, and the counts add up over the batches."""
+    from citesum.index.store import Index
+
+    corpus = haystack.write(tmp_path / "corpus")
+    ix = str(tmp_path / "ix")
+    code, out, err = _run("index", str(corpus), "--index", ix, "--exclude", "gold.json", "--segment-units", "20",
+                          "--json")
+    assert code == 0, err
+    first = json.loads(out)["stats"]
+    assert first["added"] == len(haystack.documents) and first["generation"] > 2
+    gone = sorted(p.name for p in corpus.glob("doc00[1-5].*"))
+    for name in gone:
+        (corpus / name).unlink()
+    (corpus / "doc031.txt").write_text("A revised report on the tram depot.")
+    code, out, err = _run("index", str(corpus), "--index", ix, "--exclude", "gold.json", "--sync", "--json")
+    assert code == 0, err
+    stats = json.loads(out)["stats"]
+    assert (stats["deleted"], stats["updated"], stats["added"]) == (len(gone), 1, 0) and len(gone) == 5
+    assert stats["unchanged"] == len(haystack.documents) - len(gone) - 1
+    assert sorted(Index.open(ix).document_ids()) == sorted(p.name for p in corpus.iterdir() if p.name != "gold.json")
 
 
 def test_a_mistyped_path_changes_no_index(tmp_path: Path) -> None:

@@ -683,3 +683,66 @@ def test_a_file_found_sound_is_not_read_again_until_it_changes(tmp_path: Path,
     # a later write: its own modification time, even where a clock tick is coarser than this test
     os.utime(folder / "vectors.npy", ns=(written.st_atime_ns, written.st_mtime_ns + 10**9))
     assert any("checksum differs" in problem for problem in artifacts.verify(following, recorded))
+
+
+def test_a_stream_of_documents_is_indexed_a_batch_at_a_time(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    """update_from takes documents as they come, an update per batch of about segment_units units' worth of text:
+    the first batches are committed before the last documents are even read, and the index equals one written
+    at once. The stale documents go with the last batch."""
+    texts = [f"Report {i} on reservoir levels; rationing {i % 4} continues in district {i}. " * 4 for i in range(30)]
+    streamed, whole = Index.create(tmp_path / "streamed", SETTINGS), Index.create(tmp_path / "whole", SETTINGS)
+    for index in (streamed, whole):
+        index.update(_docs(("old", "An old report on tram lines."), ("kept", "A kept note.")),
+                     embedder=hashing_embedder)
+    streamed.set_segment_units(10)  # 10 x 100 tokens x 4 characters a batch: about 13 of these documents
+    committed_when_read = []
+
+    def stream():  # type: ignore[no-untyped-def]
+        for i, text in enumerate(texts):
+            committed_when_read.append(Index.open(tmp_path / "streamed").generation)
+            yield Document(id=f"d{i}", title=f"d{i}", text=text)
+
+    asked = []
+    stats = streamed.update_from(stream(), stale=lambda seen: asked.append(set(seen)) or ["old"],
+                                 embedder=hashing_embedder)
+    # the last documents were read after the first batches were written
+    assert committed_when_read[0] == 1 and committed_when_read[-1] > 2
+    assert asked == [{f"d{i}" for i in range(30)}]  # asked once, with every id, after the last document
+    assert (stats.added, stats.deleted, stats.passages_embedded) == (30, 1, 30) and stats.generation > 3
+    whole.update(_docs(*[(f"d{i}", t) for i, t in enumerate(texts)]), delete=["old"], embedder=hashing_embedder)
+    assert [p.text for p in streamed.passages] == [p.text for p in whole.passages]
+    np.testing.assert_array_equal(np.array(streamed.vectors), np.array(whole.vectors))
+    for query in ("reservoir rationing 3", "district 27", "kept note"):
+        np.testing.assert_array_equal(streamed.lexical.scores(query), whole.lexical.scores(query))
+    # run again: nothing changed, one update that writes nothing
+    again = streamed.update_from(stream(), embedder=hashing_embedder)
+    assert (again.unchanged, again.added, again.generation) == (30, 0, stats.generation)
+
+
+def test_a_stream_interrupted_after_a_batch_keeps_it_and_says_so(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.set_segment_units(1)  # about 1,024 characters a batch: each of these documents is a batch of its own
+    documents = [Document(id=f"d{i}", title="", text=f"Document {i}. " + "words " * 200) for i in range(4)]
+    with pytest.raises(IndexStoreError, match=r"more than once in one update: d1; the 2 documents of the batches "
+                                              r"before are in the index \(generation 2\); run again, they are unchanged"):
+        index.update_from([*documents[:2], documents[1], documents[3]], embedder=hashing_embedder)
+    assert sorted(d.id for d in index.documents()) == ["d0", "d1"]
+
+    class FailingOnThird(type(hashing_embedder)):  # type: ignore[misc]
+        calls = 0
+
+        def encode_documents(self, texts):  # type: ignore[no-untyped-def]
+            type(self).calls += 1
+            if type(self).calls == 2:
+                raise IndexStoreError("embedding server answered 503")
+            return super().encode_documents(texts)
+
+    with pytest.raises(IndexStoreError, match=r"503.*the 3 documents of the batches before are in the index"):
+        index.update_from(documents, embedder=FailingOnThird())  # d0, d1 unchanged, d2 written, d3 fails
+    hashing_embedder.embedded_texts.clear()
+    stats = index.update_from(documents, embedder=hashing_embedder)
+    # only d3 is embedded (its units)
+    assert (stats.unchanged, stats.added) == (3, 1) and hashing_embedder.embedded_texts[0].startswith("Document 3.")
+    assert stats.passages_embedded == len(hashing_embedder.embedded_texts) == len(index.unit_documents[0]) // 4

@@ -218,3 +218,27 @@ def test_duplicate_ids_across_roots_are_reported(tmp_path: Path) -> None:
     documents, report = ingest_paths([tmp_path / "one", tmp_path / "two"])
     assert len(documents) == 1
     assert "already taken" in report.skipped[0].reason
+
+
+def test_documents_stream_as_their_files_are_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """iter_documents parses a batch of files when its documents are asked for, and the report it fills is, once
+    the stream ends, what ingest_paths reports."""
+    import citesum.ingest as ingest
+    from citesum.ingest import FILES_PER_TASK, IngestReport, iter_documents
+
+    for i in range(40):
+        (tmp_path / f"doc{i:02d}.txt").write_text(f"Document {i} about the harbour.", encoding="utf-8")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    parsed = []
+    real = ingest.ingest_file
+    monkeypatch.setattr(ingest, "ingest_file", lambda path, *args: parsed.append(path) or real(path, *args))
+    report = IngestReport()
+    stream = iter_documents([tmp_path], report)
+    first = next(stream)
+    assert first.id == "doc00.txt" and len(parsed) == FILES_PER_TASK < 41  # one batch of files read, not the folder
+    assert [Path(f.path).name for f in report.files] == ["broken.pdf"]  # a file's line once its documents are out
+    rest = list(stream)
+    assert len(parsed) == 41
+    documents, whole = ingest_paths([tmp_path])
+    assert [first, *rest] == documents and len(documents) == 40
+    assert report.to_json() == whole.to_json() and [f.path for f in report.skipped] == [str(tmp_path / "broken.pdf")]

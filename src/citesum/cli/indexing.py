@@ -3,11 +3,12 @@ looking after an index."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import click
 
@@ -15,6 +16,8 @@ from citesum.chunking import UNITS
 from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar, ray_executor, ray_options
 from citesum.datasets import DATASETS
 from citesum.errors import CitesumError
+from citesum.types import Document
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
@@ -72,13 +75,13 @@ def _index(
     segment_units: int | None, store: str | None, milvus_index: str | None, executor: Any, as_json: bool,
 ) -> None:
     from citesum.index.store import DB_NAME, Index, IndexSettings
-    from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, ingest_paths, is_missing, shown
+    from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, is_missing, iter_documents, shown
 
+    report = IngestReport()
     if dataset:
         from citesum.datasets import load_dataset
 
-        documents = [d for path in paths for d in load_dataset(dataset, path).documents]
-        report = IngestReport()
+        documents: Iterator[Document] = (d for path in paths for d in load_dataset(dataset, path).documents)
     else:
         missing = [path for path in paths if is_missing(path)]
         # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
@@ -90,9 +93,12 @@ def _index(
         options = IngestOptions(json_id_field=json_id_field, json_title_field=json_title_field,
                                 json_text_field=json_text_field,
                                 **({"max_bytes": max_bytes} if max_bytes else {}))
-        documents, report = ingest_paths(paths, include=include, exclude=exclude, options=options, executor=executor)
+        # read as the index takes them (Index.update_from): a run holds a batch of documents, not every file's
+        documents = iter_documents(paths, report, include=include, exclude=exclude, options=options,
+                                   executor=executor)
+    first = next(documents, None)
     exists = (Path(index_dir) / DB_NAME).exists()
-    if not documents and not exists:
+    if first is None and not exists:
         # nothing to put in it: creating an empty index would only hide that every file was skipped
         for skipped in report.skipped:
             click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
@@ -120,23 +126,27 @@ def _index(
         index_.set_ann_min_units(ann_min_units, rewrite=False)
     if segment_units is not None:
         index_.set_segment_units(segment_units)
-    stale: list[str] = []
     kept: list[str] = []
-    if sync:
-        wanted = {d.id for d in documents}
-        # A file that is still there but could not be read this time keeps what it gave before; documents
-        # uploaded through the service are not under PATHS and are kept (citesum delete removes them).
+
+    def stale(wanted: set[str]) -> list[str]:
+        """With --sync, the indexed documents no longer among PATHS (asked once every file is read). A file that
+        is still there but could not be read this time keeps what it gave before; documents uploaded through the
+        service are not under PATHS and are kept (citesum delete removes them)."""
         unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
+        gone = []
         for document in index_.documents():
             if document.id in wanted or UPLOAD_KEY in document.metadata:
                 continue
             if _from_file(document, unread):
                 kept.append(document.id)
             else:
-                stale.append(document.id)
+                gone.append(document.id)
+        return gone
+
     started = time.perf_counter()
     with progress_bar(not as_json and sys.stderr.isatty()) as progress:
-        stats = index_.update(upsert=documents, delete=stale, progress=progress, executor=executor)
+        stats = index_.update_from(itertools.chain([first] if first is not None else [], documents),
+                                   stale=stale if sync else None, progress=progress, executor=executor)
     if ann_min_units is not None and not (stats.added or stats.updated or stats.deleted):
         index_.set_ann_min_units(ann_min_units)  # nothing changed: the current generation gets (or drops) its graph
     elapsed = time.perf_counter() - started

@@ -40,7 +40,7 @@ import numpy as np
 
 from citesum.chunking import DEFAULT_DOCUMENT_TOKENS, DEFAULT_PASSAGE_TOKENS, UNITS, Unit, make_units
 from citesum.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
-from citesum.errors import ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
+from citesum.errors import CitesumError, ConfigError, IndexLockedError, IndexMismatchError, IndexStoreError
 from citesum.index import ann as ann_graph
 from citesum.index.database import (
     DB_NAME,
@@ -100,6 +100,12 @@ class UpdateStats:
     passages_embedded: int = 0
     generation: int = 0
 
+    def __add__(self, later: "UpdateStats") -> "UpdateStats":
+        """Two updates' counts together, at the later one's generation."""
+        return UpdateStats(self.added + later.added, self.updated + later.updated, self.unchanged + later.unchanged,
+                           self.deleted + later.deleted, self.passages_embedded + later.passages_embedded,
+                           later.generation or self.generation)
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +122,13 @@ CREATE TABLE IF NOT EXISTS passages (
 CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
 """
 
+
+#: characters a token takes, to size a batch of documents by a number of units (:meth:`Index.update_from`). A batch
+#: should make one generation, not a full one and a small rest, so the figure is low: units hold fewer characters
+#: than max_tokens times a token's (a document's last unit is not full). Our generated haystack's 100-token passages
+#: hold 333 characters on average (66 tokens of 5.1 characters), so a batch holds about 0.9 x segment_units units.
+#: Either way what a batch holds is set by the setting, not by the collection.
+CHARACTERS_PER_TOKEN = 3
 
 #: documents a worker chunks and embeds in one task of a parallel build (a few hundred units: enough to keep the
 #: embedder's batches full, small enough to spread a corpus over many workers)
@@ -675,9 +688,13 @@ class Index(IndexReader):
         embedder: Embedder | None = None,
         executor: BatchExecutor | None = None,
     ) -> UpdateStats:
-        """Apply upserts and deletions atomically as one new generation. With an ``executor`` (a Ray cluster:
-        citesum.parallel), the new documents are chunked and embedded by its workers, which load the index's
-        embedder by name (``embedder`` is then not used); the generation committed is the same."""
+        """Apply upserts and deletions as one new generation, or one per ``segment_units`` new units (each complete:
+        a document's revision replaces its old units in the same one; the deletions go with the first). With an
+        ``executor`` (a Ray cluster: citesum.parallel), the new documents are chunked and embedded by its workers,
+        which load the index's embedder by name (``embedder`` is then not used), and one generation is committed.
+
+        The documents are held until they are written: to index a stream (an ingestion) in bounded memory, use
+        :meth:`update_from`."""
         upsert = list(upsert)
         delete = set(delete)
         ids = [d.id for d in upsert]
@@ -687,17 +704,68 @@ class Index(IndexReader):
         both = delete.intersection(ids)
         if both:
             raise ConfigError(f"documents both updated and deleted in one call: {', '.join(sorted(both)[:5])}")
+        with self._writing() as conn:
+            return self._update_locked(conn, upsert, delete, progress, embedder, executor)
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """The write lock and a connection to write through, closed at the end; SQLite's and the file system's
+        errors said as the user should read them (:func:`_write_error`)."""
         with self._write_lock(self.path):
             try:
                 conn = _connect(self.path / DB_NAME)
             except sqlite3.DatabaseError as exc:
                 raise _write_error(self.path, exc) from exc
             try:
-                return self._update_locked(conn, upsert, delete, progress, embedder, executor)
+                yield conn
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
             finally:
                 conn.close()
+
+    def update_from(
+        self,
+        documents: Iterable[Document],
+        *,
+        stale: Callable[[set[str]], Iterable[str]] | None = None,
+        progress: ProgressFn | None = None,
+        embedder: Embedder | None = None,
+        executor: BatchExecutor | None = None,
+    ) -> UpdateStats:
+        """Add and update ``documents`` as they come (:func:`citesum.ingest.iter_documents`), an :meth:`update` per
+        batch of about ``segment_units`` units' worth of text, so a run holds a batch of documents at a time, not
+        the collection; then delete ``stale(the ids of every document given)`` with the last batch (``citesum
+        index --sync``: what is no longer among the files). A collection smaller than one batch is one update.
+
+        Interrupted, the batches before are committed; run again, they are unchanged and cost nothing.
+        """
+        with database_errors(self.path), read_only_connection(self.path) as conn:
+            budget = segment_units(conn) * self.settings.max_tokens * CHARACTERS_PER_TOKEN
+        seen: set[str] = set()
+        totals = UpdateStats()
+        batch: list[Document] = []
+        held = 0
+        try:
+            for document in documents:
+                if document.id in seen:
+                    raise ConfigError(f"the same document id appears more than once in one update: {document.id}")
+                seen.add(document.id)
+                batch.append(document)
+                held += len(document.text)
+                if held >= budget:
+                    totals += self.update(batch, progress=progress, embedder=embedder, executor=executor)
+                    batch, held = [], 0
+            return totals + self.update(batch, stale(seen) if stale is not None else (), progress=progress,
+                                        embedder=embedder, executor=executor)
+        except (CitesumError, KeyboardInterrupt) as exc:
+            if not totals.generation:
+                raise
+            written = (f"the {totals.added + totals.updated + totals.unchanged} documents of the batches before are "
+                       f"in the index (generation {totals.generation}); run again, they are unchanged")
+            if isinstance(exc, KeyboardInterrupt):  # stop as asked, and say what is kept
+                exc.add_note(f"index at {self.path}: {written}")
+                raise
+            raise IndexStoreError(f"{exc}; {written}") from exc
 
     def _update_locked(
         self,
@@ -939,19 +1007,13 @@ class Index(IndexReader):
     def rewrite_generation(self) -> int:
         """Write the generation files again from the database alone, as a new generation (what ``citesum check
         --repair`` does with damaged or missing files); returns its number."""
-        with self._write_lock(self.path):
-            conn = _connect(self.path / DB_NAME)
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                generation = current_generation(conn) + 1
-                with self._generation_commit(conn, generation):
-                    self._write_generation(conn, generation, None, set(), 0, None, None, None)
-                _checkpoint(conn)
-                self.store.committed(conn, generation)
-            except (sqlite3.DatabaseError, OSError) as exc:
-                raise _write_error(self.path, exc) from exc
-            finally:
-                conn.close()
+        with self._writing() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            generation = current_generation(conn) + 1
+            with self._generation_commit(conn, generation):
+                self._write_generation(conn, generation, None, set(), 0, None, None, None)
+            _checkpoint(conn)
+            self.store.committed(conn, generation)
         return generation
 
     def set_segment_units(self, units: int) -> None:
@@ -960,12 +1022,8 @@ class Index(IndexReader):
         memory grows with it, not with the collection. Applies from the next write."""
         if units < 1:
             raise ConfigError(f"segment_units must be a positive number of units, got {units}")
-        with self._write_lock(self.path):
-            conn = _connect(self.path / DB_NAME)
-            try:
-                conn.execute("INSERT OR REPLACE INTO manifest VALUES ('segment_units', ?)", (str(units),))
-            finally:
-                conn.close()
+        with self._writing() as conn:
+            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('segment_units', ?)", (str(units),))
 
     def set_ann_min_units(self, minimum: int, *, rewrite: bool = True) -> int | None:
         """Give generations of ``minimum`` units or more an approximate nearest-neighbour graph (0: never).
@@ -976,14 +1034,10 @@ class Index(IndexReader):
         if not isinstance(self.store, LocalStore):
             raise ConfigError(f"the index at {self.path} keeps its vectors in {self.store.spec}, which indexes them "
                               "itself: --ann-min-units is a setting of the local store")
-        with self._write_lock(self.path):
-            conn = _connect(self.path / DB_NAME)
-            try:
-                conn.execute("INSERT OR REPLACE INTO manifest VALUES ('ann_min_units', ?)", (str(minimum),))
-                units = conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
-                has_graph = self.store.has_graph(current_generation(conn))
-            finally:
-                conn.close()
+        with self._writing() as conn:
+            conn.execute("INSERT OR REPLACE INTO manifest VALUES ('ann_min_units', ?)", (str(minimum),))
+            units = conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+            has_graph = self.store.has_graph(current_generation(conn))
         wanted = bool(minimum) and units >= minimum
         if rewrite and units and wanted != has_graph and (ann_graph.available() or not wanted):
             return self.rewrite_generation()

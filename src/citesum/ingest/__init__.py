@@ -24,7 +24,7 @@ from citesum.parallel import BatchExecutor, InProcess
 from citesum.types import Document
 
 __all__ = ["FILE_KEY", "UPLOAD_KEY", "FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths",
-           "ingest_file", "is_missing", "path_text", "shown"]
+           "ingest_file", "is_missing", "iter_documents", "path_text", "shown"]
 
 SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
 #: the metadata field holding the path, relative to the folder given, of the file a document came from
@@ -157,8 +157,30 @@ def ingest_paths(
     the same folder updates documents in place. With an ``executor`` (citesum.parallel), its workers parse the
     files, a batch at a time; the documents and the report are the same, in the same order.
     """
-    options = options or IngestOptions()
     report = IngestReport()
+    documents = list(iter_documents(paths, report, include=include, exclude=exclude, options=options,
+                                    executor=executor))
+    return documents, report
+
+
+#: tasks of FILES_PER_TASK files parsed at a time by an executor's workers: enough to keep a cluster busy, few
+#: enough that the documents waiting to be indexed stay a small, fixed amount whatever the number of files
+TASKS_PER_ROUND = 64
+
+
+def iter_documents(
+    paths: Iterable[str | Path],
+    report: IngestReport,
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    options: IngestOptions | None = None,
+    executor: BatchExecutor | None = None,
+) -> Iterator[Document]:
+    """:func:`ingest_paths` as a stream: the documents as their files are parsed, each file's line added to
+    ``report`` once its documents are yielded (the report is complete when the stream ends). A caller that
+    indexes them as they come holds a round of files at a time, not the collection."""
+    options = options or IngestOptions()
     # per path given: what walking it reported, then its files (the report keeps that order)
     given_paths: list[tuple[IngestReport, list[tuple[Path, str]]]] = []
     for given in paths:
@@ -176,9 +198,11 @@ def ingest_paths(
                                      and not (exclude and _matches(relative, exclude))]))
     files = [file for _, files_of_path in given_paths for file in files_of_path]
     batches = [files[start : start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
-    parsed = iter([one for batch in (executor or InProcess()).map(functools.partial(_ingest_batch, options), batches)
-                   for one in batch])
-    documents: list[Document] = []
+    round_size = 1 if executor is None else TASKS_PER_ROUND
+    parse = functools.partial(_ingest_batch, options)
+    parsed = (one for start in range(0, len(batches), round_size)
+              for batch in (executor or InProcess()).map(parse, batches[start : start + round_size])
+              for one in batch)
     ids: dict[str, str] = {}
     for walked, files_of_path in given_paths:
         report.files.extend(walked.files)
@@ -193,6 +217,5 @@ def ingest_paths(
                 found = []
             for document in found:
                 ids[document.id] = path_text(path)
-            documents.extend(found)
+            yield from found
             report.files.append(file_report)
-    return documents, report
