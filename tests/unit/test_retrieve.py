@@ -341,6 +341,40 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
     for term_id, weight in zip(ids.tolist(), weights.tolist()):
         expected += updated.term_scores([updated.terms[term_id]]).astype(np.float64) * weight
     assert np.array_equal(updated.weighted_scores(ids, weights), expected.astype(np.float32))
+    # ranked by row (a segment's rows of units not held at -inf), as by unit: the same units and scores, ties
+    # (most units score 0) in position order, for any k
+    from citesum.retrieve.base import top_rows, top_scores
+
+    assert updated.rows > updated.size
+    for query in [*queries, "quokkas"]:
+        by_row = updated.term_row_scores(tokenize([query])[0])
+        assert np.array_equal(by_row.by_unit(), updated.scores(query))
+        for k in (1, 10, updated.size - 1, updated.size + 5):
+            positions, scores = top_rows(by_row, k)
+            expected_positions, expected_scores = top_scores(updated.scores(query), k)
+            assert np.array_equal(positions, expected_positions), (query, k)
+            assert np.array_equal(scores, expected_scores), (query, k)
+
+
+def test_lexical_retrievers_rank_by_row_as_by_unit_after_updates(  # type: ignore[no-untyped-def]
+        tmp_path: Path, haystack, hashing_embedder) -> None:
+    """BM25's and RM3's best units, ranked over the rows of segments some of whose units were revised or deleted,
+    are the best of their scores of every unit."""
+    index = Index.create(tmp_path / "ix", IndexSettings(embedder="test-hashing"))
+    index.update(haystack.documents, embedder=hashing_embedder)
+    revised = [Document(id=d.id, title=d.title, text=d.text + " Revised: the reservoir is full.")
+               for d in haystack.documents[::6]]  # under 30% of the units: the segment is kept, not rewritten
+    index.update(revised, delete=[haystack.documents[1].id], embedder=hashing_embedder)
+    assert index.lexical.rows > index.lexical.size  # the build's segment holds only some of its units now
+    for name in ("bm25", "bm25-rm3"):
+        retriever = get_retriever(name, index)
+        for query in [*haystack.queries.values(), "reservoir full", "no such words here"]:
+            for k in (1, 10, 1000):
+                with index.pinned():
+                    positions, scores = retriever._top(query, k)
+                    expected = top_k(retriever.scores(query), k)
+                    assert np.array_equal(positions, expected), (name, query, k)
+                    assert np.array_equal(scores, retriever.scores(query)[expected]), (name, query, k)
 
 
 @pytest.mark.parametrize("block", [3, 1 << 20])

@@ -164,6 +164,8 @@ class _Part:
     counts: TermCounts
     live: np.ndarray | None
     start: int
+    #: where its rows begin among the rows of every part, held or not (:class:`RowScores`)
+    row_start: int
     #: k1 * (1 - b + b |u| / avg|u|) of each of the segment's units (this generation's average length)
     normalisation: np.ndarray | None = None
     #: tf / (tf + k1 * (...)) of each of the segment's classes of postings (this generation's average length)
@@ -202,15 +204,21 @@ class LexicalIndex:
                  unit_frequency: np.ndarray, total_length: int) -> None:
         self._vocabulary = vocabulary
         self._parts: list[_Part] = []
-        start = 0
+        start = row_start = 0
         for counts, live in parts:
-            self._parts.append(_Part(counts, live, start))
+            self._parts.append(_Part(counts, live, start, row_start))
             start += self._parts[-1].size
+            row_start += len(counts)
         self.size = start
+        #: the rows of every part, those of units the generation no longer holds included
+        self.rows = row_start
         #: for each term id, how many of the generation's units hold it
         self.unit_frequency = unit_frequency
         self.total_length = total_length
         self._starts = np.array([part.start for part in self._parts], dtype=np.int64)
+        self._row_starts = np.array([part.row_start for part in self._parts], dtype=np.int64)
+        self._unheld: np.ndarray | None = None  # the rows of units not held, and which rows are held: made once
+        self._held: np.ndarray | None = None
         self._terms: list[str] | None = None
         self._alphabetical_rank: np.ndarray | None = None
         self._feedback_terms: dict[float, np.ndarray] = {}
@@ -378,39 +386,73 @@ class LexicalIndex:
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25 score of every unit for already-analysed (stemmed) terms, each added in the order given (a
         repeated term counts again), in float32: bm25s's sums."""
+        return self.term_row_scores(terms).by_unit()
+
+    def term_row_scores(self, terms: Sequence[str]) -> "RowScores":
+        """:meth:`term_scores` by row: what ranks the units without taking every score to its unit's position."""
         ids = [i for i in map(self.term_id, terms) if i is not None]
         idf = self._idf32(np.array(ids, dtype=np.int64)).tolist()
-        return self._summed(np.float32, (posting for term_id, term_idf in zip(ids, idf)
-                                         for posting in self._postings(term_id, term_idf)))
+        return self._row_scores(self._summed(np.float32, (posting for term_id, term_idf in zip(ids, idf)
+                                                          for posting in self._postings(term_id, term_idf))))
 
     def weighted_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), summed in
         float64 term by term in the order given (what scipy's product of the BM25 matrix's columns with the
         weights adds, which it computed before the weights were made at query time)."""
+        return self.weighted_row_scores(term_ids, weights).by_unit()
+
+    def weighted_row_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> "RowScores":
+        """:meth:`weighted_scores` by row."""
         keep = (weights > 0) & (term_ids < len(self.unit_frequency))
         term_ids, weights = term_ids[keep], weights[keep].astype(np.float64)
         weighted = ((part, units, term_weights.astype(np.float64) * weight)
                     for term_id, idf, weight in zip(term_ids.tolist(), self._idf32(term_ids).tolist(), weights.tolist())
                     for part, units, term_weights in self._postings(term_id, idf))
-        return self._summed(np.float64, weighted).astype(np.float32)
+        return self._row_scores(self._summed(np.float64, weighted).astype(np.float32))
 
     def _summed(self, dtype: type, postings: Iterable[tuple[_Part, np.ndarray, np.ndarray]]) -> np.ndarray:
-        """Every unit's sum of the weights of its ``postings`` (in the order given), as ``dtype``. A segment whose
-        units the generation all holds adds into its slice of the scores; one that no longer holds some adds
-        into an array over all its rows, whose held rows are then taken at once (a boolean mask: one pass). Each
-        posting's position looked up instead took most of RM3's time after a 1% update at a million units."""
-        scores = np.zeros(self.size, dtype=dtype)
-        every_row: dict[int, tuple[_Part, np.ndarray]] = {}  # by id(part)
+        """Every row's sum of the weights of its ``postings`` (in the order given), as ``dtype``: the rows of every
+        part, those of units the generation no longer holds included. Each posting's position among the held
+        units looked up instead took most of RM3's time after a 1% update at a million units."""
+        sums = np.zeros(self.rows, dtype=dtype)
         for part, units, weights in postings:
-            if part.live is None:
-                np.add.at(scores[part.start: part.start + part.size], units, weights)
-            else:
-                if id(part) not in every_row:
-                    every_row[id(part)] = (part, np.zeros(len(part.counts), dtype=dtype))
-                np.add.at(every_row[id(part)][1], units, weights)
-        for part, sums in every_row.values():
-            scores[part.start: part.start + part.size] = sums[self._held_mask(part)]
-        return scores
+            np.add.at(sums[part.row_start: part.row_start + len(part.counts)], units, weights)
+        return sums
+
+    def _row_scores(self, sums: np.ndarray) -> "RowScores":
+        if self.rows != self.size:
+            sums[self._unheld_rows()] = -np.inf
+        return RowScores(sums, self)
+
+    def _unheld_rows(self) -> np.ndarray:
+        """The rows of the units the generation no longer holds (made once)."""
+        if self._unheld is None:
+            self._unheld = np.concatenate([np.flatnonzero(~self._held_mask(part)) + part.row_start
+                                           for part in self._parts if part.live is not None] or [np.zeros(0, int)])
+        return self._unheld
+
+    def held_values(self, by_row: np.ndarray) -> np.ndarray:
+        """Values of every row, as values of every unit (a boolean mask over the rows: one pass)."""
+        if self.rows == self.size:
+            return by_row
+        if self._held is None:
+            held = np.ones(self.rows, dtype=bool)
+            held[self._unheld_rows()] = False
+            self._held = held
+        return by_row[self._held]
+
+    def positions_of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The positions among the generation's units of held ``rows``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.rows == self.size:
+            return rows
+        part_of = np.searchsorted(self._row_starts, rows, side="right") - 1
+        positions = np.empty(len(rows), dtype=np.int64)
+        for number in np.unique(part_of).tolist():
+            part, chosen = self._parts[number], part_of == number
+            local = rows[chosen] - part.row_start
+            positions[chosen] = part.start + (local if part.live is None else np.searchsorted(part.live, local))
+        return positions
 
     def similar_units(self, units: Sequence[int], max_terms: int = 32) -> np.ndarray:
         """BM25 score of every unit for each of ``units`` taken as a query (rows: ``units``; float32): the
@@ -597,3 +639,22 @@ def _classes(counts: np.ndarray, units: np.ndarray, lengths: np.ndarray) -> tupl
         posting_classes[start: start + _CLASS_BLOCK] = number[block] if number is not None else np.searchsorted(
             distinct, block)
     return np.stack([distinct // base, distinct % base], axis=1), posting_classes
+
+
+class RowScores:
+    """BM25 scores of every row of a generation's segments, those of units it no longer holds at -inf. The held
+    rows are in the order of the units, so the best rows (ties by row) are the best units (ties by position):
+    a ranking takes its few rows to their units (:meth:`positions`) where taking a million scores to theirs
+    (:meth:`by_unit`) was a pass over every score, for each of RM3's two, after an update."""
+
+    def __init__(self, values: np.ndarray, index: LexicalIndex) -> None:
+        self.values = values
+        #: how many units the generation holds (rows that do not score -inf)
+        self.units = index.size
+        self._index = index
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        return self._index.positions_of_rows(rows)
+
+    def by_unit(self) -> np.ndarray:
+        return self._index.held_values(self.values)

@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from citesum.index.lexical import RowScores
 from citesum.index.passages import StoredPassages
 from citesum.index.store import IndexReader
 from citesum.tokens import clip_query
@@ -124,6 +125,12 @@ def top_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(:func:`top_k` of ``scores``, their scores)."""
     order = top_k(scores, k)
     return order, scores[order]
+
+
+def top_rows(scores: RowScores, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top_scores` of BM25 scores by row: the positions of the ``k`` best units, and their scores."""
+    rows = top_k(scores.values, min(k, scores.units))  # the rows of units not held score -inf: never among them
+    return scores.positions(rows), scores.values[rows]
 
 
 #: every how many scores top_k samples to bound the k best of a long array

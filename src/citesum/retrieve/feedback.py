@@ -16,7 +16,7 @@ import numpy as np
 from citesum.embed import Embedder
 from citesum.index.lexical import tokenize
 from citesum.index.store import IndexReader
-from citesum.retrieve.base import Retriever, top_k
+from citesum.retrieve.base import Retriever, top_rows
 from citesum.retrieve.dense import DenseRetriever, best_units, unit_scores
 
 
@@ -57,18 +57,22 @@ class RM3Retriever(Retriever):
             _, term_ids, weights = self._expansion(query)
             return self.index.lexical.weighted_scores(term_ids, weights)
 
+    def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        _, term_ids, weights = self._expansion(query)
+        return top_rows(self.index.lexical.weighted_row_scores(term_ids, weights), k)
+
     def _expansion(self, query: str) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
         """The weights w(t) of step 3: of the query terms no unit holds (they score nothing), and the term ids
         (ascending) and weights of the others."""
         lexical = self.index.lexical
         query_terms = Counter(tokenize([query])[0])
-        first = lexical.term_scores(list(query_terms.elements()))
-        top = [i for i in top_k(first, self.feedback_units) if first[i] > 0]
+        positions, first = top_rows(lexical.term_row_scores(list(query_terms.elements())), self.feedback_units)
+        top = positions[first > 0].tolist()
         alpha = self.original_weight if top else 1.0
         original = {term: alpha * weight for term, weight in _unit_l1(dict(query_terms)).items()}
         ids = {term: lexical.term_id(term) for term in original}
         held = {term_id: original[term] for term, term_id in ids.items() if term_id is not None}
-        feedback_ids, feedback_weights = (self._relevance_model(top, first[top].tolist()) if top
+        feedback_ids, feedback_weights = (self._relevance_model(top, first[first > 0].tolist()) if top
                                           else (np.zeros(0, dtype=np.int64), np.zeros(0)))
         term_ids = np.union1d(np.fromiter(held, dtype=np.int64, count=len(held)), feedback_ids)
         weights = np.zeros(len(term_ids))

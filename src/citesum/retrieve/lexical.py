@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from citesum.index.lexical import tokenize
-from citesum.retrieve.base import Retriever
+from citesum.index.lexical import LexicalIndex, tokenize
+from citesum.retrieve.base import Retriever, top_rows
 
 
 class BM25Retriever(Retriever):
@@ -16,6 +16,12 @@ class BM25Retriever(Retriever):
 
     def scores(self, query: str) -> np.ndarray:
         return self.index.lexical.scores(query)
+
+    def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        lexical = self.index.lexical
+        if not isinstance(lexical, LexicalIndex):  # a store's own BM25
+            return super()._top(query, k)
+        return top_rows(lexical.term_row_scores(tokenize([query])[0]), k)
 
 
 class KeywordRetriever(Retriever):
