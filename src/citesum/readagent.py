@@ -238,8 +238,9 @@ class ReadAgent:
             if memory.generation != view.generation:
                 raise ConfigError(f"the ReadAgent memory was built for index generation {memory.generation}, the "
                                   f"index is at {view.generation}")
-            passages = view.passages
             pages = memory.pages
+            # every unit the pages hold, read at once (a read per page was a statement per page)
+            passages = view.passages[: pages[-1].end] if pages else []
             closeness = (memory.vectors @ embedder.encode_query(query)) if len(pages) else np.zeros(0)
             gist_cost = [sum(tokenizer.count(s.text + "\n") for s in page.gist) for page in pages]
             page_cost = [sum(p.token_count + 1 for p in passages[page.start : page.end]) for page in pages]

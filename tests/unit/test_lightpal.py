@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from citesum.errors import ConfigError
-from citesum.index.store import Index, IndexSettings
+from citesum.index.store import Index, IndexReader, IndexSettings
 from citesum.retrieve import get_retriever
 from citesum.retrieve.base import Retriever
 from citesum.retrieve.lightpal import (
@@ -144,7 +144,7 @@ def test_bm25_neighbours_link_units_that_share_terms_and_nothing_else(tmp_path: 
     class NoTermCounts:  # a Milvus store's BM25: scores, no term counts
         term_statistics, serves_hybrid = False, False
 
-    monkeypatch.setattr(Index, "lexical", property(lambda self: NoTermCounts()))
+    monkeypatch.setattr(IndexReader, "lexical", property(lambda self: NoTermCounts()))
     with pytest.raises(ConfigError, match="link the units by cosine"):
         build_passage_graph(index, None, neighbours="bm25")
     assert build_passage_graph(index, None, candidates=3, edges=2).scorer == "cosine"  # the default there

@@ -7,8 +7,10 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from citesum.errors import IndexStoreError
@@ -50,6 +52,8 @@ def test_every_read_gives_what_the_database_holds(index: Index, monkeypatch: pyt
     assert units[0] == expected[0] and units[-1] == expected[-1] and units[17] == expected[17]
     assert units[10:30] == expected[10:30] and units[::9] == expected[::9] and units[-5:] == expected[-5:]
     assert units[30:10] == [] and units[len(expected):] == []
+    assert units[::-1] == expected[::-1] and units[5::-2] == expected[5::-2] and list(reversed(units)) == expected[::-1]
+    assert units[np.array([4, 1])] == [expected[4], expected[1]] and units[[-1]] == [expected[-1]]
     order = [33, 2, 33, len(expected) - 1, 0, 58, 11]
     assert units.take(order) == [expected[i] for i in order] and units.take([]) == []
     with pytest.raises(IndexError):
@@ -120,3 +124,28 @@ def test_a_damaged_database_is_reported_as_such(index: Index) -> None:
         conn.execute("DROP TABLE passages")
     with pytest.raises(IndexStoreError, match="unreadable or corrupt"):
         units[0]
+
+
+def test_a_read_block_keeps_its_snapshot_when_the_index_is_rebuilt_in_place(  # type: ignore[no-untyped-def]
+    index: Index, hashing_embedder
+) -> None:
+    before = _in_database(index.path)
+    with index.read() as view:
+        view.passages[0]
+        shutil.rmtree(index.path)
+        Index.create(index.path, SETTINGS).update(_documents(3, tag="other"), embedder=hashing_embedder)
+        # the block reads the file it began on (unlinked, still open): its units and documents
+        assert list(view.passages) == before and index.passages == before
+        assert index.document("d7").text.startswith("word7x0 ")
+    assert index.passages[0].text.startswith("word0x0other") and index.passages == _in_database(index.path)
+
+
+def test_units_outlive_the_index_object_that_loaded_them_without_a_cycle(index: Index) -> None:
+    """``Index.open(path).passages`` stays readable once the index object is dropped, and the index object is freed
+    at once (no cycle through its loaded generation keeps its connections and mapped files alive)."""
+    opened = Index.open(index.path)
+    units = opened.passages
+    alive = weakref.ref(opened)
+    del opened
+    assert alive() is None
+    assert list(units) == _in_database(index.path)

@@ -41,9 +41,9 @@ from citesum.types import Document
                    "(0: never; kept for later runs). Default 200000.")
 @click.option("--segment-units", type=click.IntRange(min=1), default=None,
               help="Add at most about this many units per generation (a larger update commits several; an "
-                   "interrupted one run again resumes) and merge no segments past it: a build's memory grows with "
-                   "it, not with the collection (not on Ray, which commits one generation; kept for later runs). "
-                   "Default 1100000.")
+                   "interrupted one run again resumes), read files in batches of about that many units' worth, and "
+                   "merge no segments past it: a build's memory grows with it, not with the collection (kept for "
+                   "later runs; on Ray, a generation per batch of files). Default 1100000.")
 @click.option("--store", default=None, metavar="local|milvus:URI",
               help="Where searches run, fixed when the index is created: 'local' (default; files beside the "
                    "database) or Milvus (extra milvus): milvus:./vectors.db (milvus-lite), milvus alone (a "
@@ -51,8 +51,8 @@ from citesum.types import Document
                    "many processes share; token in CITESUM_MILVUS_TOKEN).")
 @click.option("--milvus-index", type=click.Choice(["HNSW", "IVF_FLAT", "FLAT"], case_sensitive=False), default=None,
               help="The Milvus collection's dense index (default HNSW; with --store milvus, at creation).")
-@ray_options("Parse, chunk and embed (one generation committed at the end; an interrupted build run again "
-             "embeds only what it had not)")
+@ray_options("Parse, chunk and embed (a generation committed per batch of files; an interrupted build run "
+             "again embeds only what it had not)")
 @click.option("--json", "as_json", is_flag=True, help="Print the ingestion report and update stats as JSON.")
 def index(
     paths: Sequence[str], index_dir: str, unit: str, chunk_tokens: int | None, embedder: str | None,
@@ -81,7 +81,9 @@ def _index(
     if dataset:
         from citesum.datasets import load_dataset
 
-        documents: Iterator[Document] = (d for path in paths for d in load_dataset(dataset, path).documents)
+        # a list (a dataset is read whole): checked for repeated ids before anything is written
+        documents: list[Document] | Iterator[Document] = [d for path in paths for d in
+                                                          load_dataset(dataset, path).documents]
     else:
         missing = [path for path in paths if is_missing(path)]
         # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
@@ -96,15 +98,8 @@ def _index(
         # read as the index takes them (Index.update_from): a run holds a batch of documents, not every file's
         documents = iter_documents(paths, report, include=include, exclude=exclude, options=options,
                                    executor=executor)
-    first = next(documents, None)
     exists = (Path(index_dir) / DB_NAME).exists()
-    if first is None and not exists:
-        # nothing to put in it: creating an empty index would only hide that every file was skipped
-        for skipped in report.skipped:
-            click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
-        raise CitesumError(f"nothing to index: {len(report.skipped)} file(s) skipped, none read; "
-                           f"no index was created at {index_dir}")
-    if exists:
+    if exists:  # an index built otherwise is refused before any file is read
         index_ = Index.open(index_dir, embedder=embedder)
         settings = index_.settings
         if store:
@@ -118,7 +113,19 @@ def _index(
                 f"index at {index_dir} uses unit={settings.unit}, chunk_tokens={settings.max_tokens}; "
                 "build a new index to change them"
             )
-    else:
+    if isinstance(documents, list):
+        empty = not documents
+    else:  # is there anything to index? (the first round of files is read)
+        first = next(documents, None)
+        empty = first is None
+        documents = itertools.chain([] if first is None else [first], documents)
+    if empty and not exists:
+        # nothing to put in it: creating an empty index would only hide that every file was skipped
+        for skipped in report.skipped:
+            click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
+        raise CitesumError(f"nothing to index: {len(report.skipped)} file(s) skipped, none read; "
+                           f"no index was created at {index_dir}")
+    if not exists:
         settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
         index_ = Index.create(index_dir, settings, store=store,
                               store_options={"dense_index": milvus_index} if milvus_index else None)
@@ -145,8 +152,7 @@ def _index(
 
     started = time.perf_counter()
     with progress_bar(not as_json and sys.stderr.isatty()) as progress:
-        stats = index_.update_from(itertools.chain([first] if first is not None else [], documents),
-                                   stale=stale if sync else None, progress=progress, executor=executor)
+        stats = index_.update_from(documents, stale=stale if sync else None, progress=progress, executor=executor)
     if ann_min_units is not None and not (stats.added or stats.updated or stats.deleted):
         index_.set_ann_min_units(ann_min_units)  # nothing changed: the current generation gets (or drops) its graph
     elapsed = time.perf_counter() - started

@@ -7,9 +7,9 @@ collection (benchmarks/scale.py). A search reads the few units it returns; a job
 
 What a read sees: passages are never changed in place and a rowid is never given to another passage
 (AUTOINCREMENT), so a unit read from any later snapshot of the same database is the unit this generation holds,
-unless a later update removed it. Inside ``with index.read()`` (where every search runs) the read transaction is
-the generation's own snapshot, so nothing is ever missing there. Outside it, a unit removed since is reported,
-never replaced by another.
+unless a later update removed it. Inside ``with index.read()`` (where every search runs), on its thread, the read
+transaction is the generation's own snapshot, so nothing is ever missing there. Elsewhere, a unit removed since is
+reported, never replaced by another.
 """
 
 from __future__ import annotations
@@ -59,12 +59,14 @@ class StoredPassages(Sequence[Passage]):
     def __getitem__(self, at: int) -> Passage: ...
 
     @overload
-    def __getitem__(self, at: slice) -> list[Passage]: ...
+    def __getitem__(self, at: slice | Sequence[int] | np.ndarray) -> list[Passage]: ...
 
-    def __getitem__(self, at: int | slice) -> Passage | list[Passage]:
+    def __getitem__(self, at: int | slice | Sequence[int] | np.ndarray) -> Passage | list[Passage]:
         if isinstance(at, slice):
-            return self._read_range(*at.indices(len(self)))
-        position = int(at)
+            return self._read_rows(self.row_ids[at])
+        if np.ndim(at):  # positions, as a list or an array: as numpy indexes, but a list of units
+            return self.take(np.asarray(at, dtype=np.int64).tolist())
+        position = int(at)  # type: ignore[arg-type]
         if not -len(self) <= position < len(self):
             raise IndexError(f"unit {position} of a generation of {len(self)} units")
         return self.take([position])[0]
@@ -72,6 +74,10 @@ class StoredPassages(Sequence[Passage]):
     def take(self, positions: Sequence[int]) -> list[Passage]:
         """The units at ``positions`` (in that order), in one read per few hundred: what a search returns."""
         wanted = self.row_ids[np.asarray(positions, dtype=np.int64)].tolist() if len(positions) else []
+        return self._read_listed(wanted)
+
+    def _read_listed(self, wanted: list[int]) -> list[Passage]:
+        """The units of the rowids ``wanted``, in that order, read by ``IN`` lists."""
         found: dict[int, Passage] = {}
         conn = self._connection()
         with database_errors(self._path):
@@ -84,28 +90,33 @@ class StoredPassages(Sequence[Passage]):
 
     def __iter__(self) -> Iterator[Passage]:
         for start in range(0, len(self), _BLOCK):
-            yield from self._read_range(start, min(start + _BLOCK, len(self)), 1)
+            yield from self._read_rows(self.row_ids[start: start + _BLOCK])
 
-    def _read_range(self, start: int, stop: int, step: int) -> list[Passage]:
-        """The units ``start:stop:step``: one scan of the rowids between the first and the last of them."""
-        wanted = self.row_ids[start:stop:step].tolist()
+    def __reversed__(self) -> Iterator[Passage]:
+        for stop in range(len(self), 0, -_BLOCK):
+            yield from reversed(self._read_rows(self.row_ids[max(0, stop - _BLOCK): stop]))
+
+    def _read_rows(self, rows: np.ndarray) -> list[Passage]:
+        """The units of the rowids ``rows`` (a slice of the generation's, so sorted one way or the other): one scan
+        of the rowids between the lowest and the highest of them."""
+        wanted = rows.tolist()
         if not wanted:
             return []
         low, high = min(wanted), max(wanted)
         if high - low > 4 * len(wanted) + _BLOCK:  # a few units far apart: read them, not what lies between
-            return self.take(list(range(start, stop, step)))
+            return self._read_listed(wanted)
         conn = self._connection()
         with database_errors(self._path):
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid BETWEEN ? AND ?", (low, high)).fetchall()
-        return self._in_order(wanted, {row[0]: _passage(row) for row in rows})
+            read = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid BETWEEN ? AND ?", (low, high)).fetchall()
+        return self._in_order(wanted, {row[0]: _passage(row) for row in read})
 
     def _in_order(self, wanted: list[int], found: dict[int, Passage]) -> list[Passage]:
         missing = [row for row in wanted if row not in found]
         if missing:
             raise IndexStoreError(
                 f"{len(missing)} unit(s) of generation {self._generation} are gone from the index at {self._path}: "
-                "a later update removed them. Read them inside `with index.read()` (one generation throughout), "
-                "or ask again")
+                "a later update removed them. Units read inside the `with index.read()` block that gave them, on its "
+                "thread, are never gone; ask again")
         return [found[row] for row in wanted]
 
     def __eq__(self, other: object) -> bool:

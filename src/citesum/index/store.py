@@ -260,6 +260,45 @@ def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
         time.sleep(0.05)
 
 
+def _refuse_repeated_ids(ids: list[str]) -> None:
+    if len(set(ids)) != len(ids):
+        repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
+        raise ConfigError(f"the same document id appears more than once in one update: {', '.join(repeated[:5])}")
+
+
+def _thread_connection(path: Path, local: threading.local) -> sqlite3.Connection:
+    """The calling thread's read-only connection to the index at ``path`` (kept in ``local``, an index's), reopened
+    when the database file was replaced (a rebuilt index); a vanished database is an error, not a read of the
+    deleted file's last state."""
+    try:
+        stat = (path / DB_NAME).stat()
+    except FileNotFoundError:
+        raise IndexStoreError(f"the index at {path} is gone (no {DB_NAME})") from None
+    identity = (stat.st_dev, stat.st_ino)
+    conn: sqlite3.Connection | None = getattr(local, "conn", None)
+    if conn is not None and getattr(local, "identity", None) != identity:
+        conn.close()
+        conn = None
+    if conn is None:
+        with database_errors(path):
+            conn = _connect_read_only(path)
+            # which index the file holds: a folder rebuilt in place gives other units the same rowids (and a new
+            # file may get the old one's inode number)
+            local.created = _state_key(conn)[0]
+        local.conn, local.identity = conn, identity
+    return conn
+
+
+def _units_connection(path: Path, local: threading.local, created: str) -> sqlite3.Connection:
+    """The connection to read units of a generation of the index created at ``created`` through, on the calling
+    thread: inside a read block, the block's (its snapshot, whatever the file is now), else the thread's."""
+    pinned: Generation | None = getattr(local, "pinned", None)
+    conn = local.conn if pinned is not None else _thread_connection(path, local)
+    if (pinned.created if pinned is not None else local.created) != created:
+        raise IndexStoreError(f"the index at {path} was rebuilt since this generation was read; read it again")
+    return conn
+
+
 @dataclass(frozen=True)
 class Generation:
     """The searchable state of one committed generation, loaded once and never changed: its units (in the row
@@ -501,22 +540,7 @@ class Index(IndexReader):
 
     # ---- reading -------------------------------------------------------------------------------------
     def _thread_connection(self) -> sqlite3.Connection:
-        """This thread's read-only connection, reopened when the database file was replaced (a rebuilt
-        index); a vanished database is an error, not a read of the deleted file's last state."""
-        try:
-            stat = (self.path / DB_NAME).stat()
-        except FileNotFoundError:
-            raise IndexStoreError(f"the index at {self.path} is gone (no {DB_NAME})") from None
-        identity = (stat.st_dev, stat.st_ino)
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "identity", None) != identity:
-            conn.close()
-            conn = None
-        if conn is None:
-            with database_errors(self.path):
-                conn = _connect_read_only(self.path)
-            self._local.conn, self._local.identity = conn, identity
-        return conn
+        return _thread_connection(self.path, self._local)
 
     @contextmanager
     def read(self) -> Iterator[IndexView]:
@@ -568,7 +592,8 @@ class Index(IndexReader):
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        yield self._thread_connection()
+        # inside a read block, its transaction (a file replaced meanwhile must not close it)
+        yield self._local.conn if getattr(self._local, "pinned", None) is not None else self._thread_connection()
 
     def _generation_state(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         """The loaded state of generation ``number`` of the index created at ``created``, read through ``conn``
@@ -597,20 +622,13 @@ class Index(IndexReader):
         number_of = {document_id: i for i, document_id in enumerate(document_ids)}
         owners = np.fromiter((number_of[units[i][1]] for i in order.tolist()), dtype=np.int64, count=len(units))
         del units
-        passages = StoredPassages(row_ids, functools.partial(self._connection_of, self._local.identity), self.path,
-                                  number)
+        # through this index's thread connections, not the index itself (a loaded generation would keep it alive in
+        # a cycle)
+        passages = StoredPassages(row_ids, functools.partial(_units_connection, self.path, self._local, created),
+                                  self.path, number)
         parts = self.store.load(conn, number, row_ids, passages)
         return Generation(number, created, passages, parts.vectors, parts.lexical, positions, (owners, document_ids),
                           row_ids, parts.nearest)
-
-    def _connection_of(self, identity: tuple[int, int]) -> sqlite3.Connection:
-        """This thread's connection, to read a generation loaded from the database file ``identity`` names: an
-        index rebuilt in place since has other units under the same rowids."""
-        conn = self._thread_connection()
-        if self._local.identity != identity:
-            raise IndexStoreError(f"the index at {self.path} was rebuilt since this generation was read; read it "
-                                  "again")
-        return conn
 
     def status(self) -> dict[str, int]:
         """The generation and the counts, read in one transaction from the database alone: cheap, and no
@@ -698,9 +716,7 @@ class Index(IndexReader):
         upsert = list(upsert)
         delete = set(delete)
         ids = [d.id for d in upsert]
-        if len(set(ids)) != len(ids):
-            repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
-            raise ConfigError(f"the same document id appears more than once in one update: {', '.join(repeated[:5])}")
+        _refuse_repeated_ids(ids)
         both = delete.intersection(ids)
         if both:
             raise ConfigError(f"documents both updated and deleted in one call: {', '.join(sorted(both)[:5])}")
@@ -737,10 +753,14 @@ class Index(IndexReader):
         the collection; then delete ``stale(the ids of every document given)`` with the last batch (``citesum
         index --sync``: what is no longer among the files). A collection smaller than one batch is one update.
 
-        Interrupted, the batches before are committed; run again, they are unchanged and cost nothing.
+        Interrupted, the batches before are committed; run again, they are unchanged and cost nothing. A list is
+        checked for repeated ids before anything is written; a stream, as it comes.
         """
         with database_errors(self.path), read_only_connection(self.path) as conn:
-            budget = segment_units(conn) * self.settings.max_tokens * CHARACTERS_PER_TOKEN
+            limit = segment_units(conn)
+        budget = limit * self.settings.max_tokens * CHARACTERS_PER_TOKEN
+        if isinstance(documents, Sequence):
+            _refuse_repeated_ids([d.id for d in documents])
         seen: set[str] = set()
         totals = UpdateStats()
         batch: list[Document] = []
@@ -748,24 +768,26 @@ class Index(IndexReader):
         try:
             for document in documents:
                 if document.id in seen:
-                    raise ConfigError(f"the same document id appears more than once in one update: {document.id}")
+                    _refuse_repeated_ids([document.id, document.id])
                 seen.add(document.id)
                 batch.append(document)
                 held += len(document.text)
-                if held >= budget:
+                # a document makes one unit or more: no more documents than units either (whole-document units)
+                if held >= budget or len(batch) >= limit:
                     totals += self.update(batch, progress=progress, embedder=embedder, executor=executor)
                     batch, held = [], 0
             return totals + self.update(batch, stale(seen) if stale is not None else (), progress=progress,
                                         embedder=embedder, executor=executor)
         except (CitesumError, KeyboardInterrupt) as exc:
-            if not totals.generation:
+            if not (totals.added or totals.updated or totals.deleted):
                 raise
-            written = (f"the {totals.added + totals.updated + totals.unchanged} documents of the batches before are "
-                       f"in the index (generation {totals.generation}); run again, they are unchanged")
+            written = (f"the batches before wrote {totals.added + totals.updated} document(s) (generation "
+                       f"{totals.generation}); run again, they are unchanged")
             if isinstance(exc, KeyboardInterrupt):  # stop as asked, and say what is kept
                 exc.add_note(f"index at {self.path}: {written}")
-                raise
-            raise IndexStoreError(f"{exc}; {written}") from exc
+            else:  # the same error (its type says what went wrong), saying what the run kept
+                exc.args = (f"{str(exc).replace('the index is unchanged', 'this batch changed nothing')}; {written}",)
+            raise
 
     def _update_locked(
         self,

@@ -171,29 +171,30 @@ def build_passage_graph(index: IndexReader, scorer: ContextScorer | None = None,
     LM scorer takes minutes per thousand units)."""
     if candidates < 1 or edges < 1:
         raise ConfigError(f"candidates and edges must be >= 1, got {candidates} and {edges}")
-    lexical = _with_term_counts(index)
-    if neighbours is None:
-        neighbours = "bm25" if scorer is None and lexical is not None else "cosine"
-    if neighbours not in NEIGHBOURS:
-        raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got {neighbours!r}")
-    if neighbours == "bm25" and lexical is None:
-        raise ConfigError("BM25 neighbours read each unit's term counts, which this index's store does not keep (a "
-                          "Milvus store): link the units by cosine, or index the documents into a local index")
     executor = executor or InProcess()
-    block = block or (64 if scorer is not None else 256 if neighbours == "bm25" else 1024)
-    n = len(index.passages)
-    job = _LinkJob(executor.share(np.asarray(index.vectors, dtype=np.float32)) if neighbours == "cosine" else None,
-                   executor.share(lexical) if neighbours == "bm25" and lexical is not None else None,
-                   executor.share([p.text for p in index.passages]) if scorer is not None else None,
-                   scorer, n, candidates, min(edges, max(n - 1, 0)), block)
+    with index.pinned() as view:  # what the job reads, of one generation (an update meanwhile must not mix two)
+        lexical = _with_term_counts(view)
+        if neighbours is None:
+            neighbours = "bm25" if scorer is None and lexical is not None else "cosine"
+        if neighbours not in NEIGHBOURS:
+            raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got {neighbours!r}")
+        if neighbours == "bm25" and lexical is None:
+            raise ConfigError("BM25 neighbours read each unit's term counts, which this index's store does not keep "
+                              "(a Milvus store): link the units by cosine, or index the documents into a local index")
+        block = block or (64 if scorer is not None else 256 if neighbours == "bm25" else 1024)
+        n, generation = len(view.passages), view.generation
+        job = _LinkJob(executor.share(np.asarray(view.vectors, dtype=np.float32)) if neighbours == "cosine" else None,
+                       executor.share(lexical) if neighbours == "bm25" and lexical is not None else None,
+                       executor.share([p.text for p in view.passages]) if scorer is not None else None,
+                       scorer, n, candidates, min(edges, max(n - 1, 0)), block)
     ranked_by = settings_of(scorer) if scorer else "similarity"
     results = TaskResults(Path(index.path) / TASKS_DIR, job_key(
-        GRAPH_JOB, index.generation, n, neighbours, ranked_by, candidates, edges, block)) if resumable else None
+        GRAPH_JOB, generation, n, neighbours, ranked_by, candidates, edges, block)) if resumable else None
     blocks, _ = resumable_map(executor, job.link, list(range(0, n, block)), results,
                               (lambda done, total: progress("graph", min(done * block, n), n)) if progress else None)
     neighbors = np.vstack(blocks) if blocks else np.full((0, job.edges), -1, dtype=np.int32)
     name = neighbours if scorer is None else scorer.name if neighbours == "cosine" else f"{scorer.name}@{neighbours}"
-    return PassageGraph(neighbors, index.generation, name, candidates)
+    return PassageGraph(neighbors, generation, name, candidates)
 
 
 def _with_term_counts(index: IndexReader) -> LexicalIndex | None:
