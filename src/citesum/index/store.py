@@ -260,9 +260,12 @@ def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
         time.sleep(0.05)
 
 
-def _refuse_repeated_ids(ids: list[str]) -> None:
-    if len(set(ids)) != len(ids):
-        repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
+def _repeated(ids: Sequence[str]) -> list[str]:
+    return sorted(i for i, n in Counter(ids).items() if n > 1)
+
+
+def _refuse_repeated(repeated: list[str]) -> None:
+    if repeated:
         raise ConfigError(f"the same document id appears more than once in one update: {', '.join(repeated[:5])}")
 
 
@@ -716,7 +719,7 @@ class Index(IndexReader):
         upsert = list(upsert)
         delete = set(delete)
         ids = [d.id for d in upsert]
-        _refuse_repeated_ids(ids)
+        _refuse_repeated(_repeated(ids))
         both = delete.intersection(ids)
         if both:
             raise ConfigError(f"documents both updated and deleted in one call: {', '.join(sorted(both)[:5])}")
@@ -760,7 +763,7 @@ class Index(IndexReader):
             limit = segment_units(conn)
         budget = limit * self.settings.max_tokens * CHARACTERS_PER_TOKEN
         if isinstance(documents, Sequence):
-            _refuse_repeated_ids([d.id for d in documents])
+            _refuse_repeated(_repeated([d.id for d in documents]))
         seen: set[str] = set()
         totals = UpdateStats()
         batch: list[Document] = []
@@ -768,7 +771,7 @@ class Index(IndexReader):
         try:
             for document in documents:
                 if document.id in seen:
-                    _refuse_repeated_ids([document.id, document.id])
+                    _refuse_repeated([document.id])
                 seen.add(document.id)
                 batch.append(document)
                 held += len(document.text)
