@@ -176,3 +176,61 @@ def test_sigkill_in_the_second_generation_of_a_bounded_update_keeps_the_first(  
     final = Index.open(path)
     assert all("version two" in p.text for p in final.passages)
     assert [p.name for p in path.glob("gen-*")] == [f"gen-{final.generation}"]
+
+
+REWRITER = r"""
+import sys, time
+from citesum.index import local
+from citesum.index.store import Index
+
+staged = local.LocalStore._staged
+
+def stall_after_the_first(self, generation, segment):  # the kill lands while the rewrite stages its segments
+    saved = staged(self, generation, segment)
+    print("AT staged", segment.name, flush=True)
+    time.sleep(60)
+    return saved
+
+local.LocalStore._staged = stall_after_the_first
+Index.open({path!r}).rewrite_generation()
+print("DONE", flush=True)
+"""
+
+
+def test_sigkill_while_a_rewrite_stages_its_segments_keeps_the_generation(baseline) -> None:  # type: ignore[no-untyped-def]
+    """``check --repair`` rewrites an index larger than segment_units a segment at a time, each saved to a staging
+    folder before the generation: killed after the first, the current generation is untouched, ``check`` names the
+    leftover, and ``--repair`` removes it and rewrites the generation with the same units, vectors and scores."""
+    from citesum.index.check import check_index, repair_index
+
+    path, before = baseline
+    Index.open(path).set_segment_units(40)  # a hundred-odd units: three segments
+    generation = Index.open(path).generation
+    process = subprocess.Popen([sys.executable, "-c", REWRITER.format(path=str(path))], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("AT staged"), (line, process.stderr.read() if process.stderr else "")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+    assert list(path.glob("gen-*.segments/*"))  # what the killed rewrite staged is still there
+    after = Index.open(path)
+    assert after.generation == generation
+    unchanged = _snapshot(after)
+    assert unchanged[0] == before[0]
+    np.testing.assert_array_equal(unchanged[1], before[1])
+    np.testing.assert_array_equal(unchanged[2], before[2])
+    report = check_index(path)
+    assert report.ok and any("segments a killed writer was making" in note for note in report.notes), report
+
+    repaired = repair_index(path)
+    assert repaired.ok and not list(path.glob("gen-*.segments")), repaired
+    final = Index.open(path)
+    assert final.generation == generation + 1
+    rewritten = _snapshot(final)
+    assert rewritten[0] == before[0]
+    np.testing.assert_array_equal(rewritten[1], before[1])
+    np.testing.assert_array_equal(rewritten[2], before[2])
+    names = json.loads((path / f"gen-{final.generation}" / "segments.json").read_text())
+    assert len(names) == 3  # written a segment of segment_units at a time
