@@ -6,16 +6,17 @@ from __future__ import annotations
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from citesum.errors import IndexStoreError
 
 DB_NAME = "index.sqlite"
+Value = TypeVar("Value")
 
 
-def parameter_batches(values: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+def parameter_batches(values: Sequence[Value], size: int = 500) -> Iterator[tuple[list[Value], str]]:
     """``values`` in batches, each with its ``?,?,...`` placeholders: SQLite takes a bounded number of
     parameters in one statement."""
     for start in range(0, len(values), size):

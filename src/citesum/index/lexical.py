@@ -170,8 +170,6 @@ class _Part:
     normalisation: np.ndarray | None = None
     #: tf / (tf + k1 * (...)) of each of the segment's classes of postings (this generation's average length)
     class_factors: np.ndarray | None = None
-    #: which of the segment's rows the generation holds, when it no longer holds some
-    held_mask: np.ndarray | None = None
     #: the BM25 weights as scipy CSC (units x terms): made for "more like this" queries only
     weights: object | None = None
 
@@ -427,7 +425,7 @@ class LexicalIndex:
     def _unheld_rows(self) -> np.ndarray:
         """The rows of the units the generation no longer holds (made once)."""
         if self._unheld is None:
-            self._unheld = np.concatenate([np.flatnonzero(~self._held_mask(part)) + part.row_start
+            self._unheld = np.concatenate([np.setdiff1d(np.arange(len(part.counts)), part.live) + part.row_start
                                            for part in self._parts if part.live is not None] or [np.zeros(0, int)])
         return self._unheld
 
@@ -509,15 +507,6 @@ class LexicalIndex:
             counts = part.counts.classes[:, 0].astype(np.float64)
             part.class_factors = counts / (self._length_normalisation(part.counts.classes[:, 1]) + counts)
         return part.class_factors
-
-    @staticmethod
-    def _held_mask(part: _Part) -> np.ndarray:
-        """Which of the part's rows the generation holds (made once)."""
-        if part.held_mask is None:
-            mask = np.zeros(len(part.counts), dtype=bool)
-            mask[part.live] = True
-            part.held_mask = mask
-        return part.held_mask
 
     def _weights(self, part: _Part):  # type: ignore[no-untyped-def]
         """The part's BM25 weights as CSC (units x terms), made once (for "more like this" queries)."""

@@ -451,9 +451,9 @@ class StoredVectors:
         wanted = np.atleast_1d(self._row_ids[positions])
         found: dict[int, bytes] = {}
         with closing(self._connection()) as conn:
-            for batch, marks in parameter_batches([str(row) for row in wanted.tolist()]):
+            for batch, marks in parameter_batches(wanted.tolist()):
                 found.update(conn.execute(f"SELECT rowid, embedding FROM passages WHERE rowid IN ({marks})",
-                                          [int(row) for row in batch]).fetchall())
+                                          batch).fetchall())
         missing = [row for row in wanted.tolist() if row not in found]
         if missing:
             raise IndexStoreError(f"{len(missing)} passage(s) of this generation are gone from {self._database} "

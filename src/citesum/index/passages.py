@@ -22,7 +22,7 @@ from typing import Callable, Iterator, overload
 import numpy as np
 
 from citesum.errors import IndexStoreError
-from citesum.index.database import database_errors
+from citesum.index.database import database_errors, parameter_batches
 from citesum.types import Passage
 
 _COLUMNS = "rowid, id, document_id, ordinal, char_start, char_end, token_count, text"
@@ -81,10 +81,8 @@ class StoredPassages(Sequence[Passage]):
         found: dict[int, Passage] = {}
         conn = self._connection()
         with database_errors(self._path):
-            for start in range(0, len(wanted), _IN_LIST):
-                batch = wanted[start: start + _IN_LIST]
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid IN ({','.join('?' * len(batch))})",
-                                    batch).fetchall()
+            for batch, marks in parameter_batches(wanted, _IN_LIST):
+                rows = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid IN ({marks})", batch).fetchall()
                 found.update((row[0], _passage(row)) for row in rows)
         return self._in_order(wanted, found)
 

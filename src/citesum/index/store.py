@@ -292,11 +292,16 @@ def _thread_connection(path: Path, local: threading.local) -> sqlite3.Connection
     return conn
 
 
+def _reading_connection(path: Path, local: threading.local) -> sqlite3.Connection:
+    """The calling thread's connection to read through: inside a read block, the block's (its snapshot, whatever
+    the file is now: a file replaced meanwhile must not close it), else the thread's."""
+    return local.conn if getattr(local, "pinned", None) is not None else _thread_connection(path, local)
+
+
 def _units_connection(path: Path, local: threading.local, created: str) -> sqlite3.Connection:
-    """The connection to read units of a generation of the index created at ``created`` through, on the calling
-    thread: inside a read block, the block's (its snapshot, whatever the file is now), else the thread's."""
+    """:func:`_reading_connection`, to read units of a generation of the index created at ``created``."""
+    conn = _reading_connection(path, local)
     pinned: Generation | None = getattr(local, "pinned", None)
-    conn = local.conn if pinned is not None else _thread_connection(path, local)
     if (pinned.created if pinned is not None else local.created) != created:
         raise IndexStoreError(f"the index at {path} was rebuilt since this generation was read; read it again")
     return conn
@@ -595,8 +600,7 @@ class Index(IndexReader):
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        # inside a read block, its transaction (a file replaced meanwhile must not close it)
-        yield self._local.conn if getattr(self._local, "pinned", None) is not None else self._thread_connection()
+        yield _reading_connection(self.path, self._local)
 
     def _generation_state(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         """The loaded state of generation ``number`` of the index created at ``created``, read through ``conn``
