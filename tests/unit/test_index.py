@@ -749,3 +749,18 @@ def test_a_stream_interrupted_after_a_batch_keeps_it_and_says_so(  # type: ignor
     # only d3 is embedded (its units)
     assert (stats.unchanged, stats.added) == (3, 1) and hashing_embedder.embedded_texts[0].startswith("Document 3.")
     assert stats.passages_embedded == len(hashing_embedder.embedded_texts) == len(index.unit_documents[0]) // 4
+
+
+@pytest.mark.parametrize("row_ids", [np.arange(5, 15), np.array([5, 6, 7, 9, 10, 14]), np.array([3]),
+                                     np.zeros(0, dtype=np.int64)])
+def test_positions_among_rowids_consecutive_or_not(row_ids: np.ndarray) -> None:
+    """A search's rowids found at their positions (consecutive rowids by offset, others by binary search); those
+    the generation lacks, below, between or above its rowids, marked unknown."""
+    from citesum.index.search_store import positions_among
+
+    found = np.array([14, 5, 2, 8, 9, 20, 15, 4, 7], dtype=np.int64)
+    positions, known = positions_among(row_ids, found)
+    at = {int(rowid): position for position, rowid in enumerate(row_ids.tolist())}
+    assert known.tolist() == [int(rowid) in at for rowid in found]
+    assert positions[known].tolist() == [at[int(rowid)] for rowid in found[known]]
+    assert ((positions >= 0) & (positions <= len(row_ids))).all()  # in range, for the caller's masks

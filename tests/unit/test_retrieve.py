@@ -190,6 +190,12 @@ def test_rm3_expands_the_query_with_weighted_feedback_terms(tmp_path: Path, hash
     assert first[ids.index("c")] == 0 and scores[ids.index("c")] > 0 and scores[ids.index("e")] > 0
     assert scores[ids.index("d")] == 0 and all(scores[ids.index(f"f{i}")] == 0 for i in range(25))
     assert rm3.expanded_query("zeppelin") == {"zeppelin": 1.0} and not rm3.scores("zeppelin").any()
+    # the query's own terms are scored through the first pass (a repeated term counts twice; an unknown term
+    # scores nothing but takes its share of P(t | Q)): the scores are still those of the weighted query
+    for query in ("reservoir reservoir drought zeppelin", "football", "shortage water"):
+        weighted = rm3.expanded_query(query)
+        by_hand = sum(weight * lexical.term_scores([term]) for term, weight in weighted.items())
+        np.testing.assert_allclose(rm3.scores(query), by_hand, rtol=1e-5, atol=1e-7)
 
 
 def test_dense_prf_moves_the_query_towards_the_feedback_centroid(haystack_index: Index) -> None:

@@ -122,7 +122,14 @@ class SearchStore(ABC):
 def positions_among(row_ids: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the position among a generation's ascending ``row_ids`` of each of the rowids ``found``, and which of
     them the generation has at all): a search answers with rowids, a score array is aligned with positions."""
-    positions = np.searchsorted(row_ids, found)
+    if not len(row_ids):
+        return np.zeros(len(found), dtype=np.int64), np.zeros(len(found), dtype=bool)
+    if int(row_ids[-1]) - int(row_ids[0]) == len(row_ids) - 1:
+        # consecutive rowids (a segment one write added, a generation no update has thinned): a rowid's position
+        # is its offset from the first (a binary search of a graph's 1,000 among a million took 0.5 ms a query)
+        positions = np.clip(np.asarray(found, dtype=np.int64) - int(row_ids[0]), 0, len(row_ids))
+    else:
+        positions = np.searchsorted(row_ids, found)
     known = (positions < len(row_ids)) & (row_ids[np.minimum(positions, len(row_ids) - 1)] == found)
     return positions, known
 
