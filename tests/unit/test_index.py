@@ -74,6 +74,11 @@ def test_document_positions_follow_ingestion_order(tmp_path: Path, hashing_embed
     index.update(_docs(("z", "Zed."), ("m", "Em."), ("a", "Ay.")), embedder=hashing_embedder)
     index.update(_docs(("m", "Em changed.")), embedder=hashing_embedder)  # an update keeps its position
     assert [index.document_position(i) for i in ("z", "m", "a")] == [0, 1, 2]
+    # what a sync reads of every document: ids and metadata, in the same order, without the text
+    index.update([Document(id="t", title="t", text="Tee.", metadata={"file": "t.txt", "page": 2})],
+                 embedder=hashing_embedder)
+    assert list(index.document_metadata()) == [(d.id, d.metadata) for d in index.documents()]
+    assert list(index.document_metadata())[-1] == ("t", {"file": "t.txt", "page": 2})
 
 
 def test_deleting_every_document_leaves_an_empty_usable_index(tmp_path: Path, hashing_embedder) -> None:  # type: ignore[no-untyped-def]

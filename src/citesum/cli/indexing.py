@@ -141,13 +141,13 @@ def _index(
         service are not under PATHS and are kept (citesum delete removes them)."""
         unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
         gone = []
-        for document in index_.documents():
-            if document.id in wanted or UPLOAD_KEY in document.metadata:
+        for document_id, metadata in index_.document_metadata():  # not their text: a sync reads every one
+            if document_id in wanted or UPLOAD_KEY in metadata:
                 continue
-            if _from_file(document, unread):
-                kept.append(document.id)
+            if _from_file(document_id, metadata, unread):
+                kept.append(document_id)
             else:
-                gone.append(document.id)
+                gone.append(document_id)
         return gone
 
     started = time.perf_counter()
@@ -175,14 +175,15 @@ def _index(
     )
 
 
-def _from_file(document: Any, files: set[str]) -> bool:
-    """Whether ``document`` came from one of ``files`` (ids given to files by ingestion)."""
+def _from_file(document_id: str, metadata: dict[str, Any], files: set[str]) -> bool:
+    """Whether the document of ``document_id`` and ``metadata`` came from one of ``files`` (ids given to files by
+    ingestion)."""
     from citesum.ingest import FILE_KEY
 
-    recorded = document.metadata.get(FILE_KEY)
+    recorded = metadata.get(FILE_KEY)
     if isinstance(recorded, str):
         return recorded in files
-    return any(document.id == f or document.id.startswith(f + "#") for f in files)  # indexed before "file"
+    return any(document_id == f or document_id.startswith(f + "#") for f in files)  # indexed before "file"
 
 
 @click.command()

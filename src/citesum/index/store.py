@@ -398,6 +398,12 @@ class IndexReader:
             for row in conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents ORDER BY position"):
                 yield _document(row)
 
+    def document_metadata(self) -> Iterator[tuple[str, dict[str, object]]]:
+        """(id, metadata) of every document, in collection order, without reading their text."""
+        with self._connection() as conn, database_errors(self.path):
+            for document_id, metadata in conn.execute("SELECT id, metadata FROM documents ORDER BY position"):
+                yield document_id, json.loads(metadata)
+
     def document(self, document_id: str) -> Document:
         for document in self.documents_by_id([document_id]):
             return document
