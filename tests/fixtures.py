@@ -157,3 +157,15 @@ def fact_stating_panel(requests: list[dict]):  # type: ignore[no-untyped-def]
         answer(handler, next(text for query, text in facts.items() if f"Question: {query}" in prompt))
 
     return panel
+
+
+def overwrite(path: Path, data: bytes) -> None:
+    """Write ``data`` over the file at ``path`` in place, as damage done later would be: its modification time
+    moves on a second even where the file system's clock ticks coarser than a test runs (a write in the same tick
+    as the file's own would keep its time, and a load trusts a file whose time and inode are those recorded;
+    ``citesum check`` reads it anyway)."""
+    import os
+
+    before = path.stat()
+    path.write_bytes(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))

@@ -18,6 +18,7 @@ from citesum.index.ann import AnnIndex
 from citesum.index.store import Index
 from citesum.retrieve import get_retriever
 from citesum.retrieve.dense import unit_scores
+from fixtures import overwrite
 
 pytest.importorskip("usearch")
 
@@ -129,7 +130,7 @@ def test_updates_keep_the_previous_graph_and_read_the_new_units_beside_it(tmp_pa
 def test_a_damaged_graph_is_never_searched_and_the_next_update_builds_a_new_one(tmp_path: Path) -> None:
     index = _index(tmp_path / "ix", 100)
     [path] = _graph_files(index)
-    path.write_bytes(np.random.default_rng(0).bytes(path.stat().st_size))  # same size, other bytes
+    overwrite(path, np.random.default_rng(0).bytes(path.stat().st_size))  # same size, other bytes
     reopened = Index.open(tmp_path / "ix")
     assert reopened.ann is None  # the checksum differs: the state is rebuilt from the database, exact search
     assert len(get_retriever("hybrid", reopened).retrieve(QUERIES[0], k=5)) == 5

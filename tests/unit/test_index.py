@@ -13,6 +13,7 @@ from citesum.errors import CitesumError, ConfigError, IndexLockedError, IndexMis
 from citesum.index import artifacts
 from citesum.index.store import DB_NAME, LOCK_NAME, Index, IndexSettings
 from citesum.types import Document
+from fixtures import overwrite
 
 SETTINGS = IndexSettings(embedder="test-hashing")
 
@@ -214,8 +215,8 @@ def test_generation_files_checksummed_by_older_versions_still_verify(  # type: i
     index.update(_docs(("a", "Apples are red."), ("b", "Bananas are yellow.")), embedder=hashing_embedder)
     folder = next((tmp_path / "ix").glob("gen-*"))
     recorded = artifacts.checksums(folder)
-    assert all(digest.startswith("crc32:") for _, digest in recorded.values())
-    older = {name: [size, artifacts.file_digest(folder / name, like="0" * 32)] for name, (size, _) in recorded.items()}
+    assert all(kept[1].startswith("crc32:") for kept in recorded.values())
+    older = {name: [kept[0], artifacts.file_digest(folder / name, like="0" * 32)] for name, kept in recorded.items()}
     assert all(len(digest) == 32 for _, digest in older.values())
     with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
         conn.execute("UPDATE manifest SET value = ? WHERE key = 'files'", (json.dumps(older),))
@@ -225,7 +226,7 @@ def test_generation_files_checksummed_by_older_versions_still_verify(  # type: i
     vectors = next(folder.glob("segments/*/vectors.npy"))
     data = bytearray(vectors.read_bytes())
     data[-4:] = b"\x00\x00\x80\x7f"  # the last float becomes infinity: same size, other bytes
-    vectors.write_bytes(bytes(data))
+    overwrite(vectors, bytes(data))
     assert any("checksum differs" in problem for problem in artifacts.verify(folder, older))
     assert any("checksum differs" in problem for problem in artifacts.verify(folder, recorded))
 
@@ -611,7 +612,7 @@ def test_a_rewrite_from_the_database_writes_segments_of_segment_units(  # type: 
     assert not check_index(tmp_path / "ix").problems
     # an update that cannot build on its generation (a damaged file) writes it from the database the same way
     vectors_file = folder / "segments" / names[0] / "vectors.npy"
-    vectors_file.write_bytes(b"\0" * vectors_file.stat().st_size)
+    overwrite(vectors_file, b"\0" * vectors_file.stat().st_size)
     index.update(_docs(("new", "A new report on tram lines.")), embedder=hashing_embedder)
     folder = tmp_path / "ix" / f"gen-{index.generation}"
     names = json.loads((folder / "segments.json").read_text())
@@ -638,7 +639,12 @@ def test_without_hard_links_the_kept_segments_are_copied(tmp_path: Path, hashing
     monkeypatch.setattr(os, "link", no_links)
     index.update(_docs(("n", "Reservoir rationing ends.")), embedder=hashing_embedder)
     second = tmp_path / "ix" / f"gen-{index.generation}"
-    assert (second / "segments" / base / "vectors.npy").stat().st_ino != inode  # a copy
+    copy = (second / "segments" / base / "vectors.npy").stat()
+    assert copy.st_ino != inode  # a copy, recorded under its own name: a later load need not read it
+    with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
+        recorded = json.loads(conn.execute("SELECT value FROM manifest WHERE key='files'").fetchone()[0])
+    conn.close()
+    assert recorded[f"segments/{base}/vectors.npy"][2:] == [copy.st_ino, copy.st_mtime_ns]
     from citesum.index.check import check_index
 
     assert check_index(tmp_path / "ix").ok
@@ -664,8 +670,10 @@ def test_a_list_of_segments_that_is_not_json_makes_the_update_write_every_unit( 
 
 def test_a_file_found_sound_is_not_read_again_until_it_changes(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memory of verified files spares re-reading a shared segment file at each reload, and forgets it when
-    the file is written to: damage made after a verification is still found."""
+    """A record names its file (inode, size, modification time): that file, or a link to it in the next
+    generation, is not read again by any process until it is written to; a record without them (an older index)
+    is read once per process. Damage made since is found; damage that keeps the file's time is found by a
+    thorough check."""
     import os
 
     monkeypatch.setattr(artifacts, "_REMEMBERED_FROM_BYTES", 0)
@@ -677,17 +685,51 @@ def test_a_file_found_sound_is_not_read_again_until_it_changes(tmp_path: Path,
     reads = []
     digest = artifacts.file_digest
     monkeypatch.setattr(artifacts, "file_digest", lambda path, **kw: reads.append(path) or digest(path, **kw))
-    assert artifacts.verify(folder, recorded) == [] and len(reads) == 1
+    assert artifacts.verify(folder, recorded) == [] and reads == []
+    assert artifacts.verify(folder, recorded, thorough=True) == [] and len(reads) == 1
     following = tmp_path / "next"
     following.mkdir()
     os.link(folder / "vectors.npy", following / "vectors.npy")  # linked into the next generation: not read again
     assert artifacts.verify(following, recorded) == [] and len(reads) == 1
-    with open(folder / "vectors.npy", "r+b") as handle:  # damaged in place, same size, later
-        handle.write(b"b")
+    older = {name: kept[:2] for name, kept in recorded.items()}  # as an index written before these records
+    artifacts._verified.clear()  # another process
+    assert artifacts.verify(following, older) == [] and len(reads) == 2
+    assert artifacts.verify(following, older) == [] and len(reads) == 2  # this process found it sound
     written = (folder / "vectors.npy").stat()
+    with open(folder / "vectors.npy", "r+b") as handle:  # damaged in place, same size
+        handle.write(b"b")
+    os.utime(folder / "vectors.npy", ns=(written.st_atime_ns, written.st_mtime_ns))  # its time put back
+    assert artifacts.verify(following, recorded) == []  # trusted: the same file, untouched by its look
+    assert any("checksum differs" in problem for problem in artifacts.verify(following, recorded, thorough=True))
     # a later write: its own modification time, even where a clock tick is coarser than this test
     os.utime(folder / "vectors.npy", ns=(written.st_atime_ns, written.st_mtime_ns + 10**9))
-    assert any("checksum differs" in problem for problem in artifacts.verify(following, recorded))
+    for kept in (recorded, older):
+        assert any("checksum differs" in problem for problem in artifacts.verify(following, kept))
+
+
+def test_an_update_reads_none_of_the_files_it_links(tmp_path: Path, hashing_embedder,  # type: ignore[no-untyped-def]
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update in a new process (nothing verified in it yet) builds on the current generation without reading
+    the segment files it links into the next one; check reads every file."""
+    import os
+
+    from citesum.index.check import check_index
+
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_docs(*[(f"d{i}", f"Report {i} on reservoir levels.") for i in range(12)]), embedder=hashing_embedder)
+    first = tmp_path / "ix" / f"gen-{index.generation}"
+    built_on = {file.stat().st_ino for file in first.rglob("*") if file.is_file()}
+    monkeypatch.setattr(artifacts, "_verified", set())
+    reads: list[int] = []
+    digest = artifacts.file_digest
+    monkeypatch.setattr(artifacts, "file_digest", lambda path, **kw: reads.append(os.stat(path).st_ino)
+                        or digest(path, **kw))
+    Index.open(tmp_path / "ix").update(_docs(("n", "Reservoir rationing ends.")), embedder=hashing_embedder)
+    latest = tmp_path / "ix" / f"gen-{Index.open(tmp_path / 'ix').generation}"
+    linked = {file.stat().st_ino for file in latest.rglob("*") if file.is_file()} & built_on
+    assert len(linked) >= 5 and not set(reads) & built_on  # the build's segment: linked, none of it read
+    reads.clear()
+    assert check_index(tmp_path / "ix").ok and linked <= set(reads)  # check reads them all
 
 
 def test_a_stream_of_documents_is_indexed_a_batch_at_a_time(  # type: ignore[no-untyped-def]

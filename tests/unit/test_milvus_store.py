@@ -293,3 +293,63 @@ def test_a_repair_that_fails_leaves_the_current_collection_searchable(
     again = Index.open(index.path)
     assert again.info()["milvus_collection"].endswith(f"__{again.generation}")
     assert [h.passage.id for h in get_retriever("bm25", again).retrieve(QUERIES[0], 5)] == expected
+
+
+def test_summarize_serve_and_eval_read_a_milvus_index_as_a_local_one(tmp_path: Path) -> None:
+    """summarize, serve and eval retrieval find the Milvus store from --index alone, as search does: a summary whose
+    first bullet states an insight and cites documents that state it, evidence spans that are the documents' own
+    text (CLI and service), and BEIR scores within a point of the same documents in the local store."""
+    from fastapi.testclient import TestClient
+
+    from citesum.cli import main
+    from citesum.datasets import Dataset, Query
+    from citesum.datasets.beir import write_beir
+    from citesum.service.app import create_app
+    from citesum.service.config import ServiceConfig
+
+    haystack = generate_haystack(documents=90, seed=5)
+    subtopics = sorted(haystack.queries)
+    queries = [Query(id=s, text=haystack.queries[s], relevance=haystack.relevance(s)) for s in subtopics]
+    folder = write_beir(Dataset("hay", haystack.documents, queries), tmp_path / "beir")
+    runner = CliRunner()
+    indexes = {store: str(tmp_path / store) for store in ("milvus", "local")}
+    for store, index in indexes.items():
+        result = runner.invoke(main, ["index", str(folder), "--dataset", "beir", "--index", index, "--store", store])
+        assert result.exit_code == 0, result.output
+
+    def first_bullet_is_cited_by_its_insight(payload: dict, subtopic: str) -> dict:  # type: ignore[type-arg]
+        bullet = payload["bullets"][0]
+        insight = haystack.insight_stated(bullet["text"])
+        assert insight is not None and insight.startswith(subtopic), bullet["text"]
+        assert bullet["citations"] and set(bullet["citations"]) <= set(haystack.gold[insight])
+        return bullet
+
+    subtopic = subtopics[0]
+    result = runner.invoke(main, ["summarize", haystack.queries[subtopic], "--index", indexes["milvus"], "--json",
+                                  "--bullets", "3", "--verify-citations"])
+    assert result.exit_code == 0, result.stderr
+    bullet = first_bullet_is_cited_by_its_insight(json.loads(result.stdout), subtopic)
+    milvus = Index.open(indexes["milvus"])
+    for evidence in bullet["evidence"]:
+        text = milvus.document(evidence["document_id"]).text
+        assert evidence["supported"] and text[evidence["char_start"]:evidence["char_end"]] == evidence["text"]
+
+    with TestClient(create_app(Path(indexes["milvus"]), ServiceConfig(worker_kind="thread")),
+                    base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/health").json()["documents"] == len(haystack.documents)
+        hits = client.post("/search", json={"query": haystack.queries[subtopic], "k": 5}).json()["hits"]
+        assert len(hits) == 5 and hits[0]["document_id"] in haystack.relevance(subtopic)
+        answer = client.post("/summarize", json={"query": haystack.queries[subtopic], "bullets": 3}).json()
+        for evidence in first_bullet_is_cited_by_its_insight(answer, subtopic)["evidence"]:
+            document = client.get(f"/documents/{evidence['document_id']}").json()
+            assert document["text"][evidence["char_start"]:evidence["char_end"]] == evidence["text"]
+
+    means = {}
+    for store, index in indexes.items():
+        result = runner.invoke(main, ["eval", "retrieval", "--beir", str(folder), "--index", index,
+                                      "--retriever", "bm25", "--retriever", "dense", "--json"])
+        assert result.exit_code == 0, result.stderr
+        means[store] = {r["ranker"]: r["means"]["ndcg@10"] for r in json.loads(result.stdout)["reports"]}
+    assert means["milvus"].keys() == {"bm25", "dense"}
+    for ranker, local in means["local"].items():
+        assert local > 0.3 and means["milvus"][ranker] == pytest.approx(local, abs=0.01), means

@@ -182,3 +182,50 @@ def test_the_sweep_refuses_what_ray_cannot_do(shared_data: Path) -> None:
     code, _, err = _run("eval", "summhay", "--haystack", haystack, "--retriever", "bm25", "--ray",
                         "--ray-address", "ray://head:10001")
     assert code == 1 and "give --index-dir, a folder every node shares" in err
+
+
+class FailingLengthScorer(LengthScorer):
+    """LengthScorer that notes each context it scores in ``log`` and, while ``marker`` exists, fails once more than
+    ``after`` contexts were scored (its model server gone mid-job); workers share the files."""
+
+    def __init__(self, log: str, marker: str, after: int) -> None:
+        self.log, self.marker, self.after = log, marker, after
+
+    def score(self, context: str, candidates: Sequence[str]) -> np.ndarray:
+        with open(self.log, "a") as handle:
+            handle.write("scored\n")
+        if os.path.exists(self.marker) and len(Path(self.log).read_text().splitlines()) > self.after:
+            raise RuntimeError("the scoring server went away")
+        return super().score(context, candidates)
+
+
+def test_a_graph_build_on_ray_that_fails_half_way_resumes_from_the_blocks_it_kept(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    """A task failing on a worker stops the job (its error said); run again, the build does only the blocks no
+    worker finished before, and links the graph of a build never interrupted."""
+    import ray
+
+    from citesum.index.check import check_index
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import a test module
+    index = Index.create(tmp_path / "ix")
+    index.add(generate_haystack(documents=40, seed=5).documents)
+    units, block = len(index.passages), 8
+    whole = build_passage_graph(index, LengthScorer(), candidates=10, edges=3, block=block)
+    log, marker = tmp_path / "scored.log", tmp_path / "server-down"
+    marker.write_text("")
+    scorer = FailingLengthScorer(str(log), str(marker), after=3 * block)
+    with pytest.raises(Exception, match="the scoring server went away"):
+        build_passage_graph(index, scorer, candidates=10, edges=3, block=block, executor=ray_cluster,
+                            resumable=True)
+    kept = [int(f.stem) for f in (index.path / TASKS_DIR).glob("*/*.pickle")]
+    assert kept and len(kept) < -(-units // block), kept  # some blocks, not all
+    assert check_index(index.path).ok
+    marker.unlink()
+    log.unlink()
+    resumed = build_passage_graph(index, scorer, candidates=10, edges=3, block=block, executor=ray_cluster,
+                                  resumable=True)
+    np.testing.assert_array_equal(resumed.neighbors, whole.neighbors)
+    done_before = sum(min(block, units - number * block) for number in kept)
+    assert len(log.read_text().splitlines()) == units - done_before

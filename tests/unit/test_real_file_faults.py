@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from citesum.cli import main
 from citesum.index.store import DB_NAME, Index
-from fixtures import make_pdf, make_xlsx
+from fixtures import make_pdf, make_xlsx, overwrite
 
 
 def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -176,7 +176,7 @@ def test_vectors_overwritten_with_random_bytes_never_give_wrong_results(corpus: 
                                "--json")[1])["hits"]
     vectors = next(index.glob("gen-*/segments/*/vectors.npy"))
     header = vectors.read_bytes()[:128]  # a valid .npy header, garbage after it
-    vectors.write_bytes(header + np.random.default_rng(0).bytes(vectors.stat().st_size - len(header)))
+    overwrite(vectors, header + np.random.default_rng(0).bytes(vectors.stat().st_size - len(header)))
     found = json.loads(_run("search", "reservoir capacity", "--index", str(index), "--retriever", "dense",
                             "--json")[1])["hits"]
     assert [(h["document_id"], round(h["score"], 5)) for h in found] == \

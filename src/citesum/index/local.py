@@ -149,7 +149,7 @@ class LocalStore(SearchStore):
         if not folder.is_dir():
             return [f"{folder} is missing (it is rebuilt in memory at each start; --repair writes it)"]
         recorded = manifest.get("files")
-        problems = [] if recorded is None else artifacts.verify(folder, json.loads(recorded))
+        problems = [] if recorded is None else artifacts.verify(folder, json.loads(recorded), thorough=True)
         if problems:
             return problems
         names = segment_files.listing(folder)
@@ -229,8 +229,10 @@ class LocalStore(SearchStore):
         """
         # segments a writer killed while it wrote this same generation number left (a rewrite's or a merge's)
         shutil.rmtree(self._staging(generation), ignore_errors=True)
-        rows = np.fromiter(itertools.chain.from_iterable(conn.execute("SELECT rowid FROM passages ORDER BY rowid")),
-                           dtype=np.int64)
+        # from the small index on document_id, sorted here: ORDER BY rowid reads the table, with every text and
+        # vector (4.2 s against 0.7 for a million units out of the page cache)
+        rows = np.sort(np.fromiter(itertools.chain.from_iterable(conn.execute(
+            "SELECT rowid FROM passages INDEXED BY passages_by_document")), dtype=np.int64))
         local_plan = plan if isinstance(plan, LocalWrite) else None
         if not (local_plan is not None and isinstance(lexical, LexicalIndex)
                 and _prebuilt_matches(local_plan.kept_rows, lexical, rows)):
@@ -250,8 +252,7 @@ class LocalStore(SearchStore):
                 for file in segment.source.rglob("*"):
                     if file.is_file():
                         relative = f"{segment_files.FOLDER}/{segment.name}/{file.relative_to(segment.source).as_posix()}"
-                        linked[relative] = (file, recorded.get(relative) or [file.stat().st_size,
-                                                                             artifacts.file_digest(file)])
+                        linked[relative] = (file, recorded.get(relative) or artifacts.record(file))
 
         def write_new(folder: Path) -> None:
             np.save(folder / artifacts.ROWS, rows)

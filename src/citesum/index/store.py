@@ -107,7 +107,11 @@ class UpdateStats:
                            later.generation or self.generation)
 
 
-_SCHEMA = """
+#: the documents in collection order, with their ids: the next position, a reader's list of documents and the ids
+#: a write looks up read it instead of the table with every text (7.5 s against a fraction of a second for
+#: 650,000 documents out of the page cache). An index made before it gets it at its next write.
+_DOCUMENTS_BY_POSITION = "CREATE INDEX IF NOT EXISTS documents_by_position ON documents(position, id)"
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY, position INTEGER NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL,
@@ -120,6 +124,7 @@ CREATE TABLE IF NOT EXISTS passages (
     text TEXT NOT NULL, embedding BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
+{_DOCUMENTS_BY_POSITION};
 """
 
 
@@ -218,6 +223,14 @@ def read_only_connection(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 _DOCUMENT_COLUMNS = "id, title, text, source, format, metadata"
+
+
+def _content_hashes(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
+    """The content hash of each of the documents of ``ids`` the index holds."""
+    found: dict[str, str] = {}
+    for batch, marks in parameter_batches(ids):
+        found.update(conn.execute(f"SELECT id, content_hash FROM documents WHERE id IN ({marks})", batch))
+    return found
 
 
 def _document(row: tuple[str, str, str, str, str, str]) -> Document:
@@ -743,6 +756,7 @@ class Index(IndexReader):
         with self._write_lock(self.path):
             try:
                 conn = _connect(self.path / DB_NAME)
+                conn.execute(_DOCUMENTS_BY_POSITION)
             except sqlite3.DatabaseError as exc:
                 raise _write_error(self.path, exc) from exc
             try:
@@ -811,7 +825,7 @@ class Index(IndexReader):
         embedder: Embedder | None,
         executor: BatchExecutor | None,
     ) -> UpdateStats:
-        known = dict(conn.execute("SELECT id, content_hash FROM documents").fetchall())
+        known = _content_hashes(conn, [*(d.id for d in upsert), *delete])  # not the table of every document
         changed = [d for d in upsert if known.get(d.id) != d.content_hash]
         unchanged = len(upsert) - len(changed)
         delete &= set(known)
