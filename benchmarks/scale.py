@@ -10,8 +10,8 @@ Steps (each in its own subprocess, so each peak RSS is its own):
     sentence) and over 60 short ones asked once each (a passage's first six words); the dense recall@10 of the
     graph against exact search; peak RSS of a reader
   * update: every 100th document revised (a sentence appended), one update, as a share of the build time; then
-    the same documents revised again (``again``): the first update reads a generation partly out of the page
-    cache, the second one just written
+    the same documents revised again (``again``): the first update reads a generation and database partly out of
+    the page cache, the second one just written
   * search after the updates: the same measures on the generation the updates left (the build's segment, from
     which the revised documents' units are left out, and the updates' segments, read exactly beside its graph)
   * threshold: on the first n vectors of the index (n in ``--threshold-sizes``), the time of an exact dense
@@ -177,9 +177,9 @@ def search(folder: Path) -> dict[str, Any]:
 
 def update(folder: Path, passages: int, build_seconds: float) -> dict[str, Any]:
     """Every 100th document revised, one update; then the same documents revised again, a second update. Each
-    verifies and links the segments of the generation before it and writes a segment of its new units; the
-    first reads the generation the build wrote (its files are checksummed: 2.2 GB at a million units, and the
-    database), which the searches and the threshold step between them leave partly out of the page cache."""
+    links the segments of the generation before it (their files' records name them, so they are not read again)
+    and writes a segment of its new units; the first reads what it needs of the generation the build wrote and
+    of the database after the searches and the threshold step, which leave them partly out of the page cache."""
     import dataclasses
 
     from citesum.embed import get_embedder

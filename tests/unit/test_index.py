@@ -639,12 +639,11 @@ def test_without_hard_links_the_kept_segments_are_copied(tmp_path: Path, hashing
     monkeypatch.setattr(os, "link", no_links)
     index.update(_docs(("n", "Reservoir rationing ends.")), embedder=hashing_embedder)
     second = tmp_path / "ix" / f"gen-{index.generation}"
-    copy = (second / "segments" / base / "vectors.npy").stat()
-    assert copy.st_ino != inode  # a copy, recorded under its own name: a later load need not read it
+    assert (second / "segments" / base / "vectors.npy").stat().st_ino != inode  # a copy
     with sqlite3.connect(tmp_path / "ix" / DB_NAME) as conn:
         recorded = json.loads(conn.execute("SELECT value FROM manifest WHERE key='files'").fetchone()[0])
     conn.close()
-    assert recorded[f"segments/{base}/vectors.npy"][2:] == [copy.st_ino, copy.st_mtime_ns]
+    assert len(recorded[f"segments/{base}/vectors.npy"]) == 2  # a record that names no file: read at a load
     from citesum.index.check import check_index
 
     assert check_index(tmp_path / "ix").ok

@@ -346,7 +346,7 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
     expected = np.zeros(updated.size)
     for term_id, weight in zip(ids.tolist(), weights.tolist()):
         expected += updated.term_scores([updated.terms[term_id]]).astype(np.float64) * weight
-    assert np.array_equal(updated.weighted_scores(ids, weights), expected.astype(np.float32))
+    assert np.array_equal(updated.weighted_row_scores(ids, weights).by_unit(), expected.astype(np.float32))
     # ranked by row (a segment's rows of units not held at -inf), as by unit: the same units and scores, ties
     # (most units score 0) in position order, for any k
     from citesum.retrieve.base import top_rows, top_scores
@@ -362,6 +362,7 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
             assert np.array_equal(scores, expected_scores), (query, k)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no 0 * -inf on the way
 def test_lexical_retrievers_rank_by_row_as_by_unit_after_updates(  # type: ignore[no-untyped-def]
         tmp_path: Path, haystack, hashing_embedder) -> None:
     """BM25's and RM3's best units, ranked over the rows of segments some of whose units were revised or deleted,
@@ -372,8 +373,11 @@ def test_lexical_retrievers_rank_by_row_as_by_unit_after_updates(  # type: ignor
                for d in haystack.documents[::6]]  # under 30% of the units: the segment is kept, not rewritten
     index.update(revised, delete=[haystack.documents[1].id], embedder=hashing_embedder)
     assert index.lexical.rows > index.lexical.size  # the build's segment holds only some of its units now
-    for name in ("bm25", "bm25-rm3"):
-        retriever = get_retriever(name, index)
+    from citesum.retrieve.feedback import RM3Retriever
+
+    for retriever in (get_retriever("bm25", index), get_retriever("bm25-rm3", index),
+                      RM3Retriever(index, original_weight=0.0)):  # the feedback terms alone
+        name = retriever.name
         for query in [*haystack.queries.values(), "reservoir full", "no such words here"]:
             for k in (1, 10, 1000):
                 with index.pinned():

@@ -141,7 +141,7 @@ def _index(
         service are not under PATHS and are kept (citesum delete removes them)."""
         unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
         gone = []
-        for document_id, metadata in index_.document_metadata():  # not their text: a sync reads every one
+        for document_id, metadata in index_.document_metadata():  # not their texts as strings: every one is read
             if document_id in wanted or UPLOAD_KEY in metadata:
                 continue
             if _from_file(document_id, metadata, unread):

@@ -1,7 +1,8 @@
 """The files of one generation (``gen-<N>/``: the row order, the segments' vectors, term counts and graphs, the
-BM25 statistics of the whole generation), written atomically, with the size and a hash of each recorded in the
-manifest so that a damaged file is found, never searched. A generation links the files of the segments it
-shares with the one before (hard links: no copy), and their recorded checksums come with them.
+BM25 statistics of the whole generation), written atomically, with the size, a hash and the identity (inode,
+modification time) of each recorded in the manifest so that a damaged file is found and not searched: at a load
+when it changed since (:func:`verify`), by ``citesum check`` whatever the damage. A generation links the files of
+the segments it shares with the one before (hard links: no copy), and their records come with them.
 
 A vector file overwritten with random bytes of the same size used to give cosine scores of 4.38 without a
 word; with the checksums, reading it is refused and the state is rebuilt from the database instead.
@@ -24,7 +25,8 @@ Checksums = dict[str, list]
 #: files from this size on that were found sound are not read again by the same process while they stay the
 #: same file (device, inode, size, modification time): a service verifies each new generation when it loads it,
 #: and the segments it shares with the one before were verified then (2.2 GB for a million units). Records made
-#: since carry the file's inode and time, which spares other processes too (:func:`verify`).
+#: since carry the file's inode and time, which spares other processes too (:func:`verify`); a write names a linked
+#: file whose older record lacks them when this process found it sound.
 _REMEMBERED_FROM_BYTES = 64 << 20
 _verified: set[tuple[int, ...]] = set()
 _verified_lock = threading.Lock()
@@ -78,8 +80,11 @@ def verify(folder: Path, recorded: Mapping[str, list], *, thorough: bool = False
     A file that is still the file its record was made from (same inode, size and modification time: a hard link
     into a later generation keeps them) is not read again, unless ``thorough`` (``citesum check``): a 1% update of
     a million units out of the page cache spent 4.2 of its 11 s reading the 2.2 GB it builds on and only links.
-    Damage written since (a file overwritten, replaced or copied over) changes them and is found; damage that
-    leaves them as they were (a disk's) is found by ``citesum check``."""
+    Damage written through the file system since (a file overwritten, truncated, replaced) changes them and is
+    found. Only ``thorough`` finds damage that leaves them as they were: a disk's (bit rot, writes lost in a
+    power cut by a drive's volatile cache), a block-level copy or restore, a file overwritten by a tool that puts
+    its time back (``cp -p``, ``rsync -t --inplace``, ``touch -r``) or recreated with its inode number and time,
+    and a write within the same tick of the file system's clock as the file's own."""
     problems = []
     for name, kept in sorted(recorded.items()):
         size, digest = kept[0], kept[1]
@@ -130,11 +135,12 @@ def write(final: Path, write_new: Callable[[Path], None], linked: Mapping[str, t
             if file.is_dir():
                 fsync_dir(file)
             elif relative in linked:
-                source, kept = linked[relative]
-                if relative in copied:
+                kept = linked[relative][1]
+                if relative in copied:  # a file its record does not name: read at its next load
                     _fsync(file)
-                # a link is the file its record names; a copy of a sound file is sound, under its own name
-                written[relative] = record(file, kept[1]) if _known_sound(source.stat(), kept) else list(kept)
+                    written[relative] = list(kept[:2])
+                else:  # the very file its record names: named as it stands when it is known sound
+                    written[relative] = record(file, kept[1]) if _known_sound(file.stat(), kept) else list(kept)
             else:
                 _fsync(file)
                 written[relative] = record(file)

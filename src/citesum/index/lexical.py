@@ -393,14 +393,10 @@ class LexicalIndex:
         return self._row_scores(self._summed(np.float32, (posting for term_id, term_idf in zip(ids, idf)
                                                           for posting in self._postings(term_id, term_idf))))
 
-    def weighted_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """sum over terms of weight * BM25(term, unit), for every unit: a weighted query (RM3's), summed in
-        float64 term by term in the order given (what scipy's product of the BM25 matrix's columns with the
-        weights adds, which it computed before the weights were made at query time)."""
-        return self.weighted_row_scores(term_ids, weights).by_unit()
-
     def weighted_row_scores(self, term_ids: np.ndarray, weights: np.ndarray) -> "RowScores":
-        """:meth:`weighted_scores` by row."""
+        """sum over terms of weight * BM25(term, unit), by row: a weighted query (RM3's feedback terms), summed in
+        float64 term by term in the order given (what scipy's product of the BM25 matrix's columns with the
+        weights adds, which it computed before the weights were made at query time), then float32."""
         keep = (weights > 0) & (term_ids < len(self.unit_frequency))
         term_ids, weights = term_ids[keep], weights[keep].astype(np.float64)
         weighted = ((part, units, term_weights.astype(np.float64) * weight)

@@ -107,10 +107,14 @@ class UpdateStats:
                            later.generation or self.generation)
 
 
-#: the documents in collection order, with their ids: the next position, a reader's list of documents and the ids
-#: a write looks up read it instead of the table with every text (7.5 s against a fraction of a second for
-#: 650,000 documents out of the page cache). An index made before it gets it at its next write.
-_DOCUMENTS_BY_POSITION = "CREATE INDEX IF NOT EXISTS documents_by_position ON documents(position, id)"
+#: The indexes a write reads instead of the tables with every text and embedding: each unit's rowid and document
+#: (a reader's list of units, a write's rowids); the documents in collection order with their ids (the next
+#: position, a reader's list of documents: 7.5 s against a fraction of a second for 650,000 documents out of the
+#: page cache). An index made before the second gets it at its next write.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
+CREATE INDEX IF NOT EXISTS documents_by_position ON documents(position, id);
+"""
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -123,9 +127,7 @@ CREATE TABLE IF NOT EXISTS passages (
     char_start INTEGER NOT NULL, char_end INTEGER NOT NULL, token_count INTEGER NOT NULL,
     text TEXT NOT NULL, embedding BLOB NOT NULL
 );
-CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
-{_DOCUMENTS_BY_POSITION};
-"""
+{_INDEXES}"""
 
 
 #: characters a token takes, to size a batch of documents by a number of units (:meth:`Index.update_from`). A batch
@@ -412,7 +414,8 @@ class IndexReader:
                 yield _document(row)
 
     def document_metadata(self) -> Iterator[tuple[str, dict[str, object]]]:
-        """(id, metadata) of every document, in collection order, without reading their text."""
+        """(id, metadata) of every document, in collection order, without making their texts into strings
+        (SQLite still reads the pages that hold them: the metadata is stored after the text)."""
         with self._connection() as conn, database_errors(self.path):
             for document_id, metadata in conn.execute("SELECT id, metadata FROM documents ORDER BY position"):
                 yield document_id, json.loads(metadata)
@@ -756,7 +759,7 @@ class Index(IndexReader):
         with self._write_lock(self.path):
             try:
                 conn = _connect(self.path / DB_NAME)
-                conn.execute(_DOCUMENTS_BY_POSITION)
+                conn.executescript(_INDEXES)
             except sqlite3.DatabaseError as exc:
                 raise _write_error(self.path, exc) from exc
             try:

@@ -49,7 +49,7 @@ class RM3Retriever(Retriever):
         """The weighted query of step 3 (the analysed query alone when no unit matches it)."""
         with self.index.pinned():  # term ids and unit numbers of one generation
             query_terms, _, top, top_scores = self._first_pass(query)
-            alpha = self.original_weight if top else 1.0
+            alpha = self._query_weight(top)
             weights = {term: alpha * weight for term, weight in _unit_l1(dict(query_terms)).items()}
             terms = self.index.lexical.terms
             feedback_ids, feedback_weights = self._relevance_model(top, top_scores)
@@ -73,6 +73,10 @@ class RM3Retriever(Retriever):
         matched = scores > 0
         return query_terms, first, positions[matched].tolist(), scores[matched].tolist()
 
+    def _query_weight(self, top: list[int]) -> float:
+        """The query's share of the weights: ``original_weight``, or all of them when no unit matched it."""
+        return self.original_weight if top else 1.0
+
     def _row_scores(self, query: str) -> RowScores:
         """Step 4 by row. The score is linear in the weights, and the first pass scored each query term as often
         as the query holds it: the query terms' part, sum over t of original_weight * P(t | Q) * BM25(t, u), is
@@ -82,8 +86,12 @@ class RM3Retriever(Retriever):
         length = sum(query_terms.values())
         if not length:  # nothing left of the query after analysis: every score is 0
             return first
-        alpha = self.original_weight if top else 1.0
-        scores = (alpha / length) * first.values.astype(np.float64)
+        alpha = self._query_weight(top)
+        scores = first.values.astype(np.float64)
+        if alpha:
+            scores *= alpha / length
+        else:  # the rows of units not held stay at -inf (0 times -inf is not a number)
+            scores[np.isfinite(scores)] = 0.0
         feedback_ids, feedback_weights = self._relevance_model(top, top_scores)
         if len(feedback_ids):
             lexical = self.index.lexical
