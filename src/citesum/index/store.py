@@ -646,8 +646,11 @@ class Index(IndexReader):
         units = conn.execute("SELECT rowid, document_id FROM passages").fetchall()
         order = np.argsort(np.fromiter((row for row, _ in units), dtype=np.int64, count=len(units)), kind="stable")
         row_ids = np.fromiter((units[i][0] for i in order.tolist()), dtype=np.int64, count=len(units))
-        positions = dict(conn.execute("SELECT id, position FROM documents").fetchall())
-        document_ids = sorted(positions, key=positions.__getitem__)
+        # in collection order from the index on (position, id), not sorted here
+        documents = conn.execute("SELECT id, position FROM documents ORDER BY position").fetchall()
+        positions = dict(documents)
+        document_ids = [document_id for document_id, _ in documents]
+        del documents
         number_of = {document_id: i for i, document_id in enumerate(document_ids)}
         owners = np.fromiter((number_of[units[i][1]] for i in order.tolist()), dtype=np.int64, count=len(units))
         del units
