@@ -8,7 +8,8 @@ Steps (each in its own subprocess, so each peak RSS is its own):
   * search: p50/p95 of bm25, dense (graph), dense read exactly, hybrid:bm25+dense and the default hybrid over 50
     queries (10 distinct, top 10), and of bm25 and hybrid over 60 queries asked once each (a passage's first
     sentence) and over 60 short ones asked once each (a passage's first six words); the dense recall@10 of the
-    graph against exact search; peak RSS of a reader
+    graph against exact search, on the queries the defaults were chosen on and on those 120; Rocchio's first pass
+    asking the graph for FEEDBACK_CANDIDATES units against asking it for the fusion's depth; peak RSS of a reader
   * update: every 100th document revised (a sentence appended), one update, as a share of the build time; then
     the same documents revised again (``again``): the first update reads a generation and database partly out of
     the page cache, the second one just written
@@ -54,13 +55,21 @@ def _documents(passages: int):  # type: ignore[no-untyped-def]
     return generate_haystack(documents=int(passages / PASSAGES_PER_DOCUMENT), seed=SEED).documents
 
 
-def _recall_queries(index, embedder, sampled: int = 200) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+def _recall_texts(index, sampled: int = 200) -> list[str]:  # type: ignore[no-untyped-def]
     """The benchmark's distinct queries and the first sentence of ``sampled`` passages picked at random (seed 0):
-    ten queries alone make a noisy recall."""
+    ten queries alone make a noisy recall. Rocchio's FEEDBACK_CANDIDATES was chosen on these."""
     passages = index.passages
     picked = np.random.default_rng(0).choice(len(passages), min(sampled, len(passages)), replace=False)
-    texts = sorted(set(QUERIES)) + [passages[i].text.split(". ")[0] for i in picked.tolist()]
-    return [embedder.encode_query(text) for text in texts]
+    return sorted(set(QUERIES)) + [passages[i].text.split(". ")[0] for i in picked.tolist()]
+
+
+def _recall_queries(index, embedder, sampled: int = 200) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    return [embedder.encode_query(text) for text in _recall_texts(index, sampled)]
+
+
+def _held_out_texts(index) -> list[str]:  # type: ignore[no-untyped-def]
+    """Queries nothing was chosen on: the 60 first sentences and 60 short queries the latencies are measured on."""
+    return _fresh_queries(index) + _short_queries(index)
 
 
 def _fresh_queries(index, count: int = 60) -> list[str]:  # type: ignore[no-untyped-def]
@@ -168,10 +177,52 @@ def search(folder: Path) -> dict[str, Any]:
     out["search"] = latencies
     # what dense retrieval ranks: the graph's candidates scored exactly (citesum.retrieve.dense.unit_scores)
     with index.read() as view:
+        encode = dense.embedder.encode_query  # type: ignore[attr-defined]
         out["dense_recall_at_10_vs_exact"] = _recall_at_10(
             vectors, _recall_queries(view, dense.embedder),  # type: ignore[attr-defined]
             lambda q: top_k(unit_scores(view, q), 10))
+        out["dense_recall_at_10_vs_exact_held_out"] = _recall_at_10(
+            vectors, [encode(text) for text in _held_out_texts(view)], lambda q: top_k(unit_scores(view, q), 10))
+        out["rocchio_first_pass"] = {"chosen on": _feedback(view, _recall_texts(view)),
+                                     "held out": _feedback(view, _held_out_texts(view))}
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return out
+
+
+def _feedback(view, texts: list[str]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Rocchio's first pass asking the graph for FEEDBACK_CANDIDATES units against asking it for the fusion's
+    depth (None): its time, the tie-aware recall of its 10 feedback units against exact search's, and the
+    tie-aware recall@10 of the whole retriever (both passes through the graph) against Rocchio computed exactly."""
+    from citesum.retrieve.base import top_k
+    from citesum.retrieve.dense import best_units
+    from citesum.retrieve.feedback import FEEDBACK_CANDIDATES, DensePRFRetriever
+
+    vectors = view.vectors
+
+    def tie_aware(scores: np.ndarray, exact: np.ndarray, found: np.ndarray) -> float:
+        return float(np.sum(scores[found] >= scores[exact[-1]] - 1e-6)) / len(exact)
+
+    out: dict[str, Any] = {"queries": len(texts)}
+    for candidates in (FEEDBACK_CANDIDATES, None):
+        retriever = DensePRFRetriever(view, feedback_candidates=candidates)
+        timings, feedback_recall, retriever_recall = [], [], []
+        for text in texts:
+            query = retriever.embedder.encode_query(text)
+            started = time.perf_counter()
+            feedback, _ = best_units(view, query, retriever.feedback_units, candidates=candidates)
+            timings.append((time.perf_counter() - started) * 1000)
+            scores = np.asarray(vectors @ query, dtype=np.float32)
+            exact = top_k(scores, retriever.feedback_units)
+            feedback_recall.append(tie_aware(scores, exact, feedback))
+            expanded = query + retriever.beta * np.asarray(vectors[np.sort(exact)]).mean(axis=0)
+            expanded_scores = np.asarray(vectors @ (expanded / np.linalg.norm(expanded)), dtype=np.float32)
+            found, _ = retriever._top(text, 10)
+            retriever_recall.append(tie_aware(expanded_scores, top_k(expanded_scores, 10), found))
+        out[f"{candidates or 'the fusion depth'} candidates"] = {
+            "first_pass_p50_ms": round(float(np.percentile(timings, 50)), 2),
+            "first_pass_p95_ms": round(float(np.percentile(timings, 95)), 2),
+            "feedback_recall": round(float(np.mean(feedback_recall)), 3),
+            "recall_at_10_vs_exact_rocchio": round(float(np.mean(retriever_recall)), 3)}
     return out
 
 

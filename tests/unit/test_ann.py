@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from citesum.demo.haystack import generate_haystack
 from citesum.index import ann as ann_module
-from citesum.index.ann import AnnIndex
+from citesum.index.ann import AnnIndex, copy_keys
+from citesum.index.segments import Segment, SegmentNearest
 from citesum.index.store import Index
 from citesum.retrieve import get_retriever
 from citesum.retrieve.dense import unit_scores
@@ -59,7 +60,8 @@ def test_dense_search_through_the_graph_gives_the_exact_results(tmp_path: Path) 
             # HNSW is approximate even over a few hundred units (copies weaken its links), so not always all
             overlaps.append(sum((Counter(h.passage.text for h in ours) & Counter(h.passage.text for h in theirs))
                                 .values()) / 10)
-            if name == "dense":  # each hit scored exactly, whatever the graph's own distances
+            if name == "dense":  # the exact ranking (copies share a node, found together), each hit scored exactly
+                assert [h.passage.id for h in ours] == [h.passage.id for h in theirs], query
                 exact_scores = dict(zip((p.id for p in exact.passages),
                                         exact.vectors @ get_retriever("dense", exact).embedder.encode_query(query)))  # type: ignore[attr-defined]
                 assert all(abs(h.score - exact_scores[h.passage.id]) < 1e-5 for h in ours)
@@ -297,10 +299,90 @@ def test_a_merged_segment_takes_its_largest_members_graph(tmp_path: Path, monkey
     index.update(upsert=DOCUMENTS[120:], delete=gone)
     [graph_file] = _graph_files(index)
     assert graph_file.parent.name != "s1-0"  # a new segment, with the new units in its graph
-    graph = index.ann
-    assert isinstance(graph, AnnIndex) and np.array_equal(graph.keys(), index.row_ids)
+    segment = Segment.load(graph_file.parent)
+    assert segment.graph is not None and np.array_equal(segment.rows, index.row_ids)
+    # one node a distinct vector, keyed by a unit holding it, which every copy names
+    keys = np.asarray(segment.keys)
+    assert np.array_equal(segment.graph.keys(), np.unique(keys))
+    assert len(np.unique(keys)) == len(np.unique(np.asarray(segment.vectors), axis=0)) < len(index)
+    holder = {int(k): np.flatnonzero(keys == k)[0] for k in np.unique(keys)}
+    assert all(np.array_equal(segment.vectors[i], segment.vectors[holder[int(k)]]) for i, k in enumerate(keys))
     exact = _index(tmp_path / "exact", 0, [d for d in DOCUMENTS if d.id not in gone])
     overlaps = [sum((Counter(h.passage.text for h in get_retriever("dense", index).retrieve(query, k=10))
                      & Counter(h.passage.text for h in get_retriever("dense", exact).retrieve(query, k=10))).values())
                 / 10 for query in QUERIES]
     assert np.mean(overlaps) >= 0.9, overlaps
+
+
+def test_copies_share_a_node_and_a_node_outlives_the_unit_it_was_made_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies of a passage are one node of the graph, found together, ranked as exact search ranks them (by
+    position). When the document of the unit a node was made from is deleted, its copies are still found through
+    that node, and the deleted unit never is; when the last copy goes, the next merge drops the node."""
+    from citesum.index import segments
+    from citesum.types import Document
+
+    copy = "Water rationing in Lakemont ends in May, the utility said on Tuesday."
+    documents = [Document(id=f"copy{i:02d}", title="t", text=copy) for i in range(12)]
+    index = _index(tmp_path / "ix", 100, DOCUMENTS[:120] + documents)
+    [graph_file] = _graph_files(index)
+    segment = Segment.load(graph_file.parent)
+    copy_rows = index.row_ids[[i for i, p in enumerate(index.passages) if p.text == copy]]
+    assert len(copy_rows) == 12 and set(np.asarray(segment.keys)[np.isin(segment.rows, copy_rows)]) == {copy_rows[0]}
+    assert len(segment.graph) == len(np.unique(np.asarray(segment.keys))) < len(index)  # type: ignore[arg-type]
+    hits = get_retriever("dense", index).retrieve(copy, k=12)
+    assert [h.passage.document_id for h in hits] == [d.id for d in documents]  # every copy, in position order
+
+    monkeypatch.setattr(segments, "MAX_SEGMENTS", 1)  # the update merges, taking the graph of the build
+
+    def no_rebuild(*args: object) -> AnnIndex:
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(AnnIndex, "build", no_rebuild)
+    index.update(delete=["copy00"], upsert=DOCUMENTS[120:130])
+    [graph_file] = _graph_files(index)
+    merged = Segment.load(graph_file.parent)
+    assert int(copy_rows[0]) not in merged.rows.tolist() and int(copy_rows[0]) in merged.graph.keys().tolist()  # type: ignore[union-attr]
+    hits = get_retriever("dense", index).retrieve(copy, k=11)
+    assert [h.passage.document_id for h in hits] == [d.id for d in documents[1:]]
+    index.update(delete=[d.id for d in documents[1:]], upsert=DOCUMENTS[130:135])  # merged again
+    assert int(copy_rows[0]) not in Segment.load(_graph_files(index)[0].parent).graph.keys().tolist()  # type: ignore[union-attr]
+    assert all(h.passage.text != copy for h in get_retriever("dense", index).retrieve(copy, k=10))
+
+
+def test_copy_keys_group_equal_vectors_and_survive_colliding_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    distinct = rng.standard_normal((40, 8)).astype(np.float32)
+    picked = rng.integers(0, 40, 300)
+    vectors, rows = distinct[picked], np.arange(1000, 1300)
+    first_row = {p: rows[np.flatnonzero(picked == p)[0]] for p in set(picked.tolist())}
+    assert copy_keys(vectors, rows).tolist() == [first_row[p] for p in picked.tolist()]
+    # a key given (a unit of the segment a merge started from) is kept, and its group's new units share it
+    known = np.full(300, -1)
+    known[7] = 5
+    keys = copy_keys(vectors, rows, known)
+    assert set(keys[picked == picked[7]].tolist()) == {5}
+    # every hash equal: only units equal to a group's node share it, the others are nodes of their own
+    monkeypatch.setattr(ann_module, "_hashes", lambda v: np.zeros(len(v), dtype=np.uint64))
+    keys = copy_keys(vectors, rows)
+    assert keys.tolist() == [rows[0] if p == picked[0] else rows[i] for i, p in enumerate(picked.tolist())]
+
+
+def test_a_graph_of_every_unit_written_before_copies_shared_a_node_is_searched_as_it_is(tmp_path: Path) -> None:
+    """A segment written before graph keys: each unit is its own node (its rowid); searches rank exactly."""
+    import scipy.sparse
+
+    from citesum.index.lexical import TermCounts
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((200, 16)).astype(np.float32)
+    vectors[100:] = vectors[:100]  # copies, each its own node as before
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = np.arange(1, 201, dtype=np.int64)
+    old = Segment("s1-0", rows, vectors, TermCounts.from_matrix(scipy.sparse.csr_matrix((200, 1))), AnnIndex.build(vectors, rows))
+    assert old.graph_keys is None
+    found, scores = SegmentNearest([(old, None)]).nearest(vectors[3], 4)
+    assert found.tolist()[:2] == [4, 104] and scores[0] == pytest.approx(1.0, abs=1e-5)
+    held = np.setdiff1d(np.arange(200), [3])  # the generation no longer holds rowid 4
+    found, _ = SegmentNearest([(old, held)]).nearest(vectors[3], 4)
+    assert 4 not in found.tolist() and found[0] == 104

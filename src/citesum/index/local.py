@@ -37,7 +37,7 @@ from citesum.index.ann import AnnIndex
 from citesum.index.database import (current_generation, manifest_value, read_vectors, rows_of_documents,
                                     segment_units, stored_dim)
 from citesum.index.lexical import LexicalIndex
-from citesum.index.search_store import GenerationWrite, ProgressFn, SearchParts, SearchStore
+from citesum.index.search_store import GenerationWrite, ProgressFn, SearchParts, SearchStore, positions_among
 from citesum.index.segments import Segment, SegmentNearest, SegmentVectors, held_count, held_rows, merge_runs
 from citesum.types import Passage
 
@@ -136,9 +136,7 @@ class LocalStore(SearchStore):
         dim = loaded[0].vectors.shape[1] if loaded else stored_dim(conn)
         whole = len(loaded) == 1 and held[0] is None
         vectors = loaded[0].vectors if whole else SegmentVectors([(s.vectors, h) for s, h in zip(loaded, held)], dim)
-        nearest = None
-        if any(s.graph is not None for s in loaded):
-            nearest = loaded[0].graph if whole else SegmentNearest(list(zip(loaded, held)))
+        nearest = SegmentNearest(list(zip(loaded, held))) if any(s.graph is not None for s in loaded) else None
         return SearchParts(vectors, lexical, nearest)
 
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
@@ -165,6 +163,9 @@ class LocalStore(SearchStore):
             if len(segment.vectors) != len(segment.rows) or len(segment.terms) != len(segment.rows):
                 problems.append(f"{segment.source} holds {len(segment.rows):,} rows, {len(segment.vectors):,} "
                                 f"vectors and {len(segment.terms):,} units' term counts")
+            if len(segment.keys) != len(segment.rows):
+                problems.append(f"{segment.source} holds {len(segment.rows):,} rows and the graph keys of "
+                                f"{len(segment.keys):,}")
         held = sum(held_count(s.rows, held_rows(s.rows, rows)) for s in loaded)
         if len(rows) != passages or held != passages:
             problems.append(f"{folder} holds {len(rows):,} rows ({held:,} in its segments) for {passages:,} "
@@ -312,7 +313,7 @@ class LocalStore(SearchStore):
                        else lexical.updated(np.ones(lexical.size, dtype=bool), texts))
             segment = Segment(f"s{generation}-r{number}", part, read_vectors(conn, bounds[0] - 1, bounds[1]),
                               lexical.segments[-1][0])
-            segment.graph = self._graph([], segment, self._wants_graph(conn, len(rows), len(part)), progress)
+            self._add_graph([], segment, self._wants_graph(conn, len(rows), len(part)), progress)
             segments.append(self._staged(generation, segment))
             lexical = lexical.with_segments([*lexical.segments[:-1], (segments[-1].terms, None)])
         if progress:
@@ -370,7 +371,7 @@ class LocalStore(SearchStore):
             vectors = np.concatenate([np.asarray(s.vectors if h is None else s.vectors[h], dtype=np.float32)
                                       for s, h in parts])
             merged = Segment(f"s{generation}-{number}", merged_rows, vectors, lexical.segments[start][0])
-            merged.graph = self._graph(parts, merged, wants_graph(len(merged_rows)), progress)
+            self._add_graph(parts, merged, wants_graph(len(merged_rows)), progress)
             merged = self._staged(generation, merged)  # a write rewriting many segments holds one at a time
             lexical = lexical.with_segments([*lexical.segments[:start], (merged.terms, None),
                                              *lexical.segments[start + 1:]])
@@ -378,42 +379,50 @@ class LocalStore(SearchStore):
             held[start:stop] = [None]
         for segment in segments:  # the segment of the new units, when no merge took it (a merged one is saved)
             if segment.source is None:
-                segment.graph = self._graph([], segment, wants_graph(len(segment.rows)), progress)
+                self._add_graph([], segment, wants_graph(len(segment.rows)), progress)
         return segments, lexical
 
-    def _graph(self, parts: list[tuple[Segment, np.ndarray | None]], segment: Segment, wanted: bool,
-               progress: ProgressFn | None) -> AnnIndex | None:
-        """The graph of a segment this write makes, when ``wanted``: the graph of the largest of the segments
-        ``parts`` it merges (read whole), without the units it drops and with the others', or built whole."""
+    def _add_graph(self, parts: list[tuple[Segment, np.ndarray | None]], segment: Segment, wanted: bool,
+                   progress: ProgressFn | None) -> None:
+        """Give a segment this write makes its graph and the graph key of each unit, when ``wanted``: the graph of
+        the largest of the segments ``parts`` it merges (read whole), without the nodes none of its units stands
+        for any more and with nodes for the others' new vectors, or built whole (one node a distinct vector:
+        citesum.index.ann)."""
         if not wanted or segment.vectors.shape[1] == 0:
-            return None
+            return
         if not ann_graph.available():
             warnings.warn(f"{self.path}: {len(segment.rows):,} units and no approximate nearest-neighbour index: "
                           "dense search reads every vector (pip install 'citesum[ann]' for one)", stacklevel=3)
-            return None
+            return
         if progress:
             progress("ann", 0, 1)
-        graph = None
+        graph, keys = None, None
         largest = max(parts, key=lambda part: len(part[0].rows), default=None)
         saved = ann_graph.saved_in(largest[0].source) if largest is not None and largest[0].source else None
         if saved is not None and largest is not None:
             try:
                 graph = AnnIndex.load(saved, view=False)
-                base, base_held = largest
-                if base_held is not None:
-                    graph.remove(np.setdiff1d(base.rows, base.rows[base_held]))
-                others = ~np.isin(segment.rows, base.rows)
-                graph.add(segment.vectors[others], segment.rows[others])
+                base = largest[0]
+                position_in_base, from_base = positions_among(base.rows, segment.rows)
+                known = np.full(len(segment.rows), -1, dtype=np.int64)
+                known[from_base] = np.asarray(base.keys)[position_in_base[from_base]]
+                keys = ann_graph.copy_keys(segment.vectors, segment.rows, known)
+                graph.remove(np.setdiff1d(np.asarray(base.keys), keys))
+                new_nodes = (known < 0) & (keys == segment.rows)
+                graph.add(segment.vectors[new_nodes], segment.rows[new_nodes])
             except (OSError, ValueError, RuntimeError) as exc:
                 log.warning("%s: a segment's nearest-neighbour graph could not be updated (%s); building it again",
                             self.path, exc)
                 graph = None
-        # built whole when the update would not give exactly this segment's units (history of another shape)
-        if graph is None or graph.dim != segment.vectors.shape[1] or not np.array_equal(graph.keys(), segment.rows):
-            graph = AnnIndex.build(segment.vectors, segment.rows)
+        # built whole when the update would not give exactly this segment's nodes (history of another shape)
+        if (graph is None or keys is None or graph.dim != segment.vectors.shape[1]
+                or not np.array_equal(graph.keys(), np.unique(keys))):
+            keys = ann_graph.copy_keys(segment.vectors, segment.rows)
+            nodes = keys == segment.rows
+            graph = AnnIndex.build(segment.vectors[nodes], segment.rows[nodes])
+        segment.graph, segment.graph_keys = graph, keys
         if progress:
             progress("ann", 1, 1)
-        return graph
 
     def committed(self, conn: sqlite3.Connection, generation: int) -> None:
         for entry in self.path.glob("gen-*"):

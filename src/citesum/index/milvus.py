@@ -404,9 +404,10 @@ class MilvusSearch:
         scores[positions] = np.abs(found)
         return scores
 
-    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def nearest(self, query_vector: np.ndarray, count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         _, search = DENSE_INDEXES[self.store.dense_index]
-        hits = self._search([np.asarray(query_vector, dtype=np.float32).tolist()], "dense", CANDIDATES, search)
+        hits = self._search([np.asarray(query_vector, dtype=np.float32).tolist()], "dense", count or CANDIDATES,
+                            search)
         return (np.array([hit["id"] for hit in hits], dtype=np.int64),
                 np.array([hit["distance"] for hit in hits], dtype=np.float32))
 

@@ -45,9 +45,9 @@ class LexicalScorer(Protocol):
 class NearestUnits(Protocol):
     """Approximate nearest-neighbour search over a generation's unit vectors."""
 
-    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """(the rowids of the units found nearest, their cosine scores when exact, else None: the caller scores
-        them against the stored vectors)."""
+    def nearest(self, query_vector: np.ndarray, count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(the rowids of the ``count`` units found nearest (default: the depth a fusion ranks,
+        :data:`~citesum.index.ann.CANDIDATES`), their exact cosine scores)."""
         ...
 
 

@@ -25,6 +25,9 @@ from citesum.index.search_store import positions_among
 
 ROWS = "rows.npy"
 VECTORS = "vectors.npy"
+#: beside a segment's graph: the key under which the graph holds each row's vector (citesum.index.ann.copy_keys);
+#: a graph written before it holds every row under its own rowid
+GRAPH_KEYS = "graph-keys.npy"
 TERMS = "terms"
 #: a generation's list of its segments (names, in rowid order)
 LISTING = "segments.json"
@@ -52,19 +55,28 @@ class Segment:
     graph: AnnIndex | None = None
     #: the folder it was loaded from (a write links its files instead of writing them); None: made by the write
     source: Path | None = None
+    #: the graph key of each row (:data:`GRAPH_KEYS`); None: its own rowid
+    graph_keys: np.ndarray | None = None
 
     @classmethod
     def load(cls, folder: Path, *, graph: bool = True) -> "Segment":
         """The segment saved in ``folder``; with ``graph``, its graph memory-mapped when it has one and usearch
         is installed."""
         saved = ann_graph.saved_in(folder)
+        keys = np.load(folder / GRAPH_KEYS, mmap_mode="r") if (folder / GRAPH_KEYS).exists() else None
         return cls(folder.name, np.load(folder / ROWS, mmap_mode="r"), np.load(folder / VECTORS, mmap_mode="r"),
                    TermCounts.load(folder / TERMS),
-                   AnnIndex.load(saved) if graph and saved is not None and ann_graph.available() else None, folder)
+                   AnnIndex.load(saved) if graph and saved is not None and ann_graph.available() else None, folder,
+                   keys)
 
     @property
     def has_graph(self) -> bool:
         return self.graph is not None or (self.source is not None and ann_graph.saved_in(self.source) is not None)
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The graph key of each row (:data:`GRAPH_KEYS`)."""
+        return self.rows if self.graph_keys is None else self.graph_keys
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True)
@@ -73,6 +85,7 @@ class Segment:
         self.terms.save(folder / TERMS)
         if self.graph is not None:
             self.graph.save(folder / self.graph.file_name)
+            np.save(folder / GRAPH_KEYS, np.asarray(self.keys, dtype=np.int64))
 
 
 def listing(folder: Path) -> list[str] | None:
@@ -170,15 +183,36 @@ class SegmentNearest:
                 mask[held] = True
             self._parts.append((segment, held, mask))
 
+        self._groups: list[_CopyGroups | None] = [None] * len(self._parts)  # made at a segment's first search
+
     def __len__(self) -> int:
         return sum(held_count(segment.rows, held) for segment, held, _ in self._parts)
 
-    def nearest(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rowids of the :data:`~citesum.index.ann.CANDIDATES` units nearest ``query_vector`` found across
-        the segments, with their exact cosine scores, best first (equal scores: the lower rowid first): each
-        graph's candidates and the units of the segments without one, scored against the stored vectors.
-        Keeping only the best of them (not a segment's best alone) bounds what a fusion ranks."""
-        return self.search(query_vector, with_scores=True)  # type: ignore[return-value]
+    def _graph_candidates(self, number: int, query: np.ndarray, asked: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows (positions in the segment) of the units of the ``asked`` nodes the segment's graph finds
+        nearest ``query``, with their exact scores: the units of the best nodes until there are ``asked`` (a node
+        stands for its copies, lowest rows first, as exact search breaks their ties), its vector scored once."""
+        segment = self._parts[number][0]
+        groups = self._groups[number]
+        if groups is None:
+            groups = self._groups[number] = _CopyGroups(np.asarray(segment.keys))
+        nodes = groups.nodes(segment.graph.search(query, asked))  # type: ignore[union-attr]
+        first = groups.first_rows(nodes)
+        in_file_order = np.argsort(first)  # reads of the mapped vectors go forward
+        node_scores = np.empty(len(nodes), dtype=np.float32)
+        node_scores[in_file_order] = np.asarray(segment.vectors[first[in_file_order]] @ query, dtype=np.float32)
+        best = np.lexsort((first, -node_scores))
+        nodes, node_scores = nodes[best], node_scores[best]
+        sizes = np.minimum(groups.sizes(nodes), asked)
+        enough = int(np.searchsorted(np.cumsum(sizes), asked)) + 1
+        return groups.rows(nodes[:enough], sizes[:enough]), np.repeat(node_scores[:enough], sizes[:enough])
+
+    def nearest(self, query_vector: np.ndarray, count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The rowids of the ``count`` (default :data:`~citesum.index.ann.CANDIDATES`) units nearest
+        ``query_vector`` found across the segments, with their exact cosine scores, best first (equal scores: the
+        lower rowid first): each graph's candidates and the units of the segments without one, scored against the
+        stored vectors. Keeping only the best of them (not a segment's best alone) bounds what a fusion ranks."""
+        return self.search(query_vector, count, with_scores=True)  # type: ignore[return-value]
 
     def search(self, query: np.ndarray, count: int | None = None, *, with_scores: bool = False
                ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -186,19 +220,16 @@ class SegmentNearest:
         ``query``, best first (and their exact scores, ``with_scores``)."""
         count = count or ann_graph.CANDIDATES
         found_rows, found_scores = [], []
-        for segment, held, mask in self._parts:
+        for number, (segment, held, mask) in enumerate(self._parts):
             if segment.graph is not None:
                 # the graph has the units the generation no longer holds too (at most DELETED_SHARE of them):
                 # asked for proportionally more, those are left out
                 asked = count if held is None else int(count * len(segment.rows) / max(len(held), 1)) + 16
-                keys = segment.graph.search(query, asked)
-                local, found = positions_among(segment.rows, keys)
-                local = np.minimum(local, len(segment.rows) - 1)
+                local, scores = self._graph_candidates(number, query, asked)
                 if mask is not None:
-                    found &= mask[local]
-                local = np.sort(local[found][:count])  # in file order: reads of the mapped vectors go forward
+                    local, scores = local[mask[local]], scores[mask[local]]
                 found_rows.append(np.asarray(segment.rows[local], dtype=np.int64))
-                found_scores.append(np.asarray(segment.vectors[local] @ query, dtype=np.float32))
+                found_scores.append(scores)
                 continue
             # a small segment: every vector read (its product, not a copy of the rows it holds)
             scores = np.asarray(segment.vectors @ query, dtype=np.float32)
@@ -211,3 +242,33 @@ class SegmentNearest:
             rows, scores = rows[kept], scores[kept]
         best = np.lexsort((rows, -scores))[:count]
         return (rows[best], scores[best]) if with_scores else rows[best]
+
+
+class _CopyGroups:
+    """A segment's rows by graph key (:data:`GRAPH_KEYS`): the graph finds a node, the node stands for the units
+    holding its vector."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self._order = np.argsort(keys, kind="stable")  # each key's rows ascending
+        by_key = keys[self._order]
+        starts = np.flatnonzero(np.r_[True, by_key[1:] != by_key[:-1]]) if len(by_key) else np.zeros(0, np.int64)
+        self._keys = by_key[starts]
+        self._starts = np.r_[starts, len(keys)].astype(np.int64)
+
+    def nodes(self, keys: np.ndarray) -> np.ndarray:
+        """The numbers of the nodes of ``keys`` that stand for some of the segment's rows."""
+        if not len(self._keys):
+            return np.zeros(0, dtype=np.int64)
+        nodes = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return nodes[self._keys[nodes] == keys]
+
+    def sizes(self, nodes: np.ndarray) -> np.ndarray:
+        return self._starts[nodes + 1] - self._starts[nodes]
+
+    def first_rows(self, nodes: np.ndarray) -> np.ndarray:
+        return self._order[self._starts[nodes]]
+
+    def rows(self, nodes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """The first ``sizes`` rows of each of ``nodes``, node after node."""
+        offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        return self._order[np.repeat(self._starts[nodes], sizes) + offsets]

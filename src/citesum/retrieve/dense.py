@@ -30,11 +30,13 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
         return _every_unit(candidates, len(view.row_ids))
 
 
-def best_units(index: IndexReader, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def best_units(index: IndexReader, query_vector: np.ndarray, k: int, *, candidates: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """``top_k`` of :func:`unit_scores` (positions best first, and their scores) without an array of every
-    unit when the nearest-neighbour search found at least ``k`` units."""
+    unit when the nearest-neighbour search found at least ``k`` units. ``candidates``: how many units that search
+    is asked for (at least ``k``; default the depth a fusion ranks): fewer cost less, at some recall."""
     with index.pinned() as view:
-        candidates = _candidates(view, query_vector)
+        candidates = _candidates(view, query_vector, max(candidates, k) if candidates else None)
         if candidates is None:
             scores = np.asarray(view.vectors @ query_vector, dtype=np.float32)
         elif len(candidates[0]) >= k:
@@ -55,20 +57,18 @@ def _every_unit(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.nda
     return scores
 
 
-def _candidates(view: IndexReader, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The units the nearest-neighbour search finds (positions ascending) and their exact cosine scores; None
-    when the generation has no such search."""
+def _candidates(view: IndexReader, query_vector: np.ndarray, count: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``count`` (default: the search's own) units the nearest-neighbour search finds (positions ascending)
+    and their exact cosine scores; None when the generation has no such search."""
     graph = view.ann
     if graph is None:
         return None
-    found, found_scores = graph.nearest(query_vector)
-    # a key not among the generation's rows is a stale graph's, or a unit another generation added
+    found, found_scores = graph.nearest(query_vector, count)
+    # a rowid not among the generation's is a unit another generation added (a store shared by writers)
     positions, known = positions_among(view.row_ids, found)
     order = np.argsort(positions[known], kind="stable")
-    positions = positions[known][order]  # sorted: reads of the memory-mapped matrix go forward
-    if found_scores is not None:  # the store scored them exactly
-        return positions, np.asarray(found_scores, dtype=np.float32)[known][order]
-    return positions, np.asarray(view.vectors[positions] @ query_vector, dtype=np.float32)
+    return positions[known][order], np.asarray(found_scores, dtype=np.float32)[known][order]
 
 
 class DenseRetriever(Retriever):

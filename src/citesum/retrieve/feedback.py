@@ -131,16 +131,28 @@ def _unit_l1(weights: dict[str, float]) -> dict[str, float]:
     return {term: weight / total for term, weight in weights.items()} if total > 0 else {}
 
 
+#: Units Rocchio's first pass asks a nearest-neighbour search for, to take its ``feedback_units`` best: not the
+#: depth a fusion ranks, which at a million units cost the broad questions 5-9 ms a search. Chosen in a scratch
+#: grid on the benchmark's recall queries (benchmarks/scale.py: its 10 questions and the first sentence of 200
+#: passages, seed 0) over an earlier million-passage index; benchmarks/scale.py's ``feedback`` measures it against
+#: asking the full depth on those queries and on 120 it did not see.
+FEEDBACK_CANDIDATES = 64
+
+
 class DensePRFRetriever(DenseRetriever):
-    """Rocchio feedback in embedding space: q' = q + beta * mean(top units), then cosine again."""
+    """Rocchio feedback in embedding space: q' = q + beta * mean(top units), then cosine again.
+
+    ``feedback_candidates``: how many units the first pass asks a nearest-neighbour search for (None: as many as
+    the second pass); without such a search every vector is read, and it does not matter."""
 
     name = "dense-prf"
 
     def __init__(self, index: IndexReader, embedder: Embedder | None = None, feedback_units: int = 10,
-                 beta: float = 1.0) -> None:
+                 beta: float = 1.0, feedback_candidates: int | None = FEEDBACK_CANDIDATES) -> None:
         super().__init__(index, embedder)
         self.feedback_units = feedback_units
         self.beta = beta
+        self.feedback_candidates = feedback_candidates
 
     def scores(self, query: str) -> np.ndarray:
         with self.index.pinned() as view:  # both passes and the centroid read one generation
@@ -156,6 +168,6 @@ class DensePRFRetriever(DenseRetriever):
     def _expanded(self, view: IndexReader, query: str) -> np.ndarray:
         """q + beta * the mean of the first pass's top units, L2-normalised."""
         query_vector = self.embedder.encode_query(query)
-        feedback, _ = best_units(view, query_vector, self.feedback_units)
+        feedback, _ = best_units(view, query_vector, self.feedback_units, candidates=self.feedback_candidates)
         expanded = query_vector + self.beta * np.asarray(view.vectors[feedback]).mean(axis=0)
         return expanded / max(float(np.linalg.norm(expanded)), 1e-12)
