@@ -16,8 +16,9 @@ Steps (each in its own subprocess, so each peak RSS is its own):
   * search after the updates: the same measures on the generation the updates left (the build's segment, from
     which the revised documents' units are left out, and the updates' segments, read exactly beside its graph)
   * threshold: on the first n vectors of the index (n in ``--threshold-sizes``), the time of an exact dense
-    query against one through a graph of those n (search + exact scoring of its candidates), the graph's build
-    time and its recall@10: where the graph overtakes exact search is where DEFAULT_ANN_MIN_UNITS belongs
+    query against one through a graph of those n as a write makes it (a node a distinct vector; search + exact
+    scoring of its candidates), the graph's build time and its recall@10: where the graph overtakes exact search
+    is where DEFAULT_ANN_MIN_UNITS belongs
 
 Run: python benchmarks/scale.py [--passages 1000000] [--threshold-sizes 50000,100000,200000,400000]
 Writes: benchmarks/results/scale.json
@@ -251,8 +252,12 @@ def update(folder: Path, passages: int, build_seconds: float) -> dict[str, Any]:
 
 
 def threshold(folder: Path, sizes: list[int]) -> dict[str, Any]:
+    import scipy.sparse
+
     from citesum.embed import get_embedder
-    from citesum.index.ann import AnnIndex
+    from citesum.index.ann import AnnIndex, copy_keys
+    from citesum.index.lexical import TermCounts
+    from citesum.index.segments import Segment, SegmentNearest
     from citesum.index.store import Index
     from citesum.retrieve.base import top_k
 
@@ -263,21 +268,29 @@ def threshold(folder: Path, sizes: list[int]) -> dict[str, Any]:
         vectors = np.ascontiguousarray(index.vectors[:size])
         with index.read() as view:
             queries = _recall_queries(view, embedder)
-        started = time.perf_counter()
-        graph = AnnIndex.build(vectors, np.arange(size, dtype=np.int64))
+            held_out = [embedder.encode_query(text) for text in _held_out_texts(view)]
+        rows = np.arange(size, dtype=np.int64)
+        started = time.perf_counter()  # as a write makes a segment's graph: a node a distinct vector
+        keys = copy_keys(vectors, rows)
+        nodes = np.flatnonzero(keys == rows)
+        graph = AnnIndex.build(vectors, rows[nodes], nodes)
         build_seconds = time.perf_counter() - started
+        # a segment of the first ``size`` units (their term counts are not read by a dense search)
+        segment = Segment("threshold", rows, vectors, TermCounts.from_matrix(scipy.sparse.csr_matrix((size, 1))),
+                          graph, graph_keys=keys)
+        nearest = SegmentNearest([(segment, None)])
 
         def exact(q: np.ndarray, vectors: np.ndarray = vectors) -> np.ndarray:
             return top_k(np.asarray(vectors @ q, dtype=np.float32), 10)
 
-        def approximate(q: np.ndarray, vectors: np.ndarray = vectors, graph: AnnIndex = graph) -> np.ndarray:
-            found = np.sort(graph.search(q))
-            return found[top_k(np.asarray(vectors[found] @ q, dtype=np.float32), 10)]
+        def approximate(q: np.ndarray, nearest: SegmentNearest = nearest) -> np.ndarray:
+            return nearest.nearest(q)[0][:10]  # the rows are the positions
 
         timings = {f"{name}_p50_ms": _timed(function, queries[:60])["p50_ms"]
                    for name, function in (("exact", exact), ("graph", approximate))}
-        out[str(size)] = {**timings, "graph_build_seconds": round(build_seconds, 1),
-                          "recall_at_10": _recall_at_10(vectors, queries, approximate)}
+        out[str(size)] = {**timings, "graph_build_seconds": round(build_seconds, 1), "graph_nodes": int(len(graph)),
+                          "recall_at_10": _recall_at_10(vectors, queries, approximate),
+                          "recall_at_10_held_out": _recall_at_10(vectors, held_out, approximate)}
         print(size, json.dumps(out[str(size)]), flush=True)
     return out
 

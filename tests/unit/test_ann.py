@@ -386,3 +386,26 @@ def test_a_graph_of_every_unit_written_before_copies_shared_a_node_is_searched_a
     held = np.setdiff1d(np.arange(200), [3])  # the generation no longer holds rowid 4
     found, _ = SegmentNearest([(old, held)]).nearest(vectors[3], 4)
     assert 4 not in found.tolist() and found[0] == 104
+
+
+def test_rocchio_s_first_pass_asks_the_graph_for_its_few_candidates(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass needs only its 10 feedback units: it asks for FEEDBACK_CANDIDATES, the second pass for
+    the depth a fusion ranks; on a graph this small both find what asking for the full depth finds."""
+    from citesum.retrieve.feedback import FEEDBACK_CANDIDATES, DensePRFRetriever
+
+    index = _index(tmp_path / "ix", 100)
+    asked: list[int | None] = []
+    nearest = SegmentNearest.nearest
+
+    def recorded(self: SegmentNearest, query_vector: np.ndarray, count: int | None = None):  # type: ignore[no-untyped-def]
+        asked.append(count)
+        return nearest(self, query_vector, count)
+
+    monkeypatch.setattr(SegmentNearest, "nearest", recorded)
+    for query in QUERIES:
+        asked.clear()
+        few = DensePRFRetriever(index).retrieve(query, 10)
+        assert asked == [FEEDBACK_CANDIDATES, None]
+        full = DensePRFRetriever(index, feedback_candidates=None).retrieve(query, 10)
+        assert [h.passage.id for h in few] == [h.passage.id for h in full]

@@ -408,8 +408,8 @@ class LocalStore(SearchStore):
                 known[from_base] = np.asarray(base.keys)[position_in_base[from_base]]
                 keys = ann_graph.copy_keys(segment.vectors, segment.rows, known)
                 graph.remove(np.setdiff1d(np.asarray(base.keys), keys))
-                new_nodes = (known < 0) & (keys == segment.rows)
-                graph.add(segment.vectors[new_nodes], segment.rows[new_nodes])
+                new_nodes = np.flatnonzero((known < 0) & (keys == segment.rows))
+                graph.add(segment.vectors, segment.rows[new_nodes], new_nodes)
             except (OSError, ValueError, RuntimeError) as exc:
                 log.warning("%s: a segment's nearest-neighbour graph could not be updated (%s); building it again",
                             self.path, exc)
@@ -418,8 +418,8 @@ class LocalStore(SearchStore):
         if (graph is None or keys is None or graph.dim != segment.vectors.shape[1]
                 or not np.array_equal(graph.keys(), np.unique(keys))):
             keys = ann_graph.copy_keys(segment.vectors, segment.rows)
-            nodes = keys == segment.rows
-            graph = AnnIndex.build(segment.vectors[nodes], segment.rows[nodes])
+            nodes = np.flatnonzero(keys == segment.rows)
+            graph = AnnIndex.build(segment.vectors, segment.rows[nodes], nodes)
         segment.graph, segment.graph_keys = graph, keys
         if progress:
             progress("ann", 1, 1)
