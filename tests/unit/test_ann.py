@@ -4,6 +4,7 @@ default embedder: what it returns, how it follows updates, damage and a missing 
 from __future__ import annotations
 
 import json
+import sqlite3
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -233,7 +234,7 @@ def test_the_graph_holds_spread_keys_and_reads_a_graph_of_plain_rowids(tmp_path:
     assert np.array_equal(graph.keys(), rowids) and graph.search(vectors[41], 1)[0] == 42
     graph.remove(rowids[:100])
     assert np.array_equal(graph.keys(), rowids[100:])
-    graph.save(tmp_path / graph.file_name)
+    graph.save(tmp_path / ann_module.FILE)
     assert ann_module.saved_in(tmp_path) == tmp_path / ann_module.FILE
     assert np.array_equal(AnnIndex.load(tmp_path / ann_module.FILE).keys(), rowids[100:])
     # a graph written before the keys were spread holds the rowids themselves: read and updated as it is
@@ -246,7 +247,7 @@ def test_the_graph_holds_spread_keys_and_reads_a_graph_of_plain_rowids(tmp_path:
     assert np.array_equal(legacy.keys(), rowids) and legacy.search(vectors[41], 1)[0] == 42
     legacy.remove(rowids[:10])
     legacy.add(vectors[:1], np.array([999]))
-    assert legacy.file_name == ann_module.LEGACY_FILE and legacy.keys()[-1] == 999 and len(legacy) == 291
+    assert legacy.keys()[-1] == 999 and len(legacy) == 291
 
 
 @pytest.mark.parametrize("candidates", [1000, 30])
@@ -409,3 +410,59 @@ def test_rocchio_s_first_pass_asks_the_graph_for_its_few_candidates(tmp_path: Pa
         assert asked == [FEEDBACK_CANDIDATES, None]
         full = DensePRFRetriever(index, feedback_candidates=None).retrieve(query, 10)
         assert [h.passage.id for h in few] == [h.passage.id for h in full]
+
+
+def test_copies_the_generation_no_longer_holds_never_crowd_out_those_it_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node whose first copies were deleted (the segment kept, under its rewrite share) stands for the copies
+    still held: a search asking for fewer units than the node has copies finds those, in position order, and
+    Rocchio's first pass takes its feedback from them."""
+    from citesum.types import Document
+
+    copy = "Water rationing in Lakemont ends in May, the utility said on Tuesday."
+    documents = [Document(id=f"copy{i:03d}", title="t", text=copy) for i in range(120)]
+    index = _index(tmp_path / "ix", 100, DOCUMENTS + documents)
+    generation_files = {p.name for p in _graph_files(index)}
+    index.update(delete=[d.id for d in documents[:100]])
+    assert {p.name for p in _graph_files(index)} == generation_files  # the build's segment, linked, not rewritten
+    monkeypatch.setattr(ann_module, "CANDIDATES", 25)
+    hits = get_retriever("dense", index).retrieve(copy, k=20)
+    assert [h.passage.document_id for h in hits] == [d.id for d in documents[100:]]
+    assert all(h.score == pytest.approx(1.0, abs=1e-5) for h in hits)
+    rocchio = get_retriever("dense-prf", index).retrieve(copy, k=20)
+    assert [h.passage.document_id for h in rocchio] == [d.id for d in documents[100:]]
+
+
+def test_a_segment_of_the_format_before_nodes_is_searched_and_its_next_merge_makes_nodes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index written before copies shared a node (every unit a node of ann-spread-keys.usearch, no keys file)
+    is searched as it is; the merge of the next update builds its graph again, as nodes."""
+    from citesum.index import artifacts, segments
+    from citesum.types import Document
+
+    copy = "Water rationing in Lakemont ends in May, the utility said on Tuesday."
+    documents = [Document(id=f"copy{i:02d}", title="t", text=copy) for i in range(12)]
+    index = _index(tmp_path / "ix", 100, DOCUMENTS[:120] + documents)
+    [graph_file] = _graph_files(index)
+    folder = graph_file.parent
+    segment = Segment.load(folder)
+    every_unit = AnnIndex.build(np.asarray(segment.vectors), np.asarray(segment.rows))
+    graph_file.unlink()
+    (folder / segments.GRAPH_KEYS).unlink()
+    every_unit.save(folder / ann_module.EVERY_UNIT_FILE)
+    generation = _generation_folder(index)
+    conn = sqlite3.connect(tmp_path / "ix" / "index.sqlite")  # the records an older writer would have made
+    with conn:
+        conn.execute("UPDATE manifest SET value = ? WHERE key = 'files'", (json.dumps(artifacts.checksums(generation)),))
+    conn.close()
+    older = Index.open(tmp_path / "ix")
+    assert older.ann is not None and not _graph_files(older)  # its graph is read: no exact fallback
+    hits = get_retriever("dense", older).retrieve(copy, k=12)
+    assert sorted(h.passage.document_id for h in hits) == [d.id for d in documents]
+    monkeypatch.setattr(segments, "MAX_SEGMENTS", 1)
+    older.update(upsert=DOCUMENTS[120:130])
+    [graph_file] = _graph_files(older)
+    merged = Segment.load(graph_file.parent)
+    assert merged.graph_keys is not None and len(merged.graph) == len(np.unique(np.asarray(merged.keys))) < len(older)  # type: ignore[arg-type]
+    hits = get_retriever("dense", older).retrieve(copy, k=12)
+    assert [h.passage.document_id for h in hits] == [d.id for d in documents]

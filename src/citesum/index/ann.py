@@ -10,15 +10,16 @@ The graph holds each rowid multiplied by an odd constant (mod 2**64, so the prod
 looks keys up in a hash table that consecutive integers crowd. Profiling the 1% update of benchmarks/scale.py
 (a million units) found 21.8 s of its 47.4 s in removing its 11,887 old units from the freshly built graph; on
 100,000 random vectors, removing 1,000 consecutive keys took 0.21 s, and 0.00 s once spread. Graphs written
-before that (``ann.usearch``) hold the rowids and are read and updated as they are.
+before that (``ann.usearch``) hold the rowids.
 
 Copies of a passage (boilerplate, a short closing sentence chunked alone: 35% of our generated haystack's
 units) share one node, keyed by the rowid of the first unit holding that vector (:func:`copy_keys`; a segment
-keeps each unit's key). A search finds a node and returns its copies, lowest rowid first, as exact search breaks
-their ties; a graph of every copy returned an arbitrary few of them (recall@10 counted by id 0.93, any copy counted
-0.995, in benchmarks/scale.py before this). The graph of a million generated passages has 656,163 nodes and was
-built in 300 s instead of 448 (benchmarks/scale.py runs before and after, in document order; see
-:meth:`AnnIndex.add` for the order nodes are inserted in now).
+keeps each unit's key). A search finds a node and returns the copies the generation holds, lowest rowid first, as
+exact search breaks their ties; a graph of every copy returned an arbitrary few of them (recall@10 counted by id
+0.93, any copy counted 0.995, in benchmarks/scale.py before this). The graph of a million generated passages has
+656,163 nodes and was built in 300 s instead of 448 (benchmarks/scale.py runs before and after, both f16, in
+document order; see :meth:`AnnIndex.add` for the order nodes are inserted in now). Segments of older formats
+(every unit a node) are searched as they are, and a merge builds their graph again as nodes.
 
 A search asks the graph for :data:`CANDIDATES` units (the depth a fusion of retrievers ranks) and scores those
 exactly against the stored vectors: the ranking among them is exact, and only a unit the graph misses is lost. A
@@ -47,15 +48,17 @@ EXPANSION_ADD = 128
 #: How the graph holds the vectors: 8-bit integers (unit vectors times 127; candidates are scored exactly after).
 #: Scratch comparison on 300,000 generated units (196,000 nodes) and 230 queries of benchmarks/scale.py's two
 #: sets: built in 29.5 s against 61.1 for half-precision floats (38.3 bf16), a search for 1,000 candidates took
-#: 3.8 ms at p50 against 6.2 (4.5), recall@10 1.0 against 0.987 (0.983). Graphs written before hold f16 and are
-#: read and updated as they are.
+#: 3.8 ms at p50 against 6.2 (4.5), recall@10 1.0 against 0.987 (0.983). Graphs written before hold f16.
 DTYPE = "i8"
 #: The breadth of a search for fewer units than this (usearch searches at max(expansion_search, count)). Chosen
 #: with Rocchio's first pass, whose 64 units asked at this breadth: see FEEDBACK_CANDIDATES in
 #: citesum.retrieve.feedback for what was measured.
 MIN_BREADTH = 256
-#: the file of a generation's graph (keys spread, see the module docstring), and of one written before
-FILE = "ann-spread-keys.usearch"
+#: the file of a segment's graph: a node a distinct vector, keys spread (see the module docstring); and of graphs
+#: written before, searched as they are with every unit a node: keys spread, and keys that are the rowids. A new
+#: name, so that a reader of an older format finds no graph it would misread, and searches exactly.
+FILE = "ann-nodes.usearch"
+EVERY_UNIT_FILE = "ann-spread-keys.usearch"
 LEGACY_FILE = "ann.usearch"
 #: odd, so multiplying by it mod 2**64 is undone by multiplying by its inverse (the golden-ratio constant)
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)
@@ -76,8 +79,9 @@ def copy_keys(vectors: np.ndarray, rows: np.ndarray, known: np.ndarray | None = 
     its own, or the key ``known`` gives it (>= 0; -1: none), which a unit keeps and its new copies share.
 
     A unit whose key is its own rowid is a node of the graph; the others are found through it. Units are grouped
-    by a hash of their vectors' bits, then each new copy is compared with its node's vector, so a collision of
-    hashes only costs a node more."""
+    by a hash of their vectors' bits, then each new copy is compared with its node's vector: after a collision of
+    hashes, the units whose vector differs from the node's become nodes of their own (each, even copies of one
+    another), so results stay right and only those copies' order among themselves is left to the graph."""
     rows = np.asarray(rows, dtype=np.int64)
     given = np.full(len(rows), -1, dtype=np.int64) if known is None else np.asarray(known, dtype=np.int64)
     if not len(rows):
@@ -133,7 +137,7 @@ def available() -> bool:
 
 def saved_in(folder: Path) -> Path | None:
     """The graph file of a generation's folder (either name); None when it has none."""
-    for name in (FILE, LEGACY_FILE):
+    for name in (FILE, EVERY_UNIT_FILE, LEGACY_FILE):
         if (folder / name).exists():
             return folder / name
     return None
@@ -145,11 +149,6 @@ class AnnIndex:
     def __init__(self, graph: object, *, spread: bool = True) -> None:
         self._graph = graph
         self._spread = spread
-
-    @property
-    def file_name(self) -> str:
-        """What a generation's folder calls this graph's file (it tells how its keys are held)."""
-        return FILE if self._spread else LEGACY_FILE
 
     @classmethod
     def build(cls, vectors: np.ndarray, keys: np.ndarray, rows: np.ndarray | None = None) -> "AnnIndex":

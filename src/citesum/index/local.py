@@ -399,7 +399,8 @@ class LocalStore(SearchStore):
         graph, keys = None, None
         largest = max(parts, key=lambda part: len(part[0].rows), default=None)
         saved = ann_graph.saved_in(largest[0].source) if largest is not None and largest[0].source else None
-        if saved is not None and largest is not None:
+        # a graph of an older format (every unit a node) is built again as nodes, not carried on
+        if saved is not None and saved.name == ann_graph.FILE and largest is not None:
             try:
                 graph = AnnIndex.load(saved, view=False)
                 base = largest[0]

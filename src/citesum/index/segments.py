@@ -84,7 +84,7 @@ class Segment:
         np.save(folder / VECTORS, np.ascontiguousarray(self.vectors, dtype=np.float32))
         self.terms.save(folder / TERMS)
         if self.graph is not None:
-            self.graph.save(folder / self.graph.file_name)
+            self.graph.save(folder / ann_graph.FILE)
             np.save(folder / GRAPH_KEYS, np.asarray(self.keys, dtype=np.int64))
 
 
@@ -175,27 +175,20 @@ class SegmentNearest:
     small one), keeping the units the generation holds."""
 
     def __init__(self, parts: Sequence[tuple[Segment, np.ndarray | None]]) -> None:
-        self._parts = []
-        for segment, held in parts:
-            mask = None
-            if held is not None:
-                mask = np.zeros(len(segment.rows), dtype=bool)
-                mask[held] = True
-            self._parts.append((segment, held, mask))
-
+        self._parts = list(parts)
         self._groups: list[_CopyGroups | None] = [None] * len(self._parts)  # made at a segment's first search
 
     def __len__(self) -> int:
-        return sum(held_count(segment.rows, held) for segment, held, _ in self._parts)
+        return sum(held_count(segment.rows, held) for segment, held in self._parts)
 
     def _graph_candidates(self, number: int, query: np.ndarray, asked: int) -> tuple[np.ndarray, np.ndarray]:
-        """The rows (positions in the segment) of the units of the ``asked`` nodes the segment's graph finds
+        """The rows (positions in the segment) of the held units of the ``asked`` nodes the segment's graph finds
         nearest ``query``, with their exact scores: the units of the best nodes until there are ``asked`` (a node
-        stands for its copies, lowest rows first, as exact search breaks their ties), its vector scored once."""
-        segment = self._parts[number][0]
+        stands for its held copies, lowest rows first, as exact search breaks their ties), its vector scored once."""
+        segment, held = self._parts[number]
         groups = self._groups[number]
         if groups is None:
-            groups = self._groups[number] = _CopyGroups(np.asarray(segment.keys))
+            groups = self._groups[number] = _CopyGroups(np.asarray(segment.keys), held)
         nodes = groups.nodes(segment.graph.search(query, asked))  # type: ignore[union-attr]
         first = groups.first_rows(nodes)
         in_file_order = np.argsort(first)  # reads of the mapped vectors go forward
@@ -220,14 +213,12 @@ class SegmentNearest:
         ``query``, best first (and their exact scores, ``with_scores``)."""
         count = count or ann_graph.CANDIDATES
         found_rows, found_scores = [], []
-        for number, (segment, held, mask) in enumerate(self._parts):
+        for number, (segment, held) in enumerate(self._parts):
             if segment.graph is not None:
-                # the graph has the units the generation no longer holds too (at most DELETED_SHARE of them):
+                # the graph has nodes of units the generation no longer holds too (at most DELETED_SHARE of them):
                 # asked for proportionally more, those are left out
                 asked = count if held is None else int(count * len(segment.rows) / max(len(held), 1)) + 16
                 local, scores = self._graph_candidates(number, query, asked)
-                if mask is not None:
-                    local, scores = local[mask[local]], scores[mask[local]]
                 found_rows.append(np.asarray(segment.rows[local], dtype=np.int64))
                 found_scores.append(scores)
                 continue
@@ -245,15 +236,16 @@ class SegmentNearest:
 
 
 class _CopyGroups:
-    """A segment's rows by graph key (:data:`GRAPH_KEYS`): the graph finds a node, the node stands for the units
-    holding its vector."""
+    """A segment's held rows by graph key (:data:`GRAPH_KEYS`): the graph finds a node, the node stands for the
+    held units holding its vector (a node none of whose units is held stands for none, and is not found)."""
 
-    def __init__(self, keys: np.ndarray) -> None:
-        self._order = np.argsort(keys, kind="stable")  # each key's rows ascending
+    def __init__(self, keys: np.ndarray, held: np.ndarray | None) -> None:
+        rows = np.arange(len(keys)) if held is None else np.asarray(held, dtype=np.int64)
+        self._order = rows[np.argsort(keys[rows], kind="stable")]  # each key's held rows ascending
         by_key = keys[self._order]
         starts = np.flatnonzero(np.r_[True, by_key[1:] != by_key[:-1]]) if len(by_key) else np.zeros(0, np.int64)
         self._keys = by_key[starts]
-        self._starts = np.r_[starts, len(keys)].astype(np.int64)
+        self._starts = np.r_[starts, len(by_key)].astype(np.int64)
 
     def nodes(self, keys: np.ndarray) -> np.ndarray:
         """The numbers of the nodes of ``keys`` that stand for some of the segment's rows."""
