@@ -437,24 +437,12 @@ def test_a_segment_of_the_format_before_nodes_is_searched_and_its_next_merge_mak
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An index written before copies shared a node (every unit a node of ann-spread-keys.usearch, no keys file)
     is searched as it is; the merge of the next update builds its graph again, as nodes."""
-    from citesum.index import artifacts, segments
+    from citesum.index import segments
     from citesum.types import Document
 
     copy = "Water rationing in Lakemont ends in May, the utility said on Tuesday."
     documents = [Document(id=f"copy{i:02d}", title="t", text=copy) for i in range(12)]
-    index = _index(tmp_path / "ix", 100, DOCUMENTS[:120] + documents)
-    [graph_file] = _graph_files(index)
-    folder = graph_file.parent
-    segment = Segment.load(folder)
-    every_unit = AnnIndex.build(np.asarray(segment.vectors), np.asarray(segment.rows))
-    graph_file.unlink()
-    (folder / segments.GRAPH_KEYS).unlink()
-    every_unit.save(folder / ann_module.EVERY_UNIT_FILE)
-    generation = _generation_folder(index)
-    conn = sqlite3.connect(tmp_path / "ix" / "index.sqlite")  # the records an older writer would have made
-    with conn:
-        conn.execute("UPDATE manifest SET value = ? WHERE key = 'files'", (json.dumps(artifacts.checksums(generation)),))
-    conn.close()
+    _older_format(_index(tmp_path / "ix", 100, DOCUMENTS[:120] + documents))
     older = Index.open(tmp_path / "ix")
     assert older.ann is not None and not _graph_files(older)  # its graph is read: no exact fallback
     hits = get_retriever("dense", older).retrieve(copy, k=12)
@@ -466,3 +454,34 @@ def test_a_segment_of_the_format_before_nodes_is_searched_and_its_next_merge_mak
     assert merged.graph_keys is not None and len(merged.graph) == len(np.unique(np.asarray(merged.keys))) < len(older)  # type: ignore[arg-type]
     hits = get_retriever("dense", older).retrieve(copy, k=12)
     assert [h.passage.document_id for h in hits] == [d.id for d in documents]
+
+
+def _older_format(index: Index) -> None:
+    """Make ``index``'s segment as the writer before nodes left it: a graph of every unit under its old file name,
+    no keys file, and the records of the generation's files to match."""
+    from citesum.index import artifacts, segments
+
+    [graph_file] = _graph_files(index)
+    folder = graph_file.parent
+    segment = Segment.load(folder)
+    every_unit = AnnIndex.build(np.asarray(segment.vectors), np.asarray(segment.rows))
+    graph_file.unlink()
+    (folder / segments.GRAPH_KEYS).unlink()
+    every_unit.save(folder / ann_module.EVERY_UNIT_FILE)
+    conn = sqlite3.connect(index.path / "index.sqlite")
+    with conn:
+        conn.execute("UPDATE manifest SET value = ? WHERE key = 'files'",
+                     (json.dumps(artifacts.checksums(_generation_folder(index))),))
+    conn.close()
+
+
+def test_check_repair_writes_a_graph_of_the_format_before_as_nodes(tmp_path: Path) -> None:
+    from citesum.index.check import repair_index
+
+    _older_format(_index(tmp_path / "ix", 100))
+    assert not _graph_files(Index.open(tmp_path / "ix"))
+    assert repair_index(tmp_path / "ix").ok
+    index = Index.open(tmp_path / "ix")
+    [graph_file] = _graph_files(index)
+    segment = Segment.load(graph_file.parent)
+    assert segment.graph_keys is not None and len(segment.graph) == len(np.unique(np.asarray(segment.keys)))  # type: ignore[arg-type]
