@@ -2,8 +2,9 @@
 indexes above :data:`DEFAULT_ANN_MIN_UNITS` units, where a brute-force product with every vector is the
 slowest part of a dense query (35 ms for a million 256-d units on 2 cores; the graph answers in a few).
 
-Keys are the units' database rowids, which never change and are never reused, so an update removes the keys of
-the units it drops and adds the new ones to the previous generation's graph instead of building it again. The
+Keys are database rowids (of the unit a node was made from: see the copies below), which never change and are
+never reused, so a merge removes the nodes no unit it keeps stands for and adds the new units' nodes to the
+graph of its largest segment instead of building it again. The
 graph of a loaded generation is memory-mapped (a view of its file), not read into memory.
 
 The graph holds each rowid multiplied by an odd constant (mod 2**64, so the product is undone exactly): usearch
@@ -37,8 +38,8 @@ from citesum.errors import MissingExtraError
 
 #: Units from which a generation gets a graph (``Index.set_ann_min_units``; ``citesum index --ann-min-units``).
 #: Chosen by benchmarks/scale.py's threshold step on our generated haystack (in-sample): the graph answers
-#: faster from about 100,000 units; at 200,000 an exact query took 9.5 ms against 3.8 through the graph in its
-#: latest run, and building the graph 20 s.
+#: faster from about 100,000 units; at 200,000 an exact query took 12.3 ms against 4.7 through the graph in its
+#: latest run (9.5 against 3.8 in the run before), and building the graph 19-20 s.
 DEFAULT_ANN_MIN_UNITS = 200_000
 #: Units the graph returns for a query, then scored exactly: the depth of a fusion's ranking.
 CANDIDATES = 1000
