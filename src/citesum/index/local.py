@@ -404,11 +404,12 @@ class LocalStore(SearchStore):
             try:
                 graph = AnnIndex.load(saved, view=False)
                 base = largest[0]
+                base_keys = np.asarray(base.keys)
                 position_in_base, from_base = positions_among(base.rows, segment.rows)
                 known = np.full(len(segment.rows), -1, dtype=np.int64)
-                known[from_base] = np.asarray(base.keys)[position_in_base[from_base]]
+                known[from_base] = base_keys[position_in_base[from_base]]
                 keys = ann_graph.copy_keys(segment.vectors, segment.rows, known)
-                graph.remove(np.setdiff1d(np.asarray(base.keys), keys))
+                graph.remove(np.setdiff1d(base_keys, keys))
                 new_nodes = np.flatnonzero((known < 0) & (keys == segment.rows))
                 graph.add(segment.vectors, segment.rows[new_nodes], new_nodes)
             except (OSError, ValueError, RuntimeError) as exc:

@@ -249,10 +249,8 @@ class _CopyGroups:
 
     def nodes(self, keys: np.ndarray) -> np.ndarray:
         """The numbers of the nodes of ``keys`` that stand for some of the segment's rows."""
-        if not len(self._keys):
-            return np.zeros(0, dtype=np.int64)
-        nodes = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        return nodes[self._keys[nodes] == keys]
+        nodes, known = positions_among(self._keys, keys)
+        return nodes[known]
 
     def sizes(self, nodes: np.ndarray) -> np.ndarray:
         return self._starts[nodes + 1] - self._starts[nodes]
