@@ -6,7 +6,8 @@ Steps (each in its own subprocess, so each peak RSS is its own):
     passages, wordllama, default settings (the graph is built from DEFAULT_ANN_MIN_UNITS units); seconds per
     stage (chunking + embedding, BM25, graph, writing), peak RSS, bytes on disk
   * search: p50/p95 of bm25, dense (graph), dense read exactly, hybrid:bm25+dense and the default hybrid over 50
-    queries (10 distinct, top 10), and of bm25 and hybrid over 60 queries asked once each (a passage's first
+    queries (10 distinct, top 10), the default hybrid again with BLAS on one thread (as the service's workers run
+    it), and of bm25 and hybrid over 60 queries asked once each (a passage's first
     sentence) and over 60 short ones asked once each (a passage's first six words); the dense recall@10 of the
     graph against exact search, on the queries the defaults were chosen on and on those 120; Rocchio's first pass
     asking the graph for FEEDBACK_CANDIDATES units against asking it for the fusion's depth; peak RSS of a reader
@@ -175,6 +176,13 @@ def search(folder: Path) -> dict[str, Any]:
         return top_k(np.asarray(vectors @ dense.embedder.encode_query(query), dtype=np.float32), 10)  # type: ignore[attr-defined]
 
     latencies["dense, every vector read"] = _timed(exact, QUERIES)
+    # as the service's workers run it (citesum.service.reader.one_thread_each): OpenBLAS's own threads spin after
+    # each product and take the core the hybrid's other member ranks on
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        latencies["hybrid, one BLAS thread"] = _timed(lambda q, r=get_retriever("hybrid", index): r.retrieve(q, 10),
+                                                      QUERIES)
     out["search"] = latencies
     # what dense retrieval ranks: the graph's candidates scored exactly (citesum.retrieve.dense.unit_scores)
     with index.read() as view:

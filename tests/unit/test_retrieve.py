@@ -405,3 +405,88 @@ def test_posting_classes_are_the_distinct_count_and_length_pairs(monkeypatch: py
     assert [tuple(pair) for pair in classes.tolist()] == expected
     assert [tuple(pair) for pair in classes[posting_classes].tolist()] == list(zip(counts.tolist(), lengths[units].tolist()))
     assert posting_classes.dtype == np.uint16
+
+
+class _Member(Retriever):
+    """A fusion member that records the thread it ranked on and the generation it read, and runs ``step`` first."""
+
+    def __init__(self, index: Index, name: str, step=None, *, ranks_from_arrays: bool = True,  # type: ignore[no-untyped-def]
+                 reads_texts: bool = False) -> None:
+        super().__init__(index)
+        self.name, self.step, self.ranks_from_arrays, self.reads_texts = name, step, ranks_from_arrays, reads_texts
+        self.seen: list[tuple[str, int, int]] = []
+
+    def scores(self, query: str) -> np.ndarray:
+        import threading
+
+        if self.step is not None:
+            self.step()
+        if self.reads_texts:  # a member reading passage texts, as PromptRank does
+            assert self.index.passages.take([0])[0].text
+        self.seen.append((threading.current_thread().name, self.index.generation, len(self.index.vectors)))
+        return np.linspace(1.0, 0.5, len(self.index), dtype=np.float32)
+
+
+def _small_index(path: Path, hashing_embedder) -> Index:  # type: ignore[no-untyped-def]
+    index = Index.create(path, IndexSettings(embedder="test-hashing"))
+    index.add([Document(id=f"d{i}", title="t", text=f"Report {i} on reservoir levels and trams.") for i in range(6)],
+              embedder=hashing_embedder)
+    return index
+
+
+def test_a_hybrids_members_rank_at_once_reading_the_generation_the_query_pinned(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """The second member ranks on another thread while the first ranks on the caller's, and reads the caller's
+    generation even though a newer one was committed before it read anything."""
+    import threading
+
+    index = _small_index(tmp_path / "ix", hashing_embedder)
+    before = index.generation
+    written = threading.Event()
+
+    def write() -> None:  # on the caller's thread, through a writer of its own, before the other member reads
+        Index.open(index.path).add([Document(id="new", title="t", text="A new report.")], embedder=hashing_embedder)
+        written.set()
+
+    first = _Member(index, "first", write)
+    second = _Member(index, "second", lambda: written.wait(10))
+    hits = HybridRetriever(index, [first, second]).retrieve("reservoir", k=3)
+    assert [h.passage.document_id for h in hits] == ["d0", "d1", "d2"]
+    assert first.seen == [(threading.current_thread().name, before, 6)]
+    assert second.seen[0][0].startswith("citesum-fusion") and second.seen[0][1:] == (before, 6)
+    assert Index.open(index.path).generation > before  # the write did commit meanwhile
+    # documents are ranked the same way
+    assert HybridRetriever(index, [first, second]).rank_documents("reservoir", 2)[0][0] == "d0"
+    assert second.seen[-1][0].startswith("citesum-fusion") and second.seen[-1][1] > before
+
+
+def test_a_member_that_reads_the_database_ranks_on_the_callers_thread(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """A member reading passage texts (the database: its read transaction is the caller's) ranks on the caller's
+    thread, the others elsewhere; on another thread, the pinned generation's arrays are read and its database is
+    refused with a clear error, not read outside the transaction."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from citesum.errors import IndexStoreError
+
+    index = _small_index(tmp_path / "ix", hashing_embedder)
+    texts = _Member(index, "texts", ranks_from_arrays=False, reads_texts=True)
+    arrays = _Member(index, "arrays")
+    assert len(HybridRetriever(index, [arrays, texts]).retrieve("reservoir", k=3)) == 3
+    assert texts.seen[0][0] == threading.current_thread().name
+    assert arrays.seen[0][0].startswith("citesum-fusion")
+
+    with index.read() as view, ThreadPoolExecutor(1) as pool:
+        reading = index.reading_elsewhere()
+
+        def elsewhere() -> int:
+            with reading():
+                assert index.generation == view.generation
+                with pytest.raises(IndexStoreError, match="another thread pinned"):
+                    index.passages.take([0])
+                return len(index.vectors)
+
+        assert pool.submit(elsewhere).result() == 6

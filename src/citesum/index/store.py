@@ -346,6 +346,17 @@ class Generation:
     ann: NearestUnits | None = None
 
 
+class _NoDatabase:
+    """The connection of a thread reading a generation another thread pinned (:meth:`Index.reading_elsewhere`):
+    the read transaction is that thread's, so this one has none."""
+
+    def __getattr__(self, name: str) -> object:
+        raise IndexStoreError("this thread reads a generation another thread pinned: its arrays, not the database")
+
+
+_NO_DATABASE = _NoDatabase()
+
+
 class IndexReader:
     """What retrieval, packing and summarizing read from an index: the units, vectors and BM25 of one
     generation, and the documents. :class:`Index` reads its latest generation; :class:`IndexView` reads the
@@ -361,6 +372,13 @@ class IndexReader:
     def pinned(self) -> AbstractContextManager[IndexReader]:
         """A block in which every read of this reader sees one generation (a view already does)."""
         return nullcontext(self)
+
+    def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
+        """For work this thread hands to others while it reads: a block to enter on each of those threads, in
+        which this reader's reads there see the generation they see here. Only the generation's arrays (vectors,
+        BM25, graph) may be read in it, not the database: the read transaction belongs to this thread. A view
+        reads its one generation on any thread: there is nothing to do."""
+        return nullcontext
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -602,6 +620,20 @@ class Index(IndexReader):
         """:meth:`read`: the index's own reads on this thread see one generation until the block ends (what
         a retriever wraps each query in, so its several reads of the index cost one look-up)."""
         return self.read()
+
+    def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
+        return functools.partial(self._reading_arrays_of, self._state())
+
+    @contextmanager
+    def _reading_arrays_of(self, state: Generation) -> Iterator[None]:
+        """On another thread than the one that pinned ``state``: the index's reads see it, without a database."""
+        local = self._local
+        saved = getattr(local, "pinned", None), getattr(local, "conn", None)
+        local.pinned, local.conn = state, _NO_DATABASE
+        try:
+            yield
+        finally:
+            local.pinned, local.conn = saved
 
     def _end_read(self, conn: sqlite3.Connection) -> None:
         """Ends the read transaction (so the WAL can be checkpointed past it). The reads are done; if a damaged

@@ -36,6 +36,9 @@ class Retriever(ABC):
     #: False when the scores are gold labels (the oracle): they may choose what goes into a context, but the
     #: summarizer must not see them, or they would rank the facts inside it too
     scores_reach_the_summarizer: bool = True
+    #: True when ranking reads only the generation's arrays (BM25, vectors, graph) or a search service, never the
+    #: database (which passage texts come from): a fusion may then rank with it on another thread
+    ranks_from_arrays: bool = False
 
     def __init__(self, index: IndexReader) -> None:
         self.index = index

@@ -73,6 +73,7 @@ def _candidates(view: IndexReader, query_vector: np.ndarray, count: int | None =
 
 class DenseRetriever(Retriever):
     name = "dense"
+    ranks_from_arrays = True
 
     def __init__(self, index: IndexReader, embedder: Embedder | None = None) -> None:
         super().__init__(index)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Hashable, Sequence, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Hashable, Sequence, TypeVar
 
 import numpy as np
 
@@ -12,6 +13,12 @@ from citesum.retrieve.base import Retriever, top_scores
 
 RRF_K = 60
 Key = TypeVar("Key", bound=Hashable)
+Ranking = TypeVar("Ranking")
+#: threads the members of a fusion rank on beside the caller's (one query's members at once; the library's
+#: largest fusion has four members). Their work is mostly NumPy and the graph search, which let go of the GIL:
+#: on a million passages, a default hybrid's two members took 11-15 ms at p50 at once against 15-20 in turn
+#: (scratch comparisons; benchmarks/scale.py measures the whole query).
+_MEMBER_THREADS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="citesum-fusion")
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Key]], k: int = RRF_K) -> dict[Key, float]:
@@ -27,7 +34,8 @@ class HybridRetriever(Retriever):
     """Fuses its members' rankings with RRF, counting each member's top ``depth`` results.
 
     Units are fused by unit rank; documents (:meth:`rank_documents`) by each member's document rank, so every
-    member aggregates its own scores before fusion and RRF never sums ranks of different granularity.
+    member aggregates its own scores before fusion and RRF never sums ranks of different granularity. The
+    members rank at once, on threads reading the generation the query pinned (:meth:`_each_member`).
     """
 
     def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000) -> None:
@@ -44,11 +52,27 @@ class HybridRetriever(Retriever):
         # a lexical score of 0 means "no query term": such units are not ranked at all
         return ranked[scores > 0] if retriever.matches_only_positive else ranked
 
+    def _each_member(self, rank: Callable[[Retriever], Ranking]) -> list[Ranking]:
+        """``rank(member)`` of every member, in the members' order, at once: the members that rank from the
+        generation's arrays alone (:attr:`~Retriever.ranks_from_arrays`) on other threads, reading the generation
+        this thread pinned, and the others (or the first, when all can) on this one."""
+        members = self.retrievers
+        here = [m for m in members if not m.ranks_from_arrays] or members[:1]
+        reading = self.index.reading_elsewhere()
+
+        def elsewhere(member: Retriever) -> Ranking:
+            with reading():
+                return rank(member)
+
+        handed = {id(m): _MEMBER_THREADS.submit(elsewhere, m) for m in members if all(m is not h for h in here)}
+        ranked_here = {id(m): rank(m) for m in here}
+        return [ranked_here[id(m)] if id(m) in ranked_here else handed[id(m)].result() for m in members]
+
     def _fused(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """reciprocal_rank_fusion over unit positions, as array operations (a dict loop over 2 x 1,000 ranks
         took half a millisecond a query): the units some member ranks, ascending, and their fused scores. The
         caller pins the generation every member reads."""
-        rankings = [self._member_ranking(retriever, query) for retriever in self.retrievers]
+        rankings = self._each_member(lambda member: self._member_ranking(member, query))
         ranked = np.concatenate(rankings)
         contributions = np.concatenate([1.0 / (self.k + np.arange(1, len(r) + 1)) for r in rankings])
         units, slot = np.unique(ranked, return_inverse=True)
@@ -72,11 +96,9 @@ class HybridRetriever(Retriever):
         return units[order], best
 
     def _rank_documents(self, query: str, k: int | None, passages_per_document: int) -> list[tuple[str, float]]:
-        rankings = [
-            [doc_id for doc_id, score in r._rank_documents(query, self.depth, passages_per_document)
-             if score > 0 or not r.matches_only_positive]
-            for r in self.retrievers
-        ]
+        rankings = self._each_member(lambda member: [
+            doc_id for doc_id, score in member._rank_documents(query, self.depth, passages_per_document)
+            if score > 0 or not member.matches_only_positive])
         ranked = sorted(reciprocal_rank_fusion(rankings, self.k).items(), key=lambda item: -item[1])
         return ranked if k is None else ranked[:k]
 

@@ -12,6 +12,7 @@ class BM25Retriever(Retriever):
     """Okapi BM25 (bm25s, k1=1.5, b=0.75) over stemmed, stop-word-free tokens."""
 
     name = "bm25"
+    ranks_from_arrays = True
     matches_only_positive = True
 
     def scores(self, query: str) -> np.ndarray:
@@ -28,6 +29,7 @@ class KeywordRetriever(Retriever):
     """SummHay's keyword baseline: the share of the query's keywords (stop words removed) found in a unit."""
 
     name = "keywords"
+    ranks_from_arrays = True
     matches_only_positive = True
 
     def scores(self, query: str) -> np.ndarray:

@@ -15,6 +15,7 @@ class RandomRetriever(Retriever):
     """Random document scores, reproducible for a (seed, query) pair (all units of a document share one)."""
 
     name = "random"
+    ranks_from_arrays = True
     scores_documents = True
 
     def __init__(self, index: IndexReader, seed: int = 0) -> None:
@@ -32,6 +33,7 @@ class OracleRetriever(Retriever):
     """Scores each unit by its document's gold relevance grade (e.g. SummHay: insights it contains)."""
 
     name = "oracle"
+    ranks_from_arrays = True
     scores_documents = True
     scores_reach_the_summarizer = False  # the oracle chooses documents only, as the paper's oracle runs do
 
