@@ -476,11 +476,15 @@ def _older_format(index: Index) -> None:
 
 
 def test_check_repair_writes_a_graph_of_the_format_before_as_nodes(tmp_path: Path) -> None:
-    from citesum.index.check import repair_index
+    """``check`` notes a graph of the format before (sound, so not a problem); ``--repair`` writes it as nodes."""
+    from citesum.index.check import check_index, repair_index
 
     _older_format(_index(tmp_path / "ix", 100))
     assert not _graph_files(Index.open(tmp_path / "ix"))
-    assert repair_index(tmp_path / "ix").ok
+    before = check_index(tmp_path / "ix")
+    assert before.ok and any("a node for every unit" in note and "--repair" in note for note in before.notes)
+    repaired = repair_index(tmp_path / "ix")
+    assert repaired.ok and not any("a node for every unit" in note for note in repaired.notes)
     index = Index.open(tmp_path / "ix")
     [graph_file] = _graph_files(index)
     segment = Segment.load(graph_file.parent)

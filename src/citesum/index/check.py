@@ -60,6 +60,8 @@ def check_index(path: str | Path) -> CheckReport:
     if empty:
         report.notes.append(f"database: {empty} document(s) have no passage (nothing of them can be found)")
     report.problems += index.store.problems(manifest, passages)
+    if not report.problems:
+        report.notes += index.store.notes(manifest)
     folder = index.path / f"gen-{generation}"
     for entry in sorted(index.path.iterdir()):
         if entry.name.startswith("gen-") and entry != folder:

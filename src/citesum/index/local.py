@@ -175,6 +175,18 @@ class LocalStore(SearchStore):
                             "them")
         return problems
 
+    def notes(self, manifest: dict[str, str]) -> list[str]:
+        folder = self.path / f"gen-{manifest['generation']}"
+        names = segment_files.listing(folder) if folder.is_dir() else None
+        older = [name for name in names or []
+                 if (graph := ann_graph.saved_in(folder / segment_files.FOLDER / name)) is not None
+                 and graph.name != ann_graph.FILE]
+        if not older:
+            return []
+        return [f"{folder}: the graph of segment(s) {', '.join(older)} has a node for every unit, in the order of "
+                "the collection (an older citesum wrote it): it finds copies of a passage less well than a graph "
+                "of distinct vectors; --repair, or the next merge of the segment, builds that"]
+
     # ---- writing -------------------------------------------------------------------------------------
     def _sound_generation(self, conn: sqlite3.Connection) -> tuple[Path, list[str]] | None:
         """The folder of the current generation and the names of its segments, when it has segments and its files

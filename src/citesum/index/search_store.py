@@ -101,6 +101,10 @@ class SearchStore(ABC):
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
         """What ``citesum check`` reports of the current generation's search parts (nothing when sound)."""
 
+    def notes(self, manifest: dict[str, str]) -> list[str]:
+        """What ``citesum check`` notes of the current generation's search parts: sound, but worth knowing."""
+        return []
+
     def new_index_manifest(self, created: str, options: dict[str, str]) -> dict[str, str]:
         """What the manifest of a new index created at ``created`` records for this store, given the user's
         ``options`` (refused when unknown)."""
