@@ -490,3 +490,31 @@ def test_a_member_that_reads_the_database_ranks_on_the_callers_thread(  # type: 
                 return len(index.vectors)
 
         assert pool.submit(elsewhere).result() == 6
+
+
+def test_a_process_forked_after_a_fusion_fuses_on_threads_of_its_own(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """The member threads a fusion started are not in a forked child: a pool that counted them would wait forever."""
+    import os
+    import time
+
+    index = _small_index(tmp_path / "ix", hashing_embedder)
+    assert len(HybridRetriever(index, [_Member(index, "a"), _Member(index, "b")]).retrieve("reservoir", k=2)) == 2
+    pid = os.fork()
+    if pid == 0:  # the child: its own index object (the parent's connections are the parent's)
+        status = 1
+        try:
+            child = Index.open(index.path)
+            status = 0 if len(HybridRetriever(child, [_Member(child, "a"), _Member(child, "b")]).retrieve(
+                "reservoir", k=2)) == 2 else 1
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + 30
+    while (waited := os.waitpid(pid, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if waited == (0, 0):
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child's fusion waited for threads it does not have")
+    assert os.waitstatus_to_exitcode(waited[1]) == 0

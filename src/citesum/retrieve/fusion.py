@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
@@ -14,11 +15,27 @@ from citesum.retrieve.base import Retriever, top_scores
 RRF_K = 60
 Key = TypeVar("Key", bound=Hashable)
 Ranking = TypeVar("Ranking")
-#: threads the members of a fusion rank on beside the caller's (one query's members at once; the library's
-#: largest fusion has four members). Their work is mostly NumPy and the graph search, which let go of the GIL:
-#: on a million passages, a default hybrid's two members took 11-15 ms at p50 at once against 15-20 in turn
-#: (scratch comparisons; benchmarks/scale.py measures the whole query).
-_MEMBER_THREADS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="citesum-fusion")
+#: threads the members of a fusion rank on beside the caller's (a fusion has four members at most). Their work is
+#: mostly NumPy and the graph search, which let go of the GIL: on a million passages, a default hybrid's two
+#: members took 11-15 ms at p50 at once against 15-20 in turn (scratch comparisons; benchmarks/scale.py measures
+#: the whole query). Made at the first fusion of a process.
+_member_threads: ThreadPoolExecutor | None = None
+
+
+def _member_pool() -> ThreadPoolExecutor:
+    global _member_threads
+    if _member_threads is None:
+        _member_threads = ThreadPoolExecutor(max_workers=3, thread_name_prefix="citesum-fusion")
+    return _member_threads
+
+
+def _forget_member_pool() -> None:
+    """In a forked child: the parent's threads are not there, and a pool that counts them would wait forever."""
+    global _member_threads
+    _member_threads = None
+
+
+os.register_at_fork(after_in_child=_forget_member_pool)
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Key]], k: int = RRF_K) -> dict[Key, float]:
@@ -64,7 +81,7 @@ class HybridRetriever(Retriever):
             with reading():
                 return rank(member)
 
-        handed = {id(m): _MEMBER_THREADS.submit(elsewhere, m) for m in members if all(m is not h for h in here)}
+        handed = {id(m): _member_pool().submit(elsewhere, m) for m in members if all(m is not h for h in here)}
         ranked_here = {id(m): rank(m) for m in here}
         return [ranked_here[id(m)] if id(m) in ranked_here else handed[id(m)].result() for m in members]
 
