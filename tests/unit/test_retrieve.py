@@ -451,13 +451,13 @@ def test_a_hybrids_members_rank_at_once_reading_the_generation_the_query_pinned(
 
     first = _Member(index, "first", write)
     second = _Member(index, "second", lambda: written.wait(10))
-    hits = HybridRetriever(index, [first, second]).retrieve("reservoir", k=3)
+    hits = HybridRetriever(index, [first, second], at_once=True).retrieve("reservoir", k=3)
     assert [h.passage.document_id for h in hits] == ["d0", "d1", "d2"]
     assert first.seen == [(threading.current_thread().name, before, 6)]
     assert second.seen[0][0].startswith("citesum-fusion") and second.seen[0][1:] == (before, 6)
     assert Index.open(index.path).generation > before  # the write did commit meanwhile
     # documents are ranked the same way
-    assert HybridRetriever(index, [first, second]).rank_documents("reservoir", 2)[0][0] == "d0"
+    assert HybridRetriever(index, [first, second], at_once=True).rank_documents("reservoir", 2)[0][0] == "d0"
     assert second.seen[-1][0].startswith("citesum-fusion") and second.seen[-1][1] > before
 
 
@@ -475,7 +475,7 @@ def test_a_member_that_reads_the_database_ranks_on_the_callers_thread(  # type: 
     index = _small_index(tmp_path / "ix", hashing_embedder)
     texts = _Member(index, "texts", ranks_from_arrays=False, reads_texts=True)
     arrays = _Member(index, "arrays")
-    assert len(HybridRetriever(index, [arrays, texts]).retrieve("reservoir", k=3)) == 3
+    assert len(HybridRetriever(index, [arrays, texts], at_once=True).retrieve("reservoir", k=3)) == 3
     assert texts.seen[0][0] == threading.current_thread().name
     assert arrays.seen[0][0].startswith("citesum-fusion")
 
@@ -500,14 +500,15 @@ def test_a_process_forked_after_a_fusion_fuses_on_threads_of_its_own(  # type: i
     import time
 
     index = _small_index(tmp_path / "ix", hashing_embedder)
-    assert len(HybridRetriever(index, [_Member(index, "a"), _Member(index, "b")]).retrieve("reservoir", k=2)) == 2
+    def fused(on: Index) -> int:
+        return len(HybridRetriever(on, [_Member(on, "a"), _Member(on, "b")], at_once=True).retrieve("reservoir", k=2))
+
+    assert fused(index) == 2
     pid = os.fork()
     if pid == 0:  # the child: its own index object (the parent's connections are the parent's)
         status = 1
         try:
-            child = Index.open(index.path)
-            status = 0 if len(HybridRetriever(child, [_Member(child, "a"), _Member(child, "b")]).retrieve(
-                "reservoir", k=2)) == 2 else 1
+            status = 0 if fused(Index.open(index.path)) == 2 else 1
         finally:
             os._exit(status)
     deadline = time.monotonic() + 30
@@ -518,3 +519,22 @@ def test_a_process_forked_after_a_fusion_fuses_on_threads_of_its_own(  # type: i
         os.waitpid(pid, 0)
         pytest.fail("the forked child's fusion waited for threads it does not have")
     assert os.waitstatus_to_exitcode(waited[1]) == 0
+
+
+def test_a_hybrid_ranks_its_members_at_once_where_the_generation_has_a_graph(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """By default the members rank at once only over a generation with a nearest-neighbour graph (where their work
+    is long and mostly outside Python's lock); over one without, in turn on the caller's thread."""
+    import threading
+
+    pytest.importorskip("usearch")
+    for minimum, elsewhere in ((0, False), (1, True)):
+        index = Index.create(tmp_path / f"ix{minimum}", IndexSettings(embedder="test-hashing"))
+        index.set_ann_min_units(minimum)
+        index.add([Document(id=f"d{i}", title="t", text=f"Report {i} on reservoir levels.") for i in range(6)],
+                  embedder=hashing_embedder)
+        assert (index.ann is not None) is elsewhere
+        second = _Member(index, "second")
+        HybridRetriever(index, [_Member(index, "first"), second]).retrieve("reservoir", k=2)
+        assert (second.seen[0][0] != threading.current_thread().name) is elsewhere

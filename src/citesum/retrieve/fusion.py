@@ -15,10 +15,8 @@ from citesum.retrieve.base import Retriever, top_scores
 RRF_K = 60
 Key = TypeVar("Key", bound=Hashable)
 Ranking = TypeVar("Ranking")
-#: threads the members of a fusion rank on beside the caller's (a fusion has four members at most). Their work is
-#: mostly NumPy and the graph search, which let go of the GIL: on a million passages, a default hybrid's two
-#: members took 11-15 ms at p50 at once against 15-20 in turn (scratch comparisons; benchmarks/scale.py measures
-#: the whole query). Made at the first fusion of a process.
+#: threads the members of a fusion rank on beside the caller's, when they rank at once (a fusion has four members
+#: at most; see HybridRetriever). Made at the first such fusion of a process.
 _member_threads: ThreadPoolExecutor | None = None
 
 
@@ -51,15 +49,24 @@ class HybridRetriever(Retriever):
     """Fuses its members' rankings with RRF, counting each member's top ``depth`` results.
 
     Units are fused by unit rank; documents (:meth:`rank_documents`) by each member's document rank, so every
-    member aggregates its own scores before fusion and RRF never sums ranks of different granularity. The
-    members rank at once, on threads reading the generation the query pinned (:meth:`_each_member`).
+    member aggregates its own scores before fusion and RRF never sums ranks of different granularity.
+
+    ``at_once``: whether the members rank at once, on threads reading the generation the query pinned
+    (:meth:`_each_member`). None: when the generation has a nearest-neighbour search. There the members' work is
+    long and mostly outside Python's lock (the graph search, postings): at a million passages, the default hybrid
+    took 9.5-11.2 ms at p50 at once against 13.4 in turn (benchmarks/scale.py). Without one, dense search is one
+    product with every vector, which BLAS already spreads over the cores, or the query is too short for the
+    threads to pay: in scratch comparisons, 1.7 against 1.1 ms on a SummHay haystack, the same time at 150,000
+    passages.
     """
 
-    def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000) -> None:
+    def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000,
+                 at_once: bool | None = None) -> None:
         super().__init__(index)
         self.retrievers = list(retrievers)
         self.k = k
         self.depth = depth
+        self.at_once = at_once
         self.name = "hybrid(" + "+".join(r.name for r in self.retrievers) + ")"
         # a fusion with the oracle carries its gold grades
         self.scores_reach_the_summarizer = all(r.scores_reach_the_summarizer for r in self.retrievers)
@@ -70,10 +77,12 @@ class HybridRetriever(Retriever):
         return ranked[scores > 0] if retriever.matches_only_positive else ranked
 
     def _each_member(self, rank: Callable[[Retriever], Ranking]) -> list[Ranking]:
-        """``rank(member)`` of every member, in the members' order, at once: the members that rank from the
-        generation's arrays alone (:attr:`~Retriever.ranks_from_arrays`) on other threads, reading the generation
-        this thread pinned, and the others (or the first, when all can) on this one."""
+        """``rank(member)`` of every member, in the members' order; at once (see ``at_once``): the members that
+        rank from the generation's arrays alone (:attr:`~Retriever.ranks_from_arrays`) on other threads, reading
+        the generation this thread pinned, and the others (or the first, when all can) on this one."""
         members = self.retrievers
+        if not (self.index.ann is not None if self.at_once is None else self.at_once):
+            return [rank(member) for member in members]
         here = [m for m in members if not m.ranks_from_arrays] or members[:1]
         reading = self.index.reading_elsewhere()
 
