@@ -23,6 +23,7 @@ Steps (each in its own subprocess, so each peak RSS is its own):
     is where DEFAULT_ANN_MIN_UNITS belongs
 
 Run: python benchmarks/scale.py [--passages 1000000] [--threshold-sizes 50000,100000,200000,400000]
+(with the extras ``ann`` and ``service``: the one-BLAS-thread measures use threadpoolctl)
 Writes: benchmarks/results/scale.json
 """
 

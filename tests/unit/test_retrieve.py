@@ -407,6 +407,10 @@ def test_posting_classes_are_the_distinct_count_and_length_pairs(monkeypatch: py
     assert posting_classes.dtype == np.uint16
 
 
+def _waited(event) -> None:  # type: ignore[no-untyped-def]
+    assert event.wait(10), "the other member never wrote"
+
+
 class _Member(Retriever):
     """A fusion member that records the thread it ranked on and the generation it read, and runs ``step`` first."""
 
@@ -446,19 +450,23 @@ def test_a_hybrids_members_rank_at_once_reading_the_generation_the_query_pinned(
     written = threading.Event()
 
     def write() -> None:  # on the caller's thread, through a writer of its own, before the other member reads
-        Index.open(index.path).add([Document(id="new", title="t", text="A new report.")], embedder=hashing_embedder)
+        Index.open(index.path).add([Document(id=f"new{len(first.seen)}", title="t", text="A new report.")],
+                                   embedder=hashing_embedder)
         written.set()
 
     first = _Member(index, "first", write)
-    second = _Member(index, "second", lambda: written.wait(10))
+    second = _Member(index, "second", lambda: _waited(written))
     hits = HybridRetriever(index, [first, second], at_once=True).retrieve("reservoir", k=3)
     assert [h.passage.document_id for h in hits] == ["d0", "d1", "d2"]
     assert first.seen == [(threading.current_thread().name, before, 6)]
     assert second.seen[0][0].startswith("citesum-fusion") and second.seen[0][1:] == (before, 6)
     assert Index.open(index.path).generation > before  # the write did commit meanwhile
-    # documents are ranked the same way
+    # documents are ranked the same way: the query pins the generation written above, and the first member writes
+    # another before the second reads
     assert HybridRetriever(index, [first, second], at_once=True).rank_documents("reservoir", 2)[0][0] == "d0"
-    assert second.seen[-1][0].startswith("citesum-fusion") and second.seen[-1][1] > before
+    assert second.seen[-1][0].startswith("citesum-fusion") and second.seen[-1][1:] == first.seen[-1][1:] == (
+        before + 1, 7)
+    assert Index.open(index.path).generation == before + 2
 
 
 def test_a_member_that_reads_the_database_ranks_on_the_callers_thread(  # type: ignore[no-untyped-def]
@@ -479,17 +487,27 @@ def test_a_member_that_reads_the_database_ranks_on_the_callers_thread(  # type: 
     assert texts.seen[0][0] == threading.current_thread().name
     assert arrays.seen[0][0].startswith("citesum-fusion")
 
+    Index.open(index.path).add([Document(id="new", title="t", text="A new report.")], embedder=hashing_embedder)
     with index.read() as view, ThreadPoolExecutor(1) as pool:
-        reading = index.reading_elsewhere()
+        # the index as a retriever over it reads it, and the view a request's retrievers are made over
+        for reader in (index, view):
+            reading = reader.reading_elsewhere()
 
-        def elsewhere() -> int:
-            with reading():
-                assert index.generation == view.generation
+            def elsewhere(reader=reader, reading=reading) -> int:  # type: ignore[no-untyped-def]
+                with reading():
+                    assert reader.generation == view.generation
+                    with pytest.raises(IndexStoreError, match="another thread pinned"):
+                        reader.passages.take([0])
+                    with pytest.raises(IndexStoreError, match="another thread pinned"):
+                        reader.document("d0")
+                    return len(reader.vectors)
+
+            assert pool.submit(elsewhere).result() == 7
+            # a view's database, asked for on another thread outside such a block, is refused too (its read
+            # transaction is this thread's)
+            if reader is view:
                 with pytest.raises(IndexStoreError, match="another thread pinned"):
-                    index.passages.take([0])
-                return len(index.vectors)
-
-        assert pool.submit(elsewhere).result() == 6
+                    pool.submit(view.document, "d0").result()
 
 
 def test_a_process_forked_after_a_fusion_fuses_on_threads_of_its_own(  # type: ignore[no-untyped-def]
@@ -538,3 +556,23 @@ def test_a_hybrid_ranks_its_members_at_once_where_the_generation_has_a_graph(  #
         second = _Member(index, "second")
         HybridRetriever(index, [_Member(index, "first"), second]).retrieve("reservoir", k=2)
         assert (second.seen[0][0] != threading.current_thread().name) is elsewhere
+
+
+def test_members_over_another_reader_and_fusions_inside_a_member_rank_on_their_callers_thread(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
+) -> None:
+    """A member reading another reader than the fusion's is not pinned on a worker, so it ranks on the caller's
+    thread; a fusion that is itself a member ranked on a worker ranks its members in turn there (handing them to
+    its own pool could leave every pool thread waiting on the pool)."""
+    import threading
+
+    index = _small_index(tmp_path / "ix", hashing_embedder)
+    with index.read() as view:
+        over_the_view = _Member(view, "over the view")
+        HybridRetriever(index, [_Member(index, "mine"), over_the_view], at_once=True).retrieve("reservoir", k=2)
+        assert over_the_view.seen[0][0] == threading.current_thread().name
+    inner_first, inner_second = _Member(index, "inner first"), _Member(index, "inner second")
+    inner = HybridRetriever(index, [inner_first, inner_second], at_once=True)
+    inner.ranks_from_arrays = True
+    HybridRetriever(index, [_Member(index, "outer first"), inner], at_once=True).retrieve("reservoir", k=2)
+    assert inner_first.seen[0][0] == inner_second.seen[0][0] and inner_first.seen[0][0].startswith("citesum-fusion")

@@ -346,15 +346,30 @@ class Generation:
     ann: NearestUnits | None = None
 
 
+_PINNED_ELSEWHERE = "this thread reads a generation another thread pinned: its arrays, not the database"
+
+
 class _NoDatabase:
     """The connection of a thread reading a generation another thread pinned (:meth:`Index.reading_elsewhere`):
     the read transaction is that thread's, so this one has none."""
 
     def __getattr__(self, name: str) -> object:
-        raise IndexStoreError("this thread reads a generation another thread pinned: its arrays, not the database")
+        raise IndexStoreError(_PINNED_ELSEWHERE)
 
 
 _NO_DATABASE = _NoDatabase()
+
+
+@contextmanager
+def _arrays_only(local: threading.local, state: Generation) -> Iterator[None]:
+    """On a thread other than the one that pinned ``state``: an index's reads there (through its thread-local
+    state ``local``) see that generation, without a database."""
+    saved = getattr(local, "pinned", None), getattr(local, "conn", None)
+    local.pinned, local.conn = state, _NO_DATABASE
+    try:
+        yield
+    finally:
+        local.pinned, local.conn = saved
 
 
 class IndexReader:
@@ -376,9 +391,9 @@ class IndexReader:
     def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
         """For work this thread hands to others while it reads: a block to enter on each of those threads, in
         which this reader's reads there see the generation they see here. Only the generation's arrays (vectors,
-        BM25, graph) may be read in it, not the database: the read transaction belongs to this thread. A view
-        reads its one generation on any thread: there is nothing to do."""
-        return nullcontext
+        BM25, graph) may be read in it, not the database (refused with an IndexStoreError): the read transaction
+        belongs to this thread."""
+        raise NotImplementedError
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -470,17 +485,26 @@ class IndexView(IndexReader):
     however the index is updated meanwhile. Made by :meth:`Index.read`; valid inside that ``with`` block,
     on the thread that opened it."""
 
-    def __init__(self, path: Path, settings: IndexSettings, state: Generation, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, settings: IndexSettings, state: Generation, conn: sqlite3.Connection,
+                 local: threading.local) -> None:
         self.path = path
         self.settings = settings
         self._generation_state = state
         self._conn = conn
+        #: the thread-local state of the index it is a view of (its units are read through it)
+        self._local = local
+        self._thread = threading.get_ident()
 
     def _state(self) -> Generation:
         return self._generation_state
 
+    def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
+        return functools.partial(_arrays_only, self._local, self._generation_state)
+
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
+        if threading.get_ident() != self._thread:  # the transaction (and the connection) are its thread's
+            raise IndexStoreError(_PINNED_ELSEWHERE)
         yield self._conn
 
 
@@ -600,7 +624,7 @@ class Index(IndexReader):
         """
         pinned: Generation | None = getattr(self._local, "pinned", None)
         if pinned is not None:  # a view inside a view on this thread: the same transaction, the same generation
-            yield IndexView(self.path, self.settings, pinned, self._local.conn)
+            yield IndexView(self.path, self.settings, pinned, self._local.conn, self._local)
             return
         conn = self._thread_connection()
         with database_errors(self.path):
@@ -611,7 +635,7 @@ class Index(IndexReader):
             # reads of the index itself on this thread (index.passages, a retriever's index.vectors) see this
             # generation until the block ends, without asking the database again
             self._local.pinned = state
-            yield IndexView(self.path, self.settings, state, conn)
+            yield IndexView(self.path, self.settings, state, conn, self._local)
         finally:
             self._local.pinned = None
             self._end_read(conn)
@@ -622,18 +646,7 @@ class Index(IndexReader):
         return self.read()
 
     def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
-        return functools.partial(self._reading_arrays_of, self._state())
-
-    @contextmanager
-    def _reading_arrays_of(self, state: Generation) -> Iterator[None]:
-        """On another thread than the one that pinned ``state``: the index's reads see it, without a database."""
-        local = self._local
-        saved = getattr(local, "pinned", None), getattr(local, "conn", None)
-        local.pinned, local.conn = state, _NO_DATABASE
-        try:
-            yield
-        finally:
-            local.pinned, local.conn = saved
+        return functools.partial(_arrays_only, self._local, self._state())
 
     def _end_read(self, conn: sqlite3.Connection) -> None:
         """Ends the read transaction (so the WAL can be checkpointed past it). The reads are done; if a damaged

@@ -37,7 +37,8 @@ class Retriever(ABC):
     #: summarizer must not see them, or they would rank the facts inside it too
     scores_reach_the_summarizer: bool = True
     #: True when ranking reads only the generation's arrays (BM25, vectors, graph) or a search service, never the
-    #: database (which passage texts come from): a fusion may then rank with it on another thread
+    #: database through the reader (passage texts, documents; a Milvus store's vectors are read through a
+    #: connection of their own): a fusion may then rank with it on another thread
     ranks_from_arrays: bool = False
 
     def __init__(self, index: IndexReader) -> None:

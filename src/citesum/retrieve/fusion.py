@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Hashable, Sequence, TypeVar
 
@@ -15,16 +16,21 @@ from citesum.retrieve.base import Retriever, top_scores
 RRF_K = 60
 Key = TypeVar("Key", bound=Hashable)
 Ranking = TypeVar("Ranking")
-#: threads the members of a fusion rank on beside the caller's, when they rank at once (a fusion has four members
-#: at most; see HybridRetriever). Made at the first such fusion of a process.
+#: the threads members of a fusion rank on beside the caller's, when they rank at once (get_retriever makes
+#: fusions of citesum.retrieve.MAX_HYBRID_PARTS = 4 members at most; more queue). Made at the first such fusion of
+#: a process.
+_POOL_THREADS = 3
+_POOL_PREFIX = "citesum-fusion"
 _member_threads: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def _member_pool() -> ThreadPoolExecutor:
     global _member_threads
-    if _member_threads is None:
-        _member_threads = ThreadPoolExecutor(max_workers=3, thread_name_prefix="citesum-fusion")
-    return _member_threads
+    with _pool_lock:
+        if _member_threads is None:
+            _member_threads = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix=_POOL_PREFIX)
+        return _member_threads
 
 
 def _forget_member_pool() -> None:
@@ -78,12 +84,14 @@ class HybridRetriever(Retriever):
 
     def _each_member(self, rank: Callable[[Retriever], Ranking]) -> list[Ranking]:
         """``rank(member)`` of every member, in the members' order; at once (see ``at_once``): the members that
-        rank from the generation's arrays alone (:attr:`~Retriever.ranks_from_arrays`) on other threads, reading
-        the generation this thread pinned, and the others (or the first, when all can) on this one."""
+        rank from the generation's arrays alone (:attr:`~Retriever.ranks_from_arrays`) and read this fusion's index
+        on other threads, reading the generation this thread pinned, and the others (or the first, when all can)
+        on this one. A fusion ranked on one of those threads ranks in turn (it would wait for its own pool)."""
         members = self.retrievers
-        if not (self.index.ann is not None if self.at_once is None else self.at_once):
+        at_once = self.index.ann is not None if self.at_once is None else self.at_once
+        if not at_once or threading.current_thread().name.startswith(_POOL_PREFIX):
             return [rank(member) for member in members]
-        here = [m for m in members if not m.ranks_from_arrays] or members[:1]
+        here = [m for m in members if not (m.ranks_from_arrays and m.index is self.index)] or members[:1]
         reading = self.index.reading_elsewhere()
 
         def elsewhere(member: Retriever) -> Ranking:
@@ -91,7 +99,12 @@ class HybridRetriever(Retriever):
                 return rank(member)
 
         handed = {id(m): _member_pool().submit(elsewhere, m) for m in members if all(m is not h for h in here)}
-        ranked_here = {id(m): rank(m) for m in here}
+        try:
+            ranked_here = {id(m): rank(m) for m in here}
+        except BaseException:
+            for future in handed.values():  # not left to take the pool's threads from the next query
+                future.cancel()
+            raise
         return [ranked_here[id(m)] if id(m) in ranked_here else handed[id(m)].result() for m in members]
 
     def _fused(self, query: str) -> tuple[np.ndarray, np.ndarray]:
