@@ -17,6 +17,7 @@ after an interruption (Ctrl+C, a lost driver), it does only the tasks it had not
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import pickle
@@ -34,6 +35,8 @@ Shared_co = TypeVar("Shared_co", covariant=True)
 log = logging.getLogger(__name__)
 #: times a task is run again when its worker dies (a process killed, a node lost)
 TASK_RETRIES = 3
+#: tasks submitted and not done at a time, per CPU of the cluster: enough that no worker waits for the next
+TASKS_PER_CPU = 2
 #: progress(tasks done, tasks in all)
 TaskProgress = Callable[[int, int], None]
 #: on_result(input number, result), as each task finishes (in any order)
@@ -141,14 +144,25 @@ class RayExecutor:
     def map(self, function: Callable[[Item], Result], items: Sequence[Item], progress: TaskProgress | None = None,
             on_result: ResultSink | None = None) -> list[Result]:
         ray = self._ray
-        pending = {self._task.remote(function, item): number for number, item in enumerate(items)}
+        # At most this many tasks submitted and not done: after an error or Ctrl+C no more are started, and the
+        # few running are left to finish, uncancelled (their results dropped). Cancelling them raced a task that
+        # was finishing and aborted this process: "Check failed: ... Tried to complete task that was not pending"
+        # (Ray 2.60, in CI; ray-project/ray#54846).
+        window = max(2, TASKS_PER_CPU * int(ray.cluster_resources().get("CPU", 1)))
+        upcoming = iter(enumerate(items))
+        pending: dict[Any, int] = {}
         results: list[Any] = [None] * len(items)
         done = 0
         try:
-            while pending:
-                # every task finished within the second, in one call: waiting for one at a time asks about every
-                # pending task each time, which grows with the square of their number
-                ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
+            while True:
+                for number, item in itertools.islice(upcoming, window - len(pending)):
+                    pending[self._task.remote(function, item)] = number
+                if not pending:
+                    break
+                # the first task to finish, then any others already done (a window's worth of references asked)
+                ready, others = ray.wait(list(pending), num_returns=1)
+                if others:
+                    ready += ray.wait(others, num_returns=len(others), timeout=0)[0]
                 for reference in ready:
                     number = pending.pop(reference)
                     results[number] = ray.get(reference)
@@ -158,8 +172,6 @@ class RayExecutor:
                     if progress:
                         progress(done, len(items))
         except BaseException as exc:
-            for reference in pending:  # an error or Ctrl+C: the tasks not done yet are not left running
-                ray.cancel(reference, force=True)
             cause = getattr(exc, "cause", None)  # a task's own error, which Ray wraps with the remote traceback
             if isinstance(exc, ray.exceptions.RayTaskError) and isinstance(cause, CitesumError):
                 raise cause from None  # said as without Ray: one line naming what is wrong

@@ -223,7 +223,7 @@ def test_a_graph_build_on_ray_that_fails_half_way_resumes_from_the_blocks_it_kep
     assert kept and len(kept) < -(-units // block), kept  # some blocks, not all
     assert check_index(index.path).ok
     marker.unlink()
-    # its own log: a cancelled task of the failed run may still be finishing
+    # its own log: a task of the failed run may still be finishing
     resumed_log = tmp_path / "scored-again.log"
     scorer = FailingLengthScorer(str(resumed_log), str(marker), after=3 * block)
     resumed = build_passage_graph(index, scorer, candidates=10, edges=3, block=block, executor=ray_cluster,
@@ -231,3 +231,36 @@ def test_a_graph_build_on_ray_that_fails_half_way_resumes_from_the_blocks_it_kep
     np.testing.assert_array_equal(resumed.neighbors, whole.neighbors)
     done_before = sum(min(block, units - number * block) for number in kept)
     assert len(resumed_log.read_text().splitlines()) == units - done_before
+
+
+def _started_then_maybe_failing(folder: str, number: int) -> int:
+    import time
+
+    Path(folder, f"started-{number}").write_text("")
+    if number == 0:
+        raise RuntimeError("task 0 failed")
+    time.sleep(0.3)
+    return number
+
+
+def test_a_failed_task_starts_no_more_tasks_and_cancels_none(  # type: ignore[no-untyped-def]
+    ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a task fails, no more tasks are submitted, and none is cancelled: cancelling raced a task that was
+    finishing and aborted the driver (a Ray check failure, seen in CI); the few running finish on their own."""
+    import functools
+    import time
+
+    import ray
+
+    from citesum.parallel import TASKS_PER_CPU
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(ray, "cancel", lambda *args, **kwargs: pytest.fail("a task was cancelled"))
+    with pytest.raises(Exception, match="task 0 failed"):
+        ray_cluster.map(functools.partial(_started_then_maybe_failing, str(tmp_path)), list(range(40)))
+    time.sleep(1.0)  # what was submitted has run by now
+    started = len(list(tmp_path.glob("started-*")))
+    assert 1 <= started <= TASKS_PER_CPU * 2  # the window of a 2-CPU cluster, not the 40
+    # the executor still serves the next job
+    assert ray_cluster.map(functools.partial(_started_then_maybe_failing, str(tmp_path)), [1, 2]) == [1, 2]
