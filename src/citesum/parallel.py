@@ -11,7 +11,9 @@ on every node (a shared folder). A task whose worker dies is run again (``max_re
 the order of the inputs, so what a job produces is the same as in one process.
 
 A job given a :class:`TaskResults` folder keeps each finished task's result there as it arrives: run again
-after an interruption (Ctrl+C, a lost driver), it does only the tasks it had not finished.
+after an interruption (Ctrl+C, a lost driver), it does only the tasks it had not finished. On Ray, a job keeps
+:data:`TASKS_PER_CPU` tasks per CPU submitted at a time, so that after a failure or an interruption it starts no
+more and leaves the few running to finish, uncancelled.
 """
 
 from __future__ import annotations
