@@ -161,8 +161,8 @@ class RayExecutor:
                     pending[self._task.remote(function, item)] = number
                 if not pending:
                     break
-                # the first task to finish, then any others already done (a window's worth of references asked)
-                ready, others = ray.wait(list(pending), num_returns=1)
+                # the first task to finish (a second at most, so Ctrl+C is seen), then any others already done
+                ready, others = ray.wait(list(pending), num_returns=1, timeout=1.0)
                 if others:
                     ready += ray.wait(others, num_returns=len(others), timeout=0)[0]
                 for reference in ready:
