@@ -350,7 +350,7 @@ _PINNED_ELSEWHERE = "this thread reads a generation another thread pinned: its a
 
 
 class _NoDatabase:
-    """The connection of a thread reading a generation another thread pinned (:meth:`Index.reading_elsewhere`):
+    """The connection of a thread reading a generation another thread pinned (:meth:`IndexReader.reading_elsewhere`):
     the read transaction is that thread's, so this one has none."""
 
     def __getattr__(self, name: str) -> object:
@@ -380,6 +380,8 @@ class IndexReader:
 
     path: Path
     settings: IndexSettings
+    #: the index's thread-local state (a view shares its index's: units are read through it)
+    _local: threading.local
 
     def _state(self) -> Generation:
         raise NotImplementedError
@@ -393,7 +395,7 @@ class IndexReader:
         which this reader's reads there see the generation they see here. Only the generation's arrays (vectors,
         BM25, graph) may be read in it, not the database (refused with an IndexStoreError): the read transaction
         belongs to this thread."""
-        raise NotImplementedError
+        return functools.partial(_arrays_only, self._local, self._state())
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -491,15 +493,11 @@ class IndexView(IndexReader):
         self.settings = settings
         self._generation_state = state
         self._conn = conn
-        #: the thread-local state of the index it is a view of (its units are read through it)
         self._local = local
         self._thread = threading.get_ident()
 
     def _state(self) -> Generation:
         return self._generation_state
-
-    def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
-        return functools.partial(_arrays_only, self._local, self._generation_state)
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -644,9 +642,6 @@ class Index(IndexReader):
         """:meth:`read`: the index's own reads on this thread see one generation until the block ends (what
         a retriever wraps each query in, so its several reads of the index cost one look-up)."""
         return self.read()
-
-    def reading_elsewhere(self) -> Callable[[], AbstractContextManager[None]]:
-        return functools.partial(_arrays_only, self._local, self._state())
 
     def _end_read(self, conn: sqlite3.Connection) -> None:
         """Ends the read transaction (so the WAL can be checkpointed past it). The reads are done; if a damaged

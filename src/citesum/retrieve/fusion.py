@@ -91,21 +91,23 @@ class HybridRetriever(Retriever):
         at_once = self.index.ann is not None if self.at_once is None else self.at_once
         if not at_once or threading.current_thread().name.startswith(_POOL_PREFIX):
             return [rank(member) for member in members]
-        here = [m for m in members if not (m.ranks_from_arrays and m.index is self.index)] or members[:1]
+        stays = [not (m.ranks_from_arrays and m.index is self.index) for m in members]
+        if not any(stays):
+            stays[0] = True
         reading = self.index.reading_elsewhere()
 
         def elsewhere(member: Retriever) -> Ranking:
             with reading():
                 return rank(member)
 
-        handed = {id(m): _member_pool().submit(elsewhere, m) for m in members if all(m is not h for h in here)}
+        handed = {i: _member_pool().submit(elsewhere, m) for i, m in enumerate(members) if not stays[i]}
         try:
-            ranked_here = {id(m): rank(m) for m in here}
+            ranked_here = {i: rank(m) for i, m in enumerate(members) if stays[i]}
         except BaseException:
             for future in handed.values():  # not left to take the pool's threads from the next query
                 future.cancel()
             raise
-        return [ranked_here[id(m)] if id(m) in ranked_here else handed[id(m)].result() for m in members]
+        return [ranked_here[i] if stays[i] else handed[i].result() for i in range(len(members))]
 
     def _fused(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """reciprocal_rank_fusion over unit positions, as array operations (a dict loop over 2 x 1,000 ranks
