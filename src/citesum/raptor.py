@@ -30,6 +30,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError, MissingExtraError
 from citesum.index.artifacts import save_arrays
+from citesum.index.cosine import cosine_scores
 from citesum.index.store import IndexReader, ProgressFn
 from citesum.pack import Piece, pack_pieces
 from citesum.summarize.statements import StatementWriter, WriteReport, statement_rows, statements_of
@@ -263,8 +264,8 @@ def raptor_context(query: str, index: IndexReader, tree: RaptorTree | None = Non
                               f"{view.generation}: rebuild it with: citesum tree --index {view.path}")
         query_vector = embedder.encode_query(query)
         passages = list(view.passages)  # the collapsed tree ranks every unit and node
-        leaf_scores = np.asarray(view.vectors @ query_vector, dtype=np.float32) if passages else np.zeros(0)
-        node_scores = (np.asarray(tree.vectors @ query_vector, dtype=np.float32) if len(tree.nodes)
+        leaf_scores = cosine_scores(view.vectors, query_vector) if passages else np.zeros(0)
+        node_scores = (cosine_scores(tree.vectors, query_vector) if len(tree.nodes)
                        else np.zeros(0, dtype=np.float32))
         scores = np.concatenate([leaf_scores, node_scores])
         pieces: list[Piece] = []

@@ -61,11 +61,10 @@ def test_dense_search_through_the_graph_gives_the_exact_results(tmp_path: Path) 
             # HNSW is approximate even over a few hundred units (copies weaken its links), so not always all
             overlaps.append(sum((Counter(h.passage.text for h in ours) & Counter(h.passage.text for h in theirs))
                                 .values()) / 10)
-            if name == "dense":  # the exact ranking (copies share a node, found together), each hit scored exactly
+            if name == "dense":  # the exact ranking (copies share a node, found together), each hit scored exactly:
+                # to the bit, as the search of every vector scores it (one kernel for both, whatever rows it reads)
                 assert [h.passage.id for h in ours] == [h.passage.id for h in theirs], query
-                exact_scores = dict(zip((p.id for p in exact.passages),
-                                        exact.vectors @ get_retriever("dense", exact).embedder.encode_query(query)))  # type: ignore[attr-defined]
-                assert all(abs(h.score - exact_scores[h.passage.id]) < 1e-5 for h in ours)
+                assert [h.score for h in ours] == [h.score for h in theirs], query
     assert np.mean(overlaps) >= 0.95 and min(overlaps) >= 0.7, overlaps
 
 

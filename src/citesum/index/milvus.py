@@ -41,6 +41,7 @@ import numpy as np
 
 from citesum.errors import ConfigError, IndexMismatchError, IndexStoreError, MissingExtraError
 from citesum.index.ann import CANDIDATES
+from citesum.index.cosine import cosine_scores
 from citesum.index.database import DB_NAME, manifest_value, parameter_batches, read_vectors, stored_dim
 from citesum.index.lexical import LexicalIndex, tokenize
 from citesum.index.search_store import ProgressFn, SearchParts, SearchStore, positions_among
@@ -462,6 +463,10 @@ class StoredVectors:
         matrix = np.array([np.frombuffer(found[row], dtype=np.float32) for row in wanted.tolist()],
                           dtype=np.float32).reshape(len(wanted), self.shape[1])
         return matrix if np.ndim(self._row_ids[positions]) else matrix[0]
+
+    def __matmul__(self, query: np.ndarray) -> np.ndarray:
+        """Every unit's cosine score for ``query`` (what RAPTOR's collapsed tree ranks), read in one pass."""
+        return cosine_scores(np.asarray(self), query)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """Every vector of the generation (what LightPAL's graph build reads), in one pass over the table."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from citesum.index import ann as ann_graph
 from citesum.index.ann import AnnIndex
+from citesum.index.cosine import cosine_scores
 from citesum.index.lexical import TermCounts
 from citesum.index.search_store import positions_among
 
@@ -144,7 +145,7 @@ class SegmentVectors:
         return self.shape[0]
 
     def __matmul__(self, query: np.ndarray) -> np.ndarray:
-        scores = [np.asarray(vectors @ query, dtype=np.float32) for vectors, _ in self._parts]
+        scores = [cosine_scores(vectors, query) for vectors, _ in self._parts]
         return np.concatenate([s if held is None else s[held] for s, (_, held) in zip(scores, self._parts)]
                               or [np.zeros(0, dtype=np.float32)])
 
@@ -193,7 +194,7 @@ class SegmentNearest:
         first = groups.first_rows(nodes)
         in_file_order = np.argsort(first)  # reads of the mapped vectors go forward
         node_scores = np.empty(len(nodes), dtype=np.float32)
-        node_scores[in_file_order] = np.asarray(segment.vectors[first[in_file_order]] @ query, dtype=np.float32)
+        node_scores[in_file_order] = cosine_scores(segment.vectors[first[in_file_order]], query)
         best = np.lexsort((first, -node_scores))
         nodes, node_scores = nodes[best], node_scores[best]
         sizes = np.minimum(groups.sizes(nodes), asked)
@@ -223,7 +224,7 @@ class SegmentNearest:
                 found_scores.append(scores)
                 continue
             # a small segment: every vector read (its product, not a copy of the rows it holds)
-            scores = np.asarray(segment.vectors @ query, dtype=np.float32)
+            scores = cosine_scores(segment.vectors, query)
             found_rows.append(np.asarray(segment.rows if held is None else segment.rows[held], dtype=np.int64))
             found_scores.append(scores if held is None else scores[held])
         rows = np.concatenate(found_rows) if found_rows else np.zeros(0, dtype=np.int64)

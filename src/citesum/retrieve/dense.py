@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from citesum.embed import Embedder, get_embedder
+from citesum.index.cosine import cosine_scores
 from citesum.index.search_store import positions_among
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_scores
@@ -26,7 +27,7 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     with index.pinned() as view:
         candidates = _candidates(view, query_vector)
         if candidates is None:
-            return np.asarray(view.vectors @ query_vector, dtype=np.float32)
+            return cosine_scores(view.vectors, query_vector)
         return _every_unit(candidates, len(view.row_ids))
 
 
@@ -38,7 +39,7 @@ def best_units(index: IndexReader, query_vector: np.ndarray, k: int, *, candidat
     with index.pinned() as view:
         candidates = _candidates(view, query_vector, max(candidates, k) if candidates else None)
         if candidates is None:
-            scores = np.asarray(view.vectors @ query_vector, dtype=np.float32)
+            scores = cosine_scores(view.vectors, query_vector)
         elif len(candidates[0]) >= k:
             positions, exact = candidates
             order, best = top_scores(exact, k)  # the candidates are in position order: ties keep collection order

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from citesum.errors import CitesumError
+from citesum.index.cosine import cosine_scores
 from citesum.index.store import Index, IndexView
 from citesum.llm.base import LLM
 from citesum.pack import PackOptions
@@ -84,7 +85,7 @@ def _closest_passages(view: IndexView, document: Document, statement: str) -> li
     rows = np.flatnonzero(owners == document_ids.index(document.id))
     if len(rows) > EVIDENCE_PASSAGES:
         query = get_embedder(view.settings.embedder).encode_query(statement)
-        closest = np.argsort(-(np.asarray(view.vectors[rows]) @ query), kind="stable")[:EVIDENCE_PASSAGES]
+        closest = np.argsort(-cosine_scores(np.asarray(view.vectors[rows]), query), kind="stable")[:EVIDENCE_PASSAGES]
         rows = np.sort(rows[closest])
     return [(passage.char_start, passage.text) for passage in view.passages.take(rows.tolist())]
 
