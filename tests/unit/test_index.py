@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import shutil
 import sqlite3
@@ -798,14 +799,20 @@ def test_a_stream_interrupted_after_a_batch_keeps_it_and_says_so(  # type: ignor
 
 
 @pytest.mark.parametrize("row_ids", [np.arange(5, 15), np.array([5, 6, 7, 9, 10, 14]), np.array([3]),
-                                     np.zeros(0, dtype=np.int64)])
-def test_positions_among_rowids_consecutive_or_not(row_ids: np.ndarray) -> None:
-    """A search's rowids found at their positions (consecutive rowids by offset, others by binary search); those
-    the generation lacks, below, between or above its rowids, marked unknown."""
-    from citesum.index.search_store import positions_among
+                                     np.zeros(0, dtype=np.int64), np.array([5, 9, 30, 31]),
+                                     np.array([5, 6, 8, 9, 12, 13, 14])])
+@pytest.mark.parametrize("asked_again", [False, True])
+def test_positions_among_rowids_consecutive_or_not(row_ids: np.ndarray, asked_again: bool) -> None:
+    """A search's rowids found at their positions (consecutive rowids by offset, others by binary search, or by a
+    table when the same rowids are asked again and fill a quarter of their span); those the generation lacks,
+    below, between or above its rowids, marked unknown."""
+    from citesum.index.search_store import RowPositions, positions_among
 
-    found = np.array([14, 5, 2, 8, 9, 20, 15, 4, 7], dtype=np.int64)
-    positions, known = positions_among(row_ids, found)
+    found = np.array([14, 5, 2, 8, 9, 20, 15, 4, 7, 13, 31, 32, 30], dtype=np.int64)
+    ask = RowPositions(row_ids) if asked_again else functools.partial(positions_among, row_ids)
+    if asked_again:
+        ask(found[::-1])  # the first question makes the table the next reads
+    positions, known = ask(found)
     at = {int(rowid): position for position, rowid in enumerate(row_ids.tolist())}
     assert known.tolist() == [int(rowid) in at for rowid in found]
     assert positions[known].tolist() == [at[int(rowid)] for rowid in found[known]]

@@ -123,6 +123,37 @@ class SearchStore(ABC):
         return False
 
 
+#: A table from rowid to position is made for rowids spanning at most this many numbers a rowid (4 bytes each):
+#: more, and the generation lost that many units to deletions and updates, and a binary search is kept.
+TABLE_SPAN_PER_ROWID = 4
+
+
+class RowPositions:
+    """:func:`positions_among` for one ascending array of rowids asked again and again (a generation's, a graph's
+    keys): from a table of every number in their span (made at the first question) when they fill a
+    :data:`TABLE_SPAN_PER_ROWID`-th of it. A binary search of a graph's 1,000 candidates among a million rowids
+    thinned by an update took 0.6-0.8 ms a query, each step a read from memory (scratch); the table, one read."""
+
+    def __init__(self, row_ids: np.ndarray) -> None:
+        self.row_ids = row_ids
+        self._table: np.ndarray | None = None
+        self._span = int(row_ids[-1]) - int(row_ids[0]) + 1 if len(row_ids) else 0
+        self._tabled = len(row_ids) < self._span <= TABLE_SPAN_PER_ROWID * len(row_ids)
+
+    def __call__(self, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not self._tabled:
+            return positions_among(self.row_ids, found)
+        if self._table is None:  # made by whichever thread asks first; two threads make the same table
+            table = np.full(self._span, -1, dtype=np.int32 if len(self.row_ids) < 2**31 else np.int64)
+            table[np.asarray(self.row_ids, dtype=np.int64) - int(self.row_ids[0])] = np.arange(len(self.row_ids))
+            self._table = table
+        offsets = np.asarray(found, dtype=np.int64) - int(self.row_ids[0])
+        inside = (offsets >= 0) & (offsets < self._span)
+        positions = self._table[np.where(inside, offsets, 0)].astype(np.int64)
+        known = inside & (positions >= 0)
+        return np.where(known, positions, len(self.row_ids)), known
+
+
 def positions_among(row_ids: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the position among a generation's ascending ``row_ids`` of each of the rowids ``found``, and which of
     them the generation has at all): a search answers with rowids, a score array is aligned with positions."""

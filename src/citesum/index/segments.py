@@ -22,7 +22,7 @@ from citesum.index import ann as ann_graph
 from citesum.index.ann import AnnIndex
 from citesum.index.cosine import cosine_scores
 from citesum.index.lexical import TermCounts
-from citesum.index.search_store import positions_among
+from citesum.index.search_store import RowPositions, positions_among
 
 ROWS = "rows.npy"
 VECTORS = "vectors.npy"
@@ -245,12 +245,12 @@ class _CopyGroups:
         self._order = rows[np.argsort(keys[rows], kind="stable")]  # each key's held rows ascending
         by_key = keys[self._order]
         starts = np.flatnonzero(np.r_[True, by_key[1:] != by_key[:-1]]) if len(by_key) else np.zeros(0, np.int64)
-        self._keys = by_key[starts]
+        self._node_of = RowPositions(by_key[starts])  # the keys, ascending
         self._starts = np.r_[starts, len(by_key)].astype(np.int64)
 
     def nodes(self, keys: np.ndarray) -> np.ndarray:
         """The numbers of the nodes of ``keys`` that stand for some of the segment's rows."""
-        nodes, known = positions_among(self._keys, keys)
+        nodes, known = self._node_of(keys)
         return nodes[known]
 
     def sizes(self, nodes: np.ndarray) -> np.ndarray:

@@ -57,6 +57,7 @@ from citesum.index.search_store import (
     LexicalScorer,
     NearestUnits,
     ProgressFn,
+    RowPositions,
     SearchStore,
     open_store,
     parse_store,
@@ -345,6 +346,10 @@ class Generation:
     #: indexes of ``ann_min_units`` units or more, a Milvus store's collection
     ann: NearestUnits | None = None
 
+    @functools.cached_property
+    def row_positions(self) -> RowPositions:
+        return RowPositions(self.row_ids)
+
 
 _PINNED_ELSEWHERE = "this thread reads a generation another thread pinned: its arrays, not the database"
 
@@ -429,6 +434,11 @@ class IndexReader:
     def row_ids(self) -> np.ndarray:
         """The database rowid of each unit, ascending (the graph's keys)."""
         return self._state().row_ids
+
+    @property
+    def row_positions(self) -> RowPositions:
+        """The positions among :attr:`row_ids` of rowids a search found (and which of them this generation has)."""
+        return self._state().row_positions
 
     @property
     def unit_documents(self) -> tuple[np.ndarray, list[str]]:

@@ -7,7 +7,6 @@ import numpy as np
 
 from citesum.embed import Embedder, get_embedder
 from citesum.index.cosine import cosine_scores
-from citesum.index.search_store import positions_among
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_scores
 
@@ -67,7 +66,7 @@ def _candidates(view: IndexReader, query_vector: np.ndarray, count: int | None =
         return None
     found, found_scores = graph.nearest(query_vector, count)
     # a rowid not among the generation's is a unit another generation added (a store shared by writers)
-    positions, known = positions_among(view.row_ids, found)
+    positions, known = view.row_positions(found)
     order = np.argsort(positions[known], kind="stable")
     return positions[known][order], np.asarray(found_scores, dtype=np.float32)[known][order]
 
