@@ -812,6 +812,9 @@ def test_positions_among_rowids_consecutive_or_not(row_ids: np.ndarray, asked_ag
     ask = RowPositions(row_ids) if asked_again else functools.partial(positions_among, row_ids)
     if asked_again:
         ask(found[::-1])  # the first question makes the table the next reads
+        # a table where the rowids have gaps and fill at least a quarter of their span
+        span = int(np.ptp(row_ids)) + 1 if len(row_ids) else 0
+        assert (ask._table is not None) == (len(row_ids) < span <= 4 * len(row_ids))
     positions, known = ask(found)
     at = {int(rowid): position for position, rowid in enumerate(row_ids.tolist())}
     assert known.tolist() == [int(rowid) in at for rowid in found]

@@ -22,7 +22,8 @@ Ranking = TypeVar("Ranking")
 _POOL_THREADS = 3
 #: By default, a fusion's members rank at once over a generation of this many units or more, or with a
 #: nearest-neighbour search (see HybridRetriever). Chosen on generated indexes (benchmarks/fusion_at_once.py,
-#: the sizes it marks "chosen on"): below it, handing a member to a thread cost more than it saved.
+#: the sizes it marks "chosen on"): below about 12,000 units, handing a member to a thread cost more than it
+#: saved; from 12,000 to 20,000 it gained little (0.93-0.99 of the time in turn).
 AT_ONCE_MIN_UNITS = 20_000
 _POOL_PREFIX = "citesum-fusion"
 _member_threads: ThreadPoolExecutor | None = None
@@ -64,9 +65,9 @@ class HybridRetriever(Retriever):
     ``at_once``: whether the members rank at once, on threads reading the generation the query pinned
     (:meth:`_each_member`). None: over a generation of :data:`AT_ONCE_MIN_UNITS` units or more, or with a
     nearest-neighbour search. There the members' work is long and mostly outside Python's lock (the graph search,
-    the products with the vectors, postings): at a million passages, the default hybrid took 9.5-11.6 ms at p50
-    at once against 13.4 in turn (benchmarks/scale.py); see benchmarks/fusion_at_once.py for the sizes below the
-    graph's. On smaller ones the query is too short for the threads to pay.
+    the products with the vectors, postings): at a million passages, with BLAS products, the default hybrid took
+    9.5-11.2 ms at p50 at once against 13.4 in turn (benchmarks/scale.py); see benchmarks/fusion_at_once.py for
+    the sizes below the graph's. On smaller ones the query is too short for the threads to pay.
     """
 
     def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000,
