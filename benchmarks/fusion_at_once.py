@@ -1,6 +1,6 @@
-"""Whether a fusion's members should rank at once or in turn, by index size, below the graph's threshold
-(citesum.retrieve.fusion.AT_ONCE_MIN_UNITS; over a generation with a graph they always rank at once, measured by
-benchmarks/scale.py).
+"""Whether a fusion's members should rank at once or in turn below the graph's threshold, by index size. Over a
+generation with a nearest-neighbour graph they rank at once (citesum.retrieve.fusion.HybridRetriever; measured
+at a million passages by benchmarks/scale.py); below, in turn, and this measures what at once would give there.
 
 For each size: an index of our generated haystack (citesum.demo.haystack) with about that many 100-token
 passages, wordllama, default settings (no graph below DEFAULT_ANN_MIN_UNITS); the default hybrid (bm25-rm3 +
@@ -8,10 +8,6 @@ dense-prf, top 10) over 60 short queries and 60 first sentences of other passage
 50 of benchmarks/scale.py (10 distinct), all asked once untimed, then in turn and at once, twice (each
 first in one round), in a process that leaves OpenBLAS its threads and in one that limits it to one (as the
 service's workers run). The figure per size and mode is the median (mean) of the two rounds' p50 and p95.
-
-AT_ONCE_MIN_UNITS was chosen on scratch comparisons of this kind at the sizes marked "chosen on" (5,000 to
-150,000 but for 20,000 and 50,000; for the smallest, a SummHay haystack of 1,170 passages stood in for 1,200);
-the sizes 20,000 and 50,000 were first measured after it was set, and chose nothing ("held out").
 
 Run: python benchmarks/fusion_at_once.py [--sizes 1200,5000,12000,20000,30000,50000,75000,150000]
 (with the extra ``service``: threadpoolctl limits BLAS)
@@ -35,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result  # noqa: E402
 from scale import QUERIES, _documents, _fresh_queries, _short_queries  # noqa: E402
 
-HELD_OUT_SIZES = (20_000, 50_000)
 ROUNDS = 2
 
 
@@ -81,13 +76,11 @@ def main() -> None:
     if args.step:
         print(json.dumps(measure(Path(args.step[0]), int(args.step[1]), args.step[2] == "1")))
         return
-    from citesum.retrieve.fusion import AT_ONCE_MIN_UNITS
-
     sizes: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="citesum-at-once-") as scratch:
         for passages in (int(s) for s in args.sizes.split(",") if s):
             folder = Path(scratch) / f"ix{passages}"
-            row: dict[str, Any] = {"held out" if passages in HELD_OUT_SIZES else "chosen on": True}
+            row: dict[str, Any] = {}
             for label, one in (("default BLAS", "0"), ("one BLAS thread", "1")):
                 # each in its own process: a process's BLAS limit, and its first queries' page faults, are its own
                 output = subprocess.run([sys.executable, __file__, "--step", str(folder), str(passages), one],
@@ -95,8 +88,7 @@ def main() -> None:
                 row[label] = json.loads(output.strip().splitlines()[-1])
             print(passages, json.dumps(row), flush=True)
             sizes[str(passages)] = row
-    write_result("fusion_at_once", {"embedder": "wordllama", "at_once_min_units": AT_ONCE_MIN_UNITS,
-                                    "held_out_sizes": list(HELD_OUT_SIZES), "sizes": sizes})
+    write_result("fusion_at_once", {"embedder": "wordllama", "sizes": sizes})
 
 
 if __name__ == "__main__":

@@ -539,28 +539,23 @@ def test_a_process_forked_after_a_fusion_fuses_on_threads_of_its_own(  # type: i
     assert os.waitstatus_to_exitcode(waited[1]) == 0
 
 
-def test_a_hybrid_ranks_its_members_at_once_over_a_large_generation_or_one_with_a_graph(  # type: ignore[no-untyped-def]
-    tmp_path: Path, hashing_embedder, monkeypatch: pytest.MonkeyPatch
+def test_a_hybrid_ranks_its_members_at_once_where_the_generation_has_a_graph(  # type: ignore[no-untyped-def]
+    tmp_path: Path, hashing_embedder
 ) -> None:
-    """By default the members rank at once over a generation of AT_ONCE_MIN_UNITS units or more, or with a
-    nearest-neighbour graph (where their work is long and mostly outside Python's lock); over a smaller one
-    without, in turn on the caller's thread."""
+    """By default the members rank at once only over a generation with a nearest-neighbour graph (where their work
+    is long and mostly outside Python's lock); over one without, in turn on the caller's thread."""
     import threading
 
-    from citesum.retrieve import fusion
-
-    monkeypatch.setattr(fusion, "AT_ONCE_MIN_UNITS", 6)
-    for units, minimum, elsewhere in ((5, 0, False), (6, 0, True), (5, 1, True)):
-        if minimum:  # the graph's case last: the size's do not need usearch
-            pytest.importorskip("usearch")
-        index = Index.create(tmp_path / f"ix{units}-{minimum}", IndexSettings(embedder="test-hashing"))
+    pytest.importorskip("usearch")
+    for minimum, elsewhere in ((0, False), (1, True)):
+        index = Index.create(tmp_path / f"ix{minimum}", IndexSettings(embedder="test-hashing"))
         index.set_ann_min_units(minimum)
-        index.add([Document(id=f"d{i}", title="t", text=f"Report {i} on reservoir levels.") for i in range(units)],
+        index.add([Document(id=f"d{i}", title="t", text=f"Report {i} on reservoir levels.") for i in range(6)],
                   embedder=hashing_embedder)
-        assert len(index) == units and (index.ann is not None) is bool(minimum)
+        assert (index.ann is not None) is elsewhere
         second = _Member(index, "second")
         HybridRetriever(index, [_Member(index, "first"), second]).retrieve("reservoir", k=2)
-        assert (second.seen[0][0] != threading.current_thread().name) is elsewhere, (units, minimum)
+        assert (second.seen[0][0] != threading.current_thread().name) is elsewhere
 
 
 def test_members_over_another_reader_and_fusions_inside_a_member_rank_on_their_callers_thread(  # type: ignore[no-untyped-def]

@@ -20,11 +20,6 @@ Ranking = TypeVar("Ranking")
 #: fusions of citesum.retrieve.MAX_HYBRID_PARTS = 4 members at most; more queue). Made at the first such fusion of
 #: a process.
 _POOL_THREADS = 3
-#: By default, a fusion's members rank at once over a generation of this many units or more, or with a
-#: nearest-neighbour search (see HybridRetriever). Chosen on generated indexes (benchmarks/fusion_at_once.py,
-#: the sizes it marks "chosen on"): below about 12,000 units, handing a member to a thread cost more than it
-#: saved; from 12,000 to 20,000 it gained little (0.93-0.99 of the time in turn).
-AT_ONCE_MIN_UNITS = 20_000
 _POOL_PREFIX = "citesum-fusion"
 _member_threads: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -63,11 +58,12 @@ class HybridRetriever(Retriever):
     member aggregates its own scores before fusion and RRF never sums ranks of different granularity.
 
     ``at_once``: whether the members rank at once, on threads reading the generation the query pinned
-    (:meth:`_each_member`). None: over a generation of :data:`AT_ONCE_MIN_UNITS` units or more, or with a
-    nearest-neighbour search. There the members' work is long and mostly outside Python's lock (the graph search,
-    the products with the vectors, postings): at a million passages, with BLAS products, the default hybrid took
-    9.5-11.2 ms at p50 at once against 13.4 in turn (benchmarks/scale.py); see benchmarks/fusion_at_once.py for
-    the sizes below the graph's. On smaller ones the query is too short for the threads to pay.
+    (:meth:`_each_member`). None: when the generation has a nearest-neighbour search. There the members' work is
+    long and mostly outside Python's lock (the graph search, the products with the vectors, postings): at a
+    million passages, with BLAS products, the default hybrid took 9.5-11.2 ms at p50 at once against 13.4 in
+    turn (benchmarks/scale.py). Below the graph's threshold, at once took 0.78-1.18 of the time in turn from
+    20,000 to 150,000 passages and 1.01-1.41 up to 12,000 (benchmarks/fusion_at_once.py): too little, and too
+    uncertain, to give a service worker's query a second core.
     """
 
     def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000,
@@ -92,8 +88,7 @@ class HybridRetriever(Retriever):
         on other threads, reading the generation this thread pinned, and the others (or the first, when all can)
         on this one. A fusion ranked on one of those threads ranks in turn (it would wait for its own pool)."""
         members = self.retrievers
-        at_once = (self.index.ann is not None or len(self.index) >= AT_ONCE_MIN_UNITS) if self.at_once is None \
-            else self.at_once
+        at_once = self.index.ann is not None if self.at_once is None else self.at_once
         if not at_once or threading.current_thread().name.startswith(_POOL_PREFIX):
             return [rank(member) for member in members]
         stays = [not (m.ranks_from_arrays and m.index is self.index) for m in members]
