@@ -62,8 +62,8 @@ class HybridRetriever(Retriever):
     long and mostly outside Python's lock (the graph search, the products with the vectors, postings): at a
     million passages, with BLAS products, the default hybrid took 9.5-11.2 ms at p50 at once against 13.4 in
     turn (benchmarks/scale.py). Below the graph's threshold, at once took 0.78-1.18 of the time in turn from
-    20,000 to 150,000 passages and 1.01-1.41 up to 12,000 (benchmarks/fusion_at_once.py): too little, and too
-    uncertain, to give a service worker's query a second core.
+    20,000 to 150,000 passages in one run of benchmarks/fusion_at_once.py and 0.85-0.97 in the next, and more
+    than in turn up to 5,000: too little, and too uncertain, to give a service worker's query a second core.
     """
 
     def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000,
