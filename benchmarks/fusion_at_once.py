@@ -21,7 +21,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_result  # noqa: E402
-from scale import QUERIES, _documents, _fresh_queries, _short_queries  # noqa: E402
+from scale import QUERIES, _documents, _fresh_queries, _short_queries, _timed  # noqa: E402
 
 ROUNDS = 2
 
@@ -55,12 +54,7 @@ def measure(folder: Path, passages: int, one_blas_thread: bool) -> dict[str, Any
     for number in range(ROUNDS):
         for mode, at_once in modes if number % 2 == 0 else modes[::-1]:  # each mode first in one round
             hybrid.at_once = at_once  # type: ignore[attr-defined]
-            times = []
-            for query in queries:
-                started = time.perf_counter()
-                hybrid.retrieve(query, 10)
-                times.append((time.perf_counter() - started) * 1000)
-            rounds[mode].append({"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95))})
+            rounds[mode].append(_timed(lambda q: hybrid.retrieve(q, 10), queries))
     result: dict[str, Any] = {"units": len(index), "queries": len(queries)}
     for mode, measured in rounds.items():
         result[mode] = {key: round(float(np.median([m[key] for m in measured])), 2) for key in ("p50_ms", "p95_ms")}

@@ -85,7 +85,7 @@ def _closest_passages(view: IndexView, document: Document, statement: str) -> li
     rows = np.flatnonzero(owners == document_ids.index(document.id))
     if len(rows) > EVIDENCE_PASSAGES:
         query = get_embedder(view.settings.embedder).encode_query(statement)
-        closest = np.argsort(-cosine_scores(np.asarray(view.vectors[rows]), query), kind="stable")[:EVIDENCE_PASSAGES]
+        closest = np.argsort(-cosine_scores(view.vectors[rows], query), kind="stable")[:EVIDENCE_PASSAGES]
         rows = np.sort(rows[closest])
     return [(passage.char_start, passage.text) for passage in view.passages.take(rows.tolist())]
 
