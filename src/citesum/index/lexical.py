@@ -407,10 +407,14 @@ class LexicalIndex:
     def _summed(self, dtype: type, postings: Iterable[tuple[_Part, np.ndarray, np.ndarray]]) -> np.ndarray:
         """Every row's sum of the weights of its ``postings`` (in the order given), as ``dtype``: the rows of every
         part, those of units the generation no longer holds included. Each posting's position among the held
-        units looked up instead took most of RM3's time after a 1% update at a million units."""
+        units looked up instead took most of RM3's time after a 1% update at a million units.
+
+        The units go to np.add.at as intp: given the stored int32 it takes a slower path, and converting them
+        first made a long query's sums over a million units 35-45% faster (2 million postings: 5 against 8.5 ms;
+        the same sums, bit for bit)."""
         sums = np.zeros(self.rows, dtype=dtype)
         for part, units, weights in postings:
-            np.add.at(sums[part.row_start: part.row_start + len(part.counts)], units, weights)
+            np.add.at(sums[part.row_start: part.row_start + len(part.counts)], units.astype(np.intp), weights)
         return sums
 
     def _row_scores(self, sums: np.ndarray) -> "RowScores":
