@@ -121,7 +121,7 @@ def _update(folder: Path, documents, build_seconds: float) -> dict[str, float]: 
     """Issue 19's update goal: 1% of the documents revised (every 100th, a sentence appended), as one update of
     the built index, in at most 5% of the build time. The old units are left out of the new generation, the new
     ones chunked, embedded and written as a segment; the others' files are linked (citesum.index.local). The
-    timing includes loading the embedder."""
+    embedder is the one the build loaded (get_embedder keeps it), as in a service that updates its index."""
     import dataclasses
 
     from citesum.embed import get_embedder
