@@ -10,8 +10,9 @@ Steps (each in its own subprocess, so each peak RSS is its own):
     sentence) and over 60 short ones asked once each (a passage's first six words); the default hybrid's again
     with BLAS on one thread, as the service's workers run it (other passages' for the queries asked once); the
     dense recall@10 of the graph against exact search, on the queries the defaults were chosen on and on those
-    120; Rocchio's first pass asking the graph for FEEDBACK_CANDIDATES units against asking it for the fusion's
-    depth; peak RSS of a reader
+    120; Rocchio (one graph search, its candidates ranked again by the expanded query) against Rocchio computed
+    over every vector, and against searching the graph again for the expanded query (what it did before);
+    peak RSS of a reader
   * update: every 100th document revised (a sentence appended), one update, as a share of the build time; then
     the same documents revised again (``again``): the first update reads a generation and database partly out of
     the page cache, the second one just written
@@ -51,6 +52,9 @@ QUERIES = ["What is happening with the city's water supply?", "How is public tra
            "desalination plant cost", "bus drivers strike in May", "zoning reform near tram stops",
            "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5
 RETRIEVERS = ["bm25", "dense", "hybrid:bm25+dense", "hybrid"]
+#: the units Rocchio's first pass asked the graph for before it searched once (7334cc7 and earlier), measured
+#: beside the way it ranks now
+FEEDBACK_CANDIDATES_BEFORE = 64
 
 
 def _documents(passages: int):  # type: ignore[no-untyped-def]
@@ -61,7 +65,7 @@ def _documents(passages: int):  # type: ignore[no-untyped-def]
 
 def _recall_texts(index, sampled: int = 200) -> list[str]:  # type: ignore[no-untyped-def]
     """The benchmark's distinct queries and the first sentence of ``sampled`` passages picked at random (seed 0):
-    ten queries alone make a noisy recall. Rocchio's FEEDBACK_CANDIDATES was chosen on these."""
+    ten queries alone make a noisy recall. Rocchio's one graph search was chosen on these."""
     passages = index.passages
     picked = np.random.default_rng(0).choice(len(passages), min(sampled, len(passages)), replace=False)
     return sorted(set(QUERIES)) + [passages[i].text.split(". ")[0] for i in picked.tolist()]
@@ -199,46 +203,70 @@ def search(folder: Path) -> dict[str, Any]:
             lambda q: top_k(unit_scores(view, q), 10))
         out["dense_recall_at_10_vs_exact_held_out"] = _recall_at_10(
             vectors, [encode(text) for text in _held_out_texts(view)], lambda q: top_k(unit_scores(view, q), 10))
-        out["rocchio_first_pass"] = {"chosen on": _feedback(view, _recall_texts(view)),
-                                     "held out": _feedback(view, _held_out_texts(view))}
+        out["rocchio"] = {"chosen on": _rocchio(view, _recall_texts(view)),
+                          "held out": _rocchio(view, _held_out_texts(view))}
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return out
 
 
-def _feedback(view, texts: list[str]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    """Rocchio's first pass asking the graph for FEEDBACK_CANDIDATES units against asking it for the fusion's
-    depth (None): its time, the tie-aware recall of its 10 feedback units against exact search's, and the
-    tie-aware recall@10 of the whole retriever (both passes through the graph) against Rocchio computed exactly."""
-    from citesum.retrieve.base import top_k
+def _rocchio(view, texts: list[str]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Rocchio as the default hybrid ranks with it (the fusion's depth) against Rocchio over every vector: its
+    time, the tie-aware share of the exact 10 feedback units it took, and of the exact top 10 and top 1,000 it
+    ranks; beside it, the way it ranked before (a first search for FEEDBACK_CANDIDATES_BEFORE units, a second
+    for the expanded query), measured the same way."""
+    from citesum.index.cosine import cosine_scores
+    from citesum.retrieve.base import top_k, top_scores
     from citesum.retrieve.dense import best_units
-    from citesum.retrieve.feedback import FEEDBACK_CANDIDATES, DensePRFRetriever
+    from citesum.retrieve.feedback import DensePRFRetriever
 
-    vectors = view.vectors
+    retriever = DensePRFRetriever(view)
+    vectors, depth = view.vectors, 1000
 
-    def tie_aware(scores: np.ndarray, exact: np.ndarray, found: np.ndarray) -> float:
-        return float(np.sum(scores[found] >= scores[exact[-1]] - 1e-6)) / len(exact)
+    def searching_again(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found, scores = view.ann.nearest(query, FEEDBACK_CANDIDATES_BEFORE)
+        positions, known = view.row_positions(found)
+        kept = np.argsort(positions[known], kind="stable")
+        order, _ = top_scores(np.asarray(scores)[known][kept], retriever.feedback_units)
+        feedback = positions[known][kept][order]
+        expanded = query + retriever.beta * np.asarray(vectors[feedback]).mean(axis=0)
+        return feedback, best_units(view, expanded / max(float(np.linalg.norm(expanded)), 1e-12), depth)[0]
 
-    out: dict[str, Any] = {"queries": len(texts)}
-    for candidates in (FEEDBACK_CANDIDATES, None):
-        retriever = DensePRFRetriever(view, feedback_candidates=candidates)
-        timings, feedback_recall, retriever_recall = [], [], []
-        for text in texts:
-            query = retriever.embedder.encode_query(text)
+    def shares(scores: np.ndarray, exact: np.ndarray, found: np.ndarray) -> float:
+        return float(np.sum(scores[found[: len(exact)]] >= scores[exact[-1]] - 1e-6)) / len(exact)
+
+    measured: dict[str, dict[str, list[float]]] = {"one search": {}, "searching again (before)": {}}
+    for number, text in enumerate(texts):
+        query = retriever.embedder.encode_query(text)
+        scores = cosine_scores(vectors, query)
+        exact_feedback = top_k(scores, retriever.feedback_units)
+        expanded = query + retriever.beta * np.asarray(vectors[exact_feedback]).mean(axis=0)
+        expanded_scores = cosine_scores(vectors, expanded / np.linalg.norm(expanded))
+        exact_10, exact_depth = top_k(expanded_scores, 10), top_k(expanded_scores, depth)
+        timed: dict[str, float] = {}
+        # each way first on every other query: the second finds the query's neighbourhood in the caches
+        for way in (("one", "before") if number % 2 == 0 else ("before", "one")):
             started = time.perf_counter()
-            feedback, _ = best_units(view, query, retriever.feedback_units, candidates=candidates)
-            timings.append((time.perf_counter() - started) * 1000)
-            scores = np.asarray(vectors @ query, dtype=np.float32)
-            exact = top_k(scores, retriever.feedback_units)
-            feedback_recall.append(tie_aware(scores, exact, feedback))
-            expanded = query + retriever.beta * np.asarray(vectors[np.sort(exact)]).mean(axis=0)
-            expanded_scores = np.asarray(vectors @ (expanded / np.linalg.norm(expanded)), dtype=np.float32)
-            found, _ = retriever._top(text, 10)
-            retriever_recall.append(tie_aware(expanded_scores, top_k(expanded_scores, 10), found))
-        out[f"{candidates or 'the fusion depth'} candidates"] = {
-            "first_pass_p50_ms": round(float(np.percentile(timings, 50)), 2),
-            "first_pass_p95_ms": round(float(np.percentile(timings, 95)), 2),
-            "feedback_recall": round(float(np.mean(feedback_recall)), 3),
-            "recall_at_10_vs_exact_rocchio": round(float(np.mean(retriever_recall)), 3)}
+            if way == "one":
+                ranked, _ = retriever._top(text, depth)
+            else:
+                feedback_before, ranked_before = searching_again(retriever.embedder.encode_query(text))
+            timed[way] = (time.perf_counter() - started) * 1000
+        one_search_ms, before_ms = timed["one"], timed["before"]
+        candidates = top_k(cosine_scores(vectors[np.sort(ranked)], query), retriever.feedback_units)
+        feedback_now = np.sort(ranked)[candidates]  # the one search's feedback units: its best for the query
+        for way, ms, feedback, found in (("one search", one_search_ms, feedback_now, ranked),
+                                         ("searching again (before)", before_ms, feedback_before, ranked_before)):
+            for name, value in (("ms", ms), ("feedback", shares(scores, exact_feedback, feedback)),
+                                ("at_10", shares(expanded_scores, exact_10, found)),
+                                (f"at_{depth}", shares(expanded_scores, exact_depth, found))):
+                measured[way].setdefault(name, []).append(value)
+    out: dict[str, Any] = {"queries": len(texts)}
+    for way, values in measured.items():
+        out[way] = {"p50_ms": round(float(np.percentile(values["ms"], 50)), 2),
+                    "p95_ms": round(float(np.percentile(values["ms"], 95)), 2),
+                    "feedback_recall": round(float(np.mean(values["feedback"])), 3),
+                    "recall_at_10_vs_exact_rocchio": round(float(np.mean(values["at_10"])), 3),
+                    f"recall_at_{depth}_vs_exact_rocchio": round(float(np.mean(values[f"at_{depth}"])), 3)}
     return out
 
 

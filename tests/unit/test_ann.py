@@ -388,13 +388,16 @@ def test_a_graph_of_every_unit_written_before_copies_shared_a_node_is_searched_a
     assert 4 not in found.tolist() and found[0] == 104
 
 
-def test_rocchio_s_first_pass_asks_the_graph_for_its_few_candidates(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first pass needs only its 10 feedback units: it asks for FEEDBACK_CANDIDATES, the second pass for
-    the depth a fusion ranks; on a graph this small both find what asking for the full depth finds."""
-    from citesum.retrieve.feedback import FEEDBACK_CANDIDATES, DensePRFRetriever
+def test_rocchio_searches_the_graph_once_and_ranks_what_it_found_by_the_expanded_query(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rocchio asks the graph once, for the query: the units found give the feedback units (their best 10) and
+    are ranked by the expanded query, exactly. When they are every unit, that is Rocchio over every vector, to
+    the bit; when they are fewer, nothing else is ranked above them."""
+    from citesum.index.cosine import cosine_scores
+    from citesum.retrieve.feedback import DensePRFRetriever
 
-    index = _index(tmp_path / "ix", 100)
+    graph = _index(tmp_path / "graph", 100)
+    exact = _index(tmp_path / "exact", 0)
     asked: list[int | None] = []
     nearest = SegmentNearest.nearest
 
@@ -403,12 +406,32 @@ def test_rocchio_s_first_pass_asks_the_graph_for_its_few_candidates(tmp_path: Pa
         return nearest(self, query_vector, count)
 
     monkeypatch.setattr(SegmentNearest, "nearest", recorded)
+    assert len(graph) < ann_module.CANDIDATES  # the search finds every unit
     for query in QUERIES:
         asked.clear()
-        few = DensePRFRetriever(index).retrieve(query, 10)
-        assert asked == [FEEDBACK_CANDIDATES, None]
-        full = DensePRFRetriever(index, feedback_candidates=None).retrieve(query, 10)
-        assert [h.passage.id for h in few] == [h.passage.id for h in full]
+        ours = DensePRFRetriever(graph).retrieve(query, 10)
+        assert asked == [None]  # one search, at the depth a fusion ranks
+        theirs = DensePRFRetriever(exact).retrieve(query, 10)
+        assert [h.passage.id for h in ours] == [h.passage.id for h in theirs], query
+        assert [h.score for h in ours] == [h.score for h in theirs], query
+
+    monkeypatch.setattr(ann_module, "CANDIDATES", 30)
+    retriever = DensePRFRetriever(graph)
+    vectors = np.asarray(graph.vectors)
+    for query in QUERIES:
+        asked.clear()
+        query_vector = retriever.embedder.encode_query(query)
+        found, found_scores = recorded(graph.ann, query_vector)  # what the retriever's one search finds
+        positions = np.sort(graph.row_positions(found)[0])
+        scores = cosine_scores(vectors[positions], query_vector)
+        feedback = positions[np.lexsort((positions, -scores))[:10]]
+        expanded = query_vector + vectors[feedback].mean(axis=0)
+        expanded /= np.linalg.norm(expanded)
+        again = cosine_scores(vectors[positions], expanded)
+        expected = positions[np.lexsort((positions, -again))[:20]]
+        ranked, ranked_scores = retriever._top(query, 20)
+        assert ranked.tolist() == expected.tolist(), query
+        assert ranked_scores.tolist() == np.sort(again)[::-1][:20].tolist(), query
 
 
 def test_copies_the_generation_no_longer_holds_never_crowd_out_those_it_holds(

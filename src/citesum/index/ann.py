@@ -24,8 +24,7 @@ document order; see :meth:`AnnIndex.add` for the order nodes are inserted in now
 
 A search asks the graph for :data:`CANDIDATES` units (the depth a fusion of retrievers ranks) and scores those
 exactly against the stored vectors: the ranking among them is exact, and only a unit the graph misses is lost. A
-search that needs fewer (Rocchio's first pass, its 10 feedback units) asks for fewer, and usearch searches at a
-breadth of the count asked or :data:`MIN_BREADTH`, whichever is larger.
+search for fewer units is searched at a breadth of the count asked or :data:`MIN_BREADTH`, whichever is larger.
 """
 
 from __future__ import annotations
@@ -53,8 +52,8 @@ EXPANSION_ADD = 128
 #: 3.8 ms at p50 against 6.2 (4.5), recall@10 1.0 against 0.987 (0.983). Graphs written before hold f16.
 DTYPE = "i8"
 #: The breadth of a search for fewer units than this (usearch searches at max(expansion_search, count)). Chosen
-#: with Rocchio's first pass, whose 64 units asked at this breadth: see FEEDBACK_CANDIDATES in
-#: citesum.retrieve.feedback for what was measured.
+#: with Rocchio's first pass when it asked for 64 units; it now searches once, for CANDIDATES, as every retriever
+#: does (citesum.retrieve.feedback.DensePRFRetriever), and this is the floor of a caller asking for fewer.
 MIN_BREADTH = 256
 #: the file of a segment's graph: a node a distinct vector, keys spread (see the module docstring); and of graphs
 #: written before, searched as they are with every unit a node: keys spread, and keys that are the rowids. A new

@@ -24,31 +24,35 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     left out at their score would be ranked among them by position). Without a graph, every vector is read.
     """
     with index.pinned() as view:
-        candidates = _candidates(view, query_vector)
+        candidates = nearest_candidates(view, query_vector)
         if candidates is None:
             return cosine_scores(view.vectors, query_vector)
-        return _every_unit(candidates, len(view.row_ids))
+        return scores_from_candidates(candidates, len(view.row_ids))
 
 
-def best_units(index: IndexReader, query_vector: np.ndarray, k: int, *, candidates: int | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
+def best_units(index: IndexReader, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """``top_k`` of :func:`unit_scores` (positions best first, and their scores) without an array of every
-    unit when the nearest-neighbour search found at least ``k`` units. ``candidates``: how many units that search
-    is asked for (at least ``k``; default the depth a fusion ranks): fewer cost less, at some recall."""
+    unit when the nearest-neighbour search found at least ``k`` units."""
     with index.pinned() as view:
-        candidates = _candidates(view, query_vector, max(candidates, k) if candidates else None)
-        if candidates is None:
-            scores = cosine_scores(view.vectors, query_vector)
-        elif len(candidates[0]) >= k:
-            positions, exact = candidates
-            order, best = top_scores(exact, k)  # the candidates are in position order: ties keep collection order
-            return positions[order], best
-        else:
-            scores = _every_unit(candidates, len(view.row_ids))
-    return top_scores(scores, k)
+        return best_of(view, nearest_candidates(view, query_vector), query_vector, k)
 
 
-def _every_unit(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.ndarray:
+def best_of(view: IndexReader, candidates: tuple[np.ndarray, np.ndarray] | None, query_vector: np.ndarray,
+            k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best units (positions best first, and their scores) among ``candidates`` (positions ascending
+    and their scores, as :func:`nearest_candidates` gives them), the others filled in as :func:`unit_scores`
+    fills them when there are fewer than ``k``; without candidates (None), of every unit's score for
+    ``query_vector``."""
+    if candidates is None:
+        return top_scores(cosine_scores(view.vectors, query_vector), k)
+    if len(candidates[0]) >= k:
+        positions, exact = candidates
+        order, best = top_scores(exact, k)  # the candidates are in position order: ties keep collection order
+        return positions[order], best
+    return top_scores(scores_from_candidates(candidates, len(view.row_ids)), k)
+
+
+def scores_from_candidates(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.ndarray:
     """:func:`unit_scores` from the candidates: theirs, and every other unit's just below them (or 0)."""
     positions, exact = candidates
     floor = min(np.float32(0.0), np.nextafter(exact.min(), np.float32(-np.inf))) if len(exact) else np.float32(0.0)
@@ -57,14 +61,13 @@ def _every_unit(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.nda
     return scores
 
 
-def _candidates(view: IndexReader, query_vector: np.ndarray, count: int | None = None
-                ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The ``count`` (default: the search's own) units the nearest-neighbour search finds (positions ascending)
-    and their exact cosine scores; None when the generation has no such search."""
+def nearest_candidates(view: IndexReader, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The units the nearest-neighbour search finds (as many as it gives: the depth a fusion ranks; positions
+    ascending) and their exact cosine scores; None when the generation has no such search."""
     graph = view.ann
     if graph is None:
         return None
-    found, found_scores = graph.nearest(query_vector, count)
+    found, found_scores = graph.nearest(query_vector)
     # a rowid not among the generation's is a unit another generation added (a store shared by writers)
     positions, known = view.row_positions(found)
     order = np.argsort(positions[known], kind="stable")

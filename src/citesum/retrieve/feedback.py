@@ -14,10 +14,11 @@ from collections import Counter
 import numpy as np
 
 from citesum.embed import Embedder
+from citesum.index.cosine import cosine_scores
 from citesum.index.lexical import RowScores, tokenize
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_rows
-from citesum.retrieve.dense import DenseRetriever, best_units, unit_scores
+from citesum.retrieve.dense import DenseRetriever, best_of, nearest_candidates, scores_from_candidates
 
 
 class RM3Retriever(Retriever):
@@ -132,43 +133,55 @@ def _unit_l1(weights: dict[str, float]) -> dict[str, float]:
     return {term: weight / total for term, weight in weights.items()} if total > 0 else {}
 
 
-#: Units Rocchio's first pass asks a nearest-neighbour search for, to take its ``feedback_units`` best: not the
-#: depth a fusion ranks (at a million units, 2.0 ms at p50 against 7.1 asking for 1,000; benchmarks/scale.py).
-#: Chosen in a scratch grid on the benchmark's recall queries (benchmarks/scale.py: its 10 questions and the
-#: first sentence of 200 passages, seed 0) over an earlier million-passage index; benchmarks/scale.py's
-#: ``rocchio_first_pass`` measures it against asking the full depth on those queries and on 120 it did not see.
-FEEDBACK_CANDIDATES = 64
-
-
 class DensePRFRetriever(DenseRetriever):
-    """Rocchio feedback in embedding space: q' = q + beta * mean(top units), then cosine again.
+    """Rocchio feedback in embedding space: q' = q + beta * mean(the query's top ``feedback_units`` units),
+    L2-normalised, then cosine again.
 
-    ``feedback_candidates``: how many units the first pass asks a nearest-neighbour search for (None: as many as
-    the second pass); without such a search every vector is read, and it does not matter."""
+    Without a nearest-neighbour search every vector is read, for both passes. With one (a graph, a Milvus store)
+    the index is searched once: the units it finds for q (the depth a fusion ranks) give the feedback units, their
+    best ``feedback_units``, and are ranked again by q', scored exactly. Before, a first search for 64 units gave
+    the feedback units and a second searched for q'. Chosen on benchmarks/scale.py's 210 recall queries over
+    two million-passage indexes of earlier runs (scratch): one search found 0.989 of exact Rocchio's top 10 after
+    the build and 0.989 after two updates, searching again 0.952 and 0.976 (its first pass, a search for few
+    units, missed some of the 10 feedback units), and it saves a search (about 2 ms of 10 at a million
+    passages). A unit near q' but not near q is not ranked, which can cost recall deeper down: on those
+    queries exact Rocchio's top 1,000 were found 0.981 / 0.981 against 0.949 / 0.982. benchmarks/scale.py's
+    ``rocchio`` measures both ways against Rocchio over every vector on those queries and on 120 held out.
+    """
 
     name = "dense-prf"
 
     def __init__(self, index: IndexReader, embedder: Embedder | None = None, feedback_units: int = 10,
-                 beta: float = 1.0, feedback_candidates: int | None = FEEDBACK_CANDIDATES) -> None:
+                 beta: float = 1.0) -> None:
         super().__init__(index, embedder)
         self.feedback_units = feedback_units
         self.beta = beta
-        self.feedback_candidates = feedback_candidates
 
     def scores(self, query: str) -> np.ndarray:
         with self.index.pinned() as view:  # both passes and the centroid read one generation
             if len(view.vectors) == 0:
                 return np.zeros(0, dtype=np.float32)
-            return unit_scores(view, self._expanded(view, query))
+            expanded, candidates = self._second_pass(view, query)
+            if candidates is None:
+                return cosine_scores(view.vectors, expanded)
+            return scores_from_candidates(candidates, len(view.row_ids))
 
     def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        if len(self.index.vectors) == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        return best_units(self.index, self._expanded(self.index, query), k)
+        with self.index.pinned() as view:
+            if len(view.vectors) == 0:
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            expanded, candidates = self._second_pass(view, query)
+            return best_of(view, candidates, expanded, k)
 
-    def _expanded(self, view: IndexReader, query: str) -> np.ndarray:
-        """q + beta * the mean of the first pass's top units, L2-normalised."""
+    def _second_pass(self, view: IndexReader, query: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """q', and, with a nearest-neighbour search, the units it found for q (positions ascending) with their
+        scores for q' (None without one)."""
         query_vector = self.embedder.encode_query(query)
-        feedback, _ = best_units(view, query_vector, self.feedback_units, candidates=self.feedback_candidates)
+        candidates = nearest_candidates(view, query_vector)
+        feedback, _ = best_of(view, candidates, query_vector, self.feedback_units)
         expanded = query_vector + self.beta * np.asarray(view.vectors[feedback]).mean(axis=0)
-        return expanded / max(float(np.linalg.norm(expanded)), 1e-12)
+        expanded = expanded / max(float(np.linalg.norm(expanded)), 1e-12)
+        if candidates is None:
+            return expanded, None
+        positions = candidates[0]
+        return expanded, (positions, cosine_scores(view.vectors[positions], expanded))
