@@ -52,7 +52,7 @@ QUERIES = ["What is happening with the city's water supply?", "How is public tra
            "desalination plant cost", "bus drivers strike in May", "zoning reform near tram stops",
            "student bus fares", "median rent two-bedroom", "battery-electric buses Voltaro"] * 5
 RETRIEVERS = ["bm25", "dense", "hybrid:bm25+dense", "hybrid"]
-#: the units Rocchio's first pass asked the graph for before it searched once (7334cc7 and earlier), measured
+#: the units Rocchio's first pass asked the graph for before it searched once (up to fb97165), measured
 #: beside the way it ranks now
 FEEDBACK_CANDIDATES_BEFORE = 64
 

@@ -438,7 +438,7 @@ def test_copies_the_generation_no_longer_holds_never_crowd_out_those_it_holds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A node whose first copies were deleted (the segment kept, under its rewrite share) stands for the copies
     still held: a search asking for fewer units than the node has copies finds those, in position order, and
-    Rocchio's first pass takes its feedback from them."""
+    Rocchio takes its feedback from them."""
     from citesum.types import Document
 
     copy = "Water rationing in Lakemont ends in May, the utility said on Tuesday."

@@ -83,6 +83,31 @@ def test_what_the_milvus_store_cannot_do_is_said(pair: tuple[Index, Index]) -> N
     assert np.asarray(milvus.vectors).shape == (len(milvus), np.asarray(pair[0].vectors).shape[1])
 
 
+def test_rocchio_over_milvus_searches_the_server_again_for_the_expanded_query(
+        pair: tuple[Index, Index], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server holds the vectors: Rocchio reads its 10 feedback units' from the database and asks the server
+    for the expanded query, not the 1,000 candidates' vectors to score them again."""
+    from citesum.index.milvus import MilvusSearch, StoredVectors
+
+    _, milvus = pair
+    searched: list[int] = []
+    rows_read: list[int] = []
+    nearest, read = MilvusSearch.nearest, StoredVectors.__getitem__
+
+    def counted_search(self: MilvusSearch, query_vector: np.ndarray, count: int | None = None):  # type: ignore[no-untyped-def]
+        searched.append(1)
+        return nearest(self, query_vector, count)
+
+    def counted_rows(self: StoredVectors, positions):  # type: ignore[no-untyped-def]
+        rows_read.append(int(np.size(positions)))
+        return read(self, positions)
+
+    monkeypatch.setattr(MilvusSearch, "nearest", counted_search)
+    monkeypatch.setattr(StoredVectors, "__getitem__", counted_rows)
+    hits = get_retriever("dense-prf", milvus).retrieve(QUERIES[1], 5)
+    assert len(hits) == 5 and searched == [1, 1] and rows_read == [10]
+
+
 def _documents_found(index: Index, query: str, k: int = 200) -> set[str]:
     return {hit.passage.document_id for hit in get_retriever("bm25", index).retrieve(query, k) if hit.score > 0}
 

@@ -38,8 +38,8 @@ from citesum.errors import MissingExtraError
 #: Units from which a generation gets a graph (``Index.set_ann_min_units``; ``citesum index --ann-min-units``).
 #: Chosen by benchmarks/scale.py's threshold step on our generated haystack (in-sample): the graph answers
 #: faster from 100,000-200,000 units; at 200,000 an exact query took 9.4-12.3 ms against 3.1-4.7 through the
-#: graph in its last six runs (10.0 / 3.2 in the latest, its products on the calling thread: citesum.index.cosine),
-#: and building the graph 13-21 s.
+#: graph in the runs up to 7334cc7 (9.4 / 3.1 there, its products on the calling thread: citesum.index.cosine) and
+#: 10.0-11.9 against 3.2-4.7 in the three since, and building the graph 13-21 s.
 DEFAULT_ANN_MIN_UNITS = 200_000
 #: Units the graph returns for a query, then scored exactly: the depth of a fusion's ranking.
 CANDIDATES = 1000

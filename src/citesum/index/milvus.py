@@ -368,6 +368,8 @@ class MilvusSearch:
     term_statistics = False
     #: a hybrid query is one round trip (Milvus's RRF ranker)
     serves_hybrid = True
+    #: the vectors are the server's: a generation's are read from the database one query at a time
+    holds_vectors = False
 
     def __init__(self, store: MilvusStore, collection: str, row_ids: np.ndarray) -> None:
         self.store = store

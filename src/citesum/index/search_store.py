@@ -45,6 +45,10 @@ class LexicalScorer(Protocol):
 class NearestUnits(Protocol):
     """Approximate nearest-neighbour search over a generation's unit vectors."""
 
+    #: whether the vectors it searches are the generation's in this process (scoring its candidates again costs
+    #: a gather, not a round trip): Rocchio then ranks the query's candidates again instead of searching again
+    holds_vectors: bool
+
     def nearest(self, query_vector: np.ndarray, count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(the rowids of the ``count`` units found nearest (default: the depth a fusion ranks,
         :data:`~citesum.index.ann.CANDIDATES`), their exact cosine scores)."""

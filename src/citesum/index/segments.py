@@ -175,6 +175,8 @@ class SegmentNearest:
     """Nearest-neighbour search over segments: each segment's graph, or its vectors read when it has none (a
     small one), keeping the units the generation holds."""
 
+    holds_vectors = True
+
     def __init__(self, parts: Sequence[tuple[Segment, np.ndarray | None]]) -> None:
         self._parts = list(parts)
         self._groups: list[_CopyGroups | None] = [None] * len(self._parts)  # made at a segment's first search

@@ -24,10 +24,16 @@ def unit_scores(index: IndexReader, query_vector: np.ndarray) -> np.ndarray:
     left out at their score would be ranked among them by position). Without a graph, every vector is read.
     """
     with index.pinned() as view:
-        candidates = nearest_candidates(view, query_vector)
-        if candidates is None:
-            return cosine_scores(view.vectors, query_vector)
-        return scores_from_candidates(candidates, len(view.row_ids))
+        return scores_of(view, nearest_candidates(view, query_vector), query_vector)
+
+
+def scores_of(view: IndexReader, candidates: tuple[np.ndarray, np.ndarray] | None, query_vector: np.ndarray
+              ) -> np.ndarray:
+    """Every unit's score: the ``candidates``' (positions ascending, and their scores), the others filled in below
+    them as :func:`unit_scores` fills them; without candidates (None), every unit's cosine for ``query_vector``."""
+    if candidates is None:
+        return cosine_scores(view.vectors, query_vector)
+    return _every_unit(candidates, len(view.row_ids))
 
 
 def best_units(index: IndexReader, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -43,16 +49,14 @@ def best_of(view: IndexReader, candidates: tuple[np.ndarray, np.ndarray] | None,
     and their scores, as :func:`nearest_candidates` gives them), the others filled in as :func:`unit_scores`
     fills them when there are fewer than ``k``; without candidates (None), of every unit's score for
     ``query_vector``."""
-    if candidates is None:
-        return top_scores(cosine_scores(view.vectors, query_vector), k)
-    if len(candidates[0]) >= k:
+    if candidates is not None and len(candidates[0]) >= k:
         positions, exact = candidates
         order, best = top_scores(exact, k)  # the candidates are in position order: ties keep collection order
         return positions[order], best
-    return top_scores(scores_from_candidates(candidates, len(view.row_ids)), k)
+    return top_scores(scores_of(view, candidates, query_vector), k)
 
 
-def scores_from_candidates(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.ndarray:
+def _every_unit(candidates: tuple[np.ndarray, np.ndarray], units: int) -> np.ndarray:
     """:func:`unit_scores` from the candidates: theirs, and every other unit's just below them (or 0)."""
     positions, exact = candidates
     floor = min(np.float32(0.0), np.nextafter(exact.min(), np.float32(-np.inf))) if len(exact) else np.float32(0.0)

@@ -18,7 +18,7 @@ from citesum.index.cosine import cosine_scores
 from citesum.index.lexical import RowScores, tokenize
 from citesum.index.store import IndexReader
 from citesum.retrieve.base import Retriever, top_rows
-from citesum.retrieve.dense import DenseRetriever, best_of, nearest_candidates, scores_from_candidates
+from citesum.retrieve.dense import DenseRetriever, best_of, nearest_candidates, scores_of
 
 
 class RM3Retriever(Retriever):
@@ -137,16 +137,19 @@ class DensePRFRetriever(DenseRetriever):
     """Rocchio feedback in embedding space: q' = q + beta * mean(the query's top ``feedback_units`` units),
     L2-normalised, then cosine again.
 
-    Without a nearest-neighbour search every vector is read, for both passes. With one (a graph, a Milvus store)
-    the index is searched once: the units it finds for q (the depth a fusion ranks) give the feedback units, their
-    best ``feedback_units``, and are ranked again by q', scored exactly. Before, a first search for 64 units gave
-    the feedback units and a second searched for q'. Chosen on benchmarks/scale.py's 210 recall queries over
-    two million-passage indexes of earlier runs (scratch): one search found 0.989 of exact Rocchio's top 10 after
-    the build and 0.989 after two updates, searching again 0.952 and 0.976 (its first pass, a search for few
-    units, missed some of the 10 feedback units), and it saves a search (about 2 ms of 10 at a million
-    passages). A unit near q' but not near q is not ranked, which can cost recall deeper down: on those
-    queries exact Rocchio's top 1,000 were found 0.981 / 0.981 against 0.949 / 0.982. benchmarks/scale.py's
-    ``rocchio`` measures both ways against Rocchio over every vector on those queries and on 120 held out.
+    Without a nearest-neighbour search every vector is read, for both passes. With the local store's graph the
+    index is searched once: the units it finds for q (the depth a fusion ranks) give the feedback units, their
+    best ``feedback_units``, and are ranked again by q', scored exactly. Before (up to fb97165), a first search for
+    64 units gave the feedback units and a second searched for q'; a Milvus store still searches again (its
+    vectors are read from the database, 10 rows a query against 1,000).
+
+    Chosen on benchmarks/scale.py's 210 recall queries over two scratch million-passage indexes (built; after two
+    updates): one search found 0.989 / 0.989 of exact Rocchio's top 10 against 0.952 / 0.976 searching again (its
+    64-unit first pass missed feedback units), and 0.981 / 0.981 of its top 1,000 against 0.949 / 0.982. On
+    fresh builds (two benchmark runs, ``rocchio``) the same queries gave 0.999 / 0.999 against 0.995-1.0 / 0.995
+    for the top 10 and 0.988 / 0.991 against 0.991-0.996 / 0.996 for the top 1,000; held out (120 queries),
+    1.0 / 0.992 against 0.992 / 0.95 for the top 10, but 0.975 / 0.947 against 0.99-1.0 for the top 1,000: a unit
+    near q' and not near q is not ranked. It saves a search: 5.8-7.5 against 6.5-9.4 ms at p50 held out.
     """
 
     name = "dense-prf"
@@ -161,21 +164,20 @@ class DensePRFRetriever(DenseRetriever):
         with self.index.pinned() as view:  # both passes and the centroid read one generation
             if len(view.vectors) == 0:
                 return np.zeros(0, dtype=np.float32)
-            expanded, candidates = self._second_pass(view, query)
-            if candidates is None:
-                return cosine_scores(view.vectors, expanded)
-            return scores_from_candidates(candidates, len(view.row_ids))
+            expanded, candidates = self._expanded(view, query)
+            return scores_of(view, candidates, expanded)
 
     def _top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         with self.index.pinned() as view:
             if len(view.vectors) == 0:
                 return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-            expanded, candidates = self._second_pass(view, query)
+            expanded, candidates = self._expanded(view, query)
             return best_of(view, candidates, expanded, k)
 
-    def _second_pass(self, view: IndexReader, query: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-        """q', and, with a nearest-neighbour search, the units it found for q (positions ascending) with their
-        scores for q' (None without one)."""
+    def _expanded(self, view: IndexReader, query: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """q', and, with a nearest-neighbour search, the units to rank with their scores for q' (positions
+        ascending; None without one): those found for q, or, where the search's vectors are not in this process
+        (a Milvus store, whose vectors a query reads from the database), those a second search finds for q'."""
         query_vector = self.embedder.encode_query(query)
         candidates = nearest_candidates(view, query_vector)
         feedback, _ = best_of(view, candidates, query_vector, self.feedback_units)
@@ -183,5 +185,7 @@ class DensePRFRetriever(DenseRetriever):
         expanded = expanded / max(float(np.linalg.norm(expanded)), 1e-12)
         if candidates is None:
             return expanded, None
+        if not view.ann.holds_vectors:  # type: ignore[union-attr]
+            return expanded, nearest_candidates(view, expanded)
         positions = candidates[0]
         return expanded, (positions, cosine_scores(view.vectors[positions], expanded))
