@@ -95,6 +95,13 @@ def _short_queries(index, count: int = 60, seed: int = 2) -> list[str]:  # type:
     return [" ".join(passages[i].text.split()[:6]) for i in picked.tolist()]
 
 
+def _tie_aware_share(scores: np.ndarray, exact: np.ndarray, found: np.ndarray) -> float:
+    """The share of the exact best units (``exact``, best first) that ``found`` matches, counting a found unit
+    that scores at least the last of them (within float32 noise) as a match: among copies of a passage which one
+    is "the" neighbour is arbitrary."""
+    return float(np.sum(scores[found[: len(exact)]] >= scores[exact[-1]] - 1e-6)) / len(exact)
+
+
 def _recall_at_10(vectors: np.ndarray, queries: list[np.ndarray], approximate) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """Recall@10 of ``approximate(query) -> top-10 positions`` against exact search. ``by_id`` counts the exact
     top 10's units found; ``tie_aware`` counts the found units that score at least the exact 10th: our
@@ -108,7 +115,7 @@ def _recall_at_10(vectors: np.ndarray, queries: list[np.ndarray], approximate) -
         exact = top_k(scores, 10)
         found = np.asarray(approximate(query), dtype=np.int64)
         by_id.append(len(set(exact.tolist()) & set(found.tolist())) / 10)
-        tie_aware.append(float(np.sum(scores[found] >= scores[exact[-1]] - 1e-6)) / 10)
+        tie_aware.append(_tie_aware_share(scores, exact, found))
     return {"by_id": round(float(np.mean(by_id)), 3), "tie_aware": round(float(np.mean(tie_aware)), 3),
             "queries": len(queries)}
 
@@ -231,9 +238,6 @@ def _rocchio(view, texts: list[str]) -> dict[str, Any]:  # type: ignore[no-untyp
         expanded = query + retriever.beta * np.asarray(vectors[feedback]).mean(axis=0)
         return feedback, best_units(view, expanded / max(float(np.linalg.norm(expanded)), 1e-12), depth)[0]
 
-    def shares(scores: np.ndarray, exact: np.ndarray, found: np.ndarray) -> float:
-        return float(np.sum(scores[found[: len(exact)]] >= scores[exact[-1]] - 1e-6)) / len(exact)
-
     measured: dict[str, dict[str, list[float]]] = {"one search": {}, "searching again (before)": {}}
     for number, text in enumerate(texts):
         query = retriever.embedder.encode_query(text)
@@ -256,9 +260,9 @@ def _rocchio(view, texts: list[str]) -> dict[str, Any]:  # type: ignore[no-untyp
         feedback_now = np.sort(ranked)[candidates]  # the one search's feedback units: its best for the query
         for way, ms, feedback, found in (("one search", one_search_ms, feedback_now, ranked),
                                          ("searching again (before)", before_ms, feedback_before, ranked_before)):
-            for name, value in (("ms", ms), ("feedback", shares(scores, exact_feedback, feedback)),
-                                ("at_10", shares(expanded_scores, exact_10, found)),
-                                (f"at_{depth}", shares(expanded_scores, exact_depth, found))):
+            for name, value in (("ms", ms), ("feedback", _tie_aware_share(scores, exact_feedback, feedback)),
+                                ("at_10", _tie_aware_share(expanded_scores, exact_10, found)),
+                                (f"at_{depth}", _tie_aware_share(expanded_scores, exact_depth, found))):
                 measured[way].setdefault(name, []).append(value)
     out: dict[str, Any] = {"queries": len(texts)}
     for way, values in measured.items():
