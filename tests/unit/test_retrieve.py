@@ -303,12 +303,13 @@ def test_rm3_expansion_matches_the_relevance_model_term_by_term(haystack_index: 
         assert got == expected, query  # the same floating-point operations in the same order
 
 
-@pytest.mark.parametrize("texts_per_block", [20_000, 7])
+@pytest.mark.parametrize(("texts_per_block", "scipy_kernel"), [(20_000, True), (7, True), (20_000, False)])
 def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack, monkeypatch,  # type: ignore[no-untyped-def]
-                                                                        texts_per_block: int) -> None:
+                                                                        texts_per_block: int, scipy_kernel: bool) -> None:
     """The BM25 matrix computed from the units' term counts is bm25s's own (same float32 scores, bit for bit),
     and an index updated with some units removed and new ones added scores as one built from scratch; also when
-    the texts are analysed a few at a time (a block's new terms numbered after the earlier blocks')."""
+    the texts are analysed a few at a time (a block's new terms numbered after the earlier blocks'), and when
+    the postings are summed by NumPy (a SciPy without the kernel citesum.index.lexical.add_class_weights uses)."""
     import bm25s
     import Stemmer
 
@@ -316,6 +317,10 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
     from citesum.index.lexical import LexicalIndex, tokenize
 
     monkeypatch.setattr(lexical, "TEXTS_PER_BLOCK", texts_per_block)
+    if not scipy_kernel:
+        monkeypatch.setattr(lexical, "_coo_matvec", lambda: None)
+    else:
+        assert lexical._coo_matvec() is not None  # the SciPy installed has it: the fast path is the one tested
 
     texts = [d.text for d in haystack.documents] + ["the the the", ""]
     reference = bm25s.BM25()
@@ -360,6 +365,40 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
             expected_positions, expected_scores = top_scores(updated.scores(query), k)
             assert np.array_equal(positions, expected_positions), (query, k)
             assert np.array_equal(scores, expected_scores), (query, k)
+
+
+@pytest.mark.parametrize("scipy_kernel", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_postings_are_summed_in_order_and_damaged_ones_refused(monkeypatch: pytest.MonkeyPatch, dtype: type,
+                                                               scipy_kernel: bool) -> None:
+    """add_class_weights adds each posting's class weight to its unit in the order given, as a plain loop does
+    (the same sums, bit for bit), for lists longer than any before (its ones grow), by SciPy's kernel or by NumPy;
+    a posting naming a unit or a class past the arrays (a damaged file) is refused with the index's error, and
+    nothing is added."""
+    from citesum.errors import IndexStoreError
+    from citesum.index import lexical
+    from citesum.index.lexical import add_class_weights
+
+    if not scipy_kernel:
+        monkeypatch.setattr(lexical, "_coo_matvec", lambda: None)
+
+    rng = np.random.default_rng(5)
+    sums = np.zeros(500, dtype=dtype)
+    expected = np.zeros(500, dtype=dtype)
+    class_weights = rng.random(40).astype(dtype) * 7
+    for length in (3, 200, 450, 0, 120):  # one term's units: distinct, ascending
+        units = np.sort(rng.choice(500, length, replace=False)).astype(np.int32)
+        classes = rng.integers(0, 40, length).astype(np.uint16)
+        add_class_weights(sums, units, classes, class_weights)
+        for unit, cls in zip(units.tolist(), classes.tolist()):
+            expected[unit] = expected[unit] + class_weights[cls]
+    assert np.array_equal(sums, expected)
+    before = sums.copy()
+    for units, classes in (([1, 500], [0, 0]), ([-1, 3], [0, 0]), ([1, 2], [0, 40])):
+        with pytest.raises(IndexStoreError, match="damaged"):
+            add_class_weights(sums, np.array(units, dtype=np.int32), np.array(classes, dtype=np.uint16),
+                              class_weights)
+        assert np.array_equal(sums, before)
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # no 0 * -inf on the way
