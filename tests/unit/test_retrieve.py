@@ -303,7 +303,8 @@ def test_rm3_expansion_matches_the_relevance_model_term_by_term(haystack_index: 
         assert got == expected, query  # the same floating-point operations in the same order
 
 
-@pytest.mark.parametrize(("texts_per_block", "scipy_kernel"), [(20_000, True), (7, True), (20_000, False)])
+@pytest.mark.parametrize("scipy_kernel", [True, False])
+@pytest.mark.parametrize("texts_per_block", [20_000, 7])
 def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack, monkeypatch,  # type: ignore[no-untyped-def]
                                                                         texts_per_block: int, scipy_kernel: bool) -> None:
     """The BM25 matrix computed from the units' term counts is bm25s's own (same float32 scores, bit for bit),
@@ -372,33 +373,50 @@ def test_bm25_from_term_counts_scores_as_bm25s_and_updates_as_a_rebuild(haystack
 def test_postings_are_summed_in_order_and_damaged_ones_refused(monkeypatch: pytest.MonkeyPatch, dtype: type,
                                                                scipy_kernel: bool) -> None:
     """add_class_weights adds each posting's class weight to its unit in the order given, as a plain loop does
-    (the same sums, bit for bit), for lists longer than any before (its ones grow), by SciPy's kernel or by NumPy;
-    a posting naming a unit or a class past the arrays (a damaged file) is refused with the index's error, and
-    nothing is added."""
+    (the same sums, bit for bit), for lists longer than any before (its ones grow), with every stored type of unit
+    and class, by SciPy's kernel or by NumPy; a posting naming a unit or a class past the arrays, or stored in
+    another type (a damaged file), is refused with the index's error, and nothing is added."""
     from citesum.errors import IndexStoreError
     from citesum.index import lexical
     from citesum.index.lexical import add_class_weights
 
+    monkeypatch.setattr(lexical, "_ONES", {})
     if not scipy_kernel:
         monkeypatch.setattr(lexical, "_coo_matvec", lambda: None)
+    else:
+        assert lexical._coo_matvec() is not None
 
     rng = np.random.default_rng(5)
     sums = np.zeros(500, dtype=dtype)
     expected = np.zeros(500, dtype=dtype)
     class_weights = rng.random(40).astype(dtype) * 7
-    for length in (3, 200, 450, 0, 120):  # one term's units: distinct, ascending
-        units = np.sort(rng.choice(500, length, replace=False)).astype(np.int32)
-        classes = rng.integers(0, 40, length).astype(np.uint16)
+    for length, unit_type, class_type in ((3, np.int32, np.uint16), (200, np.int32, np.int32),
+                                          (450, np.int64, np.uint16), (0, np.int32, np.uint16),
+                                          (120, np.int64, np.int32)):  # one term's units: distinct, ascending
+        units = np.sort(rng.choice(500, length, replace=False)).astype(unit_type)
+        classes = rng.integers(0, 40, length).astype(class_type)
         add_class_weights(sums, units, classes, class_weights)
         for unit, cls in zip(units.tolist(), classes.tolist()):
             expected[unit] = expected[unit] + class_weights[cls]
     assert np.array_equal(sums, expected)
+    # in order: 1e8 + 1 is 1e8 in float32, so this unit's sum is 0, and 1 in any other order
+    at_once = np.zeros(2, dtype=np.float32)
+    add_class_weights(at_once, np.array([1, 1, 1], dtype=np.int32), np.array([0, 1, 2], dtype=np.uint16),
+                      np.array([1e8, 1, -1e8], dtype=np.float32))
+    assert at_once.tolist() == [0.0, 0.0]
     before = sums.copy()
-    for units, classes in (([1, 500], [0, 0]), ([-1, 3], [0, 0]), ([1, 2], [0, 40])):
+    for units, classes in ((np.array([1, 500], np.int32), np.array([0, 0], np.uint16)),
+                           (np.array([-1, 3], np.int32), np.array([0, 0], np.uint16)),
+                           (np.array([-1, 3], np.int64), np.array([0, 0], np.uint16)),
+                           (np.array([1, 2], np.int32), np.array([0, 40], np.uint16)),
+                           (np.array([1, 2], np.int32), np.array([-3, 0], np.int32)),
+                           (np.array([-1, 2], np.int16), np.array([0, 0], np.uint16)),
+                           (np.array([1, 2], np.int32), np.array([0, 0], np.int64))):
         with pytest.raises(IndexStoreError, match="damaged"):
-            add_class_weights(sums, np.array(units, dtype=np.int32), np.array(classes, dtype=np.uint16),
-                              class_weights)
+            add_class_weights(sums, units, classes, class_weights)
         assert np.array_equal(sums, before)
+    with pytest.raises(TypeError):
+        add_class_weights(sums, np.array([1], np.int32), np.array([0], np.uint16), class_weights.astype(np.float16))
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # no 0 * -inf on the way

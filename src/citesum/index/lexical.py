@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -10,7 +11,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AbstractSet, Iterable, Iterator, Mapping, Sequence
+from typing import AbstractSet, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -630,49 +631,68 @@ def _classes(counts: np.ndarray, units: np.ndarray, lengths: np.ndarray) -> tupl
     return np.stack([distinct // base, distinct % base], axis=1), posting_classes
 
 
-#: ones of each float type, as many as the longest posting list summed so far: the "matrix" of
-#: :func:`add_class_weights`, sliced, not made again for each term
+#: ones of each float type, as many as the longest posting list summed so far (never fewer: about twice a
+#: million units' at most, 24 MB for both types): the "matrix" of :func:`add_class_weights`, sliced, not made again
+#: for each term; read-only, so threads share them
 _ONES: dict[np.dtype, np.ndarray] = {}
+#: the stored types of a posting's unit and class (a segment with more than 65,536 classes stores them as int32),
+#: each with the unsigned type of its width: a negative number read as unsigned is past any end
+_UNIT_TYPES = {np.dtype(np.int32): np.uint32, np.dtype(np.int64): np.uint64}
+_CLASS_TYPES = {np.dtype(np.uint16): np.uint16, np.dtype(np.int32): np.uint32}
 
 
 def add_class_weights(sums: np.ndarray, units: np.ndarray, classes: np.ndarray, class_weights: np.ndarray) -> None:
-    """``sums[units[i]] += class_weights[classes[i]]`` for each posting i, in order (a term's units are distinct),
-    in the type of ``sums`` (that of ``class_weights``).
+    """``sums[units[i]] += class_weights[classes[i]]`` for each posting i, in order, in the type of ``sums``, which
+    must be that of ``class_weights``.
 
     Done by SciPy's kernel of a COO matrix's product with a vector, the postings a matrix of ones (row: the unit;
     column: the class) and the weights of the classes the vector: one pass over the postings, reading their
-    stored int32 units in place. ``np.add.at`` of the weights gathered by class gives the same sums bit for bit
-    (1 times a weight is that weight, added in the same order) but took 2.5x the time: 5.1-5.6 against 2.0-2.1 ms
-    at p50 for 80 first sentences of passages, about 2 million postings each, over a million units (scratch). The kernel is in a private module;
-    a SciPy without it gets NumPy's sums. The kernel reads and writes where the numbers point, unchecked, so they
-    are checked first: a damaged index file gets an error, not a write outside the array (nor, by NumPy, a
-    negative unit counted from the end)."""
+    stored units in place. ``np.add.at`` of the weights gathered by class gives the same sums bit for bit (1 times
+    a weight is that weight, added in the same order) but took 2.5x the time: 5.1-5.6 against 2.0-2.1 ms at p50
+    for 80 first sentences of passages, about 2 million postings each, over a million units (scratch). The kernel
+    is in a private module; a SciPy without it, or whose kernel no longer sums as it did, gets NumPy's sums. The
+    kernel reads and writes where the numbers point, unchecked, so they are checked first: a damaged index file
+    gets an error, not a read or write outside the arrays (nor, by NumPy, a negative number counted from the
+    end)."""
+    if class_weights.dtype != sums.dtype:
+        raise TypeError(f"class weights of {class_weights.dtype} summed into {sums.dtype}")
     if not len(units):
         return
-    # one pass each: a negative number read as unsigned is past any end
-    if units.view(np.uint32 if units.dtype == np.int32 else np.uint64).max() >= len(sums) or (
-            classes.max() >= len(class_weights)):
-        raise IndexStoreError(f"a posting names a unit or class outside its segment's {len(sums)} units and "
-                              f"{len(class_weights)} classes: the index's files are damaged (citesum check --index "
-                              "DIR --repair writes them again from the database)")
+    unit_view, class_view = _UNIT_TYPES.get(units.dtype), _CLASS_TYPES.get(classes.dtype)
+    if unit_view is None or class_view is None or units.view(unit_view).max() >= len(sums) or (
+            classes.view(class_view).max() >= len(class_weights)):
+        raise IndexStoreError(
+            f"a posting names a unit or class outside its segment's {len(sums)} units and {len(class_weights)} "
+            f"classes, or stores them as {units.dtype} and {classes.dtype}: the index's files are damaged "
+            "(citesum check --index DIR --repair writes them again from the database)")
     kernel = _coo_matvec()
     if kernel is None:
+        # intp units: given int32, np.add.at takes a slower path; np.take, not fancy indexing, which converts
+        # narrow ints first
         np.add.at(sums, units.astype(np.intp), np.take(class_weights, classes))
         return
     ones = _ONES.get(sums.dtype)
     if ones is None or len(ones) < len(units):
-        ones = _ONES[sums.dtype] = np.ones(max(len(units), 2 * len(ones) if ones is not None else 0), sums.dtype)
-    # the kernel takes one integer type for rows and columns: the units' int32 (or int64)
+        ones = np.ones(max(len(units), 2 * len(ones) if ones is not None else 0), sums.dtype)
+        ones.flags.writeable = False
+        _ONES[sums.dtype] = ones
     kernel(len(units), units, classes.astype(units.dtype, copy=False), ones[: len(units)], class_weights, sums)
 
 
-def _coo_matvec():  # type: ignore[no-untyped-def]
-    """SciPy's COO product kernel, None where SciPy no longer has it there."""
+@functools.cache
+def _coo_matvec() -> Callable[..., None] | None:
+    """SciPy's COO product kernel, once it has summed a few postings as :func:`add_class_weights` needs (one unit
+    three times, where another order gives another float32 sum); None where SciPy no longer has it there, or
+    sums otherwise."""
     try:
         from scipy.sparse._sparsetools import coo_matvec
-    except ImportError:
+
+        sums = np.zeros(2, dtype=np.float32)
+        units, classes = np.array([1, 1, 1], dtype=np.int32), np.array([0, 1, 2], dtype=np.int32)
+        coo_matvec(3, units, classes, np.ones(3, dtype=np.float32), np.array([1e8, 1, -1e8], np.float32), sums)
+    except (ImportError, TypeError, ValueError):
         return None
-    return coo_matvec
+    return coo_matvec if sums.tolist() == [0.0, 0.0] else None
 
 
 class RowScores:
