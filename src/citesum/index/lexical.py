@@ -631,9 +631,9 @@ def _classes(counts: np.ndarray, units: np.ndarray, lengths: np.ndarray) -> tupl
     return np.stack([distinct // base, distinct % base], axis=1), posting_classes
 
 
-#: ones of each float type, as many as the longest posting list summed so far (never fewer: about twice a
-#: million units' at most, 24 MB for both types): the "matrix" of :func:`add_class_weights`, sliced, not made again
-#: for each term; read-only, so threads share them
+#: ones of each float type, at least as many as the longest posting list summed so far (it only grows, to at most
+#: twice that: about 24 MB for both types at a million units): the "matrix" of :func:`add_class_weights`, sliced,
+#: not made again for each term; read-only, so threads share them
 _ONES: dict[np.dtype, np.ndarray] = {}
 #: the stored types of a posting's unit and class (a segment with more than 65,536 classes stores them as int32),
 #: each with the unsigned type of its width: a negative number read as unsigned is past any end
