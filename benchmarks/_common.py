@@ -85,7 +85,11 @@ def fresh_llm(model: str, base_url: str) -> Iterator["LLM"]:
 def write_result(name: str, payload: dict[str, Any]) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    payload = {"benchmark": name, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(), **payload}
+    script = Path(sys.argv[0]).resolve()
+    command = " ".join(["python", str(script.relative_to(ROOT)) if script.is_relative_to(ROOT) else script.name,
+                        *sys.argv[1:]])
+    payload = {"benchmark": name, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "command": command,
+               "machine": machine(), **payload}
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(ROOT)}")
     return path

@@ -1,7 +1,7 @@
 """How well `citesum demo` answers, over several seeds of our synthetic haystack (its gold is exact).
 
 For each seed: generate the haystack, write it as files, ingest and index them with the offline default, and
-answer the three questions exactly as ``citesum demo`` does; then count, from the generator's gold, the bullets
+answer the three questions exactly as ``citesum demo`` does (the defaults of ``citesum summarize``); then count, from the generator's gold, the bullets
 that state an insight of the question's subtopic and the citations to a document that states the bullet's
 insight, and the bullets that state no insight at all (filler: background and closing lines; the others state
 a fact of another question). This is our own corpus, not evaluation data: it shows what a new user sees, and
@@ -43,15 +43,18 @@ def main() -> None:
             index.update(upsert=documents)
             for subtopic, query, summary in answer_questions(haystack, index):
                 rows.append({"seed": seed, "subtopic": subtopic, "query": query,
-                             **asdict(haystack.check(subtopic, summary))})
+                             **asdict(haystack.check(subtopic, summary)), "abstained": int(summary.abstained),
+                             "seconds": summary.timings.get("total_s")})
                 print(rows[-1], flush=True)
     totals: dict[str, dict[str, int]] = {}
     for row in rows:
         for key in ("all", row["subtopic"]):
-            total = totals.setdefault(key, {"bullets": 0, "on_topic": 0, "filler": 0, "citations": 0,
-                                            "supported": 0})
+            total = totals.setdefault(key, {"answers": 0, "abstained": 0, "bullets": 0, "on_topic": 0, "filler": 0,
+                                            "citations": 0, "supported": 0})
+            total["answers"] += 1
             for field in total:
-                total[field] += row[field]
+                if field != "answers":
+                    total[field] += row[field]
     for key, total in totals.items():
         print(f"{key}: on-topic bullets {total['on_topic']}/{total['bullets']}, filler bullets "
               f"{total['filler']}/{total['bullets']}, supported citations {total['supported']}/{total['citations']}")

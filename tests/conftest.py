@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
+import tarfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -131,3 +134,30 @@ def ray_cluster() -> Iterator[Any]:
     executor = RayExecutor(num_cpus=2)
     yield executor
     executor.shutdown()
+
+
+# ---- real files: the test files that pypdf and python-docx ship in their source distributions ----------------
+# Not ours, so fetched from the package registry into a cache, never committed. Outside CI a machine that cannot
+# fetch them skips the tests that use them; CI (CITESUM_REQUIRE_REAL_FILES=1) fails instead.
+SDISTS = ["pypdf==7.1.0", "python-docx==1.2.0"]
+CACHE = Path(os.environ.get("CITESUM_REAL_FILES", Path(__file__).resolve().parents[1] / ".test-cache" / "realfiles"))
+
+
+@pytest.fixture(scope="session")
+def real_files() -> Path:
+    """The unpacked source distributions (downloaded once into the cache)."""
+    unpacked = CACHE / "x"
+    if not (CACHE / ".done").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        fetched = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:",
+                                  "--no-deps", "--dest", str(CACHE), *SDISTS], capture_output=True, text=True)
+        if fetched.returncode != 0:
+            message = f"could not download {SDISTS}: {fetched.stderr.strip()[-300:]}"
+            if os.environ.get("CITESUM_REQUIRE_REAL_FILES"):
+                pytest.fail(message)  # CI: these tests must run
+            pytest.skip(message)
+        for archive in CACHE.glob("*.tar.gz"):
+            with tarfile.open(archive) as tar:
+                tar.extractall(unpacked, filter="data")
+        (CACHE / ".done").touch()
+    return unpacked

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator, Literal
 
 from citesum.errors import ConfigError
+from citesum.segment import segments
 from citesum.tokens import Tokenizer
 from citesum.types import Document, Passage
 
@@ -20,12 +21,6 @@ UNITS: tuple[Unit, ...] = ("passage", "document")
 DEFAULT_PASSAGE_TOKENS = 100  # DOS RAG (Laitenberger et al.)
 DEFAULT_DOCUMENT_TOKENS = 1024  # hybrid RAG (Pratapa & Mitamura)
 
-# A sentence ends at . ! ? (plus closing quotes/brackets) followed by whitespace, or at a line break.
-_SENTENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+|\n\s*""")
-# Abbreviations whose period does not end a sentence.
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st vs etc e.g i.e u.s u.k inc ltd co corp no fig al approx dept est gen gov".split()
-)
 _CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+")
 _WORD_BREAK = re.compile(r"\s+")
 
@@ -37,20 +32,9 @@ class Span:
 
 
 def sentence_spans(text: str) -> list[Span]:
-    """Split ``text`` into sentence spans (whitespace between sentences is left out)."""
-    spans: list[Span] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.start()
-        # "Dr. Smith": the word before the period is a known abbreviation, keep going.
-        if match.group(0)[0] != "\n" and end > start:
-            last_word = text[start:end].rsplit(None, 1)[-1].rstrip(".").lower() if text[start:end].strip() else ""
-            if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
-                continue
-        _append_trimmed(text, start, end, spans)
-        start = match.end()
-    _append_trimmed(text, start, len(text), spans)
-    return spans
+    """The units of ``text`` (sentences, list items, headings, table rows, code blocks: :func:`citesum.segment.
+    segments`), as spans without their kinds: a hard-wrapped paragraph's line breaks do not cut its sentences."""
+    return [Span(unit.start, unit.end) for unit in segments(text)]
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[Span]) -> None:

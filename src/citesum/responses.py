@@ -89,7 +89,9 @@ def summary_response(summary: Summary, view: IndexReader, *, query: str,
     context: dict[str, Any] = {"order": summary.context.order, "budget": summary.context.budget,
                                "tokens": summary.context.token_count}
     payload: dict[str, Any] = {
-        "query": query, "summarizer": summary.summarizer, "bullets": bullets,
+        "query": query, "summarizer": summary.summarizer, "bullets": bullets, "abstained": summary.abstained,
+        "leads": [{"text": lead.text, "citations": list(lead.citations), "numbers": list(lead.numbers)}
+                  for lead in summary.leads],
         "dropped_citations": list(summary.dropped_citations), "notes": list(summary.notes),
         "sources": {str(b.number): {"document_id": b.document_id, **_described(found.get(b.document_id), source_of)}
                     for b in summary.context.blocks},

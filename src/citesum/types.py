@@ -161,3 +161,7 @@ class Summary:
     summarizer: str = ""
     #: why the summary is shorter than asked, or empty (for the reader, not the model)
     notes: tuple[str, ...] = ()
+    #: True when nothing in the context answers the question: no bullet is stated, and ``leads`` lists the
+    #: closest sentences (with the documents they come from) for the reader to follow up
+    abstained: bool = False
+    leads: tuple[Bullet, ...] = ()

@@ -4,41 +4,13 @@ machine that cannot fetch them skips these tests; CI (CITESUM_REQUIRE_REAL_FILES
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from citesum.ingest import IngestOptions, ingest_file, ingest_paths
 from citesum.ingest.pdf import PAGE_STARTS, page_of
-
-SDISTS = ["pypdf==7.1.0", "python-docx==1.2.0"]
-CACHE = Path(os.environ.get("CITESUM_REAL_FILES", Path(__file__).resolve().parents[2] / ".test-cache" / "realfiles"))
-
-
-@pytest.fixture(scope="session")
-def real_files() -> Path:
-    """The unpacked source distributions (downloaded once into the cache)."""
-    unpacked = CACHE / "x"
-    if not (CACHE / ".done").exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        fetched = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:",
-                                  "--no-deps", "--dest", str(CACHE), *SDISTS], capture_output=True, text=True)
-        if fetched.returncode != 0:
-            message = f"could not download {SDISTS}: {fetched.stderr.strip()[-300:]}"
-            if os.environ.get("CITESUM_REQUIRE_REAL_FILES"):
-                pytest.fail(message)  # CI: these tests must run
-            pytest.skip(message)
-        for archive in CACHE.glob("*.tar.gz"):
-            with tarfile.open(archive) as tar:
-                tar.extractall(unpacked, filter="data")
-        (CACHE / ".done").touch()
-    return unpacked
-
 
 def _resources(real_files: Path) -> Path:
     return next(real_files.glob("pypdf-*")) / "resources"

@@ -59,5 +59,5 @@ def test_templates_render_and_validate(tmp_path: Path) -> None:
     (tmp_path / "unknown.txt").write_text("{context} {query} {style}")
     with pytest.raises(ConfigError, match=r"unknown field\(s\) \{style\}"):
         get_template(str(tmp_path / "unknown.txt"))
-    with pytest.raises(ConfigError, match="answer, long, summhay"):
+    with pytest.raises(ConfigError, match="answer, cited, long, summhay"):
         get_template("nope")

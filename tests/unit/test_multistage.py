@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -277,7 +278,7 @@ def test_cli_tree_then_raptor_and_readagent_summaries(tmp_path: Path, haystack) 
         result = runner.invoke(main, ["summarize", QUERY, "--index", str(tmp_path / "ix"), "--budget", "1500",
                                       *options])
         assert result.exit_code == 0, result.output
-        assert result.output.startswith("- ") and "[1]" in result.output
+        assert result.output.startswith("- ") and re.search(r"\[\d+\]", result.output)
 
 
 def test_cli_tree_reduction_reaches_the_clustering(tmp_path: Path, haystack,  # type: ignore[no-untyped-def]

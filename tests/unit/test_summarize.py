@@ -15,7 +15,7 @@ from citesum.index.store import Index, IndexSettings
 from citesum.llm.fake import FakeLLM
 from citesum.pack import PackOptions
 from citesum.summarize import build_context, fit_budget, summarize_query
-from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, trim_sentence
+from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, quote_sentence
 from citesum.summarize.llm import LLMSummarizer
 from citesum.types import Context, ContextBlock
 
@@ -36,7 +36,7 @@ def _gold_by_document(haystack) -> dict[str, set[str]]:  # type: ignore[no-untyp
 
 
 def test_llm_summarizer_maps_citations_and_drops_unknown_numbers(index: Index) -> None:
-    llm = FakeLLM(["Sure! Here you go:\n- Rates rise 7.5 percent [1][2].\n- A plant is planned [99].\n"])
+    llm = FakeLLM(["Sure! Here you go:\n- Rates rise 7.5 percent [1][2].\n- Water rates pay for a plant [99].\n"])
     summary = summarize_query("water rates", index, LLMSummarizer(llm, bullets=2),
                               options=PackOptions(budget=800))
     numbers = summary.context.numbers
@@ -44,12 +44,12 @@ def test_llm_summarizer_maps_citations_and_drops_unknown_numbers(index: Index) -
     assert summary.dropped_citations == (99,)
     # the prompt holds the exact context and the requested bullet count
     assert llm.prompts == [summary.prompt]
-    assert summary.context.render() in summary.prompt and "exactly 2 bullet points" in summary.prompt
+    assert summary.context.render() in summary.prompt and "at most 2 bullet points" in summary.prompt
     assert summary.summarizer == "llm:fake" and "total_s" in summary.timings
 
 
 def test_empty_output_is_retried_once_with_a_new_seed_then_reported(index: Index) -> None:
-    llm = FakeLLM(["", "- Rates rise [1]."])
+    llm = FakeLLM(["", "- Water rates rise [1]."])
     summary = LLMSummarizer(llm).summarize("water", build_context("water", index))
     assert len(summary.bullets) == 1 and [r.seed for r in llm.requests] == [0, 1]
     # greedy decoding would give the same empty answer again: the retry samples
@@ -86,9 +86,10 @@ def test_extractive_honours_word_limit_and_empty_context(index: Index) -> None:
     assert short.bullets == () and "did not fit in the 3-word limit" in short.notes[0]
 
 
-def test_trim_sentence() -> None:
-    assert trim_sentence("However,   the rates  rose.", 60) == "The rates rose."
-    assert trim_sentence(" ".join(["word"] * 80), 10).endswith("…")
+def test_a_bullet_quotes_its_sentence_as_the_document_writes_it() -> None:
+    # before: "The rates rose." (the connective cut, the first letter raised: "libffi" became "Libffi")
+    assert quote_sentence("However,   the rates\n  rose.") == "However, the rates rose."
+    assert quote_sentence("libffi is not completely thread-safe.") == "libffi is not completely thread-safe."
 
 
 def test_fit_budget_reserves_prompt_and_answer() -> None:
@@ -142,6 +143,11 @@ def test_budget_is_counted_with_the_summarizers_tokenizer(index: Index) -> None:
     assert context.token_count == wordpiece.count(context.render())
 
 
+#: the ranking stage alone: no answer gate, no abstention (the tests of the gate are in test_answer_gate.py)
+_RANKING_ONLY = {"min_answer": 0.0, "abstain_below": 0.0, "specific_ratio": 0.0, "broad_ratio": 0.0,
+                 "specific_bullets": None}
+
+
 def _context(texts: list[str]) -> Context:
     blocks = tuple(ContextBlock(n, f"doc{n}", f"doc{n}", text, len(text.split())) for n, text in enumerate(texts, 1))
     return Context(blocks, "original", 10_000, sum(b.token_count for b in blocks))
@@ -152,7 +158,7 @@ def test_extractive_ranks_facts_by_the_relevance_of_all_documents_stating_them()
     repeated = "Lakemont reservoir levels are the lowest since 1998, and water use is restricted for farms."
     boilerplate = "A spokesperson for the regional government declined to comment on Friday afternoon."
     texts = [once] + [repeated] * 4 + [f"{boilerplate} Volunteers cleaned the park near station {k}." for k in range(6)]
-    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=3))
+    summarizer = ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=3))
     summary = summarizer.summarize("What happened to the reservoir levels?", _context(texts))
     # The fact four documents state comes first, with all four cited, ahead of a fact stated once; the sentence
     # six documents repeat without touching the query is not written at all.
@@ -185,7 +191,7 @@ def test_extractive_relevance_does_not_depend_on_the_scale_of_the_embedders_cosi
     wordllama = get_embedder("wordllama")
     for query in haystack.queries.values():
         context = build_context(query, index)
-        summaries = [ExtractiveSummarizer(ExtractiveOptions(bullets=4), embedder=_ShrunkQueryCosines(wordllama, f))
+        summaries = [ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=4), embedder=_ShrunkQueryCosines(wordllama, f))
                      .summarize(query, context) for f in (1.0, 0.3)]
         assert summaries[0].bullets and summaries[0].bullets == summaries[1].bullets
 
@@ -206,7 +212,7 @@ def test_the_oracle_chooses_documents_but_its_grades_never_rank_facts(index: Ind
                 for r in ({d: grades[d] + 10 for d in chosen}, flipped)]
     assert {b.document_id for b in contexts[0].blocks} == {b.document_id for b in contexts[1].blocks} == set(chosen)
     assert all(b.score is None for c in contexts for b in c.blocks)
-    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=3))
+    engine = ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=3))
     summaries = [summarize_context(query, c, engine).bullets for c in contexts]
     assert summaries[0] == summaries[1] and summaries[0]
 
@@ -270,7 +276,8 @@ def test_a_member_grouped_with_the_first_sentence_but_not_the_same_fact_as_the_b
              "A fifth sentence leans furthest of them all that way.": 46.0,
              "The sixth sentence leans the other way from the first.": -46.0}
     blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
-    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=1, max_citations=None),
+    engine = ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=1, max_citations=None,
+                                                    cite_word_share=0.0),  # the embedding test alone
                                   embedder=_AngleEmbedder(texts | {"the query": 0.0}))
     [bullet] = engine.summarize("the query", Context(blocks, "original", 10_000, 72)).bullets
     assert texts[bullet.text] in (40.0, 42.0, 44.0)
@@ -282,13 +289,13 @@ def test_documents_that_share_only_the_topics_words_do_not_add_up_to_a_fact() ->
     of the context too (20 sentences hold them, 5 of them in the group: a share of 0.25, under the 0.3 that
     makes a word specific). Two documents state a specific fact in words no other sentence holds. The fact
     comes first: the restatements count as their best sentence alone, not as five documents agreeing."""
-    generic = "This article looks at the history of the Oslo widget factory."
+    generic = "The history of the Oslo widget factory is what this article looks at."
     fact = "The factory's new press line made 4,200 widgets in March."
     background = "The history of Oslo is long, this article says, and tourists look at it."
     texts = [generic] * 5 + [fact] * 2 + [background] * 15
     blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
     query = "What did the widget factory produce?"
-    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=2, max_citations=None),
+    engine = ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=2, max_citations=None),
                                   embedder=_AngleEmbedder({generic: 0.0, fact: 60.0, background: 120.0, query: 20.0}))
     bullets = engine.summarize(query, Context(blocks, "original", 10_000, 300)).bullets
     assert [b.text for b in bullets] == [fact, generic]
@@ -301,19 +308,19 @@ def test_a_fact_the_whole_collection_repeats_ranks_below_one_the_retrieval_gathe
     three documents outweigh the fact's two; with them, the fact comes first."""
     from citesum.types import TermFrequencies
 
-    boilerplate = "A spokesperson declined to comment on the plan for the river."
+    boilerplate = "Officials said the plan for the river would be discussed again."
     fact = "The council approved the reservoir plan for the river on Tuesday."
     texts = [boilerplate] * 3 + [fact] * 2 + ["Volunteers cleaned the park on Sunday."] * 5
     blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
     query = "What happened to the plan for the river?"
-    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=1),
+    engine = ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=1),
                                   embedder=_AngleEmbedder({boilerplate: 0.0, fact: 60.0, query: 30.0,
                                                            texts[-1]: 120.0}))
     context = Context(blocks, "original", 10_000, 120)
     assert engine.summarize(query, context).bullets[0].text == boilerplate
     # the collection: 100 units; the boilerplate's words are held by 50 of them; two of the fact's words are held
     # by its 2 units only, two by 60 units: the fact weighs by its best-enriched word, not its least
-    holding = {term: (3, 50) for term in ("spokesperson", "declin", "comment")}
+    holding = {term: (3, 50) for term in ("offici", "discuss", "again")}
     holding |= {term: (2, 2) for term in ("reservoir", "tuesday")} | {term: (2, 60) for term in ("council", "approv")}
     terms = TermFrequencies(len(texts), 100, holding)
     [bullet] = engine.summarize(query, replace(context, terms=terms)).bullets
@@ -364,7 +371,7 @@ def test_documents_that_joined_a_fact_by_embedding_alone_do_not_vote_for_it() ->
     texts = [kvarn] * 2 + [joiner] * 2 + [museum] * 3 + [background] * 10
     blocks = tuple(ContextBlock(n, f"d{n}", f"D{n}", text, 12) for n, text in enumerate(texts, start=1))
     query = "What happened?"
-    engine = ExtractiveSummarizer(ExtractiveOptions(bullets=1, max_citations=None), embedder=_AngleEmbedder(
+    engine = ExtractiveSummarizer(ExtractiveOptions(**_RANKING_ONLY, bullets=1, max_citations=None), embedder=_AngleEmbedder(
         {kvarn: 0.0, joiner: 5.0, museum: 60.0, background: 120.0, query: 30.0}))
     [bullet] = engine.summarize(query, Context(blocks, "original", 10_000, 200)).bullets
     assert bullet.text == museum and bullet.citations == ("d5", "d6", "d7")

@@ -327,7 +327,9 @@ def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, m
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo(folder: str, documents: int, seed: int) -> None:
     """Generate our synthetic haystack, index it offline, and answer its questions with cited bullet summaries."""
+    from citesum.defaults import DEFAULT_BULLETS
     from citesum.demo import answer_questions
+    from citesum.pack import PackOptions
     from citesum.demo.haystack import generate_haystack
     from citesum.index.store import Index
     from citesum.ingest import ingest_paths
@@ -340,13 +342,21 @@ def demo(folder: str, documents: int, seed: int) -> None:
         stats = index_.update(upsert=loaded, progress=progress)
     click.echo(f"indexed {len(loaded)} documents from {corpus} ({stats.passages_embedded} passages embedded, "
                f"{len(report.skipped)} skipped)")
+    click.echo(f"answering with the defaults of `citesum summarize`: hybrid retrieval, a {PackOptions().budget:,}-token "
+               f"context, the offline extractive summarizer, at most {DEFAULT_BULLETS} bullets")
     for subtopic, query, summary in answer_questions(haystack, index_):
         click.echo(f"\nQ: {query}")
         for bullet in summary.bullets:
             click.echo(f"  - {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
-        # The generator knows which documents state which fact: show how many citations are right.
+        for note in summary.notes:
+            click.echo(f"  ({note})")
+        for lead in summary.leads:
+            click.echo(f"  lead: {lead.text} " + "".join(f"[{n}]" for n in lead.numbers))
+        # The generator knows which fact each sentence states and which documents state it: say how many bullets
+        # answer the question asked, and how many citations name a document that states the bullet's fact.
         check = haystack.check(subtopic, summary)
-        click.echo(f"  ({check.supported}/{check.citations} citations point to a document that states the "
+        click.echo(f"  (checked against the generator's gold: {check.on_topic}/{check.bullets} bullets answer the "
+                   f"question; {check.supported}/{check.citations} citations name a document that states the "
                    f"bullet's fact; {summary.timings['total_s']:.2f}s)")
     click.echo(f"\nTo ask your own questions in a browser: citesum serve --index {Path(folder) / 'index'} "
                "(extra 'service'; `make serve`), then open http://127.0.0.1:8000/")

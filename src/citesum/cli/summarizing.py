@@ -14,6 +14,7 @@ from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_co
                                  ray_options, read_query, repair_by_default)
 from citesum.cli.searching import rank_likelihood, rank_options
 from citesum.errors import CitesumError
+from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 
 @click.command()
 @click.argument("query", required=False)
@@ -34,9 +35,12 @@ from citesum.errors import CitesumError
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
 @base_url_option()
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
-@click.option("--template", default="summhay", show_default=True, help="summhay, answer, long, or a template file.")
-@click.option("--bullets", type=click.IntRange(min=1), default=5, show_default=True)
-@click.option("--words", type=click.IntRange(min=1), default=250, show_default=True, help="Word limit.")
+@click.option("--template", default="cited", show_default=True,
+              help="cited (at most --bullets bullets that answer, or NO ANSWER), summhay (exactly --bullets, the "
+                   "evaluation's), answer, long, or a template file.")
+@click.option("--bullets", type=click.IntRange(min=1), default=DEFAULT_BULLETS, show_default=True,
+              help="At most this many bullets: fewer when fewer facts answer, none when nothing does.")
+@click.option("--words", type=click.IntRange(min=1), default=DEFAULT_WORDS, show_default=True, help="Word limit.")
 @click.option("--relevance-embedder", default=None,
               help="Extractive: score sentences against the query with this embedder (e.g. minilm, extra minilm; "
                    "default: wordllama, which also groups them).")
@@ -151,6 +155,9 @@ def summarize(
         marks = "".join(f"[{n}]" for n in bullet.numbers)
         click.echo(f"- {bullet.text} {marks}".rstrip())
         cited.update(zip(bullet.numbers, bullet.citations))
+    for lead in result.leads:  # nothing answers: the closest sentences, to follow up, not as an answer
+        click.echo(f"lead: {lead.text} " + "".join(f"[{n}]" for n in lead.numbers))
+        cited.update(zip(lead.numbers, lead.citations))
     if cited:
         click.echo("")
         for number in sorted(cited):

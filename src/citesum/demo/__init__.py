@@ -9,18 +9,14 @@ if TYPE_CHECKING:
     from citesum.index.store import Index
     from citesum.types import Summary
 
-#: what ``citesum demo`` asks for: bullets per answer and context tokens
-DEMO_BULLETS = 4
-DEMO_BUDGET = 3000
-
 
 def answer_questions(haystack: SyntheticHaystack, index: Index) -> Iterator[tuple[str, str, Summary]]:
-    """(subtopic, question, summary) for each of the haystack's questions, answered as ``citesum demo`` does:
-    the offline default pipeline (hybrid retrieval, DOS RAG packing, extractive summary) over ``index``."""
-    from citesum.pack import PackOptions
-    from citesum.summarize import summarize_query
-    from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
+    """(subtopic, question, summary) for each of the haystack's questions, answered as ``citesum summarize``
+    answers with its defaults (:data:`~citesum.defaults.DEFAULT_BULLETS` bullets at most, a
+    :data:`~citesum.defaults.DEFAULT_WORDS`-word limit, the default context budget): the offline default
+    pipeline (hybrid retrieval, DOS RAG packing, extractive summary) over ``index``."""
+    from citesum.summarize import summarize_query, summarizer_for
 
-    summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=DEMO_BULLETS))
+    summarizer = summarizer_for(None)
     for subtopic, query in haystack.queries.items():
-        yield subtopic, query, summarize_query(query, index, summarizer, options=PackOptions(budget=DEMO_BUDGET))
+        yield subtopic, query, summarize_query(query, index, summarizer)

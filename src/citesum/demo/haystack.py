@@ -17,7 +17,9 @@ from pathlib import Path
 
 from citesum.types import Document, Summary
 
-# subtopic -> (query, [(insight id, [paraphrases])])
+# subtopic -> (query, [(insight id, [paraphrases])]). The questions name what the articles report, in their words
+# (the articles never say "transit" or "housing": the offline summarizer, which reads words, would rightly find
+# that no sentence answers a question about them; an LLM summarizer reads meaning)
 SUBTOPICS: dict[str, tuple[str, list[tuple[str, list[str]]]]] = {
     "water": (
         "What is happening with the city's water supply?",
@@ -41,7 +43,7 @@ SUBTOPICS: dict[str, tuple[str, list[tuple[str, list[str]]]]] = {
         ],
     ),
     "transit": (
-        "How is public transit in the city changing?",
+        "What is changing for the city's buses and trams?",
         [
             ("transit-tram", [
                 "The new Eastline tram will connect the airport to the central station in 22 minutes.",
@@ -62,7 +64,7 @@ SUBTOPICS: dict[str, tuple[str, list[tuple[str, list[str]]]]] = {
         ],
     ),
     "housing": (
-        "What is the state of housing and rents in the city?",
+        "What is happening to rents and new homes in the city?",
         [
             ("housing-rent", [
                 "Median rent for a two-bedroom flat reached $2,340 a month, up 12 percent in a year.",

@@ -43,7 +43,19 @@ def _require_text(text: str) -> str:
 
 def read_text(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     text = _require_text(decode_text(data))
-    return [_document(doc_id, _stem(path), text, path, "txt")], []
+    return [_document(doc_id, text_title(text) or _stem(path), text, path, "txt")], []
+
+
+def text_title(text: str) -> str:
+    """The title a plain text file opens with: its first unit when that is a heading (a short line standing
+    alone, or underlined), whitespace collapsed and any Markdown ``#`` dropped; "" otherwise."""
+    from citesum.segment import segments
+
+    first = segments(text[:2000])[:1]
+    if not first or first[0].kind != "heading":
+        return ""
+    heading = text[first[0].start : first[0].end].splitlines()[0]  # without its underline
+    return " ".join(heading.split()).lstrip("#").strip()
 
 
 class _HTMLText(HTMLParser):

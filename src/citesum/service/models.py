@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.errors import ConfigError
 from citesum.service.config import ServiceConfig
 from citesum.tokens import get_tokenizer
@@ -46,8 +47,9 @@ class SearchRequest(QueryRequest):
 class SummarizeRequest(QueryRequest):
     budget: int | None = Field(None, ge=1, description="Context budget in tokens (default: the service's).")
     order: Literal["original", "score", "full"] = Field("original", description="DOS RAG, Vanilla RAG, or all.")
-    bullets: int = Field(5, ge=1)
-    words: int = Field(250, ge=1, description="Word limit of the whole summary.")
+    bullets: int = Field(DEFAULT_BULLETS, ge=1,
+                         description="At most this many bullets: fewer when fewer facts answer, none when nothing does.")
+    words: int = Field(DEFAULT_WORDS, ge=1, description="Word limit of the whole summary.")
 
 
 def check_limits(config: ServiceConfig, request: SearchRequest | SummarizeRequest) -> None:

@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 from typing import Mapping, Protocol
 
+from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.index.lexical import document_frequency, tokenize
 from citesum.index.store import IndexReader
 from citesum.llm.base import LLM
@@ -51,17 +52,21 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
         context = pack(index, first + [hit for hit in hits if hit.passage.id not in taken], options, tokenizer)
     if not ranker.scores_reach_the_summarizer:
         context = replace(context, blocks=tuple(replace(block, score=None) for block in context.blocks))
-    return replace(context, terms=term_frequencies(index, context))
+    return replace(context, terms=term_frequencies(index, context, query))
 
 
-def term_frequencies(index: IndexReader, context: Context) -> TermFrequencies | None:
-    """The context's analysed terms, each with how many of the context's units and of the index's units hold it;
-    None when the index's search store keeps no term statistics (Milvus) or the context holds no unit."""
+def term_frequencies(index: IndexReader, context: Context, query: str = "") -> TermFrequencies | None:
+    """The context's analysed terms and the ``query``'s, each with how many of the context's units and of the
+    index's units hold it (a query term the context lacks is held by none of its units: how rare it is in the
+    collection tells whether the context misses what the query asks); None when the index's search store keeps
+    no term statistics (Milvus) or the context holds no unit."""
     units = [passage.text for block in context.blocks for passage in block.passages]
     lexical = index.lexical  # once: an index being updated may give the next call another generation's
     if not units or not getattr(lexical, "term_statistics", False):
         return None
     in_context = document_frequency([set(tokens) for tokens in tokenize(units)])
+    for term in tokenize([query])[0] if query else ():
+        in_context.setdefault(term, 0)
     terms = list(in_context)
     in_collection = lexical.unit_frequencies(terms)  # type: ignore[attr-defined]
     return TermFrequencies(len(units), lexical.size,  # type: ignore[attr-defined]
@@ -107,7 +112,7 @@ def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_token
     return min(budget, room)
 
 
-def summarizer_for(llm: LLM | None, *, bullets: int | None = 5, words: int | None = 250,
+def summarizer_for(llm: LLM | None, *, bullets: int | None = DEFAULT_BULLETS, words: int | None = DEFAULT_WORDS,
                    relevance_embedder: str | None = None, **llm_options: object) -> Summarizer:
     """The offline extractive summarizer (``llm`` None; its sentences scored against the query by
     ``relevance_embedder``, default its own), or an LLM summarizer with ``llm_options`` (template, temperature,
@@ -119,11 +124,11 @@ def summarizer_for(llm: LLM | None, *, bullets: int | None = 5, words: int | Non
                                                       relevance_embedder=relevance_embedder))
     from citesum.summarize.llm import LLMSummarizer
 
-    return LLMSummarizer(llm, bullets=bullets or 5, num_words=words or 250, **llm_options)  # type: ignore[arg-type]
+    return LLMSummarizer(llm, bullets=bullets or DEFAULT_BULLETS, num_words=words or DEFAULT_WORDS, **llm_options)  # type: ignore[arg-type]
 
 
 def window_budget(window: int, *, bullets: int, words: int, query_tokens: int,
-                  answer_tokens: int = ANSWER_TOKENS, template: str = "summhay") -> int:
+                  answer_tokens: int = ANSWER_TOKENS, template: str = "cited") -> int:
     """The context budget an LLM with a ``window``-token window can take: what the prompt (with a query of
     ``query_tokens`` tokens) and the answer leave."""
     from citesum.summarize.prompts import get_template

@@ -13,36 +13,62 @@
    index keeps term statistics, a fact also weighs by how much more of the context than of the collection
    holds its specific words: retrieval gathered what the query asks for, while boilerplate ("declined to
    comment") and a topic's standard background are spread over the whole collection.
-4. Write one bullet per group: its most central sentence, lightly trimmed, citing the documents of the group
-   that state that sentence's fact (at most ``max_citations``, the closest first). Stop at the bullet count,
-   or at the word limit.
+4. Keep only the facts that answer the question. Each sentence gets an answer score that does not depend on
+   the rest of the context: the share of the question's words it holds, each word weighted by its rarity in
+   the whole collection (:func:`answer_scores`), so "What is the city doing about water?" is answered by a
+   sentence about water, not by one about the city's buses. A fact is written when its best sentence reaches
+   ``min_answer`` and a share of the best sentence's score: a specific question ("Is libffi thread-safe?")
+   gets the one or two sentences that answer it about as well as the best, a broad one ("What is happening
+   with X?") several facts (:func:`question_form` tells them apart). When no sentence reaches ``abstain_below``,
+   nothing is stated: the summary says so and lists the closest sentences as leads.
+5. Write one bullet per kept group: its most central sentence that answers, quoted whole as the document
+   writes it, citing the documents of the group that state that sentence's fact (at most ``max_citations``,
+   the closest first). Stop at the bullet count (a maximum, not a quota), or at the word limit.
+
+Only whole sentences are stated (:mod:`citesum.segment`): a hard-wrapped paragraph's lines are joined, and
+headings, navigation, list markers, table rows, code and stock filler ("declined to comment") never become
+bullets.
 
 No LLM and no network: it runs on the packaged embedder and is what ``citesum summarize`` uses by default.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Iterator, Literal
 
 import numpy as np
 
-from citesum.chunking import sentence_spans
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
-from citesum.index.lexical import document_frequency, keyword_overlap, tokenize
+from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
+from citesum.segment import STATABLE, is_whole_sentence, segments
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
-from citesum.types import Bullet, Context, Summary, TermFrequencies
+from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
-_LEADING_CONNECTIVE = re.compile(
-    r"^(?:however|meanwhile|additionally|moreover|furthermore|in addition|also|but|and|so|still|indeed|"
-    r"notably|importantly|similarly|likewise|overall|in fact|as a result|for example|for instance)\b[,:]?\s+",
-    re.IGNORECASE,
-)
+_FAQ_QUESTION = re.compile(r"Q[:.]\s")
+#: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
+#: key insights about Y?"): they weigh nothing in a sentence's answer score
+_QUESTION_FRAME_WORDS = (
+    "what which who whom whose when where why how is are was were be been can could should would will shall may "
+    "might must there their its any some "
+    "happen happening happened doing done do does say says said tell describe explain mean means key main "
+    "insight insights discuss discussed discusses mention mentioned regarding according document documents "
+    "know way ways thing things anything something information details detail aspect aspects covered cover "
+    "described explained faq manual guide readme specification documentation docs page article report paper")
+
+
+@cache
+def _question_frame() -> frozenset[str]:
+    """The frame words as BM25's analyser stems them."""
+    return frozenset(tokenize([_QUESTION_FRAME_WORDS])[0])
 
 
 @dataclass(frozen=True)
@@ -67,6 +93,9 @@ class ExtractiveOptions:
     #: a bullet cites at most this many documents, those whose sentence is closest to the bullet's: a reader
     #: checks a handful, and a SummHay insight, stated in ~10 of 100 documents, has 2-4 in a 15K context
     max_citations: int | None = 5
+    #: a document is cited only when its sentence holds this share of the bullet's words (BM25's analyser): a
+    #: restatement shares most of them, a neighbouring fact few
+    cite_word_share: float = 0.5
     #: a word is specific to a group of sentences when at least this share of the context's sentences that
     #: hold it are in the group (and sentences of two documents of the group hold it). Chosen held out by
     #: ``benchmarks/summarizer_held_out.py``: tuned on two SummHay haystacks, scored on the third, two of the
@@ -77,6 +106,26 @@ class ExtractiveOptions:
     #: "lending" and "transit" about "buses", where wordllama's static word pieces do not; it costs a second
     #: embedding of every sentence
     relevance_embedder: str | None = None
+    #: a sentence's answer score mixes its coverage of the question's words (:func:`answer_scores`, absolute)
+    #: with this weight and its relevance (relative to the context, on [0, 1]) with the rest
+    coverage_weight: float = 0.5
+    #: the question's words that a sentence's section (its document's title, the heading above it) holds
+    #: count this much towards its coverage
+    section_weight: float = 1.0
+    #: a fact is stated only when its best sentence's answer score reaches this...
+    min_answer: float = 0.5
+    #: ...and this share of the best sentence's score, for a specific question ("Is libffi thread-safe?", see
+    #: :func:`question_form`): the sentences that answer it about as well as the best one...
+    specific_ratio: float = 1.0
+    #: ...of which at most this many are written: a direct question gets a short direct answer
+    specific_bullets: int | None = 2
+    #: the share for a broad question ("What is happening with X?", "Is X discussed?"), which several facts answer
+    broad_ratio: float = 0.6
+    #: when no sentence of the context covers this share of the question's words (:func:`answer_scores`),
+    #: nothing is stated (an abstention, with leads)
+    abstain_below: float = 0.4
+    #: sentences listed as leads when nothing answers
+    leads: int = 3
 
     def __post_init__(self) -> None:
         if self.bullets is not None and self.bullets < 1:
@@ -87,6 +136,9 @@ class ExtractiveOptions:
             raise ConfigError(f"max_citations must be >= 1, got {self.max_citations}")
         if not 0 < self.specific_share <= 1:
             raise ConfigError(f"specific_share must be in (0, 1], got {self.specific_share}")
+        for name in ("coverage_weight", "min_answer", "specific_ratio", "broad_ratio", "abstain_below"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
 
 @dataclass
@@ -99,6 +151,9 @@ class _Sentence:
     speaker: str | None = None  # who said it, in a transcript
     relevance: float = 0.0
     terms: frozenset[str] = frozenset()  # its analysed words (BM25's analyser)
+    section: str = ""  # its document's title and the heading above it
+    coverage: float = 0.0  # the share of the question's words it holds, its section's counting less
+    answer: float = 0.0  # how well it answers: coverage and relevance mixed
 
 
 @dataclass
@@ -169,16 +224,111 @@ def central_sentences(vectors: np.ndarray, token_counts: list[int], max_tokens: 
     return sorted(chosen)
 
 
-def trim_sentence(text: str, max_words: int) -> str:
-    """Whitespace collapsed, a leading connective removed, quotes balanced, capped at ``max_words`` words."""
-    text = " ".join(text.split())
-    text = _LEADING_CONNECTIVE.sub("", text)
-    if text.count('"') % 2 == 1:
-        text = text.replace('"', "")
-    words = text.split()
-    if len(words) > max_words:
-        text = " ".join(words[:max_words]).rstrip(",;:") + "…"
-    return text[:1].upper() + text[1:]
+def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
+    """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
+    (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
+    its section: the document's title and the heading above it in its passage. A block of passages is cut
+    passage by passage: each is a run of whole units of its document, and joining them would run a heading at
+    one's end into the next one's first sentence."""
+    passages = [p.text for p in block.passages]
+    for text in passages if passages and "\n".join(passages) == block.text else [block.text]:
+        heading = ""
+        for unit in segments(text):
+            sentence = text[unit.start : unit.end]
+            if unit.kind == "heading":
+                heading = sentence
+            elif (unit.kind in STATABLE and is_whole_sentence(sentence) and not sentence.rstrip().endswith("?")
+                    and not _FAQ_QUESTION.match(sentence) and len(sentence.split()) >= min_words):
+                yield sentence, f"{block.title}\n{heading}"
+
+
+QuestionForm = Literal["specific", "broad", "topic"]
+_BROAD_OPENING = re.compile(
+    r"^\W*(?:summari[sz]e|describe|overview|tell me (?:about|what)|list|give (?:me )?an? overview|"
+    r"what (?:is|are) (?:happening|going on|new|the (?:state|status|situation|latest))|"
+    r"how (?:is|are) .{1,60} (?:changing|evolving|developing|going)\b|"
+    r"what (?:does|do|did) .{1,80} (?:say|report|write|tell)\b)|\bwhat (?:are|were)\b", re.IGNORECASE)
+_BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported|available)\W*$",
+                           re.IGNORECASE)
+_WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(\w+s)\b", re.IGNORECASE)
+_SPECIFIC_OPENING = re.compile(
+    r"^\W*(?:(?:in|on|at|for|with|by|from|to|under) (?:what|which)|is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
+    r"whose|which|why|how|what)\b", re.IGNORECASE)
+_NOT_PLURAL = frozenset({"is", "was", "has", "does", "this", "its", "his", "thus", "status", "always", "process"})
+
+
+def question_form(query: str) -> QuestionForm:
+    """What a question asks for, from its form:
+
+    * ``specific``: one thing ("Is libffi thread-safe?", "When does dpkg run a trigger?");
+    * ``broad``: several things that answer it ("What is happening with X?", "Which features is libffi
+      missing?", "How does X work and what are its drawbacks?");
+    * ``topic``: whatever the documents say of a subject, named rather than asked about ("Impact of fuel types
+      on performance?", "Is X discussed?", "SVB's collapse"): its facts need not share its words.
+    """
+    if _BROAD_ENDING.search(query) or not _SPECIFIC_OPENING.search(query):
+        return "topic"
+    if _BROAD_OPENING.search(query):
+        return "broad"
+    plural = _WH_PLURAL.search(query)
+    return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
+
+
+def quote_sentence(text: str) -> str:
+    """A sentence as its document writes it, with its whitespace (a hard-wrapped line's break) collapsed."""
+    return " ".join(text.split())
+
+
+def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequencies | None) -> np.ndarray:
+    """For each sentence (its analysed words), the share of the question's words it holds, each weighted by
+    its rarity in the collection: log((N + 1) / (n + 1)) over the collection's N units, n of which hold it
+    (``terms``, which counts the query's words too; without it, the sentences given are the collection).
+
+    Unlike the ranking's relevance, the score is not relative to the context: a sentence holding every rare word
+    of the question scores near 1 whatever else was retrieved, and when the question's rarest word is in no
+    sentence ("Does zlib run on a GPU?"), no sentence scores high. Words that frame a question ("What is
+    happening with ...") weigh nothing."""
+    keywords = set(tokenize([query])[0]) - _question_frame()
+    if not keywords:  # a question of frame words only: every word counts
+        keywords = set(tokenize([query])[0])
+    if not keywords:
+        return np.zeros(len(token_sets))
+    if terms is not None:
+        total = terms.collection_units
+        held = {word: terms.holding.get(word, (0, 0))[1] for word in keywords}
+    else:
+        total = len(token_sets)
+        frequency = document_frequency(token_sets)
+        held = {word: frequency.get(word, 0) for word in keywords}
+    # A word the collection never uses cannot tell its sentences apart: it weighs nothing. Such a word is a
+    # paraphrase ("water supply" where the documents say "water mains") or, when it is no common word, the
+    # subject of a question the documents cannot answer, which :func:`missing_subjects` finds first.
+    idf = {word: math.log((total + 1) / (held[word] + 1)) + 0.01 if held[word] else 0.0 for word in keywords}
+    return weighted_keyword_share(keywords, token_sets, idf)
+
+
+_SURFACE_WORD = re.compile(r"[^\W_][\w+.#-]*[^\W_]|[^\W_]")
+
+
+def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
+    """The question's words that no unit of the collection holds and that are not common words: names of
+    things the documents never mention ("Can libffi be compiled to WebAssembly with Emscripten?"). A common word
+    the collection lacks ("supply", "housing") is more often a paraphrase of what the documents say, so a word
+    counts only when the tokenizer's vocabulary, which is ordered by how often words occur, splits it into more
+    than one piece. Empty without collection statistics (``terms``)."""
+    if terms is None:
+        return []
+    from citesum.tokens import get_tokenizer
+
+    tokenizer = get_tokenizer("cl100k")
+    frame = _question_frame()
+    missing = []
+    for word in dict.fromkeys(_SURFACE_WORD.findall(query)):
+        stems = [stem for stem in tokenize([word])[0] if stem not in frame]
+        if (stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems)
+                and tokenizer.count(" " + word.lower()) > 1):
+            missing.append(word)
+    return missing
 
 
 class ExtractiveSummarizer:
@@ -210,28 +360,59 @@ class ExtractiveSummarizer:
         sentences = self._sentences(context)
         if not sentences:
             note = ("nothing in the index matched the query" if not context.blocks else
-                    f"the context holds no sentence of at least {self.options.min_words} words to state")
+                    f"the context holds no whole sentence of at least {self.options.min_words} words to state")
             return Summary((), context, summarizer=self.name, notes=(note,),
                            timings={"summarize_s": time.perf_counter() - started})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
-        self._score(query, sentences, vectors)
+        self._score(query, sentences, vectors, context.terms)
+        missing = missing_subjects(query, context.terms)
+        form = question_form(query)
+        # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
+        # them is about the topic, so only a subject no document mentions makes it unanswerable
+        too_little = form != "topic" and max(s.coverage for s in sentences) < self.options.abstain_below
+        if missing or too_little:
+            return self._abstain(context, sentences, started, missing)
+        best_answer = max(s.answer for s in sentences)
         order = sorted(range(len(sentences)), key=lambda i: -sentences[i].relevance)
         order = order[: self.options.candidate_sentences]
         groups = self._group(order, sentences, vectors)
-        bullets, too_long = self._select(groups, sentences, vectors, set(tokenize([query])[0]), context.terms)
+        specific = form == "specific"
+        ratio = self.options.specific_ratio if specific else self.options.broad_ratio
+        # a topic's facts need not share its words: they rank by what the documents agree on (step 3) alone
+        gate = 0.0 if form == "topic" else max(self.options.min_answer, ratio * best_answer)
+        most = self.options.bullets
+        if specific and self.options.specific_bullets is not None:
+            most = min(most or self.options.specific_bullets, self.options.specific_bullets)
+        bullets, too_long = self._select(groups, sentences, vectors, set(tokenize([query])[0]), context.terms, gate,
+                                         most, specific)
+        if not bullets and not too_long:  # no fact reaches the gate: nothing answers
+            return self._abstain(context, sentences, started, missing)
         return Summary(tuple(bullets), context, summarizer=self.name, notes=self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
 
+    def _abstain(self, context: Context, sentences: list[_Sentence], started: float,
+                 missing: list[str]) -> Summary:
+        """No sentence answers (or the question names what no document mentions, ``missing``): say so, with
+        the closest sentences as leads (not as cited bullets)."""
+        documents = len({block.document_id for block in context.blocks})
+        closest = sorted(range(len(sentences)), key=lambda i: (-sentences[i].answer, -sentences[i].relevance))
+        distinct: dict[str, int] = {}  # the same sentence in several documents is one lead
+        for i in closest:
+            distinct.setdefault(quote_sentence(sentences[i].text), i)
+        leads = tuple(Bullet(text, (sentences[i].document_id,), (sentences[i].number,))
+                      for text, i in list(distinct.items())[: self.options.leads])
+        note = (f"No passage in the {documents} documents that best match the question answers it"
+                + (f" (no document mentions {', '.join(repr(word) for word in missing)})" if missing else "")
+                + ("; the closest passages are listed as leads" if leads else ""))
+        return Summary((), context, summarizer=self.name, notes=(note,), leads=leads, abstained=True,
+                       timings={"summarize_s": round(time.perf_counter() - started, 4)})
+
     def _notes(self, bullets: list[Bullet], too_long: list[int]) -> tuple[str, ...]:
-        """Why there are fewer bullets than asked: the word limit, or too few relevant facts."""
-        wanted = self.options.bullets
-        if wanted is not None and len(bullets) >= wanted:
-            return ()
+        """Why there are fewer bullets than asked: the word limit (the count is a maximum: a question one fact
+        answers gets one bullet, with no note)."""
         if too_long:
             return (f"{len(too_long)} relevant fact(s) did not fit in the {self.options.max_words}-word limit "
                     f"(the shortest has {min(too_long)} words); raise the word limit for more",)
-        if wanted is not None:
-            return (f"only {len(bullets)} fact(s) in the context were relevant enough to state",)
         return ()
 
     def _sentences(self, context: Context) -> list[_Sentence]:
@@ -247,14 +428,12 @@ class ExtractiveSummarizer:
                 out += [_Sentence(s.text, block.number, block.document_id, _numbers(s.text), prior, s.speaker)
                         for s in transcript_statements(block.text, self.options.min_words, labels)]
                 continue
-            for span in sentence_spans(block.text):
-                text = block.text[span.start : span.end]
-                # a question asks; it states nothing a bullet could say
-                if len(text.split()) >= self.options.min_words and not text.rstrip().endswith("?"):
-                    out.append(_Sentence(text, block.number, block.document_id, _numbers(text), prior))
+            for text, section in _statable_sentences(block, self.options.min_words):
+                out.append(_Sentence(text, block.number, block.document_id, _numbers(text), prior, section=section))
         return out
 
-    def _score(self, query: str, sentences: list[_Sentence], vectors: np.ndarray) -> None:
+    def _score(self, query: str, sentences: list[_Sentence], vectors: np.ndarray,
+               terms: TermFrequencies | None) -> None:
         """Relevance = mean of the query cosine and the IDF-weighted share of query keywords present, scaled
         (for retrieved contexts) by the retrieval score of the sentence's block.
 
@@ -275,13 +454,23 @@ class ExtractiveSummarizer:
         keywords = set(tokenize([query])[0])
         token_sets = [frozenset(tokens) for tokens in tokenize([s.text for s in sentences])]
         overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets))
-        for sentence, similarity, overlap, terms in zip(sentences, cosine.tolist(), overlaps.tolist(), token_sets):
-            sentence.terms = terms
+        answers = answer_scores(query, token_sets, terms)
+        if self.options.section_weight:
+            # "Thread Safety" above "It is not completely safe": the section says what the sentence is about
+            sections = [frozenset(t) | words for t, words in zip(tokenize([s.section for s in sentences]), token_sets)]
+            answers = answers + self.options.section_weight * (answer_scores(query, sections, terms) - answers)
+        answers = answers.tolist()
+        for sentence, similarity, overlap, words, answer in zip(sentences, cosine.tolist(), overlaps.tolist(),
+                                                               token_sets, answers):
+            sentence.terms = words
+            sentence.coverage = answer
             relevance = 0.5 * similarity + 0.5 * overlap
             # The block score scales, never adds: a sentence with nothing of the query in it stays irrelevant
             # even in the best document (boilerplate such as "declined to comment").
             prior = 1.0 if sentence.block_prior is None else 0.5 + 0.5 * sentence.block_prior
             sentence.relevance = relevance * prior
+            weight = self.options.coverage_weight
+            sentence.answer = weight * sentence.coverage + (1 - weight) * sentence.relevance
 
     def _same_fact(self, a: _Sentence, b: _Sentence, similarity: float) -> bool:
         if a.numbers and b.numbers:
@@ -290,29 +479,42 @@ class ExtractiveSummarizer:
         return similarity >= self.options.same_fact_similarity
 
     def _group(self, order: list[int], sentences: list[_Sentence], vectors: np.ndarray) -> list[_Group]:
+        """Sentences in ``order`` join the group of the most similar first sentence when they state the same
+        fact (:meth:`_same_fact`), but never a group that holds a sentence of their own document: a document
+        does not state one fact twice, and two neighbouring sentences of a manual are two facts."""
         groups: list[_Group] = []
         seeds: list[int] = []
+        documents: list[set[int]] = []
         for i in order:
             if seeds:
                 similarities = vectors[seeds] @ vectors[i]
+                own = [k for k, numbers in enumerate(documents) if sentences[i].number in numbers]
+                similarities[own] = -np.inf
                 best = int(np.argmax(similarities))
-                if self._same_fact(sentences[seeds[best]], sentences[i], float(similarities[best])):
+                if np.isfinite(similarities[best]) and self._same_fact(sentences[seeds[best]], sentences[i],
+                                                                       float(similarities[best])):
                     groups[best].members.append(i)
+                    documents[best].add(sentences[i].number)
                     continue
             groups.append(_Group([i]))
             seeds.append(i)
+            documents.append({sentences[i].number})
         return groups
 
     def _citations(self, group: _Group, representative: int, sentences: list[_Sentence],
                    vectors: np.ndarray) -> list[int]:
         """The context numbers of the documents that state the bullet's own sentence: a group grows by
         similarity to its first sentence, so some members state a neighbouring fact; a document is cited when
-        one of its members is the same fact as the representative (the grouping's own test), closest first, at
-        most ``max_citations``, in context order."""
+        one of its members is the same fact as the representative (the grouping's own test) and holds at least
+        ``cite_word_share`` of the bullet's words (two manuals' "X is thread-safe" are close in embedding and
+        name different libraries), closest first, at most ``max_citations``, in context order."""
         closest: dict[int, float] = {}
+        words = sentences[representative].terms
         for i in group.members:
             similarity = 1.0 if i == representative else float(vectors[i] @ vectors[representative])
-            if i == representative or self._same_fact(sentences[representative], sentences[i], similarity):
+            if i == representative or (
+                    self._same_fact(sentences[representative], sentences[i], similarity)
+                    and len(words & sentences[i].terms) >= self.options.cite_word_share * len(words)):
                 number = sentences[i].number
                 closest[number] = max(closest.get(number, -1.0), similarity)
         cited = sorted(closest, key=lambda number: -closest[number])[: self.options.max_citations]
@@ -331,8 +533,12 @@ class ExtractiveSummarizer:
         return group.support(sentences, specific) * enrichment
 
     def _select(self, groups: list[_Group], sentences: list[_Sentence], vectors: np.ndarray,
-                query_terms: set[str], terms: TermFrequencies | None) -> tuple[list[Bullet], list[int]]:
-        """The bullets, and the word counts of the relevant facts left out for the word limit."""
+                query_terms: set[str], terms: TermFrequencies | None,
+                gate: float, most: int | None, specific: bool) -> tuple[list[Bullet], list[int]]:
+        """The bullets, and the word counts of the relevant facts left out for the word limit. A fact is
+        written only when one of its sentences answers the question (an answer score of at least ``gate``);
+        its bullet is, of its sentences of at most ``max_bullet_words`` words, the one that answers best for a
+        ``specific`` question, the most central one (the fact as most documents state it) for a broad one."""
         relevances = [g.relevance(sentences) for g in groups]
         floor = self.options.min_relative_relevance * max(relevances)
         # Facts rank by weight, but only among those relevant enough: a sentence repeated in many documents
@@ -345,10 +551,15 @@ class ExtractiveSummarizer:
         too_long: list[int] = []
         words = 0
         for group in sorted(relevant, key=lambda g: weights[id(g)], reverse=True):
-            members = group.members
-            centre = vectors[members].mean(axis=0)
-            representative = members[int(np.argmax(vectors[members] @ centre))]
-            text = trim_sentence(sentences[representative].text, self.options.max_bullet_words)
+            quotable = [i for i in group.members if len(sentences[i].text.split()) <= self.options.max_bullet_words]
+            if not quotable or max(sentences[i].answer for i in group.members) < gate:
+                continue
+            if specific:  # the sentence that answers best
+                representative = max(quotable, key=lambda i: sentences[i].answer)
+            else:  # the fact as most of its documents state it
+                centre = vectors[group.members].mean(axis=0)
+                representative = quotable[int(np.argmax(vectors[quotable] @ centre))]
+            text = quote_sentence(sentences[representative].text)
             if sentences[representative].speaker:  # a transcript: say who said it
                 text = f"{sentences[representative].speaker.capitalize()}: {text}"
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
@@ -357,6 +568,6 @@ class ExtractiveSummarizer:
             numbers = self._citations(group, representative, sentences, vectors)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
             words += len(text.split())
-            if self.options.bullets is not None and len(bullets) >= self.options.bullets:
+            if most is not None and len(bullets) >= most:
                 break
         return bullets, too_long

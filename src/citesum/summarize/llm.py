@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import time
+from typing import Sequence
 
 from citesum.errors import UnusableOutputError
 from citesum.llm.base import LLM, ChatRequest
 from citesum.summarize import ANSWER_TOKENS
 from citesum.summarize.citations import parse_output
-from citesum.summarize.prompts import PromptTemplate, get_template
-from citesum.types import Context, Summary
+from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
+from citesum.types import Bullet, Context, Summary
+
+
+def answering_bullets(query: str, bullets: Sequence[Bullet],
+                      context: Context) -> tuple[tuple[Bullet, ...], tuple[Bullet, ...]]:
+    """A model's bullets split into those that hold at least one of the question's words (weighted as the
+    extractive summarizer weighs them, :func:`~citesum.summarize.extractive.answer_scores`) and those that hold
+    none: a bullet about something else answers another question, however true it is. A paraphrase that keeps
+    none of the question's words is lost too, so the bar is low on purpose."""
+    from citesum.index.lexical import tokenize
+    from citesum.summarize.extractive import answer_scores
+
+    scores = answer_scores(query, [frozenset(words) for words in tokenize([b.text for b in bullets])], context.terms)
+    kept = tuple(b for b, score in zip(bullets, scores.tolist()) if score > 0)
+    return kept, tuple(b for b, score in zip(bullets, scores.tolist()) if score <= 0)
 
 
 class LLMSummarizer:
@@ -18,15 +33,18 @@ class LLMSummarizer:
 
     name = "llm"
 
-    def __init__(self, llm: LLM, template: str | PromptTemplate = "summhay", *, bullets: int = 5,
+    def __init__(self, llm: LLM, template: str | PromptTemplate = "cited", *, bullets: int = 5,
                  num_words: int = 250, temperature: float = 0.0, seed: int = 0, max_tokens: int = ANSWER_TOKENS,
-                 retries_on_bad_output: int = 1) -> None:
+                 retries_on_bad_output: int = 1, answer_check: bool = True) -> None:
+        """``answer_check``: leave out the bullets that hold none of the question's words (on for a person's
+        question; off when the "query" is an instruction, as for RAPTOR's and ReadAgent's summaries)."""
         self.llm = llm
         self.template = template if isinstance(template, PromptTemplate) else get_template(template)
         self.bullets = bullets
         self.num_words = num_words
         self.request = ChatRequest(messages=(), temperature=temperature, seed=seed, max_tokens=max_tokens)
         self.retries_on_bad_output = retries_on_bad_output
+        self.answer_check = answer_check
 
     def prompt(self, query: str, context: Context) -> str:
         return self.template.render(context=context.render(), query=query, bullets=self.bullets,
@@ -41,12 +59,23 @@ class LLMSummarizer:
         for attempt in range(self.retries_on_bad_output + 1):
             completion = self.llm.complete(request.retry(attempt) if attempt else request)
             outputs.append(completion.text)
+            timings = {"llm_s": round(time.perf_counter() - started, 4)}
+            if completion.text.strip().strip(".").upper() == NO_ANSWER:
+                documents = len({block.document_id for block in context.blocks})
+                return Summary((), context, prompt=prompt, raw_output=completion.text, usage=dict(completion.usage),
+                               timings=timings, summarizer=f"{self.name}:{self.llm.name}", abstained=True,
+                               notes=(f"No passage in the {documents} documents that best match the question "
+                                      "answers it (the model found none)",))
             parsed = parse_output(completion.text, context.numbers)
             if parsed.bullets:
-                return Summary(parsed.bullets, context, prompt=prompt, raw_output=completion.text,
+                bullets, off_topic = (answering_bullets(query, parsed.bullets, context) if self.answer_check
+                                      else (parsed.bullets, ()))
+                notes = (f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's "
+                         "words",) if off_topic else ()
+                return Summary(bullets, context, prompt=prompt, raw_output=completion.text,
                                dropped_citations=parsed.dropped_numbers, usage=dict(completion.usage),
-                               timings={"llm_s": round(time.perf_counter() - started, 4)},
-                               summarizer=f"{self.name}:{self.llm.name}")
+                               timings=timings, summarizer=f"{self.name}:{self.llm.name}", notes=notes,
+                               abstained=not bullets)
         shown = " | ".join(repr(o[:80]) for o in outputs)
         raise UnusableOutputError(f"{self.llm.name} returned no usable bullets in {len(outputs)} attempt(s): {shown}")
 

@@ -1,5 +1,8 @@
 """Prompt templates by name, and user templates from a file, validated for their fields.
 
+``cited`` is the default: at most N bullets that answer, or NO ANSWER; ``summhay`` is the Summary of a Haystack
+protocol's (exactly N bullets), which the evaluation uses.
+
 Fields a template may use: ``{context}`` and ``{query}`` (required), ``{bullets}`` (number of bullets) and
 ``{num_words}`` (word limit). ``answer`` is the hybrid-RAG paper's prompt (its ``{document}``/``{question}``
 are our ``{context}``/``{query}``).
@@ -26,6 +29,23 @@ Write exactly {bullets} bullet points that answer the query, using only facts st
 Each bullet is one sentence stating one specific insight, starts with "- ", and ends with the numbers of every
 document that supports it, each in its own brackets, e.g. [2][5]. Cite a document only if it states that
 insight. Write nothing but the bullets."""
+
+#: what a person asking gets by default (``citesum summarize --summarizer llm``, the service): at most
+#: ``bullets`` bullets, only facts that answer, and a way to say that nothing does
+CITED = """Below are documents, each introduced by its number in brackets, e.g. "Document [3]".
+
+{context}
+
+Question: {query}
+
+Answer the question in at most {bullets} bullet points, using only facts stated in the documents above. Write a
+bullet only for a fact that answers the question: a question that one fact answers gets one bullet. Each bullet
+is one sentence, starts with "- ", and ends with the numbers of every document that states it, each in its own
+brackets, e.g. [2][5]. Cite a document only if it states that fact. If no document answers the question, write
+only: NO ANSWER"""
+
+#: what the model writes when no document answers (the CITED template asks for it)
+NO_ANSWER = "NO ANSWER"
 
 ANSWER = """{context}
 
@@ -72,7 +92,8 @@ class PromptTemplate:
         return self.text.format(context=context, query=query, bullets=bullets, num_words=num_words)
 
 
-TEMPLATES = {"summhay": PromptTemplate("summhay", SUMMHAY), "answer": PromptTemplate("answer", ANSWER),
+TEMPLATES = {"cited": PromptTemplate("cited", CITED), "summhay": PromptTemplate("summhay", SUMMHAY),
+             "answer": PromptTemplate("answer", ANSWER),
              "long": PromptTemplate("long", LONG)}
 
 

@@ -152,9 +152,18 @@ function renderSummary(answer) {
     ? [`Removed citations to documents that were not in the context: ${answer.dropped_citations.join(", ")}`] : [])]
     .join(" ");
   if (!answer.bullets.length && !answer.notes.length) $("notes").textContent = "No summary could be written.";
+  // Nothing answers the question: the closest sentences, as leads to follow up, never as cited bullets.
+  const leads = answer.leads || [];
+  for (const lead of leads) {
+    const chips = lead.numbers.map((number, i) => element("button", {
+      type: "button", class: "chip", title: `Open source ${number}`,
+      onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget }),
+    }, `[${number}]`));
+    list.append(element("li", { class: "lead" }, element("span", { class: "meta" }, "Lead: "), lead.text, ...chips));
+  }
   const sources = $("sources");
   sources.textContent = "";
-  const cited = new Set(answer.bullets.flatMap((b) => b.numbers.map(String)));
+  const cited = new Set([...answer.bullets, ...leads].flatMap((b) => b.numbers.map(String)));
   for (const [number, source] of Object.entries(answer.sources)) {
     if (!cited.has(number)) continue;
     sources.append(element("li", { value: number },

@@ -1,0 +1,126 @@
+"""Say only what answers, and say when nothing does (issue 44): the extractive summarizer's answer gate, the
+question's form, abstention with leads, whole sentences quoted as written, and the LLM summarizer's rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from citesum.llm.fake import FakeLLM
+from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, missing_subjects, question_form
+from citesum.summarize.llm import LLMSummarizer
+from citesum.types import Context, ContextBlock, Passage, TermFrequencies
+
+MANUAL = """Thread Safety
+=============
+
+libffi is not completely thread-safe. However, many parts are, and if you follow
+some simple rules, you can use it safely in a multi-threaded program.
+
+Next: Memory Usage, Previous: Closures, Up: Using libffi   [Contents][Index]
+"""
+ZLIB = """All the code is thread safe. zlib's gz* functions use stdio
+library routines, and most of zlib's functions use the library memory
+allocation routines by default.
+"""
+FAQ = """The compress and deflate functions produce data in the zlib format, which
+is different and incompatible with the gzip format. The gz* functions in zlib
+on the other hand use the gzip format.
+
+A spokesperson declined to comment. The library is written in C and has been
+ported to many platforms, from mainframes to phones.
+"""
+
+
+def _context(*texts: str, terms: TermFrequencies | None = None) -> Context:
+    """A context of one block per text, each block one passage (as the packer builds it)."""
+    blocks = []
+    for number, text in enumerate(texts, start=1):
+        passage = Passage(f"d{number}::0", f"d{number}", 0, 0, len(text), text, len(text.split()))
+        blocks.append(ContextBlock(number, f"d{number}", f"D{number}", text, len(text.split()), (passage,), 1.0))
+    return Context(tuple(blocks), "original", 10_000, 100, terms)
+
+
+def _terms(held: dict[str, int], units: int = 100) -> TermFrequencies:
+    return TermFrequencies(3, units, {term: (min(count, 3), count) for term, count in held.items()})
+
+
+def test_question_forms() -> None:
+    for specific in ["Is libffi thread-safe?", "When does dpkg activate a file trigger?", "Why is X deprecated?",
+                     "In what order are dpkg triggers run?", "How can a program activate a trigger?"]:
+        assert question_form(specific) == "specific", specific
+    for broad in ["What is happening with the city's water supply?", "How is public transit in the city changing?",
+                  "Which features is libffi missing?", "What does the zlib FAQ say about the gzip format?",
+                  "How does XZ implement threads and what are its drawbacks?"]:
+        assert question_form(broad) == "broad", broad
+    for topic in ["Is Elon Musk's impact mentioned?", "Impact of fuel types on performance?",
+                  "Discussing long-term finance prospects?", "zlib and gzip formats"]:
+        assert question_form(topic) == "topic", topic
+
+
+def test_a_specific_question_gets_one_or_two_whole_sentences_quoted_as_written() -> None:
+    summary = ExtractiveSummarizer(ExtractiveOptions(bullets=5)).summarize(
+        "Is libffi thread-safe?", _context(MANUAL, ZLIB, FAQ))
+    texts = [b.text for b in summary.bullets]
+    # its own lower-case name, not "Libffi"; the navigation bar and the heading never; two at most
+    assert texts[0] == "libffi is not completely thread-safe."
+    assert 1 <= len(texts) <= 2 and not summary.abstained
+    assert not any("Next:" in t or t.startswith("Thread Safety") for t in texts)
+    assert summary.bullets[0].citations == ("d1",)
+
+
+def test_a_broad_question_gets_several_facts_and_never_stock_filler() -> None:
+    summary = ExtractiveSummarizer(ExtractiveOptions(bullets=5)).summarize(
+        "What does the FAQ say about the zlib and gzip formats?", _context(FAQ, ZLIB, MANUAL))
+    texts = [b.text for b in summary.bullets]
+    assert len(texts) >= 2, texts
+    assert "The gz* functions in zlib on the other hand use the gzip format." in texts
+    assert not any("declined to comment" in t for t in texts)
+    # a hard-wrapped sentence is one bullet, its line breaks collapsed
+    assert ("The compress and deflate functions produce data in the zlib format, which is different and "
+            "incompatible with the gzip format.") in texts
+
+
+def test_a_question_naming_what_no_document_mentions_is_answered_with_leads() -> None:
+    question = "Can libffi be compiled to WebAssembly with Emscripten?"
+    terms = _terms({"libffi": 3, "compil": 10, "thread": 5, "safe": 5})
+    assert missing_subjects(question, terms) == ["WebAssembly", "Emscripten"]
+    # a common word the documents do not use is a paraphrase, not a missing subject
+    assert missing_subjects("What is happening with the water supply?", _terms({"water": 20})) == []
+    summary = ExtractiveSummarizer().summarize(question, _context(MANUAL, ZLIB, FAQ, terms=terms))
+    assert summary.bullets == () and summary.abstained
+    assert summary.notes[0].startswith("No passage in the 3 documents that best match the question answers it")
+    assert "'WebAssembly'" in summary.notes[0]
+    assert 1 <= len(summary.leads) <= 3 and len({lead.text for lead in summary.leads}) == len(summary.leads)
+    assert all(lead.citations for lead in summary.leads)
+
+
+def test_a_question_no_sentence_covers_is_abstained_on() -> None:
+    # every word of the question is in the collection, but no sentence holds its rarest ones together
+    terms = _terms({"zlib": 40, "gzip": 30, "format": 30, "licens": 2, "patent": 1, "fee": 1})
+    summary = ExtractiveSummarizer().summarize("Are there patent license fees for the gzip format?",
+                                               _context(FAQ, ZLIB, terms=terms))
+    assert summary.abstained and summary.bullets == ()
+
+
+def test_the_bullet_count_is_a_maximum_not_a_quota() -> None:
+    summary = ExtractiveSummarizer(ExtractiveOptions(bullets=5)).summarize(
+        "Is zlib thread-safe?", _context(ZLIB, MANUAL))
+    assert 1 <= len(summary.bullets) <= 2 and summary.notes == ()
+
+
+def test_options_are_checked() -> None:
+    for name in ("min_answer", "abstain_below", "specific_ratio", "broad_ratio", "coverage_weight"):
+        with pytest.raises(Exception, match=name):
+            ExtractiveOptions(**{name: 1.5})
+
+
+def test_the_llm_says_no_answer_and_its_off_topic_bullets_are_left_out() -> None:
+    context = _context(MANUAL, ZLIB)
+    none = LLMSummarizer(FakeLLM(["NO ANSWER"])).summarize("Does libffi run on WebAssembly?", context)
+    assert none.abstained and none.bullets == () and none.notes[0].startswith("No passage in the 2 documents")
+    mixed = LLMSummarizer(FakeLLM(["- libffi is not completely thread-safe [1].\n"
+                                   "- Mainframes and phones are supported platforms [2]."]))
+    summary = mixed.summarize("Is libffi thread-safe?", context)
+    assert [b.text for b in summary.bullets] == ["libffi is not completely thread-safe."]
+    assert "1 bullet(s) of the model left out" in summary.notes[0]
+    assert "at most 5 bullet points" in summary.prompt and "NO ANSWER" in summary.prompt

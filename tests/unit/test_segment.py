@@ -1,0 +1,113 @@
+"""Text as a reader sees it (issue 44): units of one kind each, spans of the original text."""
+
+from __future__ import annotations
+
+from citesum.chunking import sentence_spans
+from citesum.segment import is_whole_sentence, segments
+
+
+def _units(text: str) -> list[tuple[str, str]]:
+    return [(unit.kind, " ".join(text[unit.start : unit.end].split())) for unit in segments(text)]
+
+
+WRAPPED = """Triggers
+--------
+
+A trigger is activated when one of the triggers in which a package is
+interested is activated by another package. The dpkg program then runs
+the postinst script with the argument "triggered", e.g. when a file is
+installed. See deb-triggers(5) for details.
+
+  * dpkg-trigger: activates a trigger explicitly, for instance from a
+    maintainer script.
+  * Files in /usr/share/doc are watched by the "interest" directive.
+
+Copyright (C) 2008 Ian Jackson
+"""
+
+
+def test_a_hard_wrapped_paragraph_is_cut_into_whole_sentences_not_lines() -> None:
+    units = _units(WRAPPED)
+    assert ("heading", "Triggers --------") in units  # the underline goes with its heading
+    assert ("sentence", "A trigger is activated when one of the triggers in which a package is interested is "
+                        "activated by another package.") in units
+    # "e.g. when" does not end the sentence: the next word is lower-case
+    assert ("sentence", 'The dpkg program then runs the postinst script with the argument "triggered", e.g. when '
+                        "a file is installed.") in units
+    assert ("item", "dpkg-trigger: activates a trigger explicitly, for instance from a maintainer script.") in units
+    assert ("boilerplate", "Copyright (C) 2008 Ian Jackson") in units
+    assert not any(text.startswith(("*", "-")) for _, text in units)  # markers are left out of the span
+    assert [kind for kind, _ in units].count("sentence") == 3
+
+
+def test_spans_are_offsets_into_the_original_text() -> None:
+    for unit in segments(WRAPPED):
+        piece = WRAPPED[unit.start : unit.end]
+        assert piece == piece.strip() and piece
+    # the chunker cuts passages at the same units
+    assert [(s.start, s.end) for s in sentence_spans(WRAPPED)] == [(u.start, u.end) for u in segments(WRAPPED)]
+
+
+MANUAL = """Next: Closure Example, Previous: The Closure API, Up: Using libffi   [Contents][Index]
+
+4.4 Thread Safety
+
+libffi is not completely thread-safe. However, many parts are, and if you follow some simple rules, you can use it safely in a multi-threaded program.
+
+- - Function: ffi_status ffi_prep_cif (ffi_cif *cif, ffi_abi abi, unsigned int nargs, ffi_type *rtype)
+Name     Type      Meaning
+abi      ffi_abi   the calling convention
+
+    ffi_call(&cif, FFI_FN(puts), &rc, values);
+    return 0;
+"""
+
+
+def test_navigation_headings_definitions_tables_and_code_are_not_sentences() -> None:
+    units = _units(MANUAL)
+    kinds = dict((text, kind) for kind, text in units)
+    assert kinds["Next: Closure Example, Previous: The Closure API, Up: Using libffi [Contents][Index]"] == "boilerplate"
+    assert kinds["4.4 Thread Safety"] == "heading"
+    assert kinds["libffi is not completely thread-safe."] == "sentence"  # its own capitalisation
+    assert [kind for kind, text in units if "ffi_prep_cif" in text] == ["item"]
+    assert not is_whole_sentence(next(text for _, text in units if "ffi_prep_cif" in text))
+    assert [kind for kind, text in units if text.startswith(("Name", "abi"))] == ["table", "table"]
+    assert [kind for kind, text in units if "ffi_call" in text] == ["code"]
+
+
+def test_news_filler_is_boilerplate_and_abbreviations_do_not_cut() -> None:
+    text = ("The mayor's office did not respond to a request for comment before publication. Dr. Smith said the "
+            "U.S. pipes were old. A spokesperson declined to comment. Officials said more details would follow "
+            "in the coming weeks. Rates rose 3.5 percent at St. Mary's.")
+    assert _units(text) == [
+        ("boilerplate", "The mayor's office did not respond to a request for comment before publication."),
+        ("sentence", "Dr. Smith said the U.S. pipes were old."),
+        ("boilerplate", "A spokesperson declined to comment."),
+        ("boilerplate", "Officials said more details would follow in the coming weeks."),
+        ("sentence", "Rates rose 3.5 percent at St. Mary's."),
+    ]
+
+
+def test_markdown_headings_fences_and_page_furniture() -> None:
+    text = ("# Install\n\nRun the installer once. It needs no network.\n\n```\npip install citesum\n```\n\n"
+            "Page 3 of 12\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    assert _units(text) == [
+        ("heading", "# Install"), ("sentence", "Run the installer once."), ("sentence", "It needs no network."),
+        ("code", "``` pip install citesum ```"), ("boilerplate", "Page 3 of 12"),
+        ("table", "| a | b |"), ("table", "|---|---|"), ("table", "| 1 | 2 |"),
+    ]
+
+
+def test_a_line_of_prose_between_paragraphs_is_not_taken_for_a_heading() -> None:
+    text = "The first paragraph ends here.\n\nSee the manual for the options\nthat the command accepts.\n"
+    assert _units(text) == [("sentence", "The first paragraph ends here."),
+                            ("sentence", "See the manual for the options that the command accepts.")]
+
+
+def test_whole_sentences() -> None:
+    assert is_whole_sentence("libffi is not completely thread-safe.")
+    assert is_whole_sentence('He said "it works."')
+    assert not is_whole_sentence("When one of the triggers in which a package is interested is")
+    assert not is_whole_sentence("- Function: ffi_status ffi_prep_cif (ffi_cif *cif)")
+    assert not is_whole_sentence("• Fast.")
+    assert not is_whole_sentence("3.5.")
