@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo serve test browser screenshots install install-test bench bench-llm clean
+.PHONY: demo serve test browser screenshots install install-test bench bench-llm docs clean
 
 $(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,9 @@ bench: $(VENV)/.test $(VENV)/.compare
 	$(PY) benchmarks/service_load.py --cache .bench-cache
 	$(PY) benchmarks/summarize_offline.py --cache .bench-cache
 	$(PY) benchmarks/demo_quality.py
+	$(PY) benchmarks/realdocs.py --split all
+	$(PY) benchmarks/answer_relevance.py
+	$(PY) benchmarks/answer_precision_summhay.py --cache .bench-cache
 	$(PY) benchmarks/llm_client.py
 	$(PY) benchmarks/calibrate_offline_judge.py
 	$(PY) benchmarks/summhay_baselines.py --cache .bench-cache
@@ -98,3 +101,8 @@ bench-llm: $(VENV)/.test
 
 clean:
 	rm -rf $(VENV) demo-data .pytest_cache .bench-cache
+
+# The results tables of docs/ and the README, written from benchmarks/results/*.json (never by hand); the test
+# suite fails when one is stale.
+docs:
+	$(PYTHON) benchmarks/report.py

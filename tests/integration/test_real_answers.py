@@ -1,6 +1,6 @@
 """Answers a person can trust on the documents they bring (issue 44), on real files: a hard-wrapped Debian
-specification (.txt), a Texinfo HTML manual page with its navigation bar, and an OCR'd PDF with a running header
-(from pypdf's source distribution). The index is built in one process and asked from another, as a user does.
+specification (.txt), Texinfo HTML manual pages with their navigation bar, a TeX-made PDF manual with running
+page headers, and an OCR'd PDF with a running header (from pypdf's source distribution). The index is built in one process and asked from another, as a user does.
 
 The Debian files come from the machine's packages (installed with apt-get when missing, as root in CI); outside
 CI a machine that cannot install them skips, CI (CITESUM_REQUIRE_REAL_FILES=1) fails instead."""
@@ -23,6 +23,7 @@ DEBIAN_FILES = {
     "dpkg-triggers.txt": ("dpkg", "/usr/share/doc/dpkg/spec/triggers.txt"),
     "Thread-Safety.html": ("libffi-dev", "/usr/share/doc/libffi-dev/html/Thread-Safety.html"),
     "The-Closure-API.html": ("libffi-dev", "/usr/share/doc/libffi-dev/html/The-Closure-API.html"),
+    "libtasn1.pdf": ("libtasn1-doc", "/usr/share/doc/libtasn1-doc/libtasn1.pdf"),  # a TeX manual, page headers
 }
 CITESUM = [sys.executable, "-m", "citesum.cli"]
 
@@ -107,14 +108,17 @@ def test_a_specific_question_gets_the_sentence_that_answers_it_quoted_whole(real
 
 def test_bullets_from_a_hard_wrapped_text_are_whole_sentences_of_it(real_index: Path) -> None:
     answer = _ask(real_index, "How can a program activate a dpkg trigger explicitly?")
-    text = _flat(_document_text(real_index, "dpkg-triggers.txt"))
     assert answer["bullets"]
-    for bullet in answer["bullets"]:
-        # the sentence is in the document whole (before: "When one of the triggers in which a package is
-        # interested is", a wrapped line), and ends as a sentence does
-        assert bullet["text"] in text and re.search(r"[.!?][\"')\]]*$", bullet["text"]), bullet["text"]
-        assert not bullet["text"].startswith(("-", "•", "*"))
-        start = text.index(bullet["text"])
+    # before: "When one of the triggers in which a package is interested is", a wrapped line
+    _assert_whole_sentences([b["text"] for b in answer["bullets"]], _flat(_document_text(real_index, "dpkg-triggers.txt")))
+
+
+def _assert_whole_sentences(bullets: list[str], text: str) -> None:
+    """Each bullet is in the document whole: it starts where a sentence starts and ends as a sentence does."""
+    for bullet in bullets:
+        assert bullet in text and re.search(r"[.!?][\"')\]]*$", bullet), bullet
+        assert not bullet.startswith(("-", "•", "*"))
+        start = text.index(bullet)
         assert start == 0 or re.search(r"[.!?:][\"')\]]*\s$|[-=]{3,}\s$|\d\.\s$|\)\s$", text[:start][-12:]), \
             text[start - 60 : start + 40]
 
@@ -124,6 +128,8 @@ def test_a_broad_question_gets_several_facts(real_index: Path) -> None:
     bullets = [b["text"] for b in answer["bullets"]]
     assert len(bullets) >= 2, bullets
     assert all("cycle" in b.lower() for b in bullets), bullets
+    # before: 'Which we will call a “trigger cycle”.', the end of a sentence that began on the line above
+    _assert_whole_sentences(bullets, _flat(_document_text(real_index, "dpkg-triggers.txt")))
 
 
 def test_an_unanswerable_question_is_answered_with_no_bullet_and_leads(real_index: Path) -> None:
@@ -134,9 +140,14 @@ def test_an_unanswerable_question_is_answered_with_no_bullet_and_leads(real_inde
     assert 1 <= len(answer["leads"]) <= 3 and all(lead["citations"] for lead in answer["leads"])
 
 
-def test_a_pdfs_running_header_is_never_stated(real_index: Path) -> None:
-    answer = _ask(real_index, "Is Johnston coming with fifty thousand men to raise the siege?")
-    assert answer["bullets"], answer["notes"]
-    assert not any("SIEGE OF VICKSBURG" in b["text"].upper() and b["text"].isupper() for b in answer["bullets"])
-    assert any("fifty thousand men" in b["text"] for b in answer["bullets"])
-    assert all(_source_of(answer, c).endswith("vicksburg.pdf") for b in answer["bullets"] for c in b["citations"])
+def test_a_pdf_manual_gives_whole_sentences_never_its_headings_or_definitions(real_index: Path) -> None:
+    answer = _ask(real_index, "What does asn1Parser do?")
+    bullets = [b["text"] for b in answer["bullets"]]
+    # before: "3 Utilities 3.1 Invoking asn1Parser asn1Parser reads a single file ..." (the section headings run
+    # into the sentence) and a function's definition line with its parameters, among five bullets
+    assert 1 <= len(bullets) <= 2, bullets
+    text = _flat(_document_text(real_index, "libtasn1.pdf"))
+    for bullet in bullets:
+        assert bullet in text and re.search(r"[.!?][\"')\]]*$", bullet), bullet
+        assert not re.match(r"\d+(?:\.\d+)*\s", bullet) and "[Function]" not in bullet, bullet
+    assert all(_source_of(answer, c).endswith("libtasn1.pdf") for b in answer["bullets"] for c in b["citations"])
