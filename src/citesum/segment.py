@@ -10,7 +10,8 @@ a sentence end. :func:`segments` reads the layout first:
   (``|`` cells, ASCII borders, columns aligned by runs of spaces, short ``Key: value`` fields), code (symbols
   rather than words), navigation or page furniture (``Next: ... Up: ...``, ``[Contents][Index]``, "Page 3 of
   9", "Copyright ..."), or prose;
-* consecutive prose lines (and a list item's continuation lines) are one paragraph, whatever their wrapping,
+* consecutive prose lines (and a list item's continuation lines) are one paragraph, whatever their wrapping
+  (a title right above its paragraph, as HTML text gives it, is a heading, not the paragraph's first line),
   and a paragraph is cut into sentences by rule: at ``.``, ``!`` or ``?`` followed by a space, never after a
   known abbreviation or an initial (a number's or a name's dot has no space after it).
 
@@ -181,7 +182,7 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
         elif _UNDERLINE.match(line) and number and kinds[-1] in ("prose", "heading"):
             kinds[-1] = "heading"  # the line above is a heading, underlined
             kinds.append("underline")
-        elif _MARKDOWN_HEADING.match(line):
+        elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith("¶"):  # "¶": a Sphinx heading's anchor
             kinds.append("heading")
         elif _is_boilerplate_line(line):
             kinds.append("boilerplate")
@@ -212,6 +213,29 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     return kinds
 
 
+def _titles_above_prose(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> None:
+    """Mark as headings the prose lines that read as a title ("Client/Server Applications": short, no closing
+    punctuation) and stop short of their block's width (under half its longest line) with prose below. Text
+    extracted from HTML has a paragraph a line and no blank line between them, so a title sits right above its
+    paragraph; a hard-wrapped line runs to about the block's width. (A text that starts inside a line, as a
+    passage may, has a short first line that does not read as a title: it goes on into the next.)"""
+    number = 0
+    while number < len(lines):
+        if kinds[number] == "blank":
+            number += 1
+            continue
+        block_end = number
+        while block_end + 1 < len(lines) and kinds[block_end + 1] != "blank":
+            block_end += 1
+        width = max(len(text[slice(*lines[i])].strip()) for i in range(number, block_end + 1))
+        for i in range(number, block_end):
+            line = text[slice(*lines[i])]
+            if (kinds[i] == "prose" and kinds[i + 1] == "prose" and 2 * len(line.strip()) < width
+                    and _looks_like_heading(line)):
+                kinds[i] = "heading"
+        number = block_end + 1
+
+
 def _shorter_than_next(text: str, lines: list[tuple[int, int]], number: int) -> bool:
     """A title directly above its paragraph: less than half as long as the next line, which is prose."""
     if number + 1 >= len(lines):
@@ -231,6 +255,7 @@ def segments(text: str) -> list[Segment]:
     """
     lines = _lines(text)
     kinds = _classify(text, lines)
+    _titles_above_prose(text, lines, kinds)
     out: list[Segment] = []
     number = 0
     while number < len(lines):

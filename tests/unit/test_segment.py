@@ -111,3 +111,17 @@ def test_whole_sentences() -> None:
     assert not is_whole_sentence("- Function: ffi_status ffi_prep_cif (ffi_cif *cif)")
     assert not is_whole_sentence("• Fast.")
     assert not is_whole_sentence("3.5.")
+
+
+def test_html_text_a_paragraph_a_line_keeps_titles_and_sphinx_headings_apart() -> None:
+    # what an HTML page's extraction gives: one paragraph a line, no blank line between them
+    text = ("The previous paragraph is long enough to set the width of this block, as HTML text gives it.\n"
+            "Can I delete Python?¶\n"
+            "That depends on where Python came from.\n"
+            "Client/Server Applications\n"
+            "If there are many client programs sending SQL to the same database, use a client/server engine.\n")
+    assert _units(text)[1:] == [
+        ("heading", "Can I delete Python?¶"), ("sentence", "That depends on where Python came from."),
+        ("heading", "Client/Server Applications"),
+        ("sentence", "If there are many client programs sending SQL to the same database, use a client/server engine."),
+    ]
