@@ -108,7 +108,7 @@ def main() -> None:
                    "first": round(float(np.mean([r == 1 for r in found])), 3),
                    "first_three": round(float(np.mean([r <= 3 for r in found])), 3)} for name, found in ranks.items()}
     write_result("answer_relevance", {
-        "split": "dev (the split the defaults were tuned on)", "questions": counted,
+        "split": "dev split (the one the defaults were tuned on)", "questions": counted,
         "questions_without_a_gold_sentence_in_context": missing, "signals": rows,
         "contextual_seconds_per_question": {name: round(total / counted, 3) for name, total in seconds.items()},
         "reranked": RERANKED,

@@ -64,7 +64,7 @@ _REALDOCS_COLUMNS = [("bullets_per_question", "bullets / question", ""), ("fragm
                      ("specific_gold_rate", "specific: gold stated", "%"),
                      ("citation_correctness", "citations correct", "%"), ("abstention", "unanswerable: abstained", "%"),
                      ("false_abstention", "answerable: abstained", "%"),
-                     ("median_answer_seconds", "median s / answer", "")]
+                     ("median_answer_seconds", "median s / answer (its process, first use)", "")]
 
 
 def realdocs() -> str:
@@ -92,28 +92,41 @@ def answer_relevance() -> str:
             for name, row in data["signals"].items()]
     seconds = ", ".join(f"{name} {value:g} s" for name, value in data["contextual_seconds_per_question"].items())
     return (_table(["signal", "MRR of the first gold sentence", "first", "in the first three"], rows) + "\n\n"
-            + f"{data['questions']} answerable questions of the {data['split']} split; the contextual embedders "
+            + f"{data['questions']} answerable questions of the {data['split']}; the contextual embedders "
             f"embed the first {data['reranked']} sentences of a question in: {seconds}.\n\n" + _provenance(data))
 
 
+#: the stored systems shown beside ours: the issue's yardsticks (full context, Cohere Rerank 3, the best model)
+_STORED_SHOWN = {"summary_subtopic_gpt-4o": "GPT-4o, full context (stored)",
+                 "summary_subtopic_rerank3_gpt-4o": "Cohere Rerank 3 + GPT-4o (stored)",
+                 "summary_subtopic_claude3-opus": "Claude 3 Opus, full context (stored)",
+                 "summary_subtopic_oracle_claude3-opus": "oracle + Claude 3 Opus (stored)"}
+
+
 def summhay_answers() -> str:
-    """Answer precision and joint on the SummHay news haystacks: stored systems, and ours before and after."""
-    data = _load("answer_precision_summhay")
-    header = ["system", "news1", "news2", "news4", "all: asked / other / none", "bullets / answer"]
-    rows = []
-    for name, system in data["systems"].items():
-        per = system["per_haystack"]
+    """Answer precision (and SummHay joint) on the news haystacks: stored systems, and ours before and after."""
+    after, before = _load("answer_precision_summhay"), _load("answer_precision_summhay_before")
+    haystacks = after["haystacks"]
+    header = ["system", *[h.removeprefix("topic_").removesuffix(".json") for h in haystacks],
+              "all: asked / other / none", "bullets / answer", "joint (coverage x citation)"]
+
+    def row(name: str, system: dict[str, Any], joint: str = "–") -> list[str]:
         overall = system["overall"]
-        rows.append([name, *[_cell(per[h]["asked"]) for h in data["haystacks"]],
-                     f"{overall['asked']:g} / {overall['other']:g} / {overall['none']:g}",
-                     _cell(overall["bullets_per_answer"])])
-    text = _table(header, rows)
-    if "folds" in data:
-        fold_rows = [[fold["held_out"], json.dumps(fold["chosen"]), _cell(fold["precision"]), _cell(fold["joint"]),
-                      _cell(fold["joint_before"])] for fold in data["folds"]]
-        text += "\n\n" + _table(["held out", "chosen on the other two", "answer precision", "joint",
-                                 "joint before"], fold_rows)
-    return text + "\n\n" + _provenance(data)
+        return [name, *[_cell(system["per_haystack"][h]["asked"]) for h in haystacks],
+                f"{overall['asked']:g} / {overall['other']:g} / {overall['none']:g}",
+                _cell(overall["bullets_per_answer"]), joint]
+
+    rows = [row(label, after["stored"][key]) for key, label in _STORED_SHOWN.items() if key in after["stored"]]
+    for name, key in (("citesum offline, `citesum summarize` defaults", "pipeline"),
+                      ("citesum offline, one bullet per insight at most (SummHay's protocol)", "pipeline_protocol")):
+        for label, run in (("before", before), ("after", after)):
+            joint = f"{run[key]['summhay']['pooled']['joint']:g}"
+            rows.append(row(f"{name}: {label}", run[key], joint))
+    run = dict(after, command=re.sub(r" --cache \S+| --stored-from \S+", "", after["command"]))
+    return (_table(header, rows) + "\n\n" + f"Judge: `{after['judge']}`. " + _provenance(run)
+            + " The stored systems' labels come from the script's full run and were reused (`--stored-from`: they "
+            "depend on the data and the judge only). Before is the same script on the code this change started "
+            "from.")
 
 
 def demo() -> str:
