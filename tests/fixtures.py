@@ -134,22 +134,28 @@ def make_xlsx(path: Path, header: list[str], rows: list[list[object]]) -> None:
     workbook.save(path)
 
 
-def write_demo_queries(path: Path) -> Path:
-    """The demo haystack's questions, one a line (what estimate-budget reads)."""
-    from citesum.demo.haystack import SUBTOPICS
+#: a topic per subtopic of the demo haystack, named by its facts: the offline summarizer writes every fact of a
+#: topic it finds (a question gets only what answers it), so its summary grows with the context, as the budget
+#: estimate needs to tell budgets apart
+DEMO_TOPICS = {"water": "The reservoir, leaking pipes, the desalination plant and household water rates",
+               "transit": "The Eastline tram, student bus fares, electric buses and the drivers' strike",
+               "housing": "Median rents, building permits for new homes, rental vacancy and the zoning reform"}
 
-    path.write_text("\n".join(query for query, _ in SUBTOPICS.values()) + "\n\n")
+
+def write_demo_queries(path: Path) -> Path:
+    """The demo haystack's topics (:data:`DEMO_TOPICS`), one a line (what estimate-budget reads)."""
+    path.write_text("\n".join(DEMO_TOPICS.values()) + "\n\n")
     return path
 
 
 def fact_stating_panel(requests: list[dict]):  # type: ignore[no-untyped-def]
-    """A loopback server script for a panel that answers each prompt with the facts of the demo question it
-    asks (the silver references a capable panel would write); records every request in ``requests``."""
+    """A loopback server script for a panel that answers each prompt with the facts of the demo topic it asks
+    about (the silver references a capable panel would write); records every request in ``requests``."""
     from loopback import answer
 
     from citesum.demo.haystack import SUBTOPICS
 
-    facts = {query: " ".join(p[0] for _, p in items) for query, items in SUBTOPICS.values()}
+    facts = {DEMO_TOPICS[subtopic]: " ".join(p[0] for _, p in items) for subtopic, (_, items) in SUBTOPICS.items()}
 
     def panel(handler, request: dict, n: int) -> None:  # type: ignore[no-untyped-def]
         requests.append(request)

@@ -35,16 +35,18 @@ class LLMSummarizer:
 
     def __init__(self, llm: LLM, template: str | PromptTemplate = "cited", *, bullets: int = 5,
                  num_words: int = 250, temperature: float = 0.0, seed: int = 0, max_tokens: int = ANSWER_TOKENS,
-                 retries_on_bad_output: int = 1, answer_check: bool = True) -> None:
-        """``answer_check``: leave out the bullets that hold none of the question's words (on for a person's
-        question; off when the "query" is an instruction, as for RAPTOR's and ReadAgent's summaries)."""
+                 retries_on_bad_output: int = 1, answer_check: bool | None = None) -> None:
+        """``answer_check``: leave out the bullets that hold none of the question's words. By default it is on
+        with the ``cited`` template, which answers a person's question, and off with the others: the evaluation's
+        ``summhay`` protocol scores a model's bullets as it wrote them, and an instruction as the "query" (RAPTOR's
+        and ReadAgent's summaries) has no words to hold."""
         self.llm = llm
         self.template = template if isinstance(template, PromptTemplate) else get_template(template)
         self.bullets = bullets
         self.num_words = num_words
         self.request = ChatRequest(messages=(), temperature=temperature, seed=seed, max_tokens=max_tokens)
         self.retries_on_bad_output = retries_on_bad_output
-        self.answer_check = answer_check
+        self.answer_check = self.template.name == "cited" if answer_check is None else answer_check
 
     def prompt(self, query: str, context: Context) -> str:
         return self.template.render(context=context.render(), query=query, bullets=self.bullets,

@@ -116,8 +116,7 @@ class LLMStatements:
 
         def one(group: Sequence[Statement], size: int) -> tuple[Statement, ...] | str:
             words = max(10, round(0.75 * size))  # about 4 tokens to 3 words
-            summarizer = LLMSummarizer(self.llm, GROUP_TEMPLATE, num_words=words, max_tokens=self.max_tokens,
-                                       answer_check=False)  # its "query" is an instruction
+            summarizer = LLMSummarizer(self.llm, GROUP_TEMPLATE, num_words=words, max_tokens=self.max_tokens)
             try:
                 summary = summarizer.summarize(self.instruction, group_context(group))
             except CitesumError as exc:
