@@ -52,7 +52,7 @@ _ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-z
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
 _UNDERLINE = re.compile(r"[ \t]*([=\-~^*#])\1{2,}[ \t]*$")
 _MARKDOWN_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+\S")
-_TABLE_BORDER = re.compile(r"[ \t]*[+|]?[-=+|: ]{3,}[+|]?[ \t]*$")
+_TABLE_BORDER = re.compile(r"[+|]?[-=+|:]+(?: +[-=+|:]+)*[+|]?")  # matched whole on a stripped line
 _COLUMN_GAP = re.compile(r"\S( {3,}|\t)\S")
 _FIELD = re.compile(r"[ \t]*[A-Z][\w .-]{0,30}:[ \t]+\S")
 _NAVIGATION = re.compile(
@@ -108,7 +108,8 @@ def _is_boilerplate_line(line: str) -> bool:
 
 def _is_table_row(line: str) -> bool:
     stripped = line.strip()
-    if stripped.count("|") >= 2 or (_TABLE_BORDER.match(line) and any(c in stripped for c in "-=+")):
+    if stripped.count("|") >= 2 or (len(stripped) >= 3 and _TABLE_BORDER.fullmatch(stripped)
+                                    and any(c in stripped for c in "-=+")):
         return True
     return len(_COLUMN_GAP.findall(stripped)) >= 2
 
@@ -124,7 +125,7 @@ def _looks_like_heading(line: str) -> bool:
 # --- sentences inside a paragraph ---------------------------------------------------------------------------
 
 # A candidate end: . ! ? (plus closing quotes and brackets), then whitespace.
-_SENTENCE_END = re.compile(r"""[.!?]+["'”’)\]]*(?=\s)""")
+_SENTENCE_END = re.compile(r"""(?<![.!?])[.!?]++["'”’)\]]*+(?=\s)""")
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e u.s u.k inc ltd co corp no fig al approx dept est gen gov cf "
     "resp ca viz eq eqs sec secs ch vol vols pp op ed eds jan feb mar apr jun jul aug sep sept oct nov dec".split()
@@ -206,9 +207,9 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             if after in ("blank", "underline") or _shorter_than_next(text, lines, number):
                 kinds[number] = "heading"
                 continue
-        if _FIELD.match(text, start, end) and len(text[start:end].split()) <= 8 and (
-                (before == "prose" and _FIELD.match(text, *lines[number - 1]))
-                or (after == "prose" and _FIELD.match(text, *lines[number + 1]))):
+        if _is_field(text, lines, number) and (
+                (number and before in ("prose", "table") and _is_field(text, lines, number - 1))
+                or (after == "prose" and _is_field(text, lines, number + 1))):
             kinds[number] = "table"
     return kinds
 
@@ -218,7 +219,7 @@ def _titles_above_prose(text: str, lines: list[tuple[int, int]], kinds: list[_Li
     punctuation) and stop short of their block's width (under half its longest line) with prose below. Text
     extracted from HTML has a paragraph a line and no blank line between them, so a title sits right above its
     paragraph; a hard-wrapped line runs to about the block's width. (A text that starts inside a line, as a
-    passage may, has a short first line that does not read as a title: it goes on into the next.)"""
+    passage may, has a short first line whose sentence goes on in lower case on the next: no title.)"""
     number = 0
     while number < len(lines):
         if kinds[number] == "blank":
@@ -230,10 +231,20 @@ def _titles_above_prose(text: str, lines: list[tuple[int, int]], kinds: list[_Li
         width = max(len(text[slice(*lines[i])].strip()) for i in range(number, block_end + 1))
         for i in range(number, block_end):
             line = text[slice(*lines[i])]
+            following = text[slice(*lines[i + 1])].lstrip()
             if (kinds[i] == "prose" and kinds[i + 1] == "prose" and 2 * len(line.strip()) < width
-                    and _looks_like_heading(line)):
+                    and _looks_like_heading(line) and following[:1].isupper()):
                 kinds[i] = "heading"
         number = block_end + 1
+
+
+def _is_field(text: str, lines: list[tuple[int, int]], number: int) -> bool:
+    """A short "Key: value" line that is no sentence ("Version: 1.2", not "Note: the library is thread-safe.")."""
+    if number >= len(lines):
+        return False
+    line = text[slice(*lines[number])].strip()
+    return (bool(_FIELD.match(line)) and len(line.split()) <= 8
+            and not re.search(r"""[.!?]["'”’)\]]*$""", line))
 
 
 def _shorter_than_next(text: str, lines: list[tuple[int, int]], number: int) -> bool:
@@ -241,7 +252,9 @@ def _shorter_than_next(text: str, lines: list[tuple[int, int]], number: int) -> 
     if number + 1 >= len(lines):
         return False
     here = len(text[slice(*lines[number])].strip())
-    return here * 2 < len(text[slice(*lines[number + 1])].strip())
+    following = text[slice(*lines[number + 1])].strip()
+    # a sentence going on in lower case on the next line is no title above it ("The format is / described in")
+    return here * 2 < len(following) and following[:1].isupper()
 
 
 def segments(text: str) -> list[Segment]:

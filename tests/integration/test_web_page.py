@@ -109,7 +109,7 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
         page.keyboard.press("Enter")  # Enter sends; the page is usable with the keyboard
         page.wait_for_selector("#bullets-list li")
         bullets = page.locator("#bullets-list > li")
-        assert bullets.count() >= 2
+        assert bullets.count() >= 1  # as many as facts answer the question
 
         chips = page.locator("button.chip")
         assert chips.count() >= 2

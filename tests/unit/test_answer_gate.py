@@ -124,3 +124,27 @@ def test_the_llm_says_no_answer_and_its_off_topic_bullets_are_left_out() -> None
     assert [b.text for b in summary.bullets] == ["libffi is not completely thread-safe."]
     assert "1 bullet(s) of the model left out" in summary.notes[0]
     assert "at most 5 bullet points" in summary.prompt and "NO ANSWER" in summary.prompt
+
+
+def test_questions_that_ask_for_nothing_here_are_abstained_on() -> None:
+    terms = _terms({"libffi": 3, "thread": 5, "safe": 5, "zlib": 40, "gzip": 30, "format": 30})
+    for question in ("???", "Describe how to bake bread at home"):
+        summary = ExtractiveSummarizer().summarize(question, _context(MANUAL, ZLIB, FAQ, terms=terms))
+        assert summary.abstained and summary.bullets == (), question
+
+
+def test_a_fact_stated_only_at_length_is_quoted_rather_than_lost() -> None:
+    long = ("libffi is thread-safe only in part, because " + "the closure allocator " * 12
+            + "must be guarded by the caller when several threads share it.")
+    summary = ExtractiveSummarizer(ExtractiveOptions(max_bullet_words=20)).summarize(
+        "Is libffi thread-safe?", _context(long + "\n", ZLIB))
+    assert [b.text for b in summary.bullets] == [" ".join(long.split())] and not summary.abstained
+
+
+def test_the_models_no_answer_in_any_dress() -> None:
+    from citesum.summarize.llm import says_no_answer
+
+    for output in ("NO ANSWER", "NO ANSWER.\n\nNo document mentions WebAssembly.", "**NO ANSWER**", "- NO ANSWER"):
+        assert says_no_answer(output), output
+    assert not says_no_answer("- No answer was given by the council [1].")
+    assert not says_no_answer("- libffi is not completely thread-safe [1].")

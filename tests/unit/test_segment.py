@@ -125,3 +125,23 @@ def test_html_text_a_paragraph_a_line_keeps_titles_and_sphinx_headings_apart() -
         ("heading", "Client/Server Applications"),
         ("sentence", "If there are many client programs sending SQL to the same database, use a client/server engine."),
     ]
+
+
+def test_hostile_lines_are_cut_in_linear_time() -> None:
+    # a regex that backtracks on a long run of spaces or dots would stall an upload for minutes
+    import time
+
+    for line in (" " * 200_000 + "x", "." * 200_000, "a" + "." * 200_000 + "b", ": " * 100_000, "| " * 100_000):
+        started = time.perf_counter()
+        segments(line)
+        assert time.perf_counter() - started < 2.0, repr(line[:10])
+
+
+def test_fields_notes_and_a_passage_that_starts_inside_a_line() -> None:
+    assert _units("Note: the library is thread-safe.\nWarning: do not call it twice.\n") == [
+        ("sentence", "Note: the library is thread-safe."), ("sentence", "Warning: do not call it twice.")]
+    assert _units("Version: 1.2\nAuthor: Jane Doe\nLicense: MIT\n") == [
+        ("table", "Version: 1.2"), ("table", "Author: Jane Doe"), ("table", "License: MIT")]
+    # a passage cut after "... the zlib format. The format is" starts with a short line that is no title
+    assert _units("The format is\ndescribed in three RFCs and has not changed since.\n") == [
+        ("sentence", "The format is described in three RFCs and has not changed since.")]

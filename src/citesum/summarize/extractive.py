@@ -257,7 +257,7 @@ _BROAD_OPENING = re.compile(
     r"what (?:is|are) (?:happening|going on|new|the (?:state|status|situation|latest))|"
     r"how (?:is|are) .{1,60} (?:changing|evolving|developing|going)\b|"
     r"what (?:does|do|did) .{1,80} (?:say|report|write|tell)\b)|\bwhat (?:are|were)\b", re.IGNORECASE)
-_BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported|available)\W*$",
+_BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported)\W*$",
                            re.IGNORECASE)
 _WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(\w+s)\b", re.IGNORECASE)
 _SPECIFIC_OPENING = re.compile(
@@ -275,10 +275,10 @@ def question_form(query: str) -> QuestionForm:
     * ``topic``: whatever the documents say of a subject, named rather than asked about ("Impact of fuel types
       on performance?", "Is X discussed?", "SVB's collapse"): its facts need not share its words.
     """
-    if _BROAD_ENDING.search(query) or not _SPECIFIC_OPENING.search(query):
-        return "topic"
     if _BROAD_OPENING.search(query):
         return "broad"
+    if _BROAD_ENDING.search(query) or not _SPECIFIC_OPENING.search(query):
+        return "topic"
     plural = _WH_PLURAL.search(query)
     return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
 
@@ -378,7 +378,8 @@ class ExtractiveSummarizer:
         form = question_form(query)
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
-        too_little = form != "topic" and max(s.coverage for s in sentences) < self.options.abstain_below
+        too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
+                      and max(s.coverage for s in sentences) < self.options.abstain_below)
         if missing or too_little:
             return self._abstain(context, sentences, started, missing)
         best_answer = max(s.answer for s in sentences)
@@ -545,9 +546,10 @@ class ExtractiveSummarizer:
                 query_terms: set[str], terms: TermFrequencies | None,
                 gate: float, most: int | None, specific: bool) -> tuple[list[Bullet], list[int]]:
         """The bullets, and the word counts of the relevant facts left out for the word limit. A fact is
-        written only when one of its sentences answers the question (an answer score of at least ``gate``);
-        its bullet is, of its sentences of at most ``max_bullet_words`` words, the one that answers best for a
-        ``specific`` question, the most central one (the fact as most documents state it) for a broad one."""
+        written only when one of its sentences of at most ``max_bullet_words`` words (or, if it has none, its
+        shortest) answers the question (an answer score of at least ``gate``); of those, its bullet is the one
+        that answers best for a ``specific`` question, the most central one (the fact as most documents state
+        it) for a broad one."""
         relevances = [g.relevance(sentences) for g in groups]
         floor = self.options.min_relative_relevance * max(relevances)
         # Facts rank by weight, but only among those relevant enough: a sentence repeated in many documents
@@ -561,7 +563,9 @@ class ExtractiveSummarizer:
         words = 0
         for group in sorted(relevant, key=lambda g: weights[id(g)], reverse=True):
             quotable = [i for i in group.members if len(sentences[i].text.split()) <= self.options.max_bullet_words]
-            if not quotable or max(sentences[i].answer for i in group.members) < gate:
+            # a fact stated only at length is quoted at length (its shortest statement), rather than lost
+            quotable = quotable or [min(group.members, key=lambda i: len(sentences[i].text.split()))]
+            if max(sentences[i].answer for i in quotable) < gate:
                 continue
             if specific:  # the sentence that answers best
                 representative = max(quotable, key=lambda i: sentences[i].answer)

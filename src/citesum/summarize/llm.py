@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Sequence
 
@@ -11,6 +12,13 @@ from citesum.summarize import ANSWER_TOKENS
 from citesum.summarize.citations import parse_output
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
 from citesum.types import Bullet, Context, Summary
+
+
+def says_no_answer(output: str) -> bool:
+    """Whether a model's output opens with NO ANSWER (in any case, as a bullet, in bold, with punctuation): the
+    ``cited`` template's way to say that nothing answers; what follows it is not an answer."""
+    first = next((line for line in output.splitlines() if line.strip()), "")
+    return " ".join(re.sub(r"[^A-Za-z ]", " ", first).split()).upper() == NO_ANSWER
 
 
 def answering_bullets(query: str, bullets: Sequence[Bullet],
@@ -62,7 +70,7 @@ class LLMSummarizer:
             completion = self.llm.complete(request.retry(attempt) if attempt else request)
             outputs.append(completion.text)
             timings = {"llm_s": round(time.perf_counter() - started, 4)}
-            if completion.text.strip().strip(".").upper() == NO_ANSWER:
+            if says_no_answer(completion.text):
                 documents = len({block.document_id for block in context.blocks})
                 return Summary((), context, prompt=prompt, raw_output=completion.text, usage=dict(completion.usage),
                                timings=timings, summarizer=f"{self.name}:{self.llm.name}", abstained=True,

@@ -152,15 +152,21 @@ function renderSummary(answer) {
     ? [`Removed citations to documents that were not in the context: ${answer.dropped_citations.join(", ")}`] : [])]
     .join(" ");
   if (!answer.bullets.length && !answer.notes.length) $("notes").textContent = "No summary could be written.";
-  // Nothing answers the question: the closest sentences, as leads to follow up, never as cited bullets.
+  // Nothing answers the question: the note says so first, then the closest sentences, apart from the answers,
+  // as leads to follow up, never as cited bullets.
   const leads = answer.leads || [];
+  const leadList = $("leads");
+  leadList.textContent = "";
   for (const lead of leads) {
     const chips = lead.numbers.map((number, i) => element("button", {
       type: "button", class: "chip", title: `Open source ${number}`,
-      onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget }),
+      onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget,
+                                                           note: "A lead: the question's closest sentence is in this document." }),
     }, `[${number}]`));
-    list.append(element("li", { class: "lead" }, element("span", { class: "meta" }, "Lead: "), lead.text, ...chips));
+    leadList.append(element("li", {}, lead.text, ...chips));
   }
+  $("leads-section").hidden = !leads.length;
+  $("notes").classList.toggle("abstained", Boolean(answer.abstained));
   const sources = $("sources");
   sources.textContent = "";
   const cited = new Set([...answer.bullets, ...leads].flatMap((b) => b.numbers.map(String)));
