@@ -80,7 +80,7 @@ def test_extractive_honours_word_limit_and_empty_context(index: Index) -> None:
     with pytest.raises(BudgetError, match="a budget of 1 tokens cannot hold one retrieved passage"):
         build_context("water rates", index, options=PackOptions(budget=1))
     empty = ExtractiveSummarizer().summarize("anything", Context(blocks=(), order="original", budget=1, token_count=0))
-    assert empty.bullets == () and empty.notes == ("nothing in the index matched the query",)
+    assert empty.bullets == () and empty.notes == ("nothing in the index matched the query",) and empty.abstained
     short = ExtractiveSummarizer(ExtractiveOptions(bullets=5, max_words=3)).summarize(
         "water rates", build_context("water rates", index, options=PackOptions(budget=3000)))
     assert short.bullets == () and "did not fit in the 3-word limit" in short.notes[0]

@@ -370,8 +370,8 @@ class ExtractiveSummarizer:
         if not sentences:
             note = ("nothing in the index matched the query" if not context.blocks else
                     f"the context holds no whole sentence of at least {self.options.min_words} words to state")
-            return Summary((), context, summarizer=self.name, notes=(note,),
-                           timings={"summarize_s": time.perf_counter() - started})
+            return Summary((), context, summarizer=self.name, notes=(note,), abstained=True,
+                           timings={"summarize_s": round(time.perf_counter() - started, 4)})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors, context.terms)
         missing = missing_subjects(query, context.terms)
