@@ -366,7 +366,8 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "false_abstention": pct(share([r["abstained"] for r in answerable])),
         "seconds_per_question": round(sum(r["seconds"] for r in rows) / len(rows), 2) if rows else None,
         # what the answer took once the index was open (the library's own timing, without the process start)
-        "median_answer_seconds": _median([r["timings"]["total_s"] for r in rows if "total_s" in r["timings"]]),
+        "median_answer_seconds": _median([r["timings"]["total_s"] for r in rows
+                                          if "total_s" in r.get("timings", {})]),
     }
 
 
