@@ -148,3 +148,14 @@ def test_the_models_no_answer_in_any_dress() -> None:
         assert says_no_answer(output), output
     assert not says_no_answer("- No answer was given by the council [1].")
     assert not says_no_answer("- libffi is not completely thread-safe [1].")
+
+
+def test_an_faqs_question_heads_its_answer() -> None:
+    # the answer holds none of the question's words; the FAQ's question above it does
+    faq = ("Q: Can zlib compress data larger than four gigabytes?\n\n"
+           "A: Yes. Its stream functions process any amount of input correctly, a buffer at a time.\n\n"
+           "Q: Does zlib run in the kernel?\n\nA: Some kernels ship a copy of it for their own use.\n")
+    summary = ExtractiveSummarizer().summarize("Can zlib compress data larger than four gigabytes?",
+                                               _context(faq, MANUAL))
+    assert [b.text for b in summary.bullets][:1] == [
+        "Its stream functions process any amount of input correctly, a buffer at a time."]

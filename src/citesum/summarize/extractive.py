@@ -244,10 +244,10 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         heading = ""
         for unit in segments(text):
             sentence = text[unit.start : unit.end]
-            if unit.kind == "heading":
-                heading = sentence
-            elif (unit.kind in STATABLE and is_whole_sentence(sentence) and not sentence.rstrip().endswith("?")
-                    and not _FAQ_QUESTION.match(sentence) and len(sentence.split()) >= min_words):
+            asks = sentence.rstrip().endswith("?") or bool(_FAQ_QUESTION.match(sentence))
+            if unit.kind == "heading" or (asks and unit.kind in STATABLE):
+                heading = sentence  # an FAQ's question heads its answer as a heading heads its section
+            elif unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
                 yield sentence, f"{block.title}\n{heading}"
 
 
