@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +54,16 @@ def mean_rouge(answers: Iterable[str], references: Iterable[Sequence[str]]) -> d
 
 def machine() -> dict[str, Any]:
     return {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count()}
+
+
+def git_state() -> dict[str, Any]:
+    """The commit measured, and the files under src/ that differ from it (a run of uncommitted code says so)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    return {"commit": git("rev-parse", "HEAD"),
+            "uncommitted_in_src": git("status", "--porcelain", "--", "src").splitlines()}
 
 
 def peak_rss_mb() -> float:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, ROOT, document_index_folders, news_haystacks, write_result  # noqa: E402
+from _common import HAYSTACKS, ROOT, document_index_folders, git_state, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.answers import ANSWER_LABELS, label_bullets  # noqa: E402
 from citesum.evaluate.judges import Judge, get_judge  # noqa: E402
@@ -226,14 +225,6 @@ def examples(records: Sequence[Mapping[str, Any]], label: str, count: int = 5) -
     return [{key: r[key] for key in ("haystack", "query", "bullet", "insight", "subtopics")} for r in out[:count]]
 
 
-def git_commit() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
-
-    return {"commit": git("rev-parse", "HEAD"),
-            "uncommitted_in_src": git("status", "--porcelain", "--", "src").splitlines()}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--judge", default="offline", help="coverage judge (default: citesum eval summhay's)")
@@ -280,7 +271,7 @@ def main() -> None:
                   flush=True)
     stored_seconds = time.perf_counter() - stored_started
     write_result(args.out, {
-        "command": " ".join(["python", *sys.argv]), "git": git_commit(),
+        "command": " ".join(["python", *sys.argv]), "git": git_state(),
         "nproc": len(os.sched_getaffinity(0)), "judge": judge.name,
         "haystacks": HAYSTACKS, "seconds": {"total": round(time.perf_counter() - started, 1),
                                             "stored_systems": round(stored_seconds, 1)},

@@ -45,6 +45,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -53,6 +54,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import git_state  # noqa: E402
 HERE = ROOT / "benchmarks" / "realdocs"
 QUESTIONS = HERE / "questions.json"
 KINDS = ("specific", "broad", "unanswerable")
@@ -372,11 +375,7 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _median(values: Sequence[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return round(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2, 4)
+    return round(statistics.median(values), 4) if values else None
 
 
 def corpus_summary(folder: Path, documents: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -430,14 +429,6 @@ def run_split(split: str, work: Path, citesum: Path, extra: Sequence[str], check
     result["answer_seconds"] = round(sum(r["seconds"] for r in rows), 1)
     result["details"] = rows
     return result
-
-
-def git_state() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--", "src"))}
 
 
 def machine(citesum: Path) -> dict[str, Any]:

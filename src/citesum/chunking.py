@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator, Literal
 
 from citesum.errors import ConfigError
-from citesum.segment import segments
+from citesum.segment import segments, trimmed
 from citesum.tokens import Tokenizer
 from citesum.types import Document, Passage
 
@@ -38,10 +38,7 @@ def sentence_spans(text: str) -> list[Span]:
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[Span]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
+    start, end = trimmed(text, start, end)
     if end > start:
         spans.append(Span(start, end))
 

@@ -84,6 +84,8 @@ _META = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")
+#: how a sentence ends: . ! or ?, a closing quote or bracket may follow
+_ENDS_SENTENCE = re.compile(r"""[.!?]["'”’)\]]*$""")
 
 
 def _is_code(line: str) -> bool:
@@ -132,6 +134,20 @@ _ABBREVIATIONS = frozenset(
 )
 
 
+_NEXT_WORD = re.compile(r"\s+(\S)")
+_INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)
+
+
+def _word_before(text: str, start: int, end: int) -> str:
+    """The last word of ``text[start:end]`` ("" if it holds none), found from the end: a long run of
+    abbreviations costs each one its own word, not the sentence so far."""
+    start, end = trimmed(text, start, end)
+    first = end
+    while first > start and not text[first - 1].isspace():
+        first -= 1
+    return text[first:end]
+
+
 def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Sentences of the paragraph ``text[start:end]``: cut after . ! ? and a space, unless the word before is a
     known abbreviation ("e.g.", "etc.", "Dr.") or an initial. A dot inside a number or a name ("3.5",
@@ -139,13 +155,12 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
     sentence_start = start
     for match in _SENTENCE_END.finditer(text, start, end):
         cut = match.end()
-        following = re.compile(r"\s+(\S)").match(text, cut, end)
+        following = _NEXT_WORD.match(text, cut, end)
         if following is None:
             continue
         if match.group(0)[0] == ".":
-            before = text[sentence_start : match.start()].rsplit(None, 1)
-            word = before[-1].lower().lstrip("(\"'“") if before else ""
-            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", word):
+            word = _word_before(text, sentence_start, match.start()).lower().lstrip("(\"'“")
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.fullmatch(word):
                 continue
         yield sentence_start, cut
         sentence_start = following.start(1)
@@ -244,7 +259,7 @@ def _is_field(text: str, lines: list[tuple[int, int]], number: int) -> bool:
         return False
     line = text[slice(*lines[number])].strip()
     return (bool(_FIELD.match(line)) and len(line.split()) <= 8
-            and not re.search(r"""[.!?]["'”’)\]]*$""", line))
+            and not _ENDS_SENTENCE.search(line))
 
 
 def _shorter_than_next(text: str, lines: list[tuple[int, int]], number: int) -> bool:
@@ -302,11 +317,18 @@ def segments(text: str) -> list[Segment]:
     return out
 
 
-def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> None:
+def trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` moved inwards past the whitespace at both ends of ``text[start:end]`` (equal when it is
+    all whitespace)."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
+    return start, end
+
+
+def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> None:
+    start, end = trimmed(text, start, end)
     if end <= start:
         return
     if kind in ("sentence", "item") and (_FILLER.search(text, start, end) or _META.match(text, start, end)):
@@ -318,7 +340,7 @@ def is_whole_sentence(sentence: str) -> bool:
     """Whether a unit reads as a sentence a bullet can quote: it ends with . ! or ? (a closing quote or bracket
     may follow), has a word of letters, and is not a definition line of a manual ("- Function: int f (...)")."""
     stripped = sentence.strip()
-    if not re.search(r"""[.!?]["'”’)\]]*$""", stripped) or not _WORD.search(stripped):
+    if not _ENDS_SENTENCE.search(stripped) or not _WORD.search(stripped):
         return False
     if _NOT_A_SENTENCE.search(stripped):
         return False
