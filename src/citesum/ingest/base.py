@@ -22,7 +22,8 @@ class IngestOptions:
     """Limits and field names that apply to every file of one ingestion run."""
 
     max_bytes: int = DEFAULT_MAX_BYTES
-    # .docx/.xlsx are zip files: refuse archives whose content would inflate past this (zip bombs).
+    # .docx/.xlsx are zip files: refuse archives that inflate past this, or past this many times their own size
+    # (zip bombs), counted on the bytes inflating gives (formats.check_zip), not on the sizes they declare.
     max_uncompressed_bytes: int = 200 * 1024 * 1024
     max_compression_ratio: float = 200.0
     rows_per_block: int = 25

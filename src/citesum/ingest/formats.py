@@ -4,11 +4,15 @@ when it was read and holds nothing to index."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
+import lzma
 import re
+import sys
 import zipfile
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -175,19 +179,63 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
                       {"pages": len(pages), PAGE_STARTS: clean.page_starts})], []
 
 
+#: bytes inflated at a time while an archive is checked: all of it the check holds in memory at once
+_ZIP_BLOCK = 64 * 1024
+#: what reading a part can raise on bad data: a bad CRC or header, a truncated or invalid stream (zlib, bz2 as
+#: OSError, lzma), an encrypted part (RuntimeError), an unknown compression method (NotImplementedError)
+_BAD_PART_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, RuntimeError,
+                    NotImplementedError)
+
+
 def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
-    """Refuse a corrupt archive or one that would inflate past the limits (a zip bomb)."""
+    """Refuse a corrupt archive or one that inflates past the limits (a zip bomb).
+
+    Every part is inflated here, a block at a time, and counted by the bytes it gives, not by the sizes its
+    headers declare: a bomb declares small ones. Inflating stops as soon as the archive passes the limits or a
+    part passes its declared size. A part that gives more than it declares is refused, so the parser, which
+    reads the same parts and trusts those sizes (zipfile inflates a whole part in one call), inflates no more
+    than was counted here."""
+    limit, over_limit = _inflation_limit(len(data), options)
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            infos = archive.infolist()
+        archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
         raise UnreadableError(f"corrupt {kind} (not a valid zip archive)") from exc
-    total = sum(info.file_size for info in infos)
-    compressed = max(1, sum(info.compress_size for info in infos))
-    if total > options.max_uncompressed_bytes or total / compressed > options.max_compression_ratio:
-        raise IngestError(
-            f"{kind} would inflate to {total:,} bytes (ratio {total / compressed:.0f}x): refused as a possible zip bomb"
-        )
+    inflated = 0
+    with archive:
+        for info in archive.infolist():
+            try:
+                size = _inflated_size(archive, info, stop_past=min(info.file_size, limit - inflated))
+            except _BAD_PART_ERRORS as exc:
+                raise UnreadableError(f"corrupt {kind} (part '{info.filename}': {exc})") from exc
+            if size > info.file_size:
+                raise IngestError(f"{kind} part '{info.filename}' inflates to more than the {info.file_size:,} "
+                                  "bytes its headers declare: refused as a possible zip bomb")
+            inflated += size
+            if inflated > limit:
+                raise IngestError(f"{kind} inflates to more than {over_limit}: refused as a possible zip bomb")
+
+
+def _inflation_limit(archive_bytes: int, options: IngestOptions) -> tuple[int, str]:
+    """The bytes an archive of ``archive_bytes`` may inflate to, the tighter of the absolute and the ratio limit,
+    and how to say it. The ratio is taken to the archive's own size: compressed sizes are declared too, and
+    parts can share their compressed data."""
+    by_ratio = int(options.max_compression_ratio * archive_bytes)
+    if options.max_uncompressed_bytes <= by_ratio:
+        return options.max_uncompressed_bytes, f"{options.max_uncompressed_bytes:,} bytes"
+    return by_ratio, f"{options.max_compression_ratio:.0f} times its {archive_bytes:,} bytes"
+
+
+def _inflated_size(archive: zipfile.ZipFile, info: zipfile.ZipInfo, stop_past: int) -> int:
+    """The bytes part ``info`` inflates to, counted a block at a time; counting stops once past ``stop_past``.
+    At the end of the part zipfile checks its CRC-32 (a failure raises BadZipFile)."""
+    # zipfile cuts a part at its declared size: declare none, so that it inflates all the part's data
+    undeclared = copy.copy(info)
+    undeclared.file_size = sys.maxsize
+    size = 0
+    with archive.open(undeclared) as part:
+        while size <= stop_past and (block := part.read(_ZIP_BLOCK)):
+            size += len(block)
+    return size
 
 
 def read_docx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
