@@ -242,3 +242,18 @@ def test_documents_stream_as_their_files_are_parsed(tmp_path: Path, monkeypatch:
     documents, whole = ingest_paths([tmp_path])
     assert [first, *rest] == documents and len(documents) == 40
     assert report.to_json() == whole.to_json() and [f.path for f in report.skipped] == [str(tmp_path / "broken.pdf")]
+
+
+def test_the_html_cleaner_is_a_direct_dependency() -> None:
+    """HTML ingestion needs lxml_html_clean (trafilatura's justext imports it). justext asks for it as
+    lxml[html_clean], while lxml names that extra html-clean: a pip that does not normalize extra names (23.2,
+    Python 3.11's) installs no cleaner, so citesum asks for it by name."""
+    import re
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    # a requirement's name, normalized as PyPI does (lxml_html_clean = lxml-html-clean)
+    names = {re.sub(r"[-_.]+", "-", re.split(r"[^A-Za-z0-9._-]", requirement, maxsplit=1)[0]).lower()
+             for requirement in pyproject["project"]["dependencies"]}
+    assert "lxml-html-clean" in names
+    import lxml_html_clean  # noqa: F401  (installed: the HTML reader can clean)
