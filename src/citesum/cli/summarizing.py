@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import click
 
 from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_context, openai_llm, ray_executor,
-                                 ray_options, read_query, repair_by_default)
+                                 ray_options, read_query, repair_by_default, retriever_option)
 from citesum.cli.searching import rank_likelihood, rank_options
 from citesum.errors import CitesumError
 from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
@@ -21,7 +21,7 @@ from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 @click.option("--query-file", type=click.File("r", encoding="utf-8", errors="replace"), default=None,
               help="Read the query from this file ('-' for standard input): for a query too long for the shell.")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
-@click.option("--retriever", default="hybrid", show_default=True)
+@retriever_option(also=("raptor",))  # RAPTOR's tree (citesum tree), read by multistage_context
 @click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True,
               help="Context budget in tokens.")
 @click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True,
