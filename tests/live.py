@@ -15,11 +15,15 @@ from typing import Any
 
 
 class LiveServer:
-    def __init__(self, app: Any) -> None:
-        import uvicorn
+    """``app`` (the service's: the guard holds its config) served as ``citesum serve`` serves it, connection
+    limits included."""
 
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                                    timeout_graceful_shutdown=2))
+    def __init__(self, app: Any) -> None:
+        from citesum.service.config import ServiceConfig
+        from citesum.service.connections import uvicorn_server
+
+        self.server = uvicorn_server(app, getattr(app, "config", ServiceConfig()), host="127.0.0.1", port=0)
+        self.server.config.timeout_graceful_shutdown = 2
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 30

@@ -45,10 +45,16 @@ from citesum.errors import CitesumError
 @base_url_option(of="the LLM server (with --llm openai)")
 @click.option("--window", type=click.IntRange(min=1), default=None,
               help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=4096, show_default=True,
+              help="Open connections in all (kept below the open-file limit); past it, the oldest one still "
+                   "waiting for its request is closed to make room.")
+@click.option("--max-connections-per-client", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Open connections from one address (a reverse proxy is one address: raise it behind one).")
 def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
           workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
           max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
-          model: str | None, base_url: Sequence[str], window: int | None) -> None:
+          model: str | None, base_url: Sequence[str], window: int | None, max_connections: int,
+          max_connections_per_client: int) -> None:
     """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
     from citesum.service.config import ServiceConfig, read_token
 
@@ -58,7 +64,8 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
         host=host, token=read_token(token_file), allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
         timeout_s=timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
-        uploads_dir=Path(uploads_dir) if uploads_dir else None, **({"max_budget": max_budget} if max_budget else {}),
+        uploads_dir=Path(uploads_dir) if uploads_dir else None, max_connections=max_connections,
+        max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),
         **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
     llm = None
     if backend is not None:
@@ -70,12 +77,12 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
     from citesum.service.app import create_app
 
     app = create_app(index_dir, config, llm=llm)
-    import uvicorn
+    from citesum.service.connections import uvicorn_server
 
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"serving {index_dir} at {where}" + (" (token required)" if config.token else ""), err=True)
     try:
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)).run(sockets=[listener])
+        uvicorn_server(app, config).run(sockets=[listener])
     except KeyboardInterrupt:
         pass  # Ctrl+C: uvicorn has shut down gracefully and raises it again on the way out
     click.echo("stopped", err=True)

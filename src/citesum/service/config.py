@@ -114,6 +114,13 @@ class ServiceConfig:
     integrity_every_s: float = 60.0
     #: where uploaded files are kept (default: ``uploads`` inside the index folder)
     uploads_dir: Path | None = None
+    #: a request's head (request line and headers) must come whole within this many seconds, or 408 and the
+    #: connection is closed (:mod:`citesum.service.connections`)
+    header_timeout_s: float = 10.0
+    #: open connections in all, and from one client address; past them the oldest connection waiting for a
+    #: request head is closed to make room (one being served never is)
+    max_connections: int = 4096
+    max_connections_per_client: int = 256
 
     def __post_init__(self) -> None:
         if self.token is None and not is_loopback(self.host):
@@ -123,13 +130,14 @@ class ServiceConfig:
                 "(or serve on 127.0.0.1)")
         for name in ("workers", "search_workers", "max_json_bytes", "max_upload_bytes", "max_upload_files",
                      "max_query_chars", "max_query_tokens", "max_k", "max_budget", "min_words", "max_words",
-                     "max_bullets", "max_pending_jobs"):
+                     "max_bullets", "max_pending_jobs", "max_connections", "max_connections_per_client"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.worker_kind not in ("process", "thread"):
             raise ConfigError(f"worker_kind must be 'process' or 'thread', got '{self.worker_kind}'")
-        if self.queue < 0 or self.timeout_s <= 0 or self.body_timeout_s <= 0 or self.lock_wait_s < 0:
-            raise ConfigError("queue and lock_wait_s must be >= 0, timeout_s and body_timeout_s > 0")
+        if self.queue < 0 or self.timeout_s <= 0 or self.body_timeout_s <= 0 or self.header_timeout_s <= 0 \
+                or self.lock_wait_s < 0:
+            raise ConfigError("queue and lock_wait_s must be >= 0, timeout_s, body_timeout_s and header_timeout_s > 0")
         if self.min_words > self.max_words:
             raise ConfigError(f"min_words ({self.min_words}) is above max_words ({self.max_words})")
         if self.default_budget > self.max_budget:

@@ -4,6 +4,8 @@ errors included: ``{"error": ..., "detail": ...}``)."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 from citesum.errors import CitesumError
@@ -17,6 +19,47 @@ def json_bytes(content: Any) -> bytes:
 
 def error_body(error: str, detail: Any) -> bytes:
     return json_bytes({"error": error, "detail": detail})
+
+
+#: an absolute path of two parts or more, where a message would put one: at the start, after a space, a quote or
+#: a bracket (not after a host name or "http:", so the paths of URLs stay)
+_ABSOLUTE_PATH = re.compile(r"(?:(?<=^)|(?<=[\s'\"(\[=]))/(?:[^\s/'\"]+/)+([^\s/'\"),;]*)")
+
+
+class PathHider:
+    """Messages for the service's clients without the server's paths: the uploads folder's files by their
+    names, the index folder's by their paths inside it, the folder itself by its name, any other absolute path
+    (a Milvus database, a temporary file) by its last part. The CLI's messages name the paths whole; over HTTP
+    they tell a stranger how the server is laid out."""
+
+    def __init__(self, index_dir: Path, uploads_dir: Path) -> None:
+        self._roots = [(f"{uploads_dir.resolve()}/", ""), (f"{uploads_dir}/", ""),
+                       (f"{index_dir.resolve()}/", ""), (f"{index_dir}/", ""),
+                       (str(index_dir.resolve()), index_dir.name), (str(index_dir), index_dir.name)]
+
+    def __call__(self, text: str) -> str:
+        for root, shown in self._roots:
+            text = text.replace(root, shown)
+        return _ABSOLUTE_PATH.sub(lambda match: match.group(1), text)
+
+    def json(self, content: Any) -> Any:
+        """``content`` with every string in it passed through :meth:`__call__`."""
+        if isinstance(content, str):
+            return self(content)
+        if isinstance(content, dict):
+            return {key: self.json(value) for key, value in content.items()}
+        if isinstance(content, list):
+            return [self.json(value) for value in content]
+        return content
+
+
+class StorageUnavailable(Exception):
+    """The index's storage failed under a write or a read (a full disk, a read-only folder): 503 with
+    Retry-After, the operator's to fix, not the client's."""
+
+    def __init__(self, exc: OSError) -> None:
+        reason = exc.strerror or type(exc).__name__
+        super().__init__(f"the server cannot store this now ({reason}); retry later")
 
 
 class NotFound(CitesumError):

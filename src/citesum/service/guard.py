@@ -96,7 +96,8 @@ class Guard:
                                  [(b"www-authenticate", b'Bearer realm="citesum", error="invalid_token"')])
                 return
         origin = headers.get("origin")
-        if method not in SAFE_METHODS and origin is not None and not _same_origin(origin, raw_host):
+        if method not in SAFE_METHODS and origin is not None \
+                and not _same_origin(origin, scope.get("scheme", "http"), raw_host):
             await send_error(send, 403, "forbidden", f"requests from the web origin '{origin}' are refused: only "
                                                      "pages of this service may change it")
             return
@@ -145,14 +146,17 @@ class Guard:
             return 400, "bad request", f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         except RecursionError:
             return 400, "bad request", "the body's JSON is nested too deeply"
+        except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+            return 400, "bad request", f"the body's JSON holds a number too long to read ({exc})"
         return body
 
 
-def _same_origin(origin: str, raw_host: str) -> bool:
-    """The web origin is this service's own: an ``http`` or ``https`` page whose host and port are those the
-    request was sent to."""
+def _same_origin(origin: str, scheme: str, raw_host: str) -> bool:
+    """The web origin is this service's own: a page of the scheme the service is reached by (``http`` or
+    ``https``), whose host and port are those the request was sent to. An ``https`` page of the same host and
+    port is another origin for a plain-HTTP service (and something else is listening there, if anything)."""
     parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and parts.netloc.lower() == raw_host.strip().lower()
+    return parts.scheme == scheme and parts.netloc.lower() == raw_host.strip().lower()
 
 
 async def _receive_within(receive: Receive, timeout: float) -> Message:

@@ -143,6 +143,9 @@ class JobQueue:
                 job.state = "committed"
             except CitesumError as exc:
                 job.state, job.error = "failed", str(exc)
+            except OSError as exc:  # the uploads folder cannot be written: full, read-only
+                log.warning("job %s failed: %s", job.id, exc)
+                job.state, job.error = "failed", f"the server could not store the files ({exc.strerror or exc})"
             except Exception as exc:  # a bug must fail its job, not kill the writer thread
                 log.exception("job %s failed", job.id)
                 job.state, job.error = "failed", f"internal error ({type(exc).__name__}: {exc})"

@@ -4,6 +4,7 @@ queries that are real text. Limits that depend on the running service (``k``, ``
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -19,13 +20,16 @@ class StrictModel(BaseModel):
 
 
 def checked_text(value: str, what: str = "the query") -> str:
-    """``value`` if it is a real text: not blank, no lone surrogate (which no UTF-8 text can hold)."""
+    """``value`` if it is a real text: something to read in it (not blank, not only control or formatting
+    characters such as NUL), no lone surrogate (which no UTF-8 text can hold)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(f"{what} holds an invalid character (a lone UTF-16 surrogate) at position {exc.start}")
     if not value.strip():
         raise ValueError(f"{what} is empty or only whitespace")
+    if all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in value):
+        raise ValueError(f"{what} holds only control or invisible characters")
     return value
 
 
