@@ -29,8 +29,8 @@ from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
 from citesum.llm.base import LLM
 from citesum.service import reader as read_work
 from citesum.service.config import ServiceConfig
-from citesum.service.errors import (BodyTimeout, BodyTooLarge, NotFound, Overloaded, RequestTimeout, WorkerDied,
-                                    json_bytes)
+from citesum.service.errors import (BodyTimeout, BodyTooLarge, NotFound, Overloaded, PathHider, RequestTimeout,
+                                    StorageUnavailable, WorkerDied, json_bytes)
 from citesum.service.guard import Guard
 from citesum.service.jobs import STAGING, JobQueue
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
@@ -119,6 +119,7 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
     summarizer_name = "extractive" if llm is None else f"llm:{llm.name}"
     integrity = _IntegrityCheck(index, config.integrity_every_s)
+    hide = PathHider(index.path, uploads_dir)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -128,58 +129,69 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         await run_in_threadpool(jobs.close, WRITER_STOP_S)
         searches.shutdown()
         summaries.shutdown()
+        # nothing reads or writes now: the log is merged, so that a copy of the folder (to read-only media, say)
+        # opens as it is
+        await run_in_threadpool(index.merge_log)
 
     docs = config.docs
     app = FastAPI(title="citesum", summary="Query-focused summaries with verified citations",
                   docs_url="/docs" if docs else None, redoc_url=None, openapi_url="/openapi.json" if docs else None,
                   default_response_class=SafeJSONResponse, lifespan=lifespan)
 
-    # ---- errors: one JSON shape, the right status -----------------------------------------------------
+    # ---- errors: one JSON shape, the right status, no server path -------------------------------------
+    def error(status: int, label: str, detail: Any, headers: dict[str, str] | None = None) -> Response:
+        return _error(status, label, hide.json(detail), headers)
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> Response:
         label = "invalid request" if exc.status_code == 422 else HTTPStatus(exc.status_code).phrase.lower()
-        return _error(exc.status_code, label, exc.detail, dict(exc.headers or {}))
+        return error(exc.status_code, label, exc.detail, dict(exc.headers or {}))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> Response:
         problems = ["{}: {}".format(".".join(str(p) for p in e["loc"]), e["msg"].removeprefix("Value error, "))
                     for e in exc.errors()]
-        return _error(422, "invalid request", "; ".join(problems))
+        return error(422, "invalid request", "; ".join(problems))
 
     @app.exception_handler(Overloaded)
     async def overloaded(_: Request, exc: Overloaded) -> Response:
-        return _error(503, "overloaded", str(exc), {"Retry-After": str(exc.retry_after)})
+        return error(503, "overloaded", str(exc), {"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(WorkerDied)
     async def worker_died(_: Request, exc: WorkerDied) -> Response:
-        return _error(503, "worker restarted", str(exc), {"Retry-After": "1"})
+        return error(503, "worker restarted", str(exc), {"Retry-After": "1"})
 
     @app.exception_handler(RequestTimeout)
     async def timed_out(_: Request, exc: RequestTimeout) -> Response:
-        return _error(504, "timeout", str(exc))
+        return error(504, "timeout", str(exc))
 
     @app.exception_handler(BodyTooLarge)
     async def too_large(_: Request, exc: BodyTooLarge) -> Response:
-        return _error(413, "request too large", str(exc))
+        return error(413, "request too large", str(exc))
 
     @app.exception_handler(BodyTimeout)
     async def body_timeout(_: Request, exc: BodyTimeout) -> Response:
-        return _error(408, "request timeout", str(exc))
+        return error(408, "request timeout", str(exc))
 
     @app.exception_handler(CitesumError)
     async def citesum_error(_: Request, exc: CitesumError) -> Response:
         if isinstance(exc, NotFound):
-            return _error(404, "not found", str(exc))
+            return error(404, "not found", str(exc))
         if isinstance(exc, IndexStoreError):  # the server's fault: the index is gone, damaged or locked
-            return _error(503, "index unavailable", str(exc), {"Retry-After": "10"})
+            return error(503, "index unavailable", str(exc), {"Retry-After": "10"})
         if isinstance(exc, LLMError):
-            return _error(502, "summarizer unavailable", str(exc))
-        return _error(400, "bad request", str(exc))  # an unknown retriever, a budget too small...
+            return error(502, "summarizer unavailable", str(exc))
+        return error(400, "bad request", str(exc))  # an unknown retriever, a budget too small...
+
+    @app.exception_handler(OSError)
+    async def storage_failed(_: Request, exc: OSError) -> Response:
+        log.warning("storage failed: %s", exc)
+        return error(503, "storage unavailable", str(StorageUnavailable(exc)), {"Retry-After": "30"})
 
     @app.exception_handler(Exception)
     async def internal(_: Request, exc: Exception) -> Response:
         log.exception("unexpected error")
-        return _error(500, "internal error", f"{type(exc).__name__} (the server log has the details)")
+        return error(500, "internal error", f"{type(exc).__name__} (the server log has the details)")
 
     def limited(request: SearchRequest | SummarizeRequest) -> None:
         try:
@@ -225,7 +237,7 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         try:  # not through the read lanes: health answers even when every worker is busy
             return SafeJSONResponse(await run_in_threadpool(work))
         except IndexStoreError as exc:
-            return SafeJSONResponse({"status": "degraded", "error": "index unavailable", "detail": str(exc)},
+            return SafeJSONResponse({"status": "degraded", "error": "index unavailable", "detail": hide(str(exc))},
                                     status_code=503, headers={"Retry-After": "10"})
 
     @app.post("/search", summary="Ranked units (or documents) for a query")
@@ -302,7 +314,7 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         job = jobs.get(job_id)
         if job is None:
             raise HTTPException(404, f"no job '{job_id}' (jobs are kept while the service runs)")
-        return SafeJSONResponse(job.to_json())
+        return SafeJSONResponse(hide.json(job.to_json()))
 
     @app.delete("/documents/{document_id:path}", summary="Delete a document (waits for the commit)")
     async def delete(document_id: str) -> Response:
