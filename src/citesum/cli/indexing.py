@@ -74,7 +74,7 @@ def _index(
     json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
     segment_units: int | None, store: str | None, milvus_index: str | None, executor: Any, as_json: bool,
 ) -> None:
-    from citesum.index.store import DB_NAME, Index, IndexSettings
+    from citesum.index.store import DB_NAME, Index, IndexSettings, discard_unwritten
     from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, is_missing, iter_documents, shown
 
     report = IngestReport()
@@ -125,6 +125,7 @@ def _index(
             click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
         raise CitesumError(f"nothing to index: {len(report.skipped)} file(s) skipped, none read; "
                            f"no index was created at {index_dir}")
+    folder_made = not Path(index_dir).exists()
     if not exists:
         settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
         index_ = Index.create(index_dir, settings, store=store,
@@ -151,8 +152,14 @@ def _index(
         return gone
 
     started = time.perf_counter()
-    with progress_bar(not as_json and sys.stderr.isatty()) as progress:
-        stats = index_.update_from(documents, stale=stale if sync else None, progress=progress, executor=executor)
+    try:
+        with progress_bar(not as_json and sys.stderr.isatty()) as progress:
+            stats = index_.update_from(documents, stale=stale if sync else None, progress=progress,
+                                       executor=executor)
+    except Exception:
+        if not exists and discard_unwritten(Path(index_dir), folder_made=folder_made):
+            click.echo(f"no index was created at {index_dir}", err=True)
+        raise
     if ann_min_units is not None and not (stats.added or stats.updated or stats.deleted):
         index_.set_ann_min_units(ann_min_units)  # nothing changed: the current generation gets (or drops) its graph
     elapsed = time.perf_counter() - started

@@ -73,6 +73,11 @@ TASKS_DIR = "tasks"
 log = logging.getLogger(__name__)
 #: errno values of a write that found no room: the disk (or a quota, or a file size limit) is full
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+#: the write-ahead log's size kept on disk once merged (:func:`_connect`)
+_LOG_KEPT_BYTES = 4 << 20
+#: free pages worth giving back to the file system (:func:`_reclaim`): one page in this many, and this many bytes
+_RECLAIM_FROM_FREE_SHARE = 4
+_RECLAIM_FROM_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,9 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
+    # the log of a large write (a deletion that frees much, a VACUUM) is cut back to this size once it is merged,
+    # instead of keeping its largest size on disk
+    conn.execute(f"PRAGMA journal_size_limit={_LOG_KEPT_BYTES}")
     return conn
 
 
@@ -276,6 +284,20 @@ def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
         time.sleep(0.05)
 
 
+def _reclaim(conn: sqlite3.Connection) -> None:
+    """Give the space of deleted documents back to the file system when they held a quarter of the database or
+    more (a deleted document's pages otherwise stay in the file for later writes: the index kept its size after
+    its largest document was deleted); then merge the log and empty it when no reader holds it back. VACUUM
+    keeps the units' rowids (an explicit INTEGER PRIMARY KEY), which the generations' files name."""
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    if free * _RECLAIM_FROM_FREE_SHARE >= pages and free * conn.execute("PRAGMA page_size").fetchone()[0] \
+            >= _RECLAIM_FROM_BYTES:
+        conn.execute("VACUUM")
+    conn.execute("PRAGMA busy_timeout=1000")  # a reader still in the log keeps it: a later writer empties it
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def _repeated(ids: Sequence[str]) -> list[str]:
     return sorted(i for i, n in Counter(ids).items() if n > 1)
 
@@ -321,6 +343,29 @@ def _units_connection(path: Path, local: threading.local, created: str) -> sqlit
     if (pinned.created if pinned is not None else local.created) != created:
         raise IndexStoreError(f"the index at {path} was rebuilt since this generation was read; read it again")
     return conn
+
+
+def discard_unwritten(path: Path, *, folder_made: bool) -> bool:
+    """Remove the index at ``path`` if its first build failed before it committed anything (generation 0, no
+    results of a parallel job kept for a rerun): left behind, it was an index of nothing that later runs took as
+    built. ``folder_made``: the build made the folder, which goes too; else only citesum's files do. Whether it
+    was removed."""
+    try:
+        with read_only_connection(path) as conn:
+            if current_generation(conn) != 0:
+                return False
+    except (sqlite3.Error, OSError, IndexStoreError):
+        return False
+    if (path / TASKS_DIR).exists():
+        return False
+    if folder_made:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME):
+            (path / name).unlink(missing_ok=True)
+        for leftover in path.glob("gen-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+    return True
 
 
 @dataclass(frozen=True)
@@ -740,6 +785,22 @@ class Index(IndexReader):
             return [str(exc)]  # too damaged for the check itself to run
         return [] if found == ["ok"] else found
 
+    def merge_log(self) -> None:
+        """Merge the write-ahead log into the database file and empty it, as a writer does when it is the last
+        to close: a service stopping (whose readers kept the log from being merged) leaves a folder that opens
+        anywhere, read-only media included. Nothing to do where the folder cannot be written; a writer of
+        another process at work keeps its log, and merges it itself."""
+        if not os.access(self.path, os.W_OK) or not (self.path / f"{DB_NAME}-wal").exists():
+            return
+        try:
+            conn = _connect(self.path / DB_NAME)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            log.warning("could not merge the write-ahead log of %s: %s", self.path, exc)
+
     def info(self) -> dict[str, object]:
         manifest = self._read_manifest(self.path)
         documents, units, tokens = self.counts()
@@ -817,6 +878,7 @@ class Index(IndexReader):
                 raise _write_error(self.path, exc) from exc
             try:
                 yield conn
+                _reclaim(conn)
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
             finally:
