@@ -243,6 +243,54 @@ def test_a_lost_collection_is_found_by_check_and_written_again_by_repair(tmp_pat
     assert [h.passage.id for h in get_retriever("bm25", Index.open(index.path)).retrieve(QUERIES[0], 5)] == expected
 
 
+def _ranked(index: Index, retriever: str) -> list[str]:
+    return [h.passage.id for h in get_retriever(retriever, index).retrieve(QUERIES[0], 5)]
+
+
+def test_a_released_collection_is_loaded_for_the_search(tmp_path: Path) -> None:
+    """milvus-lite opens an indexed collection released in every new process, and anyone may release a server's:
+    a store loads it before its first search, and again when a search finds it released."""
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:20])
+    expected = {retriever: _ranked(index, retriever) for retriever in ("bm25", "dense", "hybrid")}
+    collection = str(index.info()["milvus_collection"])
+    index.store.client().release_collection(collection)
+    assert _ranked(index, "bm25") == expected["bm25"]  # this store had loaded it: it finds it released, loads it
+    index.store.client().release_collection(collection)
+    reopened = Index.open(index.path)  # a new store, as in a new process: it loads before its first search
+    assert {retriever: _ranked(reopened, retriever) for retriever in expected} == expected
+    assert check_index(index.path).ok
+
+
+def test_check_and_health_report_a_collection_that_cannot_answer_a_search(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collection is there with every row, but cannot be loaded: check and /health ask it a search, and say
+    why it fails (naming the milvus-lite file inside the index folder by its name, not by its server path)."""
+    import pymilvus
+    from fastapi.testclient import TestClient
+
+    from citesum.service.app import create_app
+    from citesum.service.config import ServiceConfig
+
+    index = Index.create(tmp_path / "ix", store="milvus")
+    index.add(DOCUMENTS[:10])
+    assert check_index(index.path).ok
+    index.store.client().release_collection(str(index.info()["milvus_collection"]))
+
+    def cannot_load(self: object, collection_name: str, **options: object) -> None:
+        raise pymilvus.MilvusException(message="not enough memory to load the collection")
+
+    monkeypatch.setattr(pymilvus.MilvusClient, "load_collection", cannot_load)
+    report = check_index(index.path)
+    assert not report.ok and "not enough memory" in report.problems[0], report.problems
+    assert "Milvus at milvus.db failed to load the collection" in report.problems[0]
+    with TestClient(create_app(index.path, ServiceConfig(worker_kind="thread")),
+                    base_url="http://127.0.0.1:8000") as client:
+        health = client.get("/health")
+        assert health.status_code == 503 and "not enough memory" in health.json()["detail"], health.text
+        assert str(tmp_path) not in health.text
+
+
 def test_the_cli_keeps_the_store_in_the_index_folder(tmp_path: Path) -> None:
     from citesum.cli import main
 

@@ -16,6 +16,16 @@ the last committed rowid, which the next writer deletes before it writes; one ki
 recorded deletions, which the next writer carries out. A reader of an older generation may find fewer of the
 units that a newer one removed (they are gone from the collection), never a unit its generation does not have.
 
+Loading: Milvus searches only a collection that is loaded, and milvus-lite keeps that state in the memory of the
+process that opened the file (a collection with indexes opens released, as a Milvus server's does until someone
+loads it): the process that built an index has its collection loaded, every other one finds it released. So a
+process loads a collection before its first search of it, and loads it again when a search finds it released
+meanwhile (an operator's ``release`` on a server). Writes need no load. ``citesum check`` and the service's
+``/health`` ask the collection a real search (:meth:`MilvusStore.probe`), not only whether it exists.
+
+Messages name a milvus-lite file relative to the index folder, never by its absolute path: the service returns
+them to its clients.
+
 Text is analysed by citesum (:func:`citesum.index.lexical.tokenize`: lower case, English stop words removed,
 Snowball-stemmed, as for the local BM25) and stored as its tokens joined by spaces, which Milvus's standard
 tokenizer splits again: the same terms on both sides whatever analysers the server has (milvus-lite has no
@@ -64,6 +74,10 @@ UPSERT_BATCH = 1000
 MAX_TERMS_BYTES = 65_535
 CONNECT_TIMEOUT_S = 10.0
 _PENDING = "milvus_pending_delete"
+#: Milvus's code for a search of a collection that is not loaded
+NOT_LOADED_CODE = 101
+#: what a probe's BM25 half asks (any term: the search has to run, not to find anything)
+PROBE_TERMS = "citesum"
 #: the first Milvus server with the BM25 function (full-text search); hybrid search came before it, in 2.4
 MIN_SERVER_VERSION = (2, 5)
 
@@ -116,10 +130,14 @@ class MilvusStore(SearchStore):
         #: a milvus-lite file (``milvus`` alone: one inside the index folder), or a server's address
         self.uri = where or str(index_path / "milvus.db")
         self.index_path = index_path
+        #: how messages name the store (see the module docstring)
+        self.label = _label(self.uri, index_path)
         self.collection = manifest.get("milvus_collection", "")
         self.dense_index = manifest.get("milvus_dense_index", DEFAULT_DENSE_INDEX)
         self._client: Any = None
         self._client_lock = threading.Lock()
+        #: the collections this process's client has loaded (two threads may both load one: Milvus loads it once)
+        self._loaded: set[str] = set()
         #: the first rowid the write under way added (what a failed write takes out again)
         self._first_new_row: int | None = None
         #: the collection a repair under way replaces
@@ -152,12 +170,13 @@ class MilvusStore(SearchStore):
                 except pymilvus.MilvusException as exc:
                     if self.is_lite:
                         raise IndexStoreError(
-                            f"cannot open the milvus-lite file {self.uri} ({exc.message}): milvus-lite serves one "
-                            "process at a time, is another citesum (a service, a search) using this index? To share "
-                            "an index between processes, use a Milvus server (--store milvus:http://HOST:19530)"
+                            f"cannot open the milvus-lite file {self.label} ({self._said(exc)}): milvus-lite serves "
+                            "one process at a time, is another citesum (a service, a search) using this index? To "
+                            "share an index between processes, use a Milvus server (--store milvus:http://HOST:19530)"
                         ) from exc
                     raise IndexStoreError(f"cannot reach Milvus at {self.uri} ({exc.message}); is the server "
                                           "running, and the address right?") from exc
+                self._loaded.clear()  # a new connection has loaded nothing yet
                 if not self.is_lite:
                     self._refuse_old_server(self._client)
             return self._client
@@ -187,8 +206,49 @@ class MilvusStore(SearchStore):
         try:
             return getattr(self.client(), method)(*args, **kwargs)
         except pymilvus.MilvusException as exc:
-            raise IndexStoreError(f"Milvus at {self.uri} failed to {what} (collection {self.collection}): "
-                                  f"{exc.message}") from exc
+            raise self._failure(what, self.collection, exc) from exc
+
+    def _failure(self, what: str, collection: str, exc: Any) -> IndexStoreError:
+        return IndexStoreError(f"Milvus at {self.label} failed to {what} (collection {collection}): {self._said(exc)}")
+
+    def _said(self, exc: Any) -> str:
+        """A Milvus exception's message, a milvus-lite file named by :attr:`label` in it."""
+        message = str(exc.message)
+        if self.is_lite:
+            for path in {str(Path(self.uri).resolve()), self.uri}:
+                message = message.replace(path, self.label)
+        return message
+
+    def _read(self, what: str, method: str, collection: str, *args: Any, **kwargs: Any) -> Any:
+        """``client.method(collection, *args, **kwargs)`` for a call that needs the collection loaded (a search, a
+        query): loaded first when this process has not loaded it, and loaded again when the call finds it
+        released meanwhile (see the module docstring)."""
+        pymilvus = _pymilvus()
+
+        def loaded_call() -> Any:
+            self._ensure_loaded(collection)
+            return getattr(self.client(), method)(collection, *args, **kwargs)
+
+        try:
+            try:
+                return loaded_call()
+            except pymilvus.MilvusException as exc:
+                if not _not_loaded(exc):
+                    raise
+                self._loaded.discard(collection)  # released since this process loaded it: load it again, once
+                return loaded_call()
+        except pymilvus.MilvusException as exc:
+            raise self._failure(what, collection, exc) from exc
+
+    def _ensure_loaded(self, collection: str) -> None:
+        if collection in self._loaded:
+            return
+        pymilvus = _pymilvus()
+        try:
+            self.client().load_collection(collection)
+        except pymilvus.MilvusException as exc:
+            raise self._failure("load the collection for searching", collection, exc) from exc
+        self._loaded.add(collection)
 
     # ---- the collection ------------------------------------------------------------------------------
     def _expected_fields(self, dim: int) -> dict[str, str]:
@@ -231,7 +291,7 @@ class MilvusStore(SearchStore):
         expected = self._expected_fields(dim)
         if found != expected:
             raise IndexMismatchError(
-                f"the Milvus collection {self.collection} at {self.uri} has another schema than this index's: "
+                f"the Milvus collection {self.collection} at {self.label} has another schema than this index's: "
                 f"{found} where citesum writes {expected}; it is not this index's collection (drop it, or build the "
                 "index into a new folder)")
 
@@ -249,10 +309,12 @@ class MilvusStore(SearchStore):
             return []
         try:
             if not self._call("list collections", "has_collection", self.collection):
-                return [f"the Milvus collection {self.collection} at {self.uri} is missing; --repair writes it "
+                return [f"the Milvus collection {self.collection} at {self.label} is missing; --repair writes it "
                         "from the database"]
-            self._check_schema(int(manifest.get("dim", "0")))
-            stats = self._call("count the rows", "query", self.collection, filter="", output_fields=["count(*)"])
+            dim = int(manifest.get("dim", "0"))
+            self._check_schema(dim)
+            stats = self._read("count the rows", "query", self.collection, filter="", output_fields=["count(*)"])
+            self._probe(self.collection, dim)  # rows it holds, but can it answer?
         except (IndexStoreError, IndexMismatchError) as exc:
             return [str(exc)]
         rows = int(stats[0]["count(*)"]) if stats else 0
@@ -261,6 +323,30 @@ class MilvusStore(SearchStore):
             return [f"the Milvus collection {self.collection} holds {rows:,} rows ({pending:,} of them to delete) "
                     f"for {passages:,} passages in the database; --repair writes it again"]
         return []
+
+    def probe(self, *, other_processes: bool = False) -> None:
+        """One search of the current collection, as a query asks it (BM25 and dense fused by the RRF ranker),
+        for one result: raises :class:`IndexStoreError` when the store cannot answer. With ``other_processes``
+        (a service whose workers are processes), a milvus-lite file is refused: it serves one process at a time."""
+        if other_processes and self.is_lite:
+            raise IndexStoreError(
+                f"the index's milvus-lite file {self.label} serves one process at a time, and this service's read "
+                "workers are processes: serve it with --worker-kind thread, or share the index through a Milvus "
+                "server (--store milvus:http://HOST:19530)")
+        with closing(_read_only(self.index_path)) as conn:
+            collection = manifest_value(conn, "milvus_collection") or self.collection
+            dim = stored_dim(conn)
+        self._probe(collection, dim)
+
+    def _probe(self, collection: str, dim: int) -> None:
+        if not dim:  # nothing was ever embedded: there is no collection to ask
+            return
+        pymilvus = _pymilvus()
+        axis = np.zeros(dim, dtype=np.float32)
+        axis[0] = 1.0
+        self._read("answer a search", "hybrid_search", collection,
+                   _hybrid_requests(self.dense_index, axis, PROBE_TERMS, limit=1, expression=""),
+                   ranker=pymilvus.RRFRanker(), limit=1, output_fields=["id"])
 
     # ---- writing -------------------------------------------------------------------------------------
     def plan(self, conn: sqlite3.Connection, replaced: list[str]) -> "_NoLexical":
@@ -393,7 +479,7 @@ class MilvusSearch:
     def _search(self, data: list[Any], field: str, limit: int, params: dict[str, int]) -> list[dict[str, Any]]:
         if not len(self.row_ids):
             return []
-        found = self.store._call("search", "search", self.collection, data=data, anns_field=field, limit=limit,
+        found = self.store._read("search", "search", self.collection, data=data, anns_field=field, limit=limit,
                                  filter=self.expression, search_params={"params": params}, output_fields=["id"])
         return list(found[0]) if found else []
 
@@ -420,19 +506,46 @@ class MilvusSearch:
         scores = np.zeros(len(self.row_ids), dtype=np.float32)
         if not len(self.row_ids):
             return scores
-        _, search = DENSE_INDEXES[self.store.dense_index]
-        requests = [pymilvus.AnnSearchRequest(data=[np.asarray(query_vector, dtype=np.float32).tolist()],
-                                              anns_field="dense", param={"params": search}, limit=SEARCH_DEPTH,
-                                              expr=self.expression)]
-        terms = analysed([query])[0]
-        if terms:
-            requests.append(pymilvus.AnnSearchRequest(data=[terms], anns_field="sparse", param={"params": {}},
-                                                      limit=SEARCH_DEPTH, expr=self.expression))
-        found = self.store._call("search", "hybrid_search", self.collection, requests,
+        requests = _hybrid_requests(self.store.dense_index, query_vector, analysed([query])[0], SEARCH_DEPTH,
+                                    self.expression)
+        found = self.store._read("search", "hybrid_search", self.collection, requests,
                                  ranker=pymilvus.RRFRanker(rrf_k), limit=SEARCH_DEPTH, output_fields=["id"])
         positions, fused = self._aligned(list(found[0]) if found else [])
         scores[positions] = fused
         return scores
+
+
+def _hybrid_requests(dense_index: str, query_vector: np.ndarray, terms: str, limit: int, expression: str) -> list[Any]:
+    """A hybrid search's requests: dense for ``query_vector``, and BM25 for the analysed ``terms`` when there are
+    any, each for ``limit`` results among the rows ``expression`` keeps."""
+    pymilvus = _pymilvus()
+    _, search = DENSE_INDEXES[dense_index]
+    requests = [pymilvus.AnnSearchRequest(data=[np.asarray(query_vector, dtype=np.float32).tolist()],
+                                          anns_field="dense", param={"params": search}, limit=limit, expr=expression)]
+    if terms:
+        requests.append(pymilvus.AnnSearchRequest(data=[terms], anns_field="sparse", param={"params": {}},
+                                                  limit=limit, expr=expression))
+    return requests
+
+
+def _not_loaded(exc: Any) -> bool:
+    """Whether a Milvus exception says the collection is not loaded (milvus-lite: 'released')."""
+    message = str(exc.message).lower()
+    return exc.code == NOT_LOADED_CODE or "not loaded" in message or "released" in message
+
+
+def _label(uri: str, index_path: Path) -> str:
+    """How messages name the store at ``uri``: a milvus-lite file by its path relative to the index folder (by
+    its name alone when it is outside it), a server by its address."""
+    if "://" in uri:
+        return uri
+    file, folder = Path(uri).resolve(), index_path.resolve()
+    return str(file.relative_to(folder)) if file.is_relative_to(folder) else file.name
+
+
+def _read_only(index_path: Path) -> sqlite3.Connection:
+    """A read-only connection to the index folder's database."""
+    return sqlite3.connect(f"file:{index_path / DB_NAME}?mode=ro", uri=True, timeout=30)
 
 
 class StoredVectors:
@@ -440,7 +553,7 @@ class StoredVectors:
     or all of them): a Milvus index holds no matrix in memory."""
 
     def __init__(self, index_path: Path, row_ids: np.ndarray, dim: int) -> None:
-        self._database = index_path / DB_NAME
+        self._index_path = index_path
         self._row_ids = row_ids
         self.shape = (len(row_ids), dim)
         self.dtype = np.dtype(np.float32)
@@ -449,7 +562,7 @@ class StoredVectors:
         return len(self._row_ids)
 
     def _connection(self) -> sqlite3.Connection:
-        return sqlite3.connect(f"file:{self._database}?mode=ro", uri=True, timeout=30)
+        return _read_only(self._index_path)
 
     def __getitem__(self, positions: Any) -> np.ndarray:
         wanted = np.atleast_1d(self._row_ids[positions])
@@ -460,7 +573,7 @@ class StoredVectors:
                                           batch).fetchall())
         missing = [row for row in wanted.tolist() if row not in found]
         if missing:
-            raise IndexStoreError(f"{len(missing)} passage(s) of this generation are gone from {self._database} "
+            raise IndexStoreError(f"{len(missing)} passage(s) of this generation are gone from {DB_NAME} "
                                   "(a newer generation removed them); ask again")
         matrix = np.array([np.frombuffer(found[row], dtype=np.float32) for row in wanted.tolist()],
                           dtype=np.float32).reshape(len(wanted), self.shape[1])

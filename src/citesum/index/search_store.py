@@ -105,6 +105,12 @@ class SearchStore(ABC):
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
         """What ``citesum check`` reports of the current generation's search parts (nothing when sound)."""
 
+    def probe(self, *, other_processes: bool = False) -> None:
+        """Raise :class:`~citesum.errors.IndexStoreError` unless the store answers a search of the current
+        generation now (what the service's ``/health`` asks at every call, so cheap), ``other_processes`` (a
+        service's worker processes) searching it too. The local store's files are read by each process that
+        searches, and checked against their checksums by ``citesum check``: nothing to ask here."""
+
     def notes(self, manifest: dict[str, str]) -> list[str]:
         """What ``citesum check`` notes of the current generation's search parts: sound, but worth knowing."""
         return []

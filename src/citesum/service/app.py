@@ -225,6 +225,8 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             problems = integrity.problems()
             if problems:
                 raise IndexStoreError(f"index at {index.path} is damaged: {'; '.join(problems)}")
+            # a real search of the store (a collection may exist and still not answer), as the workers search it
+            index.store.probe(other_processes="process" in (searches.kind, summaries.kind))
             return {"status": "ok", **status, "summarizer": summarizer_name, "workers": {
                 "search": {"busy": searches.busy, "capacity": searches.capacity, "kind": searches.kind},
                 "summarize": {"busy": summaries.busy, "capacity": summaries.capacity, "kind": summaries.kind}},
