@@ -36,3 +36,8 @@ def test_summarize_help_lists_every_retriever() -> None:
 @pytest.mark.parametrize("name", ["hybrid:<a>+<b>", "lightpal[:<base>]", "promptrank[:<base>]"])
 def test_summarize_help_shows_how_a_retriever_picks_its_parts(name: str) -> None:
     assert name in _option_help("summarize", "--retriever")
+
+
+def test_search_help_lists_the_same_retrievers() -> None:
+    help_text = _option_help("search", "--retriever")
+    assert _names_missing(help_text, RETRIEVER_NAMES) == [], help_text

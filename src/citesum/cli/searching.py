@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from citesum.cli.common import echo_json, load_qrels, read_query
+from citesum.cli.common import echo_json, load_qrels, read_query, retriever_option
 
 if TYPE_CHECKING:
     from citesum.index.store import IndexReader
@@ -65,9 +65,7 @@ def _search_index(index_dir: str, query: str, retriever: str, k: int, by_documen
                    "the models loaded, so a search costs a round trip, not a start-up [env CITESUM_SERVER].")
 @click.option("--token-file", type=click.Path(dir_okay=False), default=None,
               help="With --server: file whose first line is the service's bearer token (else $CITESUM_TOKEN).")
-@click.option("--retriever", default="hybrid", show_default=True,
-              help="bm25, dense, hybrid, hybrid:<a>+<b>..., keywords, random, oracle, lightpal[:<base>], "
-                   "promptrank[:<base>].")
+@retriever_option()
 @click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--documents", "by_document", is_flag=True, help="Rank documents (best unit) instead of units.")
 @click.option("--qrels", default=None, help="JSON {document_id: grade} for the oracle retriever.")
