@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from live import ServerProcess, citesum_serve, free_port
+from live import citesum_serve, free_port
 
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
@@ -86,20 +86,19 @@ def test_a_milvus_index_is_searched_served_and_updated_from_other_processes(
     assert "ok" in _citesum("check", "--index", str(index)).stdout
 
 
-def test_a_service_whose_worker_processes_cannot_share_milvus_lite_is_not_healthy(
-        built: tuple[Path, Path], tmp_path: Path) -> None:
-    """milvus-lite serves one process at a time: a service with worker processes cannot answer from it, and
-    /health says so, with the reason and without the server's paths."""
+def test_a_milvus_lite_index_is_served_by_threads(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """milvus-lite serves one process at a time: a service of it reads with threads by default, and refuses
+    worker processes before it starts, with the reason."""
     _, index = built
-    port = free_port()
-    command = [*CITESUM, "serve", "--index", str(index), "--port", str(port), "--workers", "1",
-               "--search-workers", "1"]
-    server = ServerProcess(command, port, tmp_path / "serve.log", ready_path="/")  # the page answers regardless
+    server = citesum_serve(index, tmp_path / "serve.log", "--workers", "1", "--search-workers", "1")
     try:
         health = httpx.get(f"{server.url}/health", timeout=30)
-        assert health.status_code == 503, health.text
-        detail = health.json()["detail"]
-        assert "one process" in detail and "--worker-kind thread" in detail, detail
-        assert str(tmp_path) not in detail
+        assert health.status_code == 200, health.text  # before: 503, worker processes could not open the file
+        assert health.json()["workers"]["search"]["kind"] == "thread"
+        assert httpx.post(f"{server.url}/search", json={"query": "reservoir", "k": 1}).status_code == 200
     finally:
         server.close()
+    refused = subprocess.run([*CITESUM, "serve", "--index", str(index), "--port", str(free_port()),
+                              "--worker-kind", "process"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "serves one process at a time" in refused.stderr, refused.stderr
+    assert "--worker-kind thread" in refused.stderr

@@ -29,7 +29,7 @@ from citesum.errors import CitesumError
                    "CPU core).")
 @click.option("--worker-kind", type=click.Choice(["process", "thread"]), default=None,
               help="Processes use every core for the offline pipeline (default without --llm); threads suit an "
-                   "LLM-bound summarizer (default with --llm).")
+                   "LLM-bound summarizer (default with --llm) and a milvus-lite index (its only choice).")
 @click.option("--queue", type=click.IntRange(min=0), default=64, show_default=True,
               help="Requests that may wait for a worker; past that: 503 with Retry-After.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
@@ -60,6 +60,14 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
 
     if backend is None and window is not None:
         raise CitesumError("--window is the LLM's context window: give it with --llm")
+    from citesum.index.store import Index
+
+    if Index.open(index_dir).store.one_process_at_a_time:  # a milvus-lite file: worker processes cannot share it
+        if worker_kind == "process":
+            raise CitesumError("this index keeps its searches in a milvus-lite file, which serves one process at a "
+                               "time: serve it with --worker-kind thread (the default for it), or move it to a "
+                               "Milvus server")
+        worker_kind = "thread"
     config = ServiceConfig(
         host=host, token=read_token(token_file), allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
         timeout_s=timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),

@@ -197,6 +197,10 @@ class MilvusStore(SearchStore):
         """Whether the store is a milvus-lite file (run in this process), not a server."""
         return "://" not in self.uri
 
+    @property
+    def one_process_at_a_time(self) -> bool:
+        return self.is_lite
+
     def owns(self, name: str) -> bool:
         return self.spec == "milvus" and name == "milvus.db"
 

@@ -105,6 +105,12 @@ class SearchStore(ABC):
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
         """What ``citesum check`` reports of the current generation's search parts (nothing when sound)."""
 
+    @property
+    def one_process_at_a_time(self) -> bool:
+        """Whether one process at a time can search the store (a milvus-lite file): a service reads it with
+        threads, not worker processes."""
+        return False
+
     def probe(self, *, other_processes: bool = False) -> None:
         """Raise :class:`~citesum.errors.IndexStoreError` unless the store answers a search of the current
         generation now (what the service's ``/health`` asks at every call, so cheap), ``other_processes`` (a
