@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 from pathlib import Path
+
+_MIB = 1 << 20
+#: a zip archive of nothing (its end-of-central-directory record alone)
+EMPTY_ZIP = b"PK\x05\x06" + bytes(18)
 
 
 def _pdf_string(text: str) -> str:
@@ -113,13 +118,44 @@ def make_docx_with_notes(path: Path, body: list[str | list[list[str]]], footnote
             archive.writestr(name, data)
 
 
+def with_part_inflating_to(package: bytes, part: str, size: int) -> bytes:
+    """``package`` with ``part`` (added or replaced) inflating to ``size`` bytes of zeros, written a MiB at a
+    time."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            if info.filename != part:
+                target.writestr(info, source.read(info))
+        with target.open(part, "w") as member:
+            for _ in range(size // _MIB):
+                member.write(b"\x00" * _MIB)
+    return out.getvalue()
+
+
+def declaring_sizes(archive: bytes, part: str, size: int, crc: int) -> bytes:
+    """``archive`` whose local and central headers of ``part`` declare ``size`` bytes with CRC-32 ``crc``
+    (zipfile always writes the true ones, so they are patched afterwards)."""
+    patched = bytearray(archive)
+    with zipfile.ZipFile(io.BytesIO(archive)) as reader:
+        local = reader.getinfo(part).header_offset
+    struct.pack_into("<I", patched, local + 14, crc)  # local header: CRC-32 at 14, uncompressed size at 22
+    struct.pack_into("<I", patched, local + 22, size)
+    entry = struct.unpack_from("<I", patched, patched.rfind(b"PK\x05\x06") + 16)[0]  # the central directory
+    while patched[entry:entry + 4] == b"PK\x01\x02":
+        name_length, extra_length, comment_length = struct.unpack_from("<HHH", patched, entry + 28)
+        if patched[entry + 46:entry + 46 + name_length] == part.encode():
+            struct.pack_into("<I", patched, entry + 16, crc)  # central entry: CRC-32 at 16, size at 24
+            struct.pack_into("<I", patched, entry + 24, size)
+        entry += 46 + name_length + extra_length + comment_length
+    with zipfile.ZipFile(io.BytesIO(bytes(patched))) as reader:
+        assert reader.getinfo(part).file_size == size  # the lie is what zipfile (and so every parser) reads
+    return bytes(patched)
+
+
 def make_zip_bomb(path: Path, inflated_bytes: int) -> None:
     """A .docx-named zip whose single member inflates to ``inflated_bytes`` of zeros."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        with archive.open("word/document.xml", "w") as member:
-            chunk = b"\x00" * (1 << 20)
-            for _ in range(inflated_bytes // len(chunk)):
-                member.write(chunk)
+    path.write_bytes(with_part_inflating_to(EMPTY_ZIP, "word/document.xml", inflated_bytes))
 
 
 def make_xlsx(path: Path, header: list[str], rows: list[list[object]]) -> None:

@@ -23,7 +23,7 @@ from citesum.ingest import IngestOptions, ingest_paths
 from citesum.ingest.formats import check_zip
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fixtures import make_docx, make_xlsx  # noqa: E402
+from fixtures import EMPTY_ZIP, declaring_sizes, make_docx, make_xlsx, with_part_inflating_to  # noqa: E402
 
 #: what the bomb's part really inflates to (more than the default 200 MB limit, as the issue's 1.1 GB was)
 INFLATED_BYTES = 256 << 20
@@ -43,41 +43,6 @@ def _zeros(size: int) -> bytes:
     return b"\x00" * size
 
 
-def _with_part_inflating_to(package: bytes, part: str, size: int) -> bytes:
-    """``package`` with ``part`` (added or replaced) inflating to ``size`` bytes of zeros, written a MiB at a
-    time."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(package)) as source, \
-            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            if info.filename != part:
-                target.writestr(info, source.read(info))
-        with target.open(part, "w") as member:
-            for _ in range(size // _MIB):
-                member.write(_zeros(_MIB))
-    return out.getvalue()
-
-
-def _declaring(archive: bytes, part: str, size: int, crc: int) -> bytes:
-    """``archive`` whose local and central headers of ``part`` declare ``size`` bytes with CRC-32 ``crc``
-    (zipfile always writes the true ones, so they are patched afterwards)."""
-    patched = bytearray(archive)
-    with zipfile.ZipFile(io.BytesIO(archive)) as reader:
-        local = reader.getinfo(part).header_offset
-    struct.pack_into("<I", patched, local + 14, crc)  # local header: CRC-32 at 14, uncompressed size at 22
-    struct.pack_into("<I", patched, local + 22, size)
-    entry = struct.unpack_from("<I", patched, patched.rfind(b"PK\x05\x06") + 16)[0]  # the central directory
-    while patched[entry:entry + 4] == b"PK\x01\x02":
-        name_length, extra_length, comment_length = struct.unpack_from("<HHH", patched, entry + 28)
-        if patched[entry + 46:entry + 46 + name_length] == part.encode():
-            struct.pack_into("<I", patched, entry + 16, crc)  # central entry: CRC-32 at 16, size at 24
-            struct.pack_into("<I", patched, entry + 24, size)
-        entry += 46 + name_length + extra_length + comment_length
-    with zipfile.ZipFile(io.BytesIO(bytes(patched))) as reader:
-        assert reader.getinfo(part).file_size == size  # the lie is what zipfile (and so every parser) reads
-    return bytes(patched)
-
-
 @pytest.fixture(scope="module")
 def inflating(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """Per format: a real package whose part inflates to INFLATED_BYTES, its headers still true."""
@@ -85,7 +50,7 @@ def inflating(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     archives = {}
     for fmt, (make, part) in FORMATS.items():
         make(folder / f"real.{fmt}")
-        archives[fmt] = _with_part_inflating_to((folder / f"real.{fmt}").read_bytes(), part, INFLATED_BYTES)
+        archives[fmt] = with_part_inflating_to((folder / f"real.{fmt}").read_bytes(), part, INFLATED_BYTES)
     return archives
 
 
@@ -115,7 +80,7 @@ def test_a_bomb_declaring_small_sizes_is_refused_in_bounded_memory(
         tmp_path: Path, inflating: dict[str, bytes], fmt: str, checksum: str) -> None:
     part = FORMATS[fmt][1]
     bomb = tmp_path / f"bomb.{fmt}"
-    bomb.write_bytes(_declaring(inflating[fmt], part, DECLARED_BYTES, CHECKSUMS[checksum]()))
+    bomb.write_bytes(declaring_sizes(inflating[fmt], part, DECLARED_BYTES, CHECKSUMS[checksum]()))
     run = subprocess.run([sys.executable, "-c", _MEASURE, str(bomb)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     measured = json.loads(run.stdout)
@@ -130,7 +95,7 @@ def test_a_bomb_declaring_small_sizes_is_refused_in_bounded_memory(
 def test_a_refused_bomb_is_reported_by_name_and_the_run_goes_on(tmp_path: Path, inflating: dict[str, bytes],
                                                                  fmt: str) -> None:
     part = FORMATS[fmt][1]
-    (tmp_path / f"bomb.{fmt}").write_bytes(_declaring(inflating[fmt], part, DECLARED_BYTES,
+    (tmp_path / f"bomb.{fmt}").write_bytes(declaring_sizes(inflating[fmt], part, DECLARED_BYTES,
                                                       CHECKSUMS["prefix"]()))
     (tmp_path / "good.txt").write_text("A good document survives.")
     documents, report = ingest_paths([tmp_path])
@@ -143,7 +108,7 @@ def test_a_refused_bomb_is_reported_by_name_and_the_run_goes_on(tmp_path: Path, 
 
 def test_inflating_stops_at_the_limit_not_at_the_end() -> None:
     """An honest part bigger than the limit: refused by what was produced, before the rest is inflated."""
-    archive = _with_part_inflating_to(_empty_zip(), "word/document.xml", 64 * _MIB)
+    archive = with_part_inflating_to(EMPTY_ZIP, "word/document.xml", 64 * _MIB)
     with pytest.raises(IngestError, match=r"inflates to more than 4,194,304 bytes: refused as a possible zip bomb"):
         check_zip(archive, IngestOptions(max_uncompressed_bytes=4 * _MIB, max_compression_ratio=10_000), "DOCX")
     # the ratio limit alone refuses it too: 64 MiB of zeros from about 64 KiB of archive
@@ -167,7 +132,7 @@ def test_a_part_whose_checksum_fails_is_refused_as_corrupt() -> None:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("word/document.xml", b"<w:document/>" * 100)
-    archive_bytes = _declaring(out.getvalue(), "word/document.xml", 1_300, crc=12345)
+    archive_bytes = declaring_sizes(out.getvalue(), "word/document.xml", 1_300, crc=12345)
     with pytest.raises(UnreadableError, match=r"corrupt DOCX \(part 'word/document.xml': Bad CRC-32"):
         check_zip(archive_bytes, IngestOptions(), "DOCX")
 
@@ -178,11 +143,4 @@ def test_a_part_shorter_than_declared_is_read() -> None:
     content = b"<w:document/>" * 100
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("word/document.xml", content)
-    check_zip(_declaring(out.getvalue(), "word/document.xml", 5_000, zlib.crc32(content)), IngestOptions(), "DOCX")
-
-
-def _empty_zip() -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w"):
-        pass
-    return out.getvalue()
+    check_zip(declaring_sizes(out.getvalue(), "word/document.xml", 5_000, zlib.crc32(content)), IngestOptions(), "DOCX")
