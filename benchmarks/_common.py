@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import resource
+import socket
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,28 @@ def git_state() -> dict[str, Any]:
 
     return {"commit": git("rev-parse", "HEAD"),
             "uncommitted_in_src": git("status", "--porcelain", "--", "src").splitlines()}
+
+
+def process_tree_rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` and its children (a server and its worker processes), in MB."""
+    total_kib = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            pending += [int(c) for task in Path(f"/proc/{current}/task").iterdir()
+                        for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue  # ended meanwhile
+        total_kib += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return round(total_kib / 1024, 1)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def peak_rss_mb() -> float:

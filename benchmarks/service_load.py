@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, write_result  # noqa: E402
+from _common import SHARED_DATA, free_port, process_tree_rss_mb, write_result  # noqa: E402
 
 MEETING = SHARED_DATA / "odsum" / "meeting"
 #: clients start this many seconds apart in all, as load tools ramp up: started in the same millisecond, 32
@@ -70,22 +69,6 @@ def _build_index(folder: Path) -> Path:
     return folder
 
 
-def _rss_mb(pid: int) -> float:
-    """Resident memory of the server: its own and its worker processes'."""
-    total_kib = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            pending += [int(c) for task in Path(f"/proc/{current}/task").iterdir()
-                        for c in (task / "children").read_text().split()]
-        except FileNotFoundError:
-            continue  # ended meanwhile
-        total_kib += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
-    return round(total_kib / 1024, 1)
-
-
 def _cpu_seconds(pid: int) -> float:
     """CPU time used so far by the server and its worker processes (user + system)."""
     ticks = 0
@@ -102,17 +85,11 @@ def _cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class Server:
     """``citesum serve`` with its defaults (workers, queue, limits), but for the kind of workers."""
 
     def __init__(self, index: Path, worker_kind: str) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         citesum = Path(sys.executable).parent / "citesum"
         self.process = subprocess.Popen([str(citesum), "serve", "--index", str(index), "--port", str(self.port),
@@ -193,7 +170,7 @@ async def _load(url: str, requests: list[tuple[str, dict[str, Any]]], concurrenc
 
 def _phase(server: Server, index: Path, requests: list[tuple[str, dict[str, Any]]], concurrency: int,
            updating: bool, max_seconds: float) -> dict[str, Any]:
-    before = _rss_mb(server.process.pid)
+    before = process_tree_rss_mb(server.process.pid)
     updater = None
     stop = Path(tempfile.mkdtemp()) / "stop"
     if updating:
@@ -207,7 +184,7 @@ def _phase(server: Server, index: Path, requests: list[tuple[str, dict[str, Any]
         rounds = int(updater.communicate(timeout=300)[0].decode().strip() or 0)
         result["update_rounds"] = rounds
     result["generations_committed"] = _generation(server) - generation_before
-    result["server_rss_mb"] = {"before": before, "after": _rss_mb(server.process.pid)}
+    result["server_rss_mb"] = {"before": before, "after": process_tree_rss_mb(server.process.pid)}
     result["index_updating"] = updating
     print(json.dumps(result), flush=True)
     return result
@@ -223,7 +200,7 @@ def _huge_body(server: Server) -> dict[str, Any]:
     import httpx
 
     body = b'{"query": "' + b"w" * (20 * 1024 * 1024) + b'"}'
-    before = _rss_mb(server.process.pid)
+    before = process_tree_rss_mb(server.process.pid)
     times = []
     for _ in range(5):
         started = time.perf_counter()
@@ -233,7 +210,7 @@ def _huge_body(server: Server) -> dict[str, Any]:
         assert response.status_code == 413, response.text
     return {"bytes": len(body), "status": 413, "ms": [round(t, 1) for t in times],
             "median_ms": round(float(np.median(times)), 1), "server_rss_mb": {"before": before,
-                                                                           "after": _rss_mb(server.process.pid)}}
+                                                                           "after": process_tree_rss_mb(server.process.pid)}}
 
 
 def main() -> None:
