@@ -13,6 +13,12 @@ The files of a new generation are written to ``gen-<N>.tmp``, fsynced and rename
 makes N current commits, and the old generation is removed only after that commit (its folder; the files it
 shares live on in the new one); a writer killed at any point leaves the previous generation current and
 complete, and the next writer sweeps the leftovers.
+
+Each file a search reads is read again and checked before it is searched (citesum.index.artifacts): by each
+process that loads a generation, then in the background every :data:`~citesum.index.artifacts.REVERIFY_S` while
+the process keeps it (a damaged file found then makes the next read load the generation again, from the database).
+A write reads again what it carries into the next generation: the generation's own files, each segment's rowids,
+the term counts of the segments it removes units from and the files of the segments it merges.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import sqlite3
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -51,17 +57,47 @@ def ann_min_units(conn: sqlite3.Connection) -> int:
     return int(value) if value else ann_graph.DEFAULT_ANN_MIN_UNITS
 
 
-def damaged(conn: sqlite3.Connection, folder: Path) -> bool:
-    """Whether the files of ``folder`` (the generation the manifest describes) differ from their recorded
-    checksums; an index written before checksums has none to compare."""
+def recorded_files(conn: sqlite3.Connection) -> dict[str, list] | None:
+    """The checksums of the current generation's files (artifacts.record); None for an index written before
+    checksums."""
     recorded = manifest_value(conn, "files")
+    return None if recorded is None else json.loads(recorded)
+
+
+def damaged(conn: sqlite3.Connection, folder: Path, read_again: Callable[[str], bool]) -> bool:
+    """Whether the files of ``folder`` (the generation the manifest describes) differ from their recorded
+    checksums, those ``read_again`` picks by their relative path read again (artifacts.verify); an index written
+    before checksums has none to compare."""
+    recorded = recorded_files(conn)
     if recorded is None or not folder.is_dir():
         return False
-    problems = artifacts.verify(folder, json.loads(recorded))
+    problems = artifacts.verify(folder, recorded, read_again=read_again)
     if problems:
-        log.warning("%s; reading the index from its database instead (citesum check --repair rewrites the "
-                    "files)", "; ".join(problems))
+        log.warning("index at %s: %s; reading the index from its database instead (citesum check --repair "
+                    "rewrites the files)", folder.parent, "; ".join(problems))
     return bool(problems)
+
+
+def every_file(name: str) -> bool:
+    """What a search reads of a generation: every file."""
+    return True
+
+
+def carried_files(name: str) -> bool:
+    """What a write reads of the generation it builds on whatever it links (:func:`damaged`): the generation's own
+    files (row order, list of segments, BM25 statistics: the next generation's are made from them) and each
+    segment's rowids (which of its units the generation holds)."""
+    return not name.startswith(f"{segment_files.FOLDER}/") or name.endswith(f"/{segment_files.ROWS}")
+
+
+def segment_records(recorded: Mapping[str, list], name: str, under: str = "") -> dict[str, list]:
+    """The records of the files of segment ``name`` (those in its folder ``under``, e.g. ``terms/``)."""
+    prefix = f"{segment_files.FOLDER}/{name}/{under}"
+    return {relative: kept for relative, kept in recorded.items() if relative.startswith(prefix)}
+
+
+class _DamagedSegments(Exception):
+    """Segments a write was to read are damaged (their problems): it writes every unit from the database."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,6 +137,8 @@ class LocalStore(SearchStore):
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        #: the files of the generations this process loaded from them, read again in the background
+        self._watched: dict[int, artifacts.Watched] = {}
 
     def owns(self, name: str) -> bool:
         return name.startswith("gen-")
@@ -112,17 +150,34 @@ class LocalStore(SearchStore):
         names = None
         try:
             names = segment_files.listing(folder)
-            if names is not None and not damaged(conn, folder) and np.array_equal(np.load(folder / artifacts.ROWS),
-                                                                                   row_ids):
-                return self._search_parts(conn, folder, names, row_ids)
+            if names is not None and not damaged(conn, folder, every_file) and np.array_equal(
+                    np.load(folder / artifacts.ROWS), row_ids):
+                parts = self._search_parts(conn, folder, names, row_ids)
+                self._watch(conn, generation, folder)
+                return parts
         except (OSError, ValueError, RuntimeError, KeyError):  # usearch raises RuntimeError for a truncated graph
             pass
+        self._watched.pop(generation, None)
         if names is None and (folder / artifacts.ROWS).exists():
             _warn_older_layout(str(self.path))
         # Generation 0 (empty), files damaged or removed by hand, or swept by a writer that committed after our
         # snapshot: rebuild them in memory from the database, which is the source of truth (dense search is
         # then exact).
         return SearchParts(read_vectors(conn), LexicalIndex.build([p.text for p in passages]), None)
+
+    def _watch(self, conn: sqlite3.Connection, generation: int, folder: Path) -> None:
+        """Have the files of ``generation``, loaded from ``folder``, read again in the background while this store
+        keeps it (the newest it loaded, and any newer)."""
+        recorded = recorded_files(conn)
+        self._watched = {number: watched for number, watched in self._watched.items() if number > generation}
+        if recorded is not None:
+            self._watched[generation] = artifacts.watch(folder, recorded)
+
+    def found_damaged(self, generation: int) -> bool:
+        """Whether a file of ``generation``, loaded from its files, was found damaged since: a search must not
+        read it (citesum.index.store loads the generation again, and this store reads it from the database)."""
+        watched = self._watched.get(generation)
+        return watched is not None and watched.damaged
 
     def _search_parts(self, conn: sqlite3.Connection, folder: Path, names: list[str],
                       row_ids: np.ndarray) -> SearchParts:
@@ -192,7 +247,7 @@ class LocalStore(SearchStore):
         """The folder of the current generation and the names of its segments, when it has segments and its files
         match their checksums (what an update may build on); None otherwise."""
         folder = self.path / f"gen-{current_generation(conn)}"
-        if not (folder / artifacts.ROWS).exists() or damaged(conn, folder):
+        if not (folder / artifacts.ROWS).exists() or damaged(conn, folder, carried_files):
             return None
         try:
             names = segment_files.listing(folder)
@@ -205,21 +260,9 @@ class LocalStore(SearchStore):
         previous generation's segments without the replaced documents' units, only the new text analysed; or,
         without a sound generation to build on, built from the text of every kept unit."""
         sound = self._sound_generation(conn)
-        if sound is not None:
-            previous, names = sound
-            try:
-                old_rows = np.load(previous / artifacts.ROWS)
-                loaded = [Segment.load(previous / segment_files.FOLDER / name, graph=False) for name in names]
-                current = LexicalIndex.load(previous / LEXICAL, [(s.terms, held_rows(s.rows, old_rows))
-                                                                for s in loaded])
-                recorded = json.loads(manifest_value(conn, "files") or "{}")
-            except (OSError, ValueError, KeyError):
-                pass  # unreadable: the generation is built from the database below
-            else:
-                removed = [row for (row,) in rows_of_documents(conn, replaced)]
-                keep = ~np.isin(old_rows, np.array(removed, dtype=np.int64))
-                return LocalWrite(previous, loaded, recorded, old_rows[keep],
-                                  lambda texts: current.updated(keep, texts))
+        built_on = None if sound is None else self._plan_on(conn, *sound, replaced)
+        if built_on is not None:
+            return built_on
         gone = set(replaced)
         kept_rows = np.array([row for row, document_id in conn.execute(
             "SELECT rowid, document_id FROM passages ORDER BY rowid") if document_id not in gone], dtype=np.int64)
@@ -228,6 +271,30 @@ class LocalStore(SearchStore):
         kept_texts = [text for row, document_id, text in conn.execute(
             "SELECT rowid, document_id, text FROM passages ORDER BY rowid") if document_id not in gone]
         return LocalWrite(None, [], {}, kept_rows, lambda texts: LexicalIndex.build(kept_texts + texts))
+
+    def _plan_on(self, conn: sqlite3.Connection, previous: Path, names: list[str], replaced: list[str]
+                 ) -> LocalWrite | None:
+        """The plan of a write building on the sound generation in ``previous`` (its segments ``names``); None
+        when its files cannot be read, or the term counts the write reads of the segments it removes units from
+        are damaged (it is built from the database instead)."""
+        removed = np.array([row for (row,) in rows_of_documents(conn, replaced)], dtype=np.int64)
+        try:
+            old_rows = np.load(previous / artifacts.ROWS)
+            loaded = [Segment.load(previous / segment_files.FOLDER / name, graph=False) for name in names]
+            recorded = recorded_files(conn) or {}
+            losing = [segment.name for segment in loaded if np.isin(segment.rows, removed).any()]
+            problems = artifacts.verify_before_reading(previous, {
+                relative: kept for name in losing
+                for relative, kept in segment_records(recorded, name, f"{segment_files.TERMS}/").items()})
+            if problems:
+                log.warning("index at %s: %s; the update writes every unit again from the database (citesum check "
+                            "--repair rewrites the files)", self.path, "; ".join(problems))
+                return None
+            current = LexicalIndex.load(previous / LEXICAL, [(s.terms, held_rows(s.rows, old_rows)) for s in loaded])
+        except (OSError, ValueError, KeyError):
+            return None  # unreadable: the generation is built from the database
+        keep = ~np.isin(old_rows, removed)
+        return LocalWrite(previous, loaded, recorded, old_rows[keep], lambda texts: current.updated(keep, texts))
 
     def write(self, conn: sqlite3.Connection, generation: int, plan: GenerationWrite | None, removed_rows: set[int],
               first_new_row: int, added: np.ndarray | None, lexical: LexicalIndex | None,
@@ -253,12 +320,18 @@ class LocalStore(SearchStore):
         if local_plan is not None and local_plan.previous is not None and lexical is not None:
             segments, lexical = self._updated_segments(conn, generation, local_plan, rows, first_new_row, added,
                                                        lexical)
-        elif len(rows) <= segment_units(conn):
-            segments, lexical = self._one_segment(conn, generation, rows, added, lexical, progress)
         else:
-            segments, lexical = self._saved_segments(conn, generation, rows, progress)
-        segments, lexical = self._merged(conn, generation, segments, lexical, len(rows), progress)
+            segments, lexical = self._every_unit(conn, generation, rows, added, lexical, progress)
         recorded = local_plan.recorded if local_plan is not None else {}
+        try:
+            segments, lexical = self._merged(conn, generation, segments, lexical, len(rows), progress, recorded)
+        except _DamagedSegments as exc:
+            log.warning("index at %s: %s; the update writes every unit again from the database (citesum check "
+                        "--repair rewrites the files)", self.path, exc)
+            shutil.rmtree(self._staging(generation), ignore_errors=True)
+            recorded = {}
+            segments, lexical = self._every_unit(conn, generation, rows, None, None, progress)
+            segments, lexical = self._merged(conn, generation, segments, lexical, len(rows), progress, recorded)
         linked = {}
         for segment in segments:  # a kept segment (its recorded checksums come with it) or one saved beforehand
             if segment.source is not None:
@@ -290,6 +363,14 @@ class LocalStore(SearchStore):
             vectors = added if fresh else read_vectors(conn, after_row=first_new_row - 1)
             segments.append(Segment(f"s{generation}-0", new_rows, vectors, lexical.segments[-1][0]))
         return segments, lexical
+
+    def _every_unit(self, conn: sqlite3.Connection, generation: int, rows: np.ndarray, added: np.ndarray | None,
+                    lexical: LexicalIndex | None, progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
+        """Segments of every unit, built on nothing: one (:meth:`_one_segment`), or one per ``segment_units``
+        units read from the database (:meth:`_saved_segments`)."""
+        if len(rows) <= segment_units(conn):
+            return self._one_segment(conn, generation, rows, added, lexical, progress)
+        return self._saved_segments(conn, generation, rows, progress)
 
     def _one_segment(self, conn: sqlite3.Connection, generation: int, rows: np.ndarray, added: np.ndarray | None,
                      lexical: LexicalIndex | None, progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
@@ -352,19 +433,23 @@ class LocalStore(SearchStore):
         return bool(minimum) and units >= minimum and size >= min(segment_files.SEGMENT_GRAPH_UNITS, minimum)
 
     def _merged(self, conn: sqlite3.Connection, generation: int, segments: list[Segment], lexical: LexicalIndex,
-                units: int, progress: ProgressFn | None) -> tuple[list[Segment], LexicalIndex]:
+                units: int, progress: ProgressFn | None, recorded: Mapping[str, list]
+                ) -> tuple[list[Segment], LexicalIndex]:
         """``segments`` with the runs :func:`merge_runs` picks, and the kept segments whose graph is not what the
-        index now asks for, written again; then the graphs of the segments this write makes."""
+        index now asks for, written again; then the graphs of the segments this write makes. The files of the
+        kept segments it writes again are read again first (their ``recorded`` checksums): _DamagedSegments when
+        one differs, rather than its bytes written into a new segment under a new checksum."""
 
         def wants_graph(size: int) -> bool:
             return self._wants_graph(conn, units, size)
 
         held = [live for _, live in lexical.segments]
         sizes = [held_count(s.rows, h) for s, h in zip(segments, held)]
-        if lexical.unheld_terms_share > lexical.UNHELD_TERMS:
-            # every segment's term ids change: each is written again (the vocabulary of an index whose
-            # documents are all replaced, update after update, would otherwise grow without bound)
-            lexical = lexical.without_unheld_terms()
+        # every segment's term ids change when terms no unit holds are dropped: each is written again (the
+        # vocabulary of an index whose documents are all replaced, update after update, would otherwise grow
+        # without bound)
+        renumbered = lexical.unheld_terms_share > lexical.UNHELD_TERMS
+        if renumbered:
             runs = [(i, i + 1) for i in range(len(segments))]
         else:
             runs = merge_runs(sizes, [len(s.rows) for s in segments], segment_units(conn))
@@ -372,6 +457,14 @@ class LocalStore(SearchStore):
         if ann_graph.available():  # without usearch, a segment's graph is kept for when it is installed again
             runs += [(i, i + 1) for i, s in enumerate(segments)
                      if s.source is not None and i not in covered and s.has_graph != wants_graph(sizes[i])]
+        rewritten = [segments[i] for start, stop in runs for i in range(start, stop)]
+        problems = [problem for segment in rewritten if segment.source is not None for problem in
+                    artifacts.verify_before_reading(segment.source.parent.parent,
+                                                    segment_records(recorded, segment.name))]
+        if problems:
+            raise _DamagedSegments("; ".join(problems))
+        if renumbered:
+            lexical = lexical.without_unheld_terms()
         for number, (start, stop) in enumerate(sorted(runs, reverse=True), start=1):
             parts = list(zip(segments[start:stop], held[start:stop]))
             merged_rows = np.concatenate([s.rows if h is None else s.rows[h] for s, h in parts])

@@ -723,17 +723,24 @@ class Index(IndexReader):
         """The loaded state of generation ``number`` of the index created at ``created``, read through ``conn``
         (whose transaction sees it)."""
         latest = self._latest
-        if latest is not None and (latest.created, latest.number) == (created, number):
+        if self._still_served(latest, created, number):
             return latest
         with self._load_lock:  # one thread loads a new generation; the others wait for it, then share it
             latest = self._latest
-            if latest is not None and (latest.created, latest.number) == (created, number):
+            if self._still_served(latest, created, number):
                 return latest
             state = self._load(conn, created, number)
-            # an older read transaction never replaces a newer state; an index rebuilt in place always does
-            if latest is None or latest.created != created or number > latest.number:
+            # an older read transaction never replaces a newer state; an index rebuilt in place always does, and so
+            # does the same generation loaded again (its files were found damaged)
+            if latest is None or latest.created != created or number >= latest.number:
                 self._latest = state
             return state
+
+    def _still_served(self, state: Generation | None, created: str, number: int) -> bool:
+        """Whether ``state`` is generation ``number`` of the index created at ``created``, and none of its files was
+        found damaged since it was loaded (the local store reads them again in the background)."""
+        return state is not None and (state.created, state.number) == (created, number) and not (
+            isinstance(self.store, LocalStore) and self.store.found_damaged(number))
 
     def _load(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         # without ORDER BY, SQLite scans the small covering index on document_id, not the table with every text
