@@ -4,8 +4,8 @@ and checks it against its checksums (citesum.index.artifacts.verify_before_readi
 
 The generation is synthetic, of the real shapes (building a real one takes minutes, its graph alone three):
   * one segment of ``--units`` unit vectors of ``--dim`` float32 (random, unit length), its rowids, and its term
-    counts (citesum.index.lexical.TermCounts of ``--terms-per-unit`` postings a unit, term ids drawn from a Zipf
-    law over a vocabulary of 300,000), the generation's BM25 statistics and row order;
+    counts (citesum.index.lexical.TermCounts of ``--terms-per-unit`` term ids a unit drawn from a Zipf law over a
+    vocabulary of 300,000, repeats merged: the JSON's ``postings``), the generation's BM25 statistics and row order;
   * a file of the size of the segment's HNSW graph (its bytes a node measured on a graph of 20,000 random vectors
     of the same dimension, as a write builds it), of random bytes: checked like the graph, not loaded (the dense
     query reads every vector instead: a search through a real graph reads few, so there the reading is a larger
@@ -96,7 +96,8 @@ def _vectors(path: Path, units: int, dim: int, rng: np.random.Generator) -> None
 
 
 def _terms(units: int, per_unit: int, rng: np.random.Generator):  # type: ignore[no-untyped-def]
-    """Term counts of ``units`` units of about ``per_unit`` distinct terms each (Zipf-distributed term ids)."""
+    """Term counts of ``units`` units of ``per_unit`` Zipf-distributed term ids each (repeats merged: fewer
+    distinct terms a unit)."""
     import scipy.sparse
 
     from citesum.index.lexical import TermCounts
@@ -227,8 +228,9 @@ def main() -> None:
         "git": git_state(),
         "cores": {"os_cpu_count": os.cpu_count(), "usable": len(os.sched_getaffinity(0))},
         "data": ("synthetic arrays of the real shapes (the module docstring): one segment of "
-                 f"{args.units:,} units, {args.dim}-d float32 vectors, {args.terms_per_unit} postings a unit drawn "
-                 f"over {VOCABULARY:,} terms (Zipf), a file of the graph's size (random bytes, checked, not loaded)"),
+                 f"{args.units:,} units, {args.dim}-d float32 vectors, {args.terms_per_unit} term ids a unit drawn "
+                 f"over {VOCABULARY:,} terms (Zipf; repeats merged: see postings), a file of the graph's size (random "
+                 "bytes, checked, not loaded)"),
         "units": args.units, "dim": args.dim, "generation": generation,
         "block_bytes": artifacts.BLOCK_BYTES, "read_threads": artifacts._READ_THREADS,
         "runs_each": args.runs,
