@@ -214,7 +214,8 @@ def verify_cost() -> str:
             rows.append([f"{cache} page cache", checked, spread(run["verify_s"]), spread(run["process_wall_s"])])
     total_gb = data["generation"]["total_bytes"] / 1e9
     return (_table(["files", "checked", "reading and checking s", "whole search process s"], rows) + "\n\n"
-            + f"{data['units']:,} units: {data['data'].replace(' (the module docstring)', '')}; {total_gb:.2g} GB of files, read in "
+            + f"{data['units']:,} units: {data['data'].replace(' (the module docstring)', '')}; "
+            f"{total_gb:.2g} GB of files, read in "
             f"{data['block_bytes'] >> 20} MiB blocks on {data['read_threads']} threads; median (min-max) of "
             f"{data['runs_each']} runs. " + _provenance(data))
 
