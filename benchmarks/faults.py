@@ -77,8 +77,9 @@ class Served:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
+        self._log = open(log, "wb")
         self.process = subprocess.Popen([CITESUM, "serve", "--index", str(index), "--port", str(self.port)],
-                                        stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+                                        stdout=subprocess.DEVNULL, stderr=self._log)
         self.answers: list[tuple[str, int, str]] = []  # (probe, status, content type)
         self.peaks: dict[str, float] = {}
         self._probe = "start"
@@ -89,8 +90,11 @@ class Served:
                 if httpx.get(self.url + "/health", timeout=5).status_code == 200:
                     break
             except httpx.TransportError:
-                time.sleep(0.3)
+                pass
+            time.sleep(0.3)
         else:
+            self.process.kill()
+            self._log.close()
             raise RuntimeError("the service did not start: " + log.read_text(errors="replace")[-500:])
         self._sampler = threading.Thread(target=self._sample, daemon=True)
         self._sampler.start()
@@ -128,6 +132,7 @@ class Served:
         self._sampler.join()
         self.process.terminate()
         self.process.wait(timeout=60)
+        self._log.close()
 
 
 def _open_partial(port: int, count: int, sources: Callable[[int], str]) -> list[socket.socket]:

@@ -144,3 +144,14 @@ def test_a_part_shorter_than_declared_is_read() -> None:
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("word/document.xml", content)
     check_zip(declaring_sizes(out.getvalue(), "word/document.xml", 5_000, zlib.crc32(content)), IngestOptions(), "DOCX")
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_a_part_compressed_otherwise_than_an_office_writer_does_is_refused_unread(method: int) -> None:
+    """zipfile bounds what one read of a bzip2 or LZMA part gives by nothing: such a part is refused before it
+    is inflated (a 180-byte bzip2 part reached 61 MB before it was counted)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=method) as archive:
+        archive.writestr("word/document.xml", bytes(64 * _MIB))
+    with pytest.raises(UnreadableError, match=f"compressed with method {method}"):
+        check_zip(out.getvalue(), IngestOptions(max_uncompressed_bytes=10_000), "DOCX")

@@ -338,13 +338,13 @@ def test_a_request_reads_one_connection_per_worker_thread(index_path: Path, monk
     import citesum.index.store as store
 
     opened: list[Path] = []
-    real = store._connect_read_only
+    real = store.connect_read_only
 
     def counting(path: Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
         opened.append(path)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(store, "_connect_read_only", counting)
+    monkeypatch.setattr(store, "connect_read_only", counting)
     with _client(index_path, workers=1) as client:
         assert client.post("/summarize", json={"query": WATER}).status_code == 200
         first = len(opened)

@@ -85,12 +85,14 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
     from citesum.service.app import create_app
 
     app = create_app(index_dir, config, llm=llm)
-    from citesum.service.connections import uvicorn_server
+    from citesum.service.connections import limit_repeated_logs, uvicorn_server
 
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     click.echo(f"serving {index_dir} at {where}" + (" (token required)" if config.token else ""), err=True)
     try:
-        uvicorn_server(app, config).run(sockets=[listener])
+        server = uvicorn_server(app, config)  # configures uvicorn's logging, whose handlers are then limited
+        limit_repeated_logs()
+        server.run(sockets=[listener])
     except KeyboardInterrupt:
         pass  # Ctrl+C: uvicorn has shut down gracefully and raises it again on the way out
     click.echo("stopped", err=True)

@@ -3,10 +3,12 @@ the source of truth whatever store serves the searches)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence, TypeVar
+from urllib.parse import quote
 
 import numpy as np
 
@@ -14,6 +16,21 @@ from citesum.errors import IndexStoreError
 
 DB_NAME = "index.sqlite"
 Value = TypeVar("Value")
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the index database at ``path`` (a directory), in autocommit mode. On read-only
+    media (a folder that cannot be written) the database is opened immutable: SQLite cannot make the shared
+    memory file a WAL reader needs there, and nothing can change it anyway."""
+    uri = f"file:{quote(str(path / DB_NAME))}?mode=ro"
+    if not os.access(path, os.W_OK):
+        wal = path / f"{DB_NAME}-wal"
+        if wal.exists() and wal.stat().st_size > 0:
+            raise IndexStoreError(
+                f"the index at {path} is on read-only media with a write-ahead log its last writer did not merge "
+                f"({wal}); open it once where it can be written (citesum check --index DIR --repair)")
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
 
 
 def parameter_batches(values: Sequence[Value], size: int = 500) -> Iterator[tuple[list[Value], str]]:

@@ -52,7 +52,8 @@ import numpy as np
 from citesum.errors import ConfigError, IndexMismatchError, IndexStoreError, MissingExtraError
 from citesum.index.ann import CANDIDATES
 from citesum.index.cosine import cosine_scores
-from citesum.index.database import DB_NAME, manifest_value, parameter_batches, read_vectors, stored_dim
+from citesum.index.database import (DB_NAME, connect_read_only, manifest_value, parameter_batches, read_vectors,
+                                    stored_dim)
 from citesum.index.lexical import LexicalIndex, tokenize
 from citesum.index.search_store import ProgressFn, SearchParts, SearchStore, positions_among
 from citesum.types import Passage
@@ -549,7 +550,7 @@ def _label(uri: str, index_path: Path) -> str:
 
 def _read_only(index_path: Path) -> sqlite3.Connection:
     """A read-only connection to the index folder's database."""
-    return sqlite3.connect(f"file:{index_path / DB_NAME}?mode=ro", uri=True, timeout=30)
+    return connect_read_only(index_path)
 
 
 class StoredVectors:

@@ -105,6 +105,11 @@ class SearchStore(ABC):
     def problems(self, manifest: dict[str, str], passages: int) -> list[str]:
         """What ``citesum check`` reports of the current generation's search parts (nothing when sound)."""
 
+    def found_damaged(self, generation: int) -> bool:
+        """Whether a file of ``generation``, loaded by this process, was found damaged since (the generation is
+        then loaded again, from what is sound). A store that keeps no files of its own finds none."""
+        return False
+
     @property
     def one_process_at_a_time(self) -> bool:
         """Whether one process at a time can search the store (a milvus-lite file): a service reads it with

@@ -24,6 +24,7 @@ import functools
 import json
 import logging
 import os
+import re
 import shutil
 import sqlite3
 import threading
@@ -34,7 +35,6 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
-from urllib.parse import quote
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from citesum.errors import CitesumError, ConfigError, IndexLockedError, IndexMis
 from citesum.index import ann as ann_graph
 from citesum.index.database import (
     DB_NAME,
+    connect_read_only,
     current_generation,
     database_errors,
     parameter_batches,
@@ -78,6 +79,8 @@ _LOG_KEPT_BYTES = 4 << 20
 #: free pages worth giving back to the file system (:func:`_reclaim`): one page in this many, and this many bytes
 _RECLAIM_FROM_FREE_SHARE = 4
 _RECLAIM_FROM_BYTES = 8 << 20
+#: how long emptying the log waits for readers of other processes to leave it: a later writer empties it anyway
+_MERGE_WAIT_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -208,25 +211,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection to the index database at ``path`` (a directory), in autocommit mode. On read-only
-    media (a folder that cannot be written) the database is opened immutable: SQLite cannot make the shared
-    memory file a WAL reader needs there, and nothing can change it anyway."""
-    uri = f"file:{quote(str(path / DB_NAME))}?mode=ro"
-    if not os.access(path, os.W_OK):
-        wal = path / f"{DB_NAME}-wal"
-        if wal.exists() and wal.stat().st_size > 0:
-            raise IndexStoreError(
-                f"the index at {path} is on read-only media with a write-ahead log its last writer did not merge "
-                f"({wal}); open it once where it can be written (citesum check --index DIR --repair)")
-        uri += "&immutable=1"
-    return sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
-
-
 @contextmanager
 def read_only_connection(path: Path) -> Iterator[sqlite3.Connection]:
     """A short-lived read-only connection (opening, manifest checks)."""
-    conn = _connect_read_only(path)
+    conn = connect_read_only(path)
     try:
         yield conn
     finally:
@@ -284,18 +272,23 @@ def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
         time.sleep(0.05)
 
 
-def _reclaim(conn: sqlite3.Connection) -> None:
+def _reclaim(conn: sqlite3.Connection, path: Path) -> None:
     """Give the space of deleted documents back to the file system when they held a quarter of the database or
     more (a deleted document's pages otherwise stay in the file for later writes: the index kept its size after
     its largest document was deleted); then merge the log and empty it when no reader holds it back. VACUUM
-    keeps the units' rowids (an explicit INTEGER PRIMARY KEY), which the generations' files name."""
-    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    if free * _RECLAIM_FROM_FREE_SHARE >= pages and free * conn.execute("PRAGMA page_size").fetchone()[0] \
-            >= _RECLAIM_FROM_BYTES:
-        conn.execute("VACUUM")
-    conn.execute("PRAGMA busy_timeout=1000")  # a reader still in the log keeps it: a later writer empties it
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    keeps the units' rowids (an explicit INTEGER PRIMARY KEY), which the generations' files name. The write is
+    committed: a failure here (VACUUM needs the database's size again in free space) is only a warning."""
+    try:
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        if free * _RECLAIM_FROM_FREE_SHARE >= pages \
+                and free * conn.execute("PRAGMA page_size").fetchone()[0] >= _RECLAIM_FROM_BYTES:
+            conn.execute("VACUUM")
+        conn.execute(f"PRAGMA busy_timeout={_MERGE_WAIT_MS}")  # a reader in the log keeps it: a later writer empties it
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("the index at %s was written, but the space it freed was not given back (%s); the next write "
+                    "tries again", path, exc)
 
 
 def _repeated(ids: Sequence[str]) -> list[str]:
@@ -322,7 +315,7 @@ def _thread_connection(path: Path, local: threading.local) -> sqlite3.Connection
         conn = None
     if conn is None:
         with database_errors(path):
-            conn = _connect_read_only(path)
+            conn = connect_read_only(path)
             # which index the file holds: a folder rebuilt in place gives other units the same rowids (and a new
             # file may get the old one's inode number)
             local.created = _state_key(conn)[0]
@@ -360,11 +353,12 @@ def discard_unwritten(path: Path, *, folder_made: bool) -> bool:
         return False
     if folder_made:
         shutil.rmtree(path, ignore_errors=True)
-    else:
-        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME):
-            (path / name).unlink(missing_ok=True)
-        for leftover in path.glob("gen-*"):
+        return True
+    for leftover in path.iterdir():  # only what a build writes: the folder is the user's
+        if re.fullmatch(r"gen-\d+(\.[a-z]+)?", leftover.name) and leftover.is_dir():
             shutil.rmtree(leftover, ignore_errors=True)
+    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME):
+        (path / name).unlink(missing_ok=True)
     return True
 
 
@@ -739,8 +733,8 @@ class Index(IndexReader):
     def _still_served(self, state: Generation | None, created: str, number: int) -> bool:
         """Whether ``state`` is generation ``number`` of the index created at ``created``, and none of its files was
         found damaged since it was loaded (the local store reads them again in the background)."""
-        return state is not None and (state.created, state.number) == (created, number) and not (
-            isinstance(self.store, LocalStore) and self.store.found_damaged(number))
+        return state is not None and (state.created, state.number) == (created, number) \
+            and not self.store.found_damaged(number)
 
     def _load(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         # without ORDER BY, SQLite scans the small covering index on document_id, not the table with every text
@@ -802,6 +796,7 @@ class Index(IndexReader):
         try:
             conn = _connect(self.path / DB_NAME)
             try:
+                conn.execute(f"PRAGMA busy_timeout={_MERGE_WAIT_MS}")  # a writer of another process merges it itself
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 conn.close()
@@ -883,12 +878,15 @@ class Index(IndexReader):
                 conn.executescript(_INDEXES)
             except sqlite3.DatabaseError as exc:
                 raise _write_error(self.path, exc) from exc
+            written = False
             try:
                 yield conn
-                _reclaim(conn)
+                written = True
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise _write_error(self.path, exc) from exc
             finally:
+                if written and conn.total_changes:
+                    _reclaim(conn, self.path)
                 conn.close()
 
     def update_from(

@@ -187,6 +187,10 @@ _BAD_PART_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OS
                     NotImplementedError)
 
 
+#: the compression methods of the parts of an Office Open XML package (ECMA-376 part 2: stored or deflated)
+_PACKAGE_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+
+
 def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
     """Refuse a corrupt archive or one that inflates past the limits (a zip bomb).
 
@@ -203,6 +207,11 @@ def check_zip(data: bytes, options: IngestOptions, kind: str) -> None:
     inflated = 0
     with archive:
         for info in archive.infolist():
+            if info.compress_type not in _PACKAGE_COMPRESSIONS:
+                # bzip2 and LZMA parts are inflated by zipfile without a bound on what one read gives; an Office
+                # package holds only stored and deflated parts
+                raise UnreadableError(f"{kind} part '{info.filename}' is compressed with method "
+                                      f"{info.compress_type}, which no {kind} writer uses (stored or deflated only)")
             try:
                 size = _inflated_size(archive, info, stop_past=min(info.file_size, limit - inflated))
             except _BAD_PART_ERRORS as exc:

@@ -30,7 +30,7 @@ from citesum.llm.base import LLM
 from citesum.service import reader as read_work
 from citesum.service.config import ServiceConfig
 from citesum.service.errors import (BodyTimeout, BodyTooLarge, NotFound, Overloaded, PathHider, RequestTimeout,
-                                    StorageUnavailable, WorkerDied, json_bytes)
+                                    WorkerDied, json_bytes, storage_fault)
 from citesum.service.guard import Guard
 from citesum.service.jobs import STAGING, JobQueue
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
@@ -117,9 +117,9 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     summaries = ReadPool(reader, config.workers, config.queue, config.timeout_s, config.worker_kind,
                          niceness=SUMMARY_NICENESS)
     jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
-    summarizer_name = "extractive" if llm is None else f"llm:{llm.name}"
-    integrity = _IntegrityCheck(index, config.integrity_every_s)
     hide = PathHider(index.path, uploads_dir)
+    summarizer_name = "extractive" if llm is None else hide(f"llm:{llm.name}")  # a model's file, by its name
+    integrity = _IntegrityCheck(index, config.integrity_every_s)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -183,13 +183,12 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             return error(502, "summarizer unavailable", str(exc))
         return error(400, "bad request", str(exc))  # an unknown retriever, a budget too small...
 
-    @app.exception_handler(OSError)
-    async def storage_failed(_: Request, exc: OSError) -> Response:
-        log.warning("storage failed: %s", exc)
-        return error(503, "storage unavailable", str(StorageUnavailable(exc)), {"Retry-After": "30"})
-
     @app.exception_handler(Exception)
     async def internal(_: Request, exc: Exception) -> Response:
+        fault = storage_fault(exc)
+        if fault is not None:
+            log.warning("storage failed: %s", exc)
+            return error(503, "storage unavailable", fault, {"Retry-After": "30"})
         log.exception("unexpected error")
         return error(500, "internal error", f"{type(exc).__name__} (the server log has the details)")
 

@@ -19,6 +19,7 @@ traceback. So uvicorn's HTTP/1.1 protocol runs here with three limits, and its l
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import resource
 import time
@@ -32,8 +33,9 @@ from citesum.service.errors import error_body
 
 #: file handles kept for what is not a client connection (the database, segment files, worker pipes, logs)
 RESERVED_FILES = 512
-#: the loggers whose messages a flood of connections can repeat (uvicorn's, asyncio's accept loop, ours)
-FLOODED_LOGGERS = ("uvicorn.error", "asyncio", "citesum")
+#: the loggers whose handlers write a served process's log: the root's (ours and asyncio's records reach it) and
+#: uvicorn's own
+LOG_WRITERS = ("", "uvicorn", "uvicorn.error", "uvicorn.access")
 
 
 def raw_response(status: int, phrase: str, error: str, detail: str) -> bytes:
@@ -43,6 +45,21 @@ def raw_response(status: int, phrase: str, error: str, detail: str) -> bytes:
     head = (f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
             "cache-control: no-store\r\nconnection: close\r\n\r\n")
     return head.encode("ascii") + body
+
+
+def client_key(address: str) -> str:
+    """Whose connection it is, for the per-client limit: an IPv4 address (also when written as IPv6,
+    ``::ffff:a.b.c.d``), or an IPv6 address's /64 network (one host is given a whole /64, and could otherwise
+    open each connection from another address of it)."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address  # a Unix socket's path, or nothing
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 class ConnectionLimits:
@@ -86,7 +103,7 @@ class ConnectionLimits:
 
     def _evict(self, group: dict["GuardedH11Protocol", None]) -> bool:
         for connection in group:
-            if connection.awaiting_head:
+            if connection.idle:
                 self.evicted += 1
                 connection.drop()  # releases it: the loop ends here, before the dict changes under it
                 return True
@@ -101,7 +118,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.client_host = self.client[0] if self.client else ""
+        self.client_host = client_key(self.client[0] if self.client else "")
         self._head_timer: asyncio.TimerHandle | None = None
         self._admitted = self.limits.admit(self)
         if not self._admitted:
@@ -118,16 +135,25 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.awaiting_head:
+        self._mind_idleness()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # a request answered before its body came (a 401, a 413) leaves the client sending a body nobody reads,
+        # and a pipelined request's head may already be here in part: both are held to the same limit
+        self._mind_idleness()
+
+    @property
+    def idle(self) -> bool:
+        """No request of this connection is being answered: it waits for (the rest of) a request head, or sends
+        the rest of a body whose request was answered already."""
+        return (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing()
+
+    def _mind_idleness(self) -> None:
+        if self.idle:
             self._wait_for_head()
         else:
             self._stop_waiting()
-
-    @property
-    def awaiting_head(self) -> bool:
-        """No request of this connection is being read or answered: it waits for (the rest of) a request head."""
-        return self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE \
-            and not self.transport.is_closing()
 
     def drop(self) -> None:
         """Closes the connection now (made room for another)."""
@@ -152,12 +178,13 @@ class GuardedH11Protocol(H11Protocol):
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
-        if not self.awaiting_head:
+        if not self.idle:
             return
         self.limits.timed_out += 1
-        self.transport.write(raw_response(
-            408, "Request Timeout", "request timeout",
-            f"the request's headers did not come whole within {self.limits.header_timeout_s:g} s"))
+        if self.conn.their_state is h11.IDLE:  # (part of) a head: it is told why; a body after an answer is not
+            self.transport.write(raw_response(
+                408, "Request Timeout", "request timeout",
+                f"the request's headers did not come whole within {self.limits.header_timeout_s:g} s"))
         self.transport.close()
 
 
@@ -195,6 +222,16 @@ class RateLimitedLog(logging.Filter):
         return window[1] <= self.burst
 
 
+def limit_repeated_logs() -> None:
+    """Rate-limit what this process's log handlers write (:class:`RateLimitedLog`, one per handler): a filter on
+    a handler sees every record it writes, those of child loggers included, where one on a logger sees only the
+    records logged on that very logger. For ``citesum serve``, once its logging is configured."""
+    for name in LOG_WRITERS:
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, RateLimitedLog) for f in handler.filters):
+                handler.addFilter(RateLimitedLog())
+
+
 def open_file_limit() -> int:
     """The process's open-file limit, raised to its hard limit first (many systems start at 1,024)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -221,12 +258,10 @@ def uvicorn_server(app: Any, config: ServiceConfig, **options: Any) -> Any:
     counts what was refused, made room for and timed out."""
     import uvicorn
 
-    for name in FLOODED_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, RateLimitedLog) for f in logger.filters):
-            logger.addFilter(RateLimitedLog())
     limits = connection_limits(config)
-    server = uvicorn.Server(uvicorn.Config(app, http=protocol_for(limits), log_level="warning",
+    # ws="none": no WebSocket is served (the guard refuses them), and an upgrade would hand the connection to a
+    # protocol that never gives its place back
+    server = uvicorn.Server(uvicorn.Config(app, http=protocol_for(limits), ws="none", log_level="warning",
                                            timeout_graceful_shutdown=5, **options))
     server.limits = limits  # type: ignore[attr-defined]
     return server

@@ -3,6 +3,7 @@ errors included: ``{"error": ..., "detail": ...}``)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from pathlib import Path
@@ -21,25 +22,30 @@ def error_body(error: str, detail: Any) -> bytes:
     return json_bytes({"error": error, "detail": detail})
 
 
-#: an absolute path of two parts or more, where a message would put one: at the start, after a space, a quote or
-#: a bracket (not after a host name or "http:", so the paths of URLs stay)
-_ABSOLUTE_PATH = re.compile(r"(?:(?<=^)|(?<=[\s'\"(\[=]))/(?:[^\s/'\"]+/)+([^\s/'\"),;]*)")
+#: an absolute path of two parts or more where a message would put one: at the start, after a space, a quote, a
+#: bracket, a separator or a scheme's colon (``milvus:/srv/m.db``; not inside a URL, whose path follows its host)
+_ABSOLUTE_PATH = re.compile(r"(?:(?<=^)|(?<=[\s'\"`(\[<=:,;]))/(?:[^\s/'\"`,;]+/)+([^\s/'\"`),;>]*)")
 
 
 class PathHider:
     """Messages for the service's clients without the server's paths: the uploads folder's files by their
     names, the index folder's by their paths inside it, the folder itself by its name, any other absolute path
-    (a Milvus database, a temporary file) by its last part. The CLI's messages name the paths whole; over HTTP
-    they tell a stranger how the server is laid out."""
+    (a Milvus database, a model file, a temporary file) by its last part. The CLI's messages name the paths
+    whole; over HTTP they tell a stranger how the server is laid out. A path as the operator gave it, relative
+    (``--index ix``), says nothing of the server and stays."""
 
     def __init__(self, index_dir: Path, uploads_dir: Path) -> None:
-        self._roots = [(f"{uploads_dir.resolve()}/", ""), (f"{uploads_dir}/", ""),
-                       (f"{index_dir.resolve()}/", ""), (f"{index_dir}/", ""),
-                       (str(index_dir.resolve()), index_dir.name), (str(index_dir), index_dir.name)]
+        roots: list[tuple[str, str]] = []
+        for folder, shown in ((uploads_dir, ""), (index_dir, None)):
+            for absolute in dict.fromkeys((str(folder.absolute()), str(folder.resolve()))):
+                roots.append((absolute + "/", ""))
+                roots.append((absolute, folder.resolve().name if shown is None else shown))
+        self._roots = roots
 
     def __call__(self, text: str) -> str:
         for root, shown in self._roots:
-            text = text.replace(root, shown)
+            text = re.sub(rf"{re.escape(root)}(?![\w.-])" if not root.endswith("/") else re.escape(root), shown,
+                          text)
         return _ABSOLUTE_PATH.sub(lambda match: match.group(1), text)
 
     def json(self, content: Any) -> Any:
@@ -53,13 +59,17 @@ class PathHider:
         return content
 
 
-class StorageUnavailable(Exception):
-    """The index's storage failed under a write or a read (a full disk, a read-only folder): 503 with
-    Retry-After, the operator's to fix, not the client's."""
+#: what a storage fault says (errno): the disk or a quota is full, a file too large, the folder read-only or not
+#: ours to write, the device failing. Answered 503 with Retry-After: the operator's to fix, not the client's
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                            errno.EIO})
 
-    def __init__(self, exc: OSError) -> None:
-        reason = exc.strerror or type(exc).__name__
-        super().__init__(f"the server cannot store this now ({reason}); retry later")
+
+def storage_fault(exc: BaseException) -> str | None:
+    """What to tell a client of ``exc`` if it is a storage fault (:data:`STORAGE_ERRNOS`), else None."""
+    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+        return f"the server cannot store this now ({exc.strerror or type(exc).__name__}); retry later"
+    return None
 
 
 class NotFound(CitesumError):

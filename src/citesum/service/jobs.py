@@ -23,7 +23,7 @@ from typing import Any, Callable, Literal
 from citesum.errors import CitesumError, IndexLockedError
 from citesum.index.store import Index
 from citesum.ingest import UPLOAD_KEY, IngestOptions, ingest_file
-from citesum.service.errors import Overloaded
+from citesum.service.errors import Overloaded, storage_fault
 from citesum.types import Document
 
 log = logging.getLogger(__name__)
@@ -143,12 +143,14 @@ class JobQueue:
                 job.state = "committed"
             except CitesumError as exc:
                 job.state, job.error = "failed", str(exc)
-            except OSError as exc:  # the uploads folder cannot be written: full, read-only
-                log.warning("job %s failed: %s", job.id, exc)
-                job.state, job.error = "failed", f"the server could not store the files ({exc.strerror or exc})"
-            except Exception as exc:  # a bug must fail its job, not kill the writer thread
-                log.exception("job %s failed", job.id)
-                job.state, job.error = "failed", f"internal error ({type(exc).__name__}: {exc})"
+            except Exception as exc:  # a storage fault, or a bug: it fails its job, never the writer thread
+                fault = storage_fault(exc)  # the uploads folder cannot be written: full, read-only
+                if fault is not None:
+                    log.warning("job %s failed: %s", job.id, exc)
+                    job.state, job.error = "failed", fault
+                else:
+                    log.exception("job %s failed", job.id)
+                    job.state, job.error = "failed", f"internal error ({type(exc).__name__}: {exc})"
             job.finished = time.time()
             job.stage = job.state
             self._done[job.id].set()
