@@ -211,3 +211,26 @@ def overwrite(path: Path, data: bytes) -> None:
     before = path.stat()
     path.write_bytes(data)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+
+
+#: short notes of a city, one subject each: a corpus for commands run as a user runs them
+CITY_NOTES = {
+    "water.txt": "The Lakemont reservoir fell to 41 percent of capacity in August. Residents were asked to save "
+                 "water, and the city limited lawn watering to two days a week.",
+    "transit.txt": "Bus drivers went on strike in May over pay. The transit authority added night trains on the "
+                   "east line while the buses stood still.",
+    "rent.txt": "The median rent of a two-bedroom flat rose nine percent this year, the housing office reported.",
+    "school.txt": "The school board cut the music budget and hired four maths teachers for the autumn term.",
+    "harbour.txt": "The harbour ferry timetable changes in June: boats leave every twenty minutes at rush hour.",
+    "library.txt": "The central library opens on Sundays from next month, with longer hours during exams.",
+    "parks.txt": "Two new parks open along the river, with a playground and a path for bicycles.",
+    "power.txt": "A storm cut power to nine thousand homes; the utility restored most lines within a day.",
+}
+
+
+def write_files(folder: Path, files: dict[str, str]) -> Path:
+    """``folder``, made, holding ``files`` (name -> text)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    return folder

@@ -14,6 +14,15 @@ from pathlib import Path
 from typing import Any
 
 
+#: ``citesum`` as a user runs it, in a process of its own
+CITESUM = [sys.executable, "-m", "citesum.cli"]
+
+
+def run_citesum(*arguments: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``citesum ARGUMENTS`` in a process of its own (its start-up loads the embedder)."""
+    return subprocess.run([*CITESUM, *arguments], capture_output=True, text=True, timeout=timeout)
+
+
 class LiveServer:
     """``app`` (the service's: the guard holds its config) served as ``citesum serve`` serves it, connection
     limits included."""

@@ -9,37 +9,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-CITESUM = [sys.executable, "-m", "citesum.cli"]
-#: a command's start-up (the embedder's load) and a search of a tiny corpus
-COMMAND_TIMEOUT_S = 120
-CORPUS = {
-    "water.txt": "The Lakemont reservoir fell to 41 percent of capacity in August. Residents were asked to save "
-                 "water, and the city limited lawn watering to two days a week.",
-    "transit.txt": "Bus drivers went on strike in May over pay. The transit authority added night trains on the "
-                   "east line while the buses stood still.",
-    "rent.txt": "The median rent of a two-bedroom flat rose nine percent this year, the housing office reported.",
-    "school.txt": "The school board cut the music budget and hired four maths teachers for the autumn term.",
-    "harbour.txt": "The harbour ferry timetable changes in June: boats leave every twenty minutes at rush hour.",
-    "library.txt": "The central library opens on Sundays from next month, with longer hours during exams.",
-    "parks.txt": "Two new parks open along the river, with a playground and a path for bicycles.",
-    "power.txt": "A storm cut power to nine thousand homes; the utility restored most lines within a day.",
-}
+from fixtures import CITY_NOTES, write_files
+from live import run_citesum
+
 QUERY = "water supply and reservoir levels"
 
 
-def _citesum(*arguments: str) -> subprocess.CompletedProcess[str]:
-    """``citesum ARGUMENTS`` in a process of its own."""
-    return subprocess.run([*CITESUM, *arguments], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
-
-
 def _search(index: Path, retriever: str) -> subprocess.CompletedProcess[str]:
-    return _citesum("search", QUERY, "--index", str(index), "--retriever", retriever, "--json", "-k", "5")
+    return run_citesum("search", QUERY, "--index", str(index), "--retriever", retriever, "--json", "-k", "5")
 
 
 def _top5(done: subprocess.CompletedProcess[str]) -> list[tuple[str, float]]:
@@ -64,11 +46,8 @@ def _rot_in_place(file: Path, count: int = 100) -> None:
 
 @pytest.fixture
 def index(tmp_path: Path) -> Path:
-    corpus = tmp_path / "docs"
-    corpus.mkdir()
-    for name, text in CORPUS.items():
-        (corpus / name).write_text(text)
-    built = _citesum("index", str(corpus), "--index", str(tmp_path / "ix"))
+    corpus = write_files(tmp_path / "docs", CITY_NOTES)
+    built = run_citesum("index", str(corpus), "--index", str(tmp_path / "ix"))
     assert built.returncode == 0, built.stderr[-3000:]
     return tmp_path / "ix"
 
@@ -85,5 +64,5 @@ def test_searches_in_new_processes_never_answer_from_a_file_rotten_in_place(inde
             assert named in done.stderr, f"--retriever {retriever}: no word of the damage: {done.stderr!r}"
         else:  # or a clear error naming it
             assert named in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
-    checked = _citesum("check", "--index", str(index))
+    checked = run_citesum("check", "--index", str(index))
     assert checked.returncode == 1 and "checksum differs" in checked.stdout

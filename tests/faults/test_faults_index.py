@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,9 +13,8 @@ import httpx
 
 from citesum.index.store import DB_NAME, Index, IndexSettings
 from citesum.types import Document
-from live import citesum_serve
+from live import citesum_serve, run_citesum
 
-CITESUM = str(Path(sys.executable).parent / "citesum")
 
 
 def _corpus(folder: Path, big_kib: int = 0) -> Path:
@@ -30,7 +28,7 @@ def _corpus(folder: Path, big_kib: int = 0) -> Path:
 
 
 def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CITESUM, *arguments], capture_output=True, text=True, timeout=300)
+    return run_citesum(*arguments, timeout=300)
 
 
 def _log_bytes(index: Path) -> int:

@@ -9,34 +9,24 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from live import citesum_serve, free_port
+from fixtures import CITY_NOTES, write_files
+from live import citesum_serve, free_port, run_citesum
 
 pytest.importorskip("pymilvus")
 pytest.importorskip("milvus_lite")
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
-CITESUM = [sys.executable, "-m", "citesum.cli"]
-#: what each command may take: a start-up (the embedder's load) and a few searches of a tiny corpus
-COMMAND_TIMEOUT_S = 60
-CORPUS = {
-    "water.txt": "The Lakemont reservoir fell to 41 percent of capacity in August. Residents were asked to save "
-                 "water, and the city limited lawn watering to two days a week.",
-    "transit.txt": "Bus drivers went on strike in May over pay. The transit authority added night trains on the "
-                   "east line while the buses stood still.",
-    "rent.txt": "The median rent of a two-bedroom flat rose nine percent this year, the housing office reported.",
-}
 UPDATE = ("parade.txt", "A flamingo parade crossed Zanzibar square on Sunday, led by the harbour brass band.")
 
 
 def _citesum(*arguments: str) -> subprocess.CompletedProcess[str]:
     """``citesum ARGUMENTS`` in a process of its own; it must succeed."""
-    done = subprocess.run([*CITESUM, *arguments], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    done = run_citesum(*arguments)
     assert done.returncode == 0, f"citesum {' '.join(arguments)} failed:\n{done.stderr[-3000:]}"
     return done
 
@@ -50,10 +40,7 @@ def _searched(index: Path, query: str, retriever: str) -> list[str]:
 @pytest.fixture
 def built(tmp_path: Path) -> tuple[Path, Path]:
     """(the corpus folder, the index) built by ``citesum index`` into a milvus-lite file beside the index."""
-    corpus = tmp_path / "docs"
-    corpus.mkdir()
-    for name, text in CORPUS.items():
-        (corpus / name).write_text(text)
+    corpus = write_files(tmp_path / "docs", CITY_NOTES)
     index = tmp_path / "ix"
     _citesum("index", str(corpus), "--index", str(index), "--store", f"milvus:{tmp_path / 'vectors.db'}")
     return corpus, index
@@ -98,7 +85,6 @@ def test_a_milvus_lite_index_is_served_by_threads(built: tuple[Path, Path], tmp_
         assert httpx.post(f"{server.url}/search", json={"query": "reservoir", "k": 1}).status_code == 200
     finally:
         server.close()
-    refused = subprocess.run([*CITESUM, "serve", "--index", str(index), "--port", str(free_port()),
-                              "--worker-kind", "process"], capture_output=True, text=True, timeout=120)
+    refused = run_citesum("serve", "--index", str(index), "--port", str(free_port()), "--worker-kind", "process")
     assert refused.returncode == 1 and "serves one process at a time" in refused.stderr, refused.stderr
     assert "--worker-kind thread" in refused.stderr

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import subprocess
 import sys
 import zipfile

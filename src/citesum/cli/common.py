@@ -86,7 +86,7 @@ def base_url_option(name: str = "--base-url", of: str = "the LLM server") -> Cal
 class RetrieverOption(click.Option):
     """``--retriever``, whose help lists the retrievers of :mod:`citesum.retrieve` (its ``RETRIEVER_NAMES``) and
     the ``also`` names a command reads besides. The list is made when help is shown, not when the command is
-    loaded: importing the retrievers costs a command ~0.1 s of start-up (numpy, the index)."""
+    loaded: importing the retrievers would import numpy and the index into every command's start-up."""
 
     def __init__(self, *args: Any, also: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
