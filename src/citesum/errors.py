@@ -56,6 +56,24 @@ class LLMError(CitesumError):
     """An LLM call failed after its retries, or returned output that could not be used."""
 
 
+class ContextTooLong(LLMError):
+    """The server refused a request longer than its model's window. ``window`` and ``requested`` are the token
+    counts its message gave (in its model's tokens), when it gave them; ``with_answer``: ``requested`` counts the
+    answer's tokens (``max_tokens``) besides the prompt's."""
+
+    def __init__(self, message: str, window: int | None = None, requested: int | None = None,
+                 with_answer: bool = True) -> None:
+        super().__init__(message)
+        self.window = window
+        self.requested = requested
+        self.with_answer = with_answer
+
+
+class LLMTimeout(LLMError):
+    """The model did not answer within the request's time limit; the call was cancelled (its connection closed,
+    so the server stops working on it)."""
+
+
 class UnusableOutputError(LLMError):
     """The LLM answered, but nothing in its answers could be used (after the retries for bad output)."""
 

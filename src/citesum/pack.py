@@ -12,7 +12,7 @@ papers' reference code stops at the first unit that does not fit (``stop_at_firs
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 from citesum.errors import BudgetError, ConfigError
@@ -23,6 +23,8 @@ from citesum.types import Context, ContextBlock, Document, Hit, Passage, Stateme
 Order = Literal["score", "original", "full"]
 ORDERS: tuple[Order, ...] = ("score", "original", "full")
 BLOCK_SEPARATOR = "\n\n"
+#: what the separator between two blocks costs, in tokens (at most)
+_SEPARATOR_TOKENS = 2
 #: how a statement (a summary written from a document, not its text) is marked inside the document's block
 STATEMENT_LABEL = "Summary:"
 T = TypeVar("T")
@@ -123,6 +125,38 @@ def counted_context(blocks: list[ContextBlock], order: str, budget: int, tokeniz
     """The context with its exact token count (of the text the summarizer will read)."""
     uncounted = Context(tuple(blocks), order, budget, 0)
     return Context(uncounted.blocks, order, budget, tokenizer.count(uncounted.render()))
+
+
+def shrunk(context: Context, budget: int, tokenizer: Tokenizer | None = None) -> Context:
+    """``context`` cut to ``budget`` tokens, keeping what ranked best: its blocks by retrieval score (in the order
+    given when they have none), each whole while it fits; the best block is cut to its first passages (or its
+    first tokens) when even it does not. Kept blocks stay in the context's order with their numbers, so a
+    citation still names the document it named. For a model whose window cannot hold the context it was given."""
+    tokenizer = tokenizer or get_tokenizer()
+    ranked = sorted(range(len(context.blocks)), key=lambda i: (-(context.blocks[i].score or 0.0), i))
+    kept: dict[int, ContextBlock] = {}
+    used = 0
+    for position in ranked:
+        block = context.blocks[position]
+        if used + block.token_count + _SEPARATOR_TOKENS <= budget:
+            kept[position] = block
+            used += block.token_count + _SEPARATOR_TOKENS
+    if not kept and context.blocks:
+        best = ranked[0]
+        kept[best] = _cut_block(context.blocks[best], budget, tokenizer)
+    blocks = [kept[position] for position in sorted(kept)]
+    return replace(counted_context(blocks, context.order, budget, tokenizer), terms=context.terms)
+
+
+def _cut_block(block: ContextBlock, budget: int, tokenizer: Tokenizer) -> ContextBlock:
+    """``block`` cut to its first passages that fit ``budget`` tokens, or to its first tokens."""
+    header = tokenizer.count(block_header(block.number, block.title))
+    passages = list(block.passages)
+    while len(passages) > 1 and header + tokenizer.count("\n".join(p.text for p in passages)) > budget:
+        passages.pop()
+    text = "\n".join(p.text for p in passages) if passages else block.text
+    text = tokenizer.truncate(text, max(budget - header, 1))
+    return replace(block, text=text, token_count=header + tokenizer.count(text), passages=tuple(passages))
 
 
 def pack_full(documents: Sequence[Document], budget: int, tokenizer: Tokenizer,

@@ -106,8 +106,41 @@ def test_a_request_past_the_deadline_is_504(live, serve) -> None:  # type: ignor
         answer(handler, BULLET)
 
     server = live(llm=_llm(serve(slow).url, max_retries=0), timeout_s=0.5)
+    response = httpx.post(f"{server.url}/search", json={"query": WATER}, timeout=30)
+    assert response.status_code == 200  # a search has the service's limit, a summary by the model its own
+    server = live(llm=_llm(serve(slow).url, max_retries=0), llm_timeout_s=0.5)
     response = httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30)
-    assert response.status_code == 504 and "0.5 s limit" in response.json()["detail"]
+    assert response.status_code == 504 and "0.5 s" in response.json()["detail"]
+
+
+def test_a_summary_past_its_time_limit_cancels_the_model_call(live, serve) -> None:  # type: ignore[no-untyped-def]
+    """The model's server sees the client leave when the limit passes, and can free its slot, instead of
+    writing an answer for a request that was answered 504 already."""
+    left: list[float] = []
+
+    def held(handler, request, n):  # type: ignore[no-untyped-def]
+        connection = handler.connection
+        connection.setblocking(False)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if connection.recv(1, socket.MSG_PEEK) == b"":
+                    left.append(time.monotonic())
+                    return
+            except BlockingIOError:
+                pass
+            time.sleep(0.02)
+
+    server = live(llm=_llm(serve(held).url, max_retries=0), llm_timeout_s=1.0)
+    started = time.monotonic()
+    response = httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30)
+    assert response.status_code == 504
+    assert "did not answer" in response.json()["detail"] and "--llm-timeout" in response.json()["detail"]
+    seen_by = time.monotonic() + 5
+    while not left and time.monotonic() < seen_by:
+        time.sleep(0.05)
+    assert left and left[0] - started < 2.0  # before: the call ran on, and the model with it
+
 
 
 @pytest.mark.parametrize("script, message", [

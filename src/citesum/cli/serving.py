@@ -34,6 +34,9 @@ from citesum.errors import CitesumError
               help="Requests that may wait for a worker; past that: 503 with Retry-After.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds a request may take before it is answered 504.")
+@click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=180.0, show_default=True,
+              help="Seconds a summary written by the LLM may take (the model call is then cancelled); a model too "
+                   "slow for the default budget gets a smaller one, said in /health and on the page.")
 @click.option("--max-upload-mb", type=click.FloatRange(min=0, min_open=True), default=25.0, show_default=True)
 @click.option("--uploads", "uploads_dir", type=click.Path(file_okay=False), default=None,
               help="Where uploaded files are kept (default: INDEX/uploads).")
@@ -52,6 +55,7 @@ from citesum.errors import CitesumError
               help="Open connections from one address (a reverse proxy is one address: raise it behind one).")
 def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
           workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
+          llm_timeout: float,
           max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
           model: str | None, base_url: Sequence[str], window: int | None, max_connections: int,
           max_connections_per_client: int) -> None:
@@ -70,7 +74,7 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
         worker_kind = "thread"
     config = ServiceConfig(
         host=host, token=read_token(token_file), allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
-        timeout_s=timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+        timeout_s=timeout, llm_timeout_s=llm_timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
         uploads_dir=Path(uploads_dir) if uploads_dir else None, max_connections=max_connections,
         max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),

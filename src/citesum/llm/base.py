@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 
 RETRY_TEMPERATURE = 0.7
+#: when the calls made in this context must have answered (a wall-clock time: it crosses to worker processes)
+_DEADLINE: ContextVar[float | None] = ContextVar("citesum_llm_deadline", default=None)
+
+
+@contextmanager
+def answer_by(deadline: float | None) -> Iterator[None]:
+    """The LLM calls made in the block are cancelled at ``deadline`` (``time.time()``; None: no limit): a service
+    request's time limit reaches the model call, which closes its connection instead of running on."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def seconds_left() -> float | None:
+    """Seconds until the deadline of :func:`answer_by`, or None without one."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline - time.time()
 
 
 @dataclass(frozen=True)
@@ -102,6 +124,11 @@ class LLM(ABC):
     name: str
     #: tokens the model reads and writes in one request, when known (it caps the context budget)
     context_window: int | None = None
+    #: where ``context_window`` came from, said to the user (the server's answer, ``--window``, a default)
+    context_window_source: str | None = None
+    #: the model's prompt tokens per token of citesum's tokenizer, the largest seen in its answers (None: none
+    #: seen yet): budgets are counted with citesum's tokenizer, the window is filled by the model's
+    prompt_token_ratio: float | None = None
 
     def __init__(self) -> None:
         self.usage = Usage()

@@ -21,11 +21,12 @@ import asyncio
 import email.utils
 import os
 import random
+import re
 import time
 from typing import Any, Iterable, Sequence
 
-from citesum.errors import LLMError, MissingExtraError
-from citesum.llm.base import JSON_DIALECTS, LLM, ChatRequest, Completion, json_response_format
+from citesum.errors import ContextTooLong, LLMError, LLMTimeout, MissingExtraError
+from citesum.llm.base import JSON_DIALECTS, LLM, ChatRequest, Completion, json_response_format, seconds_left
 from citesum.llm.cache import ResponseCache, request_key
 from citesum.llm.pool import EndpointPool, endpoint_specs
 
@@ -61,9 +62,42 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+#: how servers say a request is longer than the window: the pattern, the groups of (window, requested tokens),
+#: and whether the requested tokens count the answer's (``max_tokens``) besides the prompt's
+_TOO_LONG = [
+    # vLLM and OpenAI: "This model's maximum context length is 8192 tokens. However, you requested 18161 tokens"
+    (re.compile(r"maximum context length is (\d+) tokens\. However, you requested (\d+) tokens"), (1, 2), True),
+    # llama-cpp-python: "Requested tokens (18161) exceed context window of 8192"
+    (re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"), (2, 1), True),
+    # llama.cpp's server: its JSON error carries the prompt's n_prompt_tokens and n_ctx
+    (re.compile(r"exceed.{0,40}context size.*?\"n_prompt_tokens\"\s*:\s*(\d+).*?\"n_ctx\"\s*:\s*(\d+)", re.S),
+     (2, 1), False),
+    # the same, or OpenAI's code, without numbers
+    (re.compile(r"context_length_exceeded|exceeds? (?:the )?(?:available )?context (?:size|window|length)", re.I),
+     None, True),
+]
+
+
+def context_too_long(text: str) -> tuple[int | None, int | None, bool] | None:
+    """(window, requested tokens, whether those count the answer's) when an error body says the request is longer
+    than the model's window (the numbers may be None: not every server gives them); None for any other error."""
+    for pattern, groups, with_answer in _TOO_LONG:
+        match = pattern.search(text)
+        if match:
+            if groups is None:
+                return None, None, with_answer
+            return int(match.group(groups[0])), int(match.group(groups[1])), with_answer
+    return None
+
+
 def raise_for_status(response: Any, base_url: str) -> None:
-    """:class:`_Retryable` for a status worth retrying (429 with its ``Retry-After``), :class:`LLMError` for any other
-    error status."""
+    """:class:`_Retryable` for a status worth retrying (429 with its ``Retry-After``), :class:`ContextTooLong` for a
+    request longer than the model's window, :class:`LLMError` for any other error status."""
+    if 400 <= response.status_code < 500 or response.status_code == 500:
+        too_long = context_too_long(response.text)
+        if too_long is not None:  # llama-cpp-python says it with a 500
+            raise ContextTooLong(f"{base_url}: the request is longer than the model's window (HTTP "
+                                 f"{response.status_code}: {response.text[:300]})", *too_long)
     if response.status_code in RETRYABLE_STATUS:
         wait = _retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
         raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
@@ -147,8 +181,17 @@ class OpenAIChat(LLM):
                 return completion
 
             tasks = [asyncio.ensure_future(one(r)) for r in requests]
+            left = seconds_left()
             try:
-                return list(await asyncio.gather(*tasks))
+                if left is None:
+                    return list(await asyncio.gather(*tasks))
+                try:
+                    # past the request's time limit the calls are cancelled and their connections closed: the
+                    # server sees the client leave and frees its slot instead of finishing an answer nobody reads
+                    return list(await asyncio.wait_for(asyncio.gather(*tasks), max(left, 0.001)))
+                except asyncio.TimeoutError:
+                    raise LLMTimeout(f"{self.base_url}: the model did not answer within the request's time "
+                                     "limit; the call was cancelled") from None
             except BaseException:
                 # one request failed (a 4xx, or gave up): the others are cancelled and awaited before the client
                 # closes, so they end as abandoned, not as transport failures that would eject a sound endpoint

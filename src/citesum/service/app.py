@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from citesum.errors import CitesumError, ConfigError, IndexStoreError, LLMError, MissingExtraError
+from citesum.errors import CitesumError, ConfigError, IndexStoreError, LLMError, LLMTimeout, MissingExtraError
 from citesum.index.store import Index
 from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
 from citesum.llm.base import LLM
@@ -35,7 +35,7 @@ from citesum.service.guard import Guard
 from citesum.service.jobs import STAGING, JobQueue
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
 from citesum.service.pool import ReadPool
-from citesum.service.reader import Reader
+from citesum.service.reader import ModelPace, Reader
 from citesum.summarize import window_budget
 
 try:
@@ -109,13 +109,13 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     config = fitted(config or ServiceConfig(), llm)
     index = Index.open(index_path)
     uploads_dir = Path(config.uploads_dir or index.path / "uploads")
-    reader = Reader(index, llm, config.default_budget)
+    reader = Reader(index, llm, config.default_budget, ModelPace(config.llm_timeout_s) if llm else None)
     # Two lanes: summaries take 100-300 ms of CPU each, searches a few ms; in one queue a search waited behind
     # the summaries ahead of it (p95 73x its unloaded p50 at 32 clients, benchmarks/service_load.py). The
     # summary workers also yield the CPU to the search workers (a higher niceness).
     searches = ReadPool(reader, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
-    summaries = ReadPool(reader, config.workers, config.queue, config.timeout_s, config.worker_kind,
-                         niceness=SUMMARY_NICENESS)
+    summaries = ReadPool(reader, config.workers, config.queue, config.llm_timeout_s if llm else config.timeout_s,
+                         config.worker_kind, niceness=SUMMARY_NICENESS)
     jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
     hide = PathHider(index.path, uploads_dir)
     summarizer_name = "extractive" if llm is None else hide(f"llm:{llm.name}")  # a model's file, by its name
@@ -179,6 +179,9 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             return error(404, "not found", str(exc))
         if isinstance(exc, IndexStoreError):  # the server's fault: the index is gone, damaged or locked
             return error(503, "index unavailable", str(exc), {"Retry-After": "10"})
+        if isinstance(exc, LLMTimeout):
+            return error(504, "timeout", f"{exc} (the service's limit for a summary by the model: "
+                                         f"{config.llm_timeout_s:g} s, --llm-timeout)")
         if isinstance(exc, LLMError):
             return error(502, "summarizer unavailable", str(exc))
         return error(400, "bad request", str(exc))  # an unknown retriever, a budget too small...
@@ -217,6 +220,20 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         return Response(status_code=204)  # no icon, and no 404 in the browser's console
 
     # ---- reading ----------------------------------------------------------------------------------------
+    def model_status() -> dict[str, Any]:
+        """The model's window and where it came from, its pace, and the budget that pace allows."""
+        assert llm is not None and reader.pace is not None
+        pace = reader.pace.tokens_per_s
+        budget = reader.budget()
+        status: dict[str, Any] = {"window": llm.context_window, "window_source": hide(llm.context_window_source or ""),
+                                  "time_limit_s": config.llm_timeout_s,
+                                  "prompt_tokens_per_s": None if pace is None else round(pace, 1)}
+        if budget < config.default_budget:
+            status["budget_note"] = (f"the default budget is lowered from {config.default_budget:,} to {budget:,} "
+                                     f"tokens: the model reads about {pace:,.0f} tokens a second, and a summary "
+                                     f"must come within {config.llm_timeout_s:g} s")
+        return status
+
     @app.get("/health", summary="200 when the index answers; 503 with the reason when it does not")
     async def health() -> Response:
         def work() -> dict[str, Any]:
@@ -229,8 +246,8 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
             return {"status": "ok", **status, "summarizer": summarizer_name, "workers": {
                 "search": {"busy": searches.busy, "capacity": searches.capacity, "kind": searches.kind},
                 "summarize": {"busy": summaries.busy, "capacity": summaries.capacity, "kind": summaries.kind}},
-                "pending_jobs": jobs.pending, "limits": {
-                    "max_k": config.max_k, "max_budget": config.max_budget, "budget": config.default_budget,
+                "pending_jobs": jobs.pending, **({"model": model_status()} if llm else {}), "limits": {
+                    "max_k": config.max_k, "max_budget": config.max_budget, "budget": reader.budget(),
                     "min_words": config.min_words, "max_words": config.max_words,
                     "max_bullets": config.max_bullets, "max_query_chars": config.max_query_chars,
                     "max_upload_bytes": config.max_upload_bytes, "extensions": list(SUPPORTED_EXTENSIONS)}}

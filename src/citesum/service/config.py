@@ -92,6 +92,9 @@ class ServiceConfig:
     #: requests waiting for a worker beyond those being served; past it: 503 with Retry-After
     queue: int = 64
     timeout_s: float = 60.0
+    #: a summary written by an LLM gets this long instead (a local model on a CPU reads a few hundred tokens a
+    #: second); past it the model call is cancelled and the request answered 504
+    llm_timeout_s: float = 180.0
     #: a client that stops sending the body it announced is answered 408 after this many seconds of silence
     body_timeout_s: float = 30.0
     max_json_bytes: int = 64 * 1024
@@ -135,9 +138,10 @@ class ServiceConfig:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.worker_kind not in ("process", "thread"):
             raise ConfigError(f"worker_kind must be 'process' or 'thread', got '{self.worker_kind}'")
-        if self.queue < 0 or self.timeout_s <= 0 or self.body_timeout_s <= 0 or self.header_timeout_s <= 0 \
-                or self.lock_wait_s < 0:
-            raise ConfigError("queue and lock_wait_s must be >= 0, timeout_s, body_timeout_s and header_timeout_s > 0")
+        if self.queue < 0 or self.lock_wait_s < 0 or min(self.timeout_s, self.llm_timeout_s, self.body_timeout_s,
+                                                         self.header_timeout_s) <= 0:
+            raise ConfigError("queue and lock_wait_s must be >= 0; timeout_s, llm_timeout_s, body_timeout_s and "
+                              "header_timeout_s > 0")
         if self.min_words > self.max_words:
             raise ConfigError(f"min_words ({self.min_words}) is above max_words ({self.max_words})")
         if self.default_budget > self.max_budget:

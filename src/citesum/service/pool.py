@@ -14,6 +14,7 @@ import asyncio
 import logging
 import math
 import multiprocessing
+import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -24,6 +25,8 @@ from citesum.service.errors import Overloaded, RequestTimeout, WorkerDied
 from citesum.service.reader import Reader
 
 log = logging.getLogger("citesum.service")
+#: how long before a request's time limit its LLM calls are cancelled (at most: a tenth of a short limit)
+DEADLINE_MARGIN_S = 0.5
 
 
 def _ready(reader: Reader) -> bool:
@@ -53,7 +56,7 @@ class ReadPool:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=read_work.start_worker,
                                    initargs=(str(self.reader.index.path), self.reader.llm,
-                                             self.reader.default_budget, self.niceness))
+                                             self.reader.default_budget, self.niceness, self.reader.pace))
 
     async def warm_up(self) -> None:
         """Start every worker and load what the first request needs, before the server takes requests."""
@@ -115,9 +118,12 @@ class ReadPool:
             raise WorkerDied() from None
 
     def _submit(self, executor: Executor, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        # the work's LLM calls end just before the request's time limit: the worker says the model was too slow
+        # (and its connection to the model is closed) before the limit answers 504 in its place
+        deadline = time.time() + self.timeout_s - min(DEADLINE_MARGIN_S, self.timeout_s / 10)
         if self.kind == "thread":
-            return executor.submit(function, self.reader, *args)
-        return executor.submit(read_work.in_worker, function, *args)
+            return executor.submit(read_work.by_deadline, self.reader, deadline, function, *args)
+        return executor.submit(read_work.in_worker, read_work.by_deadline, deadline, function, *args)
 
     def _restart(self, broken: Executor) -> Executor:
         """New workers in place of ``broken`` — unless another request already replaced it: every request of

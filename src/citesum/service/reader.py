@@ -6,7 +6,7 @@ worker). The same functions run on worker threads of the server process or in wo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -14,7 +14,7 @@ import numpy as np
 from citesum.errors import CitesumError
 from citesum.index.cosine import cosine_scores
 from citesum.index.store import Index, IndexView
-from citesum.llm.base import LLM
+from citesum.llm.base import LLM, answer_by
 from citesum.pack import PackOptions
 from citesum.responses import document_response, relative_source, search_response, summary_response
 from citesum.retrieve import get_retriever
@@ -28,11 +28,58 @@ from citesum.types import Document
 EVIDENCE_PASSAGES = 12
 
 
+#: the share of an LLM request's time limit its prompt may take at the model's pace (the rest: the answer, and a
+#: model slower than its last answers)
+PACE_SHARE = 0.6
+#: prompts shorter than this say little of the model's pace (its start-up and the answer dominate them)
+PACE_MIN_PROMPT = 500
+#: the answers the pace is taken from (the latest)
+PACE_ANSWERS = 8
+
+
+@dataclass
+class ModelPace:
+    """How fast the model reads, from its latest answers (prompt tokens per second of the whole call: the answer's
+    time counts against the prompt, which errs on the slow side), and the context budget whose prompt it reads
+    within a share of the time limit."""
+
+    time_limit_s: float
+    #: (prompt tokens, seconds) of the latest answers
+    answers: list[tuple[int, float]] = field(default_factory=list)
+
+    def record(self, prompt_tokens: int, seconds: float) -> None:
+        if prompt_tokens >= PACE_MIN_PROMPT and seconds > 0:
+            self.answers = [*self.answers, (prompt_tokens, seconds)][-PACE_ANSWERS:]
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        if not self.answers:
+            return None
+        return sum(tokens for tokens, _ in self.answers) / sum(seconds for _, seconds in self.answers)
+
+    def budget(self, default: int, token_ratio: float | None) -> int:
+        """``default``, or less when the model would not read its prompt within the time limit's share (in
+        citesum's tokens: the model counts ``token_ratio`` of its own per one of ours)."""
+        pace = self.tokens_per_s
+        if pace is None:
+            return default
+        affordable = int(pace * self.time_limit_s * PACE_SHARE / (token_ratio or 1.0))
+        return max(min(default, affordable), PACE_MIN_PROMPT)
+
+
 @dataclass
 class Reader:
     index: Index
     llm: LLM | None
     default_budget: int
+    #: the model's pace, with an LLM: a thread worker's shared by the service, a process worker's its own
+    pace: ModelPace | None = None
+
+    def budget(self) -> int:
+        """The context budget of a request that asks none."""
+        if self.llm is None or self.pace is None:
+            return self.default_budget
+        return self.pace.budget(self.default_budget, self.llm.prompt_token_ratio)
 
     def warm_up(self) -> None:
         """Load what the first request would (the generation, the embedders), so it is not the slow one."""
@@ -55,9 +102,11 @@ def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
     from citesum.summarize.verify import check_summary
 
     engine = summarizer_for(reader.llm, bullets=request.bullets, words=request.words)
-    options = PackOptions(budget=request.budget or reader.default_budget, order=request.order)
+    options = PackOptions(budget=request.budget or reader.budget(), order=request.order)
     with reader.index.read() as view:
         summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
+        if reader.pace is not None:
+            reader.pace.record(int(summary.usage.get("prompt_tokens", 0)), float(summary.timings.get("llm_s", 0)))
         # An LLM's citations are replaced by the documents that state each bullet; the extractive summarizer
         # cites by construction and is only checked. Either way each citation gets the sentence of its
         # document that supports the bullet: the evidence the page highlights.
@@ -95,6 +144,13 @@ def exists(reader: Reader, document_id: str) -> bool:
         return bool(view.documents_by_id([document_id]))
 
 
+def by_deadline(reader: Reader, deadline: float, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(reader, *args)``, whose LLM calls are cancelled at ``deadline`` (``time.time()``): a request past
+    its time limit closes its connection to the model, which then stops writing an answer nobody will read."""
+    with answer_by(deadline):
+        return function(reader, *args)
+
+
 def timed_json(reader: Reader, function: Callable[..., Any], *args: Any) -> tuple[float, bytes]:
     """(seconds of work, ``function(reader, *args)`` as JSON). Encoded by the worker, not by the server's event
     loop, which then only copies bytes; timed here, so the server's Retry-After counts work, not waiting."""
@@ -123,7 +179,8 @@ _reader: Reader | None = None
 _startup_error: CitesumError | None = None
 
 
-def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness: int) -> None:
+def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness: int,
+                 pace: ModelPace | None = None) -> None:
     """Initializer of a worker process: its own index object (one SQLite connection), summarizer and models.
     A failure is kept and raised by each request (a 503 with the reason), never left to break the pool."""
     import os
@@ -137,7 +194,7 @@ def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness
     one_thread_each()
     _exit_with_parent()
     try:
-        _reader = Reader(Index.open(index_path), llm, default_budget)
+        _reader = Reader(Index.open(index_path), llm, default_budget, pace)
         _reader.warm_up()
     except CitesumError as exc:
         _startup_error = exc

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
+from dataclasses import replace
 from typing import Sequence
 
-from citesum.errors import UnusableOutputError
+from citesum.errors import ContextTooLong, LLMError, UnusableOutputError
 from citesum.llm.base import LLM, ChatRequest
+from citesum.pack import shrunk
 from citesum.summarize import ANSWER_TOKENS
 from citesum.summarize.citations import parse_output
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
+from citesum.tokens import get_tokenizer
 from citesum.types import Bullet, Context, Summary
+
+#: what is kept free of a window when the prompt is fitted to it, for the difference between two counts of the
+#: same text by the model's tokenizer (the chat template's tokens, a ratio taken from another prompt)
+WINDOW_SLACK = 0.05
 
 
 def says_no_answer(output: str) -> bool:
@@ -61,6 +69,70 @@ class LLMSummarizer:
                                     num_words=self.num_words)
 
     def summarize(self, query: str, context: Context) -> Summary:
+        """The summary of ``context``, cut first to what the model's window holds beside the prompt and the
+        answer; a server that still finds the request too long gets it once more, cut to what its numbers say.
+        Either cut is said in the summary's notes: the budget was citesum's choice, not the user's mistake."""
+        fitted = self._fitted(query, context)
+        try:
+            return self._summarize(query, fitted, self._cut_note(context, fitted))
+        except ContextTooLong as refused:
+            smaller = self._refitted(query, fitted, refused)
+            return self._summarize(query, smaller, self._cut_note(context, smaller))
+
+    def _prompt_tokens(self, query: str, context: Context) -> int:
+        return get_tokenizer().count(self.prompt(query, context))
+
+    def _fitted(self, query: str, context: Context) -> Context:
+        """``context`` cut so that the prompt (in the model's tokens, at the ratio seen so far) and the answer fit
+        the model's window, when it is known."""
+        window = self.llm.context_window
+        if window is None:
+            return context
+        ratio = self.llm.prompt_token_ratio or 1.0
+        room = (window - self.request.max_tokens) * (1 - WINDOW_SLACK) / ratio  # in citesum's tokens
+        over = self._prompt_tokens(query, context) - room
+        return context if over <= 0 else self._cut(context, context.token_count - math.ceil(over))
+
+    def _refitted(self, query: str, context: Context, refused: ContextTooLong) -> Context:
+        """``context`` cut to what the server's refusal says its window holds (its window and the tokens it
+        counted), or to half without numbers; what it said is kept for the next requests."""
+        if refused.window is None or refused.requested is None:
+            return self._cut(context, context.token_count // 2, refused)
+        ours = self._prompt_tokens(query, context)
+        theirs = refused.requested - (self.request.max_tokens if refused.with_answer else 0)
+        ratio = max(theirs / max(ours, 1), 0.1)
+        self.llm.prompt_token_ratio = max(self.llm.prompt_token_ratio or 0.0, ratio)
+        self.llm.context_window = min(self.llm.context_window or refused.window, refused.window)
+        room = (refused.window - self.request.max_tokens) * (1 - WINDOW_SLACK) / ratio
+        return self._cut(context, context.token_count - math.ceil(ours - room), refused)
+
+    @staticmethod
+    def _cut(context: Context, budget: int, refused: LLMError | None = None) -> Context:
+        if budget < 1:
+            raise LLMError(f"the model's window cannot hold the prompt without any context and the answer "
+                           f"({refused or 'lower --max-tokens, or use a model with a larger window'})")
+        return shrunk(context, budget)
+
+    @staticmethod
+    def _cut_note(given: Context, fitted: Context) -> tuple[str, ...]:
+        if fitted is given:
+            return ()
+        return (f"The context was cut from {given.token_count:,} to {fitted.token_count:,} tokens to fit the "
+                "model's window beside the prompt and the answer",)
+
+    def _learn(self, query: str, context: Context, usage: dict[str, int]) -> None:
+        """Keep how many tokens the model counted in this prompt per token of citesum's (the largest seen)."""
+        prompt_tokens = usage.get("prompt_tokens")
+        if prompt_tokens:
+            ratio = prompt_tokens / max(self._prompt_tokens(query, context), 1)
+            self.llm.prompt_token_ratio = max(self.llm.prompt_token_ratio or 0.0, ratio)
+
+    def _summarize(self, query: str, context: Context, notes: tuple[str, ...]) -> Summary:
+        summary = self._summarize_fitted(query, context)
+        self._learn(query, context, dict(summary.usage))
+        return replace(summary, notes=(*notes, *summary.notes)) if notes else summary
+
+    def _summarize_fitted(self, query: str, context: Context) -> Summary:
         prompt = self.prompt(query, context)
         started = time.perf_counter()
         outputs = []

@@ -52,7 +52,21 @@ function showError(error, box = $("error")) {
   box.hidden = !error;
 }
 
-function setBusy(message) { $("busy").textContent = message || ""; }
+let busyTimer = null;
+
+// ``message``, or nothing; with ``counting``, the seconds spent so far after it (a model on a CPU takes a while)
+function setBusy(message, counting = false) {
+  clearInterval(busyTimer);
+  busyTimer = null;
+  $("busy").textContent = message || "";
+  if (!message || !counting) return;
+  const started = Date.now();
+  busyTimer = setInterval(() => {
+    $("busy").textContent = `${message} ${Math.round((Date.now() - started) / 1000)} s`;
+  }, 1000);
+}
+
+let summarizer = "";
 
 function askForToken(message) {
   $("token-form").hidden = false;
@@ -75,10 +89,14 @@ function utf16Offset(text, codePoints) {
 async function refreshStatus() {
   try {
     const health = await api("/health");
+    summarizer = health.summarizer;
+    const model = health.model || {};
     $("status").textContent = `${health.documents} documents · ${health.units} passages · ` +
-      `summarizer: ${health.summarizer}`;
+      `summarizer: ${health.summarizer}` + (model.window ? ` (window ${model.window} tokens)` : "") +
+      (model.budget_note ? ` · ${model.budget_note}` : "");
+    // the service's default budget (lowered for a slow model) applies unless one is typed in
     const budget = $("budget");
-    if (!budget.value) budget.value = health.limits.budget;
+    budget.placeholder = health.limits.budget;
     budget.max = health.limits.max_budget;
     $("bullets").max = health.limits.max_bullets;
     $("k").max = health.limits.max_k;
@@ -105,7 +123,9 @@ async function ask(event) {
   $("results").hidden = true;
   $("ask-button").disabled = true;
   const searching = mode() === "search";
-  setBusy(searching ? "Searching…" : "Reading the documents and writing the summary…");
+  if (searching) setBusy("Searching…");
+  else if (summarizer.startsWith("llm:")) setBusy("Waiting for the model to write the summary…", true);
+  else setBusy("Reading the documents and writing the summary…");
   try {
     if (searching) {
       renderHits(await api("/search", { method: "POST", json: {
@@ -114,6 +134,7 @@ async function ask(event) {
       const request = { query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 };
       if ($("budget").value) request.budget = Number($("budget").value);
       renderSummary(await api("/summarize", { method: "POST", json: request }));
+      if (summarizer.startsWith("llm:")) refreshStatus();  // the model's pace may have lowered the default budget
     }
     setBusy("");
   } catch (error) {
