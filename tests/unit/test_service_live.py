@@ -3,6 +3,7 @@ huge bodies and index updates during load (what the test client, which serialise
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -421,3 +422,21 @@ def test_the_client_names_a_port_that_does_not_speak_http_and_a_service_that_doe
         # a listener that accepts and never answers: the backlog takes the connection, nobody reads it
         with pytest.raises(ServiceError, match=r"did not answer within 0.3 s"):
             post_json(url, "/search", {"query": "q"}, timeout=0.3)
+
+
+def test_a_model_too_slow_for_the_default_budget_gets_a_smaller_one_and_says_so(live, serve) -> None:  # type: ignore[no-untyped-def]
+    def slow_reader(handler, request, n):  # type: ignore[no-untyped-def]
+        time.sleep(0.6)  # 6,000 prompt tokens in 0.6 s: a summary of the default budget would not come in 1.5 s
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": BULLET}}],
+                "usage": {"prompt_tokens": 6_000, "completion_tokens": 40}}
+        reply(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    server = live(llm=_llm(serve(slow_reader).url, max_retries=0), llm_timeout_s=1.5)
+    before = httpx.get(f"{server.url}/health").json()
+    assert before["limits"]["budget"] == 15_000 and before["model"]["prompt_tokens_per_s"] is None
+    assert httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30).status_code == 200
+    after = httpx.get(f"{server.url}/health").json()
+    assert after["model"]["prompt_tokens_per_s"] == pytest.approx(10_000, rel=0.3)
+    assert after["limits"]["budget"] < 15_000  # about 10,000 tokens a second x 1.5 s x 0.6, in citesum's tokens
+    assert "lowered from 15,000" in after["model"]["budget_note"]
+    assert httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30).status_code == 200
