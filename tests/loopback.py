@@ -1,5 +1,6 @@
 """A loopback HTTP server answering OpenAI-style chat requests from a script: misbehaving servers for the
-client tests, scripted judges for the CLI tests."""
+client tests, scripted judges for the CLI tests, and servers that answer GETs too (model lists, llama.cpp's
+/props) when given a script for them."""
 
 from __future__ import annotations
 
@@ -27,29 +28,45 @@ def ok(handler: BaseHTTPRequestHandler, request: dict, _: int) -> None:
 
 
 class Server:
-    """A loopback server whose n-th request (0-based) is answered by ``script(handler, body, n)``."""
+    """A loopback server whose n-th request (0-based) is answered by ``script(handler, body, n)``; GETs are
+    answered by ``get`` (with an empty body), or refused with a 501 (and not counted) as by a server without GET.
+    Every request's method and path is logged in ``paths``, in order."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, get: Script | None = None) -> None:
         self.calls = 0
         self.times: list[float] = []
+        self.paths: list[str] = []
         lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                script(self, request, self._count())
+
+            def do_GET(self) -> None:  # noqa: N802
+                if get is None:
+                    with lock:
+                        outer.paths.append(f"{self.command} {self.path}")
+                    self.send_error(501, f"Unsupported method ({self.command!r})")
+                    return
+                get(self, {}, self._count())
+
+            def _count(self) -> int:
                 with lock:
                     number = outer.calls
                     outer.calls += 1
                     outer.times.append(time.monotonic())
-                script(self, request, number)
+                    outer.paths.append(f"{self.command} {self.path}")
+                return number
 
             def log_message(self, *args: object) -> None:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # close() waits for the loop's next look at its shutdown flag: look often, so that closing is quick
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def close(self) -> None:
         self.httpd.shutdown()

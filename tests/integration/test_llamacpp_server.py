@@ -16,7 +16,7 @@ from citesum.llm.openai_compat import OpenAIChat
 from citesum.pack import PackOptions
 from citesum.summarize import summarize_query
 from citesum.summarize.llm import LLMSummarizer
-from live import ServerProcess, free_port
+from live import ServerProcess, free_port, run_citesum
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,34 @@ def test_summarize_through_a_real_llamacpp_server(llama_server: str, tmp_path: P
     rerun = summarize_query(query, index, LLMSummarizer(again, bullets=3, max_tokens=160), options=options)
     assert again.usage.cache_hits == 1 and again.usage.requests == 0
     assert rerun.raw_output == summary.raw_output and rerun.bullets == summary.bullets
+
+
+def test_the_window_of_a_real_llamacpp_server_is_found(llama_server: str) -> None:
+    """llama-cpp-python's server tells its window nowhere and answers an absurd max_tokens (it cuts it); it refuses
+    a prompt that cannot fit, before evaluating it, and says its window in the refusal."""
+    import time
+
+    from citesum.llm.window import discover_window
+
+    started = time.monotonic()
+    window = discover_window(llama_server, "smollm2")
+    assert window.tokens == 4096 and "maximum context length is 4096" in window.source
+    assert time.monotonic() - started < 10  # nothing was evaluated
+    assert discover_window(llama_server, "smollm2", given=3000).tokens == 3000
+
+
+def test_doctor_on_a_real_llamacpp_server(llama_server: str) -> None:
+    done = run_citesum("doctor", "--base-url", llama_server, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["reachable"] is True and report["models"] == ["smollm2"] and report["model"] == "smollm2"
+    assert report["window"]["tokens"] == 4096 and "4096" in report["window"]["source"]
+    speed = report["speed"]
+    assert speed["prompt_tokens"] > 300 and speed["completion_tokens"] > 1
+    assert speed["prompt_tokens_per_s"] > 0 and speed["generation_tokens_per_s"] > 0
+    # llama-cpp-python refuses OpenAI's json_schema form and constrains json_object with a schema
+    assert report["json_schema"]["form"] == "json_object" and report["json_schema"]["follows_schema"] is True
+    assert 0 < report["budget"]["tokens"] < 4096 and report["request_seconds"]["total"] > 0
 
 
 def test_in_process_llamacpp_backend(packaged_smollm2: str) -> None:

@@ -34,6 +34,7 @@ COMMANDS = {
     "estimate-budget": ("summarizing", "estimate_budget_command"),
     "budgets": ("summarizing", "budgets"),
     "serve": ("serving", "serve"),
+    "doctor": ("doctor", "doctor"),
     "eval": ("evaluating", "eval_group"),
 }
 
