@@ -47,7 +47,8 @@ from citesum.errors import CitesumError
 @click.option("--model", default=None, help="Model name (openai) or GGUF path (llamacpp; default: packaged SmolLM2).")
 @base_url_option(of="the LLM server (with --llm openai)")
 @click.option("--window", type=click.IntRange(min=1), default=None,
-              help="The LLM's context window: requests' budgets are capped to leave room for prompt and answer.")
+              help="The LLM's context window, when its server does not say (llama.cpp, vLLM and Ollama are asked; "
+                   "a smaller --window caps what they say): budgets leave room in it for the prompt and the answer.")
 @click.option("--max-connections", type=click.IntRange(min=1), default=4096, show_default=True,
               help="Open connections in all (kept below the open-file limit); past it, the oldest one still "
                    "waiting for its request is closed to make room.")
@@ -82,9 +83,13 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
     llm = None
     if backend is not None:
         from citesum.llm import ResponseCache, get_llm
+        from citesum.llm.window import fit_to_server
 
-        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache(), context_window=window) \
+        # the model call may take the whole --llm-timeout (the request's deadline cancels it then)
+        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache(), timeout=llm_timeout) \
             if backend == "openai" else get_llm(backend, model, **({"n_ctx": window} if window else {}))
+        found = fit_to_server(llm, window)
+        click.echo(f"the model's window: {found.tokens:,} tokens ({found.source})", err=True)
     listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
     from citesum.service.app import create_app
 

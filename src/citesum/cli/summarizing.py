@@ -50,7 +50,9 @@ from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 @click.option("--tokenizer", default=None,
               help="Summarizer's tokenizer for the budget: cl100k, or hf:<tokenizer.json> (default: the index's).")
 @click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Model context window: the budget shrinks to leave room for the prompt and the answer.")
+              help="Model context window, when its server does not say (llama.cpp, vLLM and Ollama are asked; a "
+                   "smaller --window caps what they say): the budget shrinks to leave room for the prompt and the "
+                   "answer.")
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the LLM response cache.")
 @click.option("--verify-citations", is_flag=True, help="Check every citation against the context, with evidence.")
@@ -108,6 +110,9 @@ def summarize(
     engine = summarizer_for(llm, bullets=bullets, words=words, relevance_embedder=relevance_embedder,
                             **(llm_options if llm else {}))
     if llm is not None:
+        from citesum.llm.window import fit_to_server
+
+        window = fit_to_server(llm, window).tokens  # the server is asked; the summarizer fits each prompt to it
         prompt_tokens = budget_tokenizer.count(engine.prompt(query, empty_context()))  # type: ignore[attr-defined]
         budget = fit_budget(budget, window, prompt_tokens, max_tokens)
     repair_citations = repair_by_default(summarizer, repair_citations)

@@ -19,12 +19,14 @@ cannot be reached or answers oddly: the window falls back to ``--window``, else 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from citesum.errors import MissingExtraError
-from citesum.llm.openai_compat import context_too_long
+from citesum.llm.base import LLM
+from citesum.llm.openai_compat import OpenAIChat, context_too_long
 
 
 @dataclass(frozen=True)
@@ -230,3 +232,18 @@ def _settle(found: Window | None, given: int | None, base_url: str, unreachable:
     why = f"cannot reach {base_url} ({unreachable})" if unreachable else "the server did not say"
     return Window(DEFAULT_WINDOW, f"{why}: a safe default; give --window N with the context the server runs the "
                                   "model with")
+
+
+def fit_to_server(llm: LLM, given: int | None = None) -> Window:
+    """Set ``llm``'s window from its server (an OpenAI-compatible one: :func:`discover_window`) or from what
+    runs it here (llama.cpp in this process: its ``n_ctx``), ``given`` (``--window``) capping it; the window
+    and where it came from are kept on ``llm`` (``context_window``, ``context_window_source``) and returned."""
+    if isinstance(llm, OpenAIChat):
+        found = discover_window(llm.base_url, llm.model, given=given, api_key=os.environ.get(llm.api_key_env))
+    elif llm.context_window is not None:
+        tokens = llm.context_window if given is None else min(given, llm.context_window)
+        found = Window(tokens, "the model's context as loaded here (n_ctx)" + (" and --window" if given else ""))
+    else:
+        found = Window(given or DEFAULT_WINDOW, "--window" if given else "a safe default: give --window N")
+    llm.context_window, llm.context_window_source = found.tokens, found.source
+    return found
