@@ -220,7 +220,23 @@ def verify_cost() -> str:
             f"{data['runs_each']} runs. " + _provenance(data))
 
 
-TABLES: dict[str, Callable[[], str]] = {"realdocs": realdocs, "answer-relevance": answer_relevance,
+def llm_defaults() -> str:
+    """A new user's first questions to a local model through citesum serve, nothing set."""
+    data = _load("llm_server_defaults")
+    rows = [[a["question"], str(a["status"]), _cell(a["seconds"]), _cell(a["context_tokens"]), _cell(a["bullets"]),
+             f"{a['supported']} / {a['citations']}", "; ".join(a["notes"]) or "–"] for a in data["answers"]]
+    model = data["model_after"]
+    return (_table(["question", "status", "seconds", "context tokens", "bullets",
+                    "citations whose document states the bullet", "notes"], rows) + "\n\n"
+            + f"{data['model']}, started with a context of {data['n_ctx']:,} tokens; `citesum serve --llm openai` over "
+            f"the demo index with no window, budget or time limit given. The service found a window of "
+            f"{model['window']:,} tokens ({model['window_source']}), took a default budget of "
+            f"{data['budget_before']:,} tokens and a limit of {model['time_limit_s']:g} s; the model read "
+            f"{model['prompt_tokens_per_s']:g} prompt tokens a second, and the budget after the three questions was "
+            f"{data['budget_after']:,}. " + _provenance(data))
+
+
+TABLES: dict[str, Callable[[], str]] = {"llm-defaults": llm_defaults, "realdocs": realdocs, "answer-relevance": answer_relevance,
                                         "summhay-answers": summhay_answers, "demo": demo, "faults": faults,
                                         "verify-cost": verify_cost}
 

@@ -16,7 +16,7 @@ from citesum.llm.openai_compat import OpenAIChat
 from citesum.pack import PackOptions
 from citesum.summarize import summarize_query
 from citesum.summarize.llm import LLMSummarizer
-from live import ServerProcess, free_port, run_citesum
+from live import ServerProcess, citesum_serve, free_port, run_citesum
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,30 @@ def test_doctor_on_a_real_llamacpp_server(llama_server: str) -> None:
     # llama-cpp-python refuses OpenAI's json_schema form and constrains json_object with a schema
     assert report["json_schema"]["form"] == "json_object" and report["json_schema"]["follows_schema"] is True
     assert 0 < report["budget"]["tokens"] < 4096 and report["request_seconds"]["total"] > 0
+
+
+def test_citesum_serve_on_a_real_llamacpp_server_answers_with_no_window_given(  # type: ignore[no-untyped-def]
+        llama_server: str, tmp_path: Path, haystack) -> None:
+    """A new user's first question: no --window, no budget. The service asks the server its window, fits the
+    budget to it, and the answer comes (before: HTTP 400 from the server, "maximum context length")."""
+    import httpx
+
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(haystack.documents)
+    server = citesum_serve(index.path, tmp_path / "serve.log", "--llm", "openai", "--model", "smollm2",
+                           "--base-url", llama_server)
+    try:
+        health = httpx.get(f"{server.url}/health", timeout=30).json()
+        assert health["model"]["window"] == 4096 and "4096" in health["model"]["window_source"]
+        assert health["limits"]["budget"] < 4096  # the window holds the prompt and the answer besides
+        response = httpx.post(f"{server.url}/summarize", timeout=300,
+                              json={"query": "What is happening with the city's water supply?"})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["bullets"] or body["abstained"]
+    finally:
+        server.close()
+    assert "the model's window: 4,096 tokens" in (tmp_path / "serve.log").read_text()
 
 
 def test_in_process_llamacpp_backend(packaged_smollm2: str) -> None:
