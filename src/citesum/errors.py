@@ -74,6 +74,10 @@ class LLMTimeout(LLMError):
     so the server stops working on it)."""
 
 
+class LLMCancelled(LLMError):
+    """The request that made the call was given up (its client left); the call was cancelled."""
+
+
 class UnusableOutputError(LLMError):
     """The LLM answered, but nothing in its answers could be used (after the retries for bad output)."""
 

@@ -114,15 +114,12 @@ def test_a_request_past_the_deadline_is_504(live, serve) -> None:  # type: ignor
     assert response.status_code == 504 and "0.5 s" in response.json()["detail"]
 
 
-def test_a_summary_past_its_time_limit_cancels_the_model_call(live, serve) -> None:  # type: ignore[no-untyped-def]
-    """The model's server sees the client leave when the limit passes, and can free its slot, instead of
-    writing an answer for a request that was answered 504 already."""
-    left: list[float] = []
-
+def _held_until_the_client_leaves(left: list[float]):  # type: ignore[no-untyped-def]
+    """A model's server that never answers, and notes when its client (citesum) closes the connection."""
     def held(handler, request, n):  # type: ignore[no-untyped-def]
         connection = handler.connection
         connection.setblocking(False)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
                 if connection.recv(1, socket.MSG_PEEK) == b"":
@@ -132,15 +129,37 @@ def test_a_summary_past_its_time_limit_cancels_the_model_call(live, serve) -> No
                 pass
             time.sleep(0.02)
 
-    server = live(llm=_llm(serve(held).url, max_retries=0), llm_timeout_s=1.0)
+    return held
+
+
+def _noted(left: list[float], within: float = 5.0) -> list[float]:
+    seen_by = time.monotonic() + within
+    while not left and time.monotonic() < seen_by:
+        time.sleep(0.05)
+    return left
+
+
+def test_a_summary_past_its_time_limit_cancels_the_model_call(live, serve) -> None:  # type: ignore[no-untyped-def]
+    """The model's server sees the client leave when the limit passes, and can free its slot, instead of
+    writing an answer for a request that was answered 504 already."""
+    left: list[float] = []
+    server = live(llm=_llm(serve(_held_until_the_client_leaves(left)).url, max_retries=0), llm_timeout_s=1.0)
     started = time.monotonic()
     response = httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30)
     assert response.status_code == 504
     assert "did not answer" in response.json()["detail"] and "--llm-timeout" in response.json()["detail"]
-    seen_by = time.monotonic() + 5
-    while not left and time.monotonic() < seen_by:
-        time.sleep(0.05)
-    assert left and left[0] - started < 2.0  # before: the call ran on, and the model with it
+    assert _noted(left) and left[0] - started < 2.0  # before: the call ran on, and the model with it
+
+
+def test_a_client_that_leaves_frees_the_model(live, serve) -> None:  # type: ignore[no-untyped-def]
+    """A page closed while the model writes: the service gives the summary up and closes its call."""
+    left: list[float] = []
+    server = live(llm=_llm(serve(_held_until_the_client_leaves(left)).url, max_retries=0), llm_timeout_s=60.0)
+    started = time.monotonic()
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=1.0)  # the user gives up at 1 s
+    assert _noted(left) and left[0] - started < 4.0  # before: the model wrote on for the whole minute
+    assert httpx.get(f"{server.url}/health").status_code == 200
 
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -12,25 +13,40 @@ from typing import Any, Iterator, Mapping, Sequence
 
 
 RETRY_TEMPERATURE = 0.7
-#: when the calls made in this context must have answered (a wall-clock time: it crosses to worker processes)
-_DEADLINE: ContextVar[float | None] = ContextVar("citesum_llm_deadline", default=None)
+@dataclass(frozen=True)
+class CallLimit:
+    """When the LLM calls made in a context must have answered (``deadline``, a ``time.time()``: it crosses to
+    worker processes), and an event set when their request was given up (its client left)."""
+
+    deadline: float | None = None
+    given_up: threading.Event | None = None
+
+    def seconds_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.time()
+
+    @property
+    def abandoned(self) -> bool:
+        return self.given_up is not None and self.given_up.is_set()
+
+
+_LIMIT: ContextVar[CallLimit | None] = ContextVar("citesum_llm_limit", default=None)
 
 
 @contextmanager
-def answer_by(deadline: float | None) -> Iterator[None]:
-    """The LLM calls made in the block are cancelled at ``deadline`` (``time.time()``; None: no limit): a service
-    request's time limit reaches the model call, which closes its connection instead of running on."""
-    token = _DEADLINE.set(deadline)
+def answer_by(deadline: float | None, given_up: threading.Event | None = None) -> Iterator[None]:
+    """The LLM calls made in the block are cancelled at ``deadline`` (``time.time()``; None: no limit), or once
+    ``given_up`` is set: a service request's time limit, or its client leaving, reaches the model call, which
+    closes its connection instead of running on."""
+    token = _LIMIT.set(CallLimit(deadline, given_up))
     try:
         yield
     finally:
-        _DEADLINE.reset(token)
+        _LIMIT.reset(token)
 
 
-def seconds_left() -> float | None:
-    """Seconds until the deadline of :func:`answer_by`, or None without one."""
-    deadline = _DEADLINE.get()
-    return None if deadline is None else deadline - time.time()
+def call_limit() -> CallLimit | None:
+    """The limit of :func:`answer_by` on the calls made here, or None."""
+    return _LIMIT.get()
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,14 @@ import re
 import time
 from typing import Any, Iterable, Sequence
 
-from citesum.errors import ContextTooLong, LLMError, LLMTimeout, MissingExtraError
-from citesum.llm.base import JSON_DIALECTS, LLM, ChatRequest, Completion, json_response_format, seconds_left
+from citesum.errors import ContextTooLong, LLMCancelled, LLMError, LLMTimeout, MissingExtraError
+from citesum.llm.base import JSON_DIALECTS, LLM, CallLimit, ChatRequest, Completion, call_limit, json_response_format
 from citesum.llm.cache import ResponseCache, request_key
 from citesum.llm.pool import EndpointPool, endpoint_specs
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+#: how often a call under a limit (:func:`citesum.llm.base.answer_by`) looks whether its request was given up
+LIMIT_POLL_S = 0.1
 
 
 class _FormatRefused(Exception):
@@ -181,24 +183,33 @@ class OpenAIChat(LLM):
                 return completion
 
             tasks = [asyncio.ensure_future(one(r)) for r in requests]
-            left = seconds_left()
+            answers = asyncio.gather(*tasks)
+            limit = call_limit()
             try:
-                if left is None:
-                    return list(await asyncio.gather(*tasks))
-                try:
-                    # past the request's time limit the calls are cancelled and their connections closed: the
-                    # server sees the client leave and frees its slot instead of finishing an answer nobody reads
-                    return list(await asyncio.wait_for(asyncio.gather(*tasks), max(left, 0.001)))
-                except asyncio.TimeoutError:
-                    raise LLMTimeout(f"{self.base_url}: the model did not answer within the request's time "
-                                     "limit; the call was cancelled") from None
+                return list(await answers) if limit is None else await self._within(answers, limit)
             except BaseException:
                 # one request failed (a 4xx, or gave up): the others are cancelled and awaited before the client
                 # closes, so they end as abandoned, not as transport failures that would eject a sound endpoint
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
+                if answers.done() and not answers.cancelled():
+                    answers.exception()  # seen: what is raised here says what went wrong
                 raise
+
+    async def _within(self, answers: "asyncio.Future[list[Completion]]", limit: CallLimit) -> list[Completion]:
+        """``answers`` once they come, or :class:`LLMTimeout` past the limit's deadline, :class:`LLMCancelled` once
+        its request is given up: the caller then cancels the calls and closes their connections, and the server
+        sees the client leave and frees its slot instead of finishing an answer nobody reads."""
+        while not answers.done():
+            left = limit.seconds_left()
+            if left is not None and left <= 0:
+                raise LLMTimeout(f"{self.base_url}: the model did not answer within the request's time limit; the "
+                                 "call was cancelled")
+            if limit.abandoned:
+                raise LLMCancelled(f"{self.base_url}: the request was given up; the call was cancelled")
+            await asyncio.wait({answers}, timeout=LIMIT_POLL_S if left is None else min(LIMIT_POLL_S, left))
+        return list(answers.result())
 
     async def _with_retries(self, client: Any, request: ChatRequest) -> Completion:
         """Send ``request`` until an answer, retrying transient failures. The pool delays the retry: the

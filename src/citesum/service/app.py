@@ -29,8 +29,8 @@ from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
 from citesum.llm.base import LLM
 from citesum.service import reader as read_work
 from citesum.service.config import ServiceConfig
-from citesum.service.errors import (BodyTimeout, BodyTooLarge, NotFound, Overloaded, PathHider, RequestTimeout,
-                                    WorkerDied, json_bytes, storage_fault)
+from citesum.service.errors import (BodyTimeout, BodyTooLarge, ClientLeft, NotFound, Overloaded, PathHider,
+                                    RequestTimeout, WorkerDied, json_bytes, storage_fault)
 from citesum.service.guard import Guard
 from citesum.service.jobs import STAGING, JobQueue
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits, checked_text
@@ -161,6 +161,10 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     async def worker_died(_: Request, exc: WorkerDied) -> Response:
         return error(503, "worker restarted", str(exc), {"Retry-After": "1"})
 
+    @app.exception_handler(ClientLeft)
+    async def client_left(_: Request, exc: ClientLeft) -> Response:
+        return Response(status_code=499)  # nobody reads it: the status is for the log
+
     @app.exception_handler(RequestTimeout)
     async def timed_out(_: Request, exc: RequestTimeout) -> Response:
         return error(504, "timeout", str(exc))
@@ -264,9 +268,11 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         return _json(await searches.run_json(read_work.search, request))
 
     @app.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
-    async def summarize(request: SummarizeRequest) -> Response:
+    async def summarize(request: SummarizeRequest, http: Request) -> Response:
         limited(request)
-        return _json(await summaries.run_json(read_work.summarize, request))
+        # a summary by a model can take minutes: a client that leaves meanwhile frees the model's slot
+        return _json(await summaries.run_json(read_work.summarize, request,
+                                              client_left=http.is_disconnected if llm else None))
 
     @app.get("/documents/{document_id:path}", summary="One document; with `evidence`, the sentence stating it")
     async def document(document_id: str, evidence: str | None = Query(

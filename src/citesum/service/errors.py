@@ -91,6 +91,11 @@ class RequestTimeout(Exception):
         super().__init__(f"the request took longer than the service's {seconds:g} s limit")
 
 
+class ClientLeft(Exception):
+    """The client closed its connection before its answer was ready: the work was given up (answered 499 to
+    nobody, for the log)."""
+
+
 class WorkerDied(Exception):
     """The worker process answering the request died (killed, out of memory); a new one was started (503)."""
 

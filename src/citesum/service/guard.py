@@ -121,7 +121,7 @@ class Guard:
             if isinstance(problem, tuple):
                 await send_error(send, *problem)
                 return
-            receive = _replay(problem)
+            receive = _replay(problem, receive)
         await self.app(scope, _counting(receive, limit, timeout), _with_headers(send))
 
     @staticmethod
@@ -201,13 +201,15 @@ async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes | No
             return b"".join(parts)
 
 
-def _replay(body: bytes) -> Receive:
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` of a request whose ``body`` was read already: the body, then what the client does next (it
+    leaves: ``http.disconnect``), so that a long request can tell whether anyone still waits for its answer."""
     sent = False
 
     async def replayed() -> Message:
         nonlocal sent
         if sent:
-            return {"type": "http.disconnect"}
+            return await receive()
         sent = True
         return {"type": "http.request", "body": body, "more_body": False}
 

@@ -14,19 +14,22 @@ import asyncio
 import logging
 import math
 import multiprocessing
+import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from citesum.service import reader as read_work
 from citesum.service.config import WorkerKind
-from citesum.service.errors import Overloaded, RequestTimeout, WorkerDied
+from citesum.service.errors import ClientLeft, Overloaded, RequestTimeout, WorkerDied
 from citesum.service.reader import Reader
 
 log = logging.getLogger("citesum.service")
 #: how long before a request's time limit its LLM calls are cancelled (at most: a tenth of a short limit)
 DEADLINE_MARGIN_S = 0.5
+#: how often a request that can be given up looks whether its client is still there
+CLIENT_POLL_S = 0.5
 
 
 def _ready(reader: Reader) -> bool:
@@ -80,27 +83,31 @@ class ReadPool:
         """Seconds until the queue ahead of a new request has been worked off, at the recent pace."""
         return max(1, math.ceil(self._mean_s * (self._busy - self.workers + 1) / self.workers))
 
-    async def run_json(self, function: Callable[..., Any], *args: Any) -> bytes:
+    async def run_json(self, function: Callable[..., Any], *args: Any,
+                       client_left: Callable[[], Awaitable[bool]] | None = None) -> bytes:
         """``function(reader, *args)`` on a worker, as JSON bytes (see :func:`~citesum.service.reader.timed_json`)."""
-        seconds, encoded = await self.run(read_work.timed_json, function, *args)
+        seconds, encoded = await self.run(read_work.timed_json, function, *args, client_left=client_left)
         self._mean_s = 0.9 * self._mean_s + 0.1 * seconds
         return encoded  # type: ignore[no-any-return]
 
-    async def run(self, function: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, function: Callable[..., Any], *args: Any,
+                  client_left: Callable[[], Awaitable[bool]] | None = None) -> Any:
         """``function(reader, *args)`` on a worker; raises :class:`Overloaded` at capacity, :class:`RequestTimeout`
         past the deadline (the work then finishes in the background and keeps its place until it does, so slow
-        requests cannot overfill the machine) and :class:`WorkerDied` when its worker process died."""
+        requests cannot overfill the machine) and :class:`WorkerDied` when its worker process died. With
+        ``client_left`` (whether the client has gone), a thread worker's LLM calls are cancelled once it has."""
         if self._busy >= self.capacity:
             raise Overloaded(self.retry_after())
         loop = asyncio.get_running_loop()
         self._busy += 1
         executor = self._executor
+        given_up = threading.Event() if client_left is not None and self.kind == "thread" else None
         try:
-            future = self._submit(executor, function, *args)
+            future = self._submit(executor, given_up, function, *args)
         except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set, once
             executor = self._restart(executor)
             try:
-                future = self._submit(executor, function, *args)
+                future = self._submit(executor, given_up, function, *args)
             except BaseException:
                 self._busy -= 1
                 raise
@@ -108,8 +115,11 @@ class ReadPool:
             self._busy -= 1
             raise
         future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
+        work = asyncio.shield(asyncio.wrap_future(future))
         try:
-            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), self.timeout_s)
+            if given_up is not None and client_left is not None:
+                return await self._unless_the_client_leaves(work, given_up, client_left)
+            return await asyncio.wait_for(work, self.timeout_s)
         except asyncio.TimeoutError:
             future.cancel()  # drops it if it has not started yet
             raise RequestTimeout(self.timeout_s) from None
@@ -117,13 +127,29 @@ class ReadPool:
             self._restart(executor)
             raise WorkerDied() from None
 
-    def _submit(self, executor: Executor, function: Callable[..., Any], *args: Any) -> Future[Any]:
+    async def _unless_the_client_leaves(self, work: "asyncio.Future[Any]", given_up: threading.Event,
+                                        client_left: Callable[[], Awaitable[bool]]) -> Any:
+        """``work``'s result, within the deadline; a client that left gives it up (``given_up``: its LLM calls are
+        cancelled), and the answer goes nowhere."""
+        deadline = time.monotonic() + self.timeout_s
+        while not work.done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise asyncio.TimeoutError
+            await asyncio.wait({work}, timeout=min(CLIENT_POLL_S, left))
+            if not work.done() and await client_left():
+                given_up.set()
+                raise ClientLeft()
+        return work.result()
+
+    def _submit(self, executor: Executor, given_up: threading.Event | None, function: Callable[..., Any],
+                *args: Any) -> Future[Any]:
         # the work's LLM calls end just before the request's time limit: the worker says the model was too slow
         # (and its connection to the model is closed) before the limit answers 504 in its place
         deadline = time.time() + self.timeout_s - min(DEADLINE_MARGIN_S, self.timeout_s / 10)
         if self.kind == "thread":
-            return executor.submit(read_work.by_deadline, self.reader, deadline, function, *args)
-        return executor.submit(read_work.in_worker, read_work.by_deadline, deadline, function, *args)
+            return executor.submit(read_work.by_deadline, self.reader, deadline, given_up, function, *args)
+        return executor.submit(read_work.in_worker, read_work.by_deadline, deadline, None, function, *args)
 
     def _restart(self, broken: Executor) -> Executor:
         """New workers in place of ``broken`` — unless another request already replaced it: every request of

@@ -5,6 +5,7 @@ worker). The same functions run on worker threads of the server process or in wo
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -144,10 +145,12 @@ def exists(reader: Reader, document_id: str) -> bool:
         return bool(view.documents_by_id([document_id]))
 
 
-def by_deadline(reader: Reader, deadline: float, function: Callable[..., Any], *args: Any) -> Any:
-    """``function(reader, *args)``, whose LLM calls are cancelled at ``deadline`` (``time.time()``): a request past
-    its time limit closes its connection to the model, which then stops writing an answer nobody will read."""
-    with answer_by(deadline):
+def by_deadline(reader: Reader, deadline: float, given_up: threading.Event | None, function: Callable[..., Any],
+                *args: Any) -> Any:
+    """``function(reader, *args)``, whose LLM calls are cancelled at ``deadline`` (``time.time()``) or once
+    ``given_up`` is set (a thread worker's request whose client left): the connection to the model is closed,
+    and the model stops writing an answer nobody will read."""
+    with answer_by(deadline, given_up):
         return function(reader, *args)
 
 
