@@ -227,3 +227,43 @@ def test_the_page_asks_for_the_token_and_says_when_it_is_refused(page: Any, tmp_
         expect(page.locator("#bullets-list li").first).to_be_visible()
     finally:
         server.close()
+
+
+@pytest.mark.slow
+def test_the_page_counts_the_seconds_while_the_model_writes(page: Any, tmp_path: Path, haystack: Any, serve) -> None:  # type: ignore[no-untyped-def]
+    """A summary by a local model takes a while: the page says it waits for the model and counts the seconds,
+    shows the model's window, and sends no budget of its own (the service's, fitted to the window, applies)."""
+    import time as clock
+
+    from loopback import answer, reply
+
+    asked: list[dict] = []
+
+    def slow_model(handler, request, n):  # type: ignore[no-untyped-def]
+        if not handler.path.endswith("/chat/completions"):  # Ollama's /api/show: not this server's
+            reply(handler, 404, b"{}")
+            return
+        if request.get("max_tokens", 0) > 100_000:  # citesum asking the window: a refusal that says it
+            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
+                                b'requested 10000000 tokens"}')
+            return
+        asked.append(request)
+        clock.sleep(4)
+        answer(handler, "- The city's water supply is short: the Lakemont reservoir fell to 41 percent. [1]")
+
+    model = serve(slow_model)
+    index = _index(tmp_path / "ix", haystack)
+    server = citesum_serve(index, tmp_path / "serve.log", "--llm", "openai", "--model", "m", "--base-url", model.url)
+    try:
+        page.goto(server.url)
+        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
+        assert page.locator("#budget").input_value() == ""  # the service's default, shown as the placeholder
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#busy")).to_contain_text("Waiting for the model")
+        expect(page.locator("#busy")).to_have_text("Waiting for the model to write the summary… 2 s", timeout=5000)
+        page.wait_for_selector("#bullets-list li")
+        expect(page.locator("#busy")).to_have_text("")
+        assert len(asked) == 1
+    finally:
+        server.close()
