@@ -232,7 +232,7 @@ def llm_defaults() -> str:
             f"the demo index with no window, budget or time limit given. The service found a window of "
             f"{model['window']:,} tokens ({model['window_source']}), took a default budget of "
             f"{data['budget_before']:,} tokens and a limit of {model['time_limit_s']:g} s; the model read "
-            f"{model['prompt_tokens_per_s']:g} prompt tokens a second, and the budget after the three questions was "
+            f"{model['pace_tokens_per_s']:g} prompt tokens a second (whole calls), and the budget after the three questions was "
             f"{data['budget_after']:,}. " + _provenance(data))
 
 

@@ -33,7 +33,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return built
 
 
-def vllm_like(style: str = "vllm"):  # type: ignore[no-untyped-def]
+def vllm_like(style: str = "vllm"):  # type: ignore[no-untyped-def]  # noqa: C901
     """A server of a ``WINDOW``-token model that counts ``RATIO`` tokens per token of ours and refuses a longer
     request as vLLM does (``style`` "vllm"), as llama.cpp's server does ("llamacpp"), or with OpenAI's code and
     no numbers ("bare")."""
@@ -43,7 +43,12 @@ def vllm_like(style: str = "vllm"):  # type: ignore[no-untyped-def]
         prompt = int(RATIO * sum(tokenizer.count(m["content"]) for m in request["messages"])) + 8
         requested = prompt + request["max_tokens"]
         if requested > WINDOW:
-            if style == "vllm":
+            if style == "vllm-new":
+                message = (f"This model's maximum context length is {WINDOW} tokens. However, you requested "
+                           f"{request['max_tokens']} output tokens and your prompt contains at least "
+                           f"{prompt + 1} input tokens, for a total of at least {requested + 1} tokens.")
+                body = {"object": "error", "message": message, "type": "BadRequestError", "code": 400}
+            elif style == "vllm":
                 message = (f"This model's maximum context length is {WINDOW} tokens. However, you requested "
                            f"{requested} tokens ({prompt} in the messages, {request['max_tokens']} in the "
                            "completion). Please reduce the length of the messages or completion.")
@@ -64,7 +69,12 @@ def vllm_like(style: str = "vllm"):  # type: ignore[no-untyped-def]
 def test_the_servers_ways_of_saying_too_long_are_read() -> None:
     assert context_too_long("This model's maximum context length is 8192 tokens. However, you requested 9000 "
                             "tokens (8000 in the messages, 1000 in the completion).") == (8192, 9000, True)
-    assert context_too_long("Requested tokens (9000) exceed context window of 8192") == (8192, 9000, True)
+    assert context_too_long("Requested tokens (9000) exceed context window of 8192") == (8192, 9000, False)
+    assert context_too_long("This model's maximum context length is 8192 tokens. However, your request has 9000 "
+                            "input tokens. Please reduce the length of the input messages.") == (8192, 9000, False)
+    assert context_too_long("This model's maximum context length is 8192 tokens. However, you requested 1024 "
+                            "output tokens and your prompt contains at least 9000 input tokens") == (8192, 9000, False)
+    assert context_too_long("This model's maximum context length is 8192 tokens.") == (8192, None, True)
     assert context_too_long('{"error": {"type": "exceed_context_size_error", "message": "the request exceeds the '
                             'available context size", "n_prompt_tokens": 9000, "n_ctx": 8192}}') == (8192, 9000, False)
     assert context_too_long('{"error": {"code": "context_length_exceeded"}}') == (None, None, True)
@@ -93,7 +103,7 @@ def test_what_the_server_said_is_kept_so_the_next_request_fits_at_once(index, se
     assert server.calls == 3 and again.bullets and any("cut from" in note for note in again.notes)
 
 
-@pytest.mark.parametrize("style", ["llamacpp", "bare"])
+@pytest.mark.parametrize("style", ["llamacpp", "bare", "vllm-new"])
 def test_other_servers_refusals_are_fitted_too(index, serve, style: str) -> None:  # type: ignore[no-untyped-def]
     server = serve(vllm_like(style))
     llm = OpenAIChat("m", server.url, cache=None, max_retries=0)

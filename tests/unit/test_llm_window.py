@@ -107,6 +107,9 @@ def test_ollama_without_num_ctx_runs_its_default_not_the_trained_length(routed: 
     assert "Ollama" in window.source and "default" in window.source and "num_ctx" in window.source
     assert "131072" in window.source  # the trained length is told, not used
     assert not _asked_chat(server)
+    # a server started with OLLAMA_CONTEXT_LENGTH runs the model with more: --window replaces the guess
+    given = discover_window(server.url, "llama3.1:8b", given=32_768)
+    assert given.tokens == 32_768 and "--window" in given.source and "guess" in given.source
 
 
 @pytest.mark.parametrize("model, tokens", [
@@ -180,7 +183,7 @@ def test_a_server_that_says_nothing_gets_the_safe_default(routed: Start) -> None
     server = routed({"GET /v1/models": _models({"id": MODEL, "object": "model"}),
                      "POST /v1/chat/completions": _chat_answer("An answer to a prompt it could read whole.")})
     window = discover_window(server.url, MODEL)
-    assert window == Window(DEFAULT_WINDOW, window.source) and DEFAULT_WINDOW == 4096
+    assert window.tokens == DEFAULT_WINDOW == 4096 and window.guessed
     assert "did not say" in window.source and "--window" in window.source
 
 

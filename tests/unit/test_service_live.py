@@ -143,12 +143,12 @@ def test_a_summary_past_its_time_limit_cancels_the_model_call(live, serve) -> No
     """The model's server sees the client leave when the limit passes, and can free its slot, instead of
     writing an answer for a request that was answered 504 already."""
     left: list[float] = []
-    server = live(llm=_llm(serve(_held_until_the_client_leaves(left)).url, max_retries=0), llm_timeout_s=1.0)
+    server = live(llm=_llm(serve(_held_until_the_client_leaves(left)).url, max_retries=0), llm_timeout_s=5.0)
     started = time.monotonic()
     response = httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30)
     assert response.status_code == 504
     assert "did not answer" in response.json()["detail"] and "--llm-timeout" in response.json()["detail"]
-    assert _noted(left) and left[0] - started < 2.0  # before: the call ran on, and the model with it
+    assert _noted(left) and left[0] - started < 6.0  # before: the call ran on, and the model with it
 
 
 def test_a_client_that_leaves_frees_the_model(live, serve) -> None:  # type: ignore[no-untyped-def]
@@ -452,10 +452,12 @@ def test_a_model_too_slow_for_the_default_budget_gets_a_smaller_one_and_says_so(
 
     server = live(llm=_llm(serve(slow_reader).url, max_retries=0), llm_timeout_s=1.5)
     before = httpx.get(f"{server.url}/health").json()
-    assert before["limits"]["budget"] == 15_000 and before["model"]["prompt_tokens_per_s"] is None
+    assert before["limits"]["budget"] == 15_000 and before["model"]["pace_tokens_per_s"] is None
     assert httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30).status_code == 200
-    after = httpx.get(f"{server.url}/health").json()
-    assert after["model"]["prompt_tokens_per_s"] == pytest.approx(10_000, rel=0.3)
-    assert after["limits"]["budget"] < 15_000  # about 10,000 tokens a second x 1.5 s x 0.6, in citesum's tokens
-    assert "lowered from 15,000" in after["model"]["budget_note"]
+    after = httpx.get(f"{server.url}/health").json()["model"]
+    assert 4_000 < after["pace_tokens_per_s"] < 10_000  # 6,000 tokens in 0.6 s of sleep, and the call's own time
+    # what the model reads in 60% of the limit, in citesum's tokens
+    expected = after["pace_tokens_per_s"] * 1.5 * 0.6 / (after["tokens_per_citesum_token"] or 1.0)
+    assert httpx.get(f"{server.url}/health").json()["limits"]["budget"] == pytest.approx(expected, rel=0.01)
+    assert "lowered from 15,000" in after["budget_note"]
     assert httpx.post(f"{server.url}/summarize", json={"query": WATER}, timeout=30).status_code == 200

@@ -35,8 +35,9 @@ from citesum.errors import CitesumError
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds a request may take before it is answered 504.")
 @click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=180.0, show_default=True,
-              help="Seconds a summary written by the LLM may take (the model call is then cancelled); a model too "
-                   "slow for the default budget gets a smaller one, said in /health and on the page.")
+              help="Seconds a summary written by the LLM may take (a server's model call is then cancelled; an "
+                   "in-process model finishes its call); a model too slow for the default budget gets a smaller "
+                   "one, said in /health and on the page.")
 @click.option("--max-upload-mb", type=click.FloatRange(min=0, min_open=True), default=25.0, show_default=True)
 @click.option("--uploads", "uploads_dir", type=click.Path(file_okay=False), default=None,
               help="Where uploaded files are kept (default: INDEX/uploads).")
@@ -80,6 +81,7 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
         uploads_dir=Path(uploads_dir) if uploads_dir else None, max_connections=max_connections,
         max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),
         **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
+    listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
     llm = None
     if backend is not None:
         from citesum.llm import ResponseCache, get_llm
@@ -90,7 +92,6 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
             if backend == "openai" else get_llm(backend, model, **({"n_ctx": window} if window else {}))
         found = fit_to_server(llm, window)
         click.echo(f"the model's window: {found.tokens:,} tokens ({found.source})", err=True)
-    listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
     from citesum.service.app import create_app
 
     app = create_app(index_dir, config, llm=llm)

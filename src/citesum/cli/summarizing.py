@@ -112,9 +112,13 @@ def summarize(
     if llm is not None:
         from citesum.llm.window import fit_to_server
 
-        window = fit_to_server(llm, window).tokens  # the server is asked; the summarizer fits each prompt to it
+        found = fit_to_server(llm, window)  # the server is asked; the summarizer fits each prompt to it
         prompt_tokens = budget_tokenizer.count(engine.prompt(query, empty_context()))  # type: ignore[attr-defined]
-        budget = fit_budget(budget, window, prompt_tokens, max_tokens)
+        fitted = fit_budget(budget, found.tokens, prompt_tokens, max_tokens)
+        if fitted < budget:
+            click.echo(f"the model's window is {found.tokens:,} tokens ({found.source}): the budget is "
+                       f"{fitted:,} tokens, not {budget:,}", err=True)
+        budget = fitted
     repair_citations = repair_by_default(summarizer, repair_citations)
     with index_.read() as view:
         if summary_dir is not None:

@@ -69,11 +69,17 @@ def _retry_after(value: str | None) -> float | None:
 _TOO_LONG = [
     # vLLM and OpenAI: "This model's maximum context length is 8192 tokens. However, you requested 18161 tokens"
     (re.compile(r"maximum context length is (\d+) tokens\. However, you requested (\d+) tokens"), (1, 2), True),
-    # llama-cpp-python: "Requested tokens (18161) exceed context window of 8192"
-    (re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"), (2, 1), True),
+    # vLLM since 0.6: "... maximum context length is 8192 tokens. However, your request has 9000 input tokens", or
+    # "... your prompt contains at least 9000 input tokens" (where it stopped counting: the least it can be)
+    (re.compile(r"maximum context length is (\d+) tokens\. However, (?:your request has|you requested \d+ output "
+                r"tokens and your prompt contains at least) (\d+) input tokens"), (1, 2), False),
+    # llama-cpp-python (its prompt's tokens only): "Requested tokens (18161) exceed context window of 8192"
+    (re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"), (2, 1), False),
     # llama.cpp's server: its JSON error carries the prompt's n_prompt_tokens and n_ctx
     (re.compile(r"exceed.{0,40}context size.*?\"n_prompt_tokens\"\s*:\s*(\d+).*?\"n_ctx\"\s*:\s*(\d+)", re.S),
      (2, 1), False),
+    # the window without the request's size ("your prompt contains at least N input tokens" is a lower bound)
+    (re.compile(r"maximum context length is (\d+) tokens"), (1, None), True),
     # the same, or OpenAI's code, without numbers
     (re.compile(r"context_length_exceeded|exceeds? (?:the )?(?:available )?context (?:size|window|length)", re.I),
      None, True),
@@ -88,7 +94,9 @@ def context_too_long(text: str) -> tuple[int | None, int | None, bool] | None:
         if match:
             if groups is None:
                 return None, None, with_answer
-            return int(match.group(groups[0])), int(match.group(groups[1])), with_answer
+            window, requested = groups
+            return (int(match.group(window)), None if requested is None else int(match.group(requested)),
+                    with_answer)
     return None
 
 

@@ -19,10 +19,12 @@ cannot be reached or answers oddly: the window falls back to ``--window``, else 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from citesum.errors import MissingExtraError
 from citesum.llm.base import LLM
@@ -35,6 +37,9 @@ class Window:
 
     tokens: int
     source: str
+    #: a default, not what the server runs the model with (Ollama without num_ctx, nothing said): ``--window``
+    #: replaces it, where it only caps a window the server gave
+    guessed: bool = False
 
 
 #: the window assumed when neither the server nor the user says: small enough for any server citesum meets
@@ -59,9 +64,9 @@ OPENAI_WINDOWS = {
 #: server whose window is larger than this would start reading the prompt: the question gives up after its
 #: ``timeout`` (the server may read on).
 OVERSIZED_PROMPT_WORDS = 2**17
-#: max_tokens of that request: servers that check the prompt and the answer together (vLLM, OpenAI) refuse it
-#: whatever the prompt
-OVERSIZED_ANSWER_TOKENS = 10**7
+#: max_tokens of that request: one token, so that a server that cuts the prompt instead of refusing it writes
+#: no more than that
+OVERSIZED_ANSWER_TOKENS = 1
 
 
 @dataclass(frozen=True)
@@ -100,10 +105,28 @@ def _ask(base: str, model: str, timeout: float, api_key: str | None) -> tuple[Wi
 
 
 def _ask_server(server: _Server) -> Window | None:
+    if urlsplit(server.base).hostname == "api.openai.com":  # its models are in the table; it has no other routes
+        return _openai_published(server.model)
     for ask in (_llamacpp_props, _vllm_models, _ollama_show):
         if found := _answer_of(ask, server):
             return found
-    return _openai_published(server.model) or _answer_of(_refused_request, server)
+    if found := _openai_published(server.model):
+        return found
+    # the over-long request only to a server of this machine or its network: a hosted one could bill it, and a
+    # single-slot local one that cuts prompts silently would be busy with it for a while
+    return _answer_of(_refused_request, server) if _nearby(server.base) else None
+
+
+def _nearby(url: str) -> bool:
+    """Whether ``url``'s host is this machine or a private network's (a name that is not an address: no)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def _answer_of(ask: Callable[[_Server], Window | None], server: _Server) -> Window | None:
@@ -166,8 +189,9 @@ def _ollama_show(server: _Server) -> Window | None:
     trained = _trained_length(shown.get("model_info"))
     tokens = min(OLLAMA_DEFAULT_CONTEXT, trained or OLLAMA_DEFAULT_CONTEXT)
     trained_note = f"the model was trained for {trained} tokens; " if trained else ""
-    return Window(tokens, f"Ollama /api/show: no num_ctx, so Ollama's default context of {tokens} ({trained_note}set "
-                          "num_ctx in its Modelfile, or OLLAMA_CONTEXT_LENGTH on the server, for more)")
+    return Window(tokens, f"Ollama /api/show: no num_ctx, so Ollama's default context of {tokens} ({trained_note}a "
+                          "server started with OLLAMA_CONTEXT_LENGTH runs it with that: give it as --window)",
+                  guessed=True)
 
 
 def _trained_length(model_info: Any) -> int | None:
@@ -220,7 +244,10 @@ def _error_message(response: Any) -> str:
 
 
 def _settle(found: Window | None, given: int | None, base_url: str, unreachable: str | None) -> Window:
-    """The window to use, from what was found and ``--window``."""
+    """The window to use, from what was found and ``--window`` (which caps what the server said, and replaces a
+    guess)."""
+    if found is not None and found.guessed and given is not None:
+        return Window(given, f"--window (in place of a guess: {found.source})")
     if found is not None and given is not None:
         if given <= found.tokens:
             return Window(given, f"--window (the server's window is {found.tokens}: {found.source})")
@@ -231,7 +258,7 @@ def _settle(found: Window | None, given: int | None, base_url: str, unreachable:
         return Window(given, "--window")
     why = f"cannot reach {base_url} ({unreachable})" if unreachable else "the server did not say"
     return Window(DEFAULT_WINDOW, f"{why}: a safe default; give --window N with the context the server runs the "
-                                  "model with")
+                                  "model with", guessed=True)
 
 
 def fit_to_server(llm: LLM, given: int | None = None) -> Window:

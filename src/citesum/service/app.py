@@ -231,7 +231,9 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
         budget = reader.budget()
         status: dict[str, Any] = {"window": llm.context_window, "window_source": hide(llm.context_window_source or ""),
                                   "time_limit_s": config.llm_timeout_s,
-                                  "prompt_tokens_per_s": None if pace is None else round(pace, 1)}
+                                  # prompt tokens per second of its whole calls (their answers' writing included)
+                                  "pace_tokens_per_s": None if pace is None else round(pace, 1),
+                                  "tokens_per_citesum_token": llm.prompt_token_ratio}
         if budget < config.default_budget:
             status["budget_note"] = (f"the default budget is lowered from {config.default_budget:,} to {budget:,} "
                                      f"tokens: the model reads about {pace:,.0f} tokens a second, and a summary "

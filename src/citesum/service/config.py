@@ -92,8 +92,8 @@ class ServiceConfig:
     #: requests waiting for a worker beyond those being served; past it: 503 with Retry-After
     queue: int = 64
     timeout_s: float = 60.0
-    #: a summary written by an LLM gets this long instead (a local model on a CPU reads a few hundred tokens a
-    #: second); past it the model call is cancelled and the request answered 504
+    #: a summary written by an LLM gets this long instead (a local model reads a long prompt for a minute or
+    #: more); past it the model call is cancelled and the request answered 504
     llm_timeout_s: float = 180.0
     #: a client that stops sending the body it announced is answered 408 after this many seconds of silence
     body_timeout_s: float = 30.0

@@ -115,11 +115,18 @@ class ReadPool:
             self._busy -= 1
             raise
         future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
-        work = asyncio.shield(asyncio.wrap_future(future))
+        outcome = asyncio.wrap_future(future)
+        # a request given up (past its deadline, or its client gone) leaves the work's end unawaited: its error
+        # is looked at here, so that it is not logged as never retrieved
+        outcome.add_done_callback(lambda done: done.cancelled() or done.exception())
+        work = asyncio.shield(outcome)
         try:
             if given_up is not None and client_left is not None:
                 return await self._unless_the_client_leaves(work, given_up, client_left)
             return await asyncio.wait_for(work, self.timeout_s)
+        except ClientLeft:
+            future.cancel()  # drops it if it has not started yet
+            raise
         except asyncio.TimeoutError:
             future.cancel()  # drops it if it has not started yet
             raise RequestTimeout(self.timeout_s) from None

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from citesum.errors import CitesumError
+from citesum.errors import CitesumError, LLMTimeout
 from citesum.index.cosine import cosine_scores
 from citesum.index.store import Index, IndexView
 from citesum.llm.base import LLM, answer_by
@@ -29,11 +29,13 @@ from citesum.types import Document
 EVIDENCE_PASSAGES = 12
 
 
-#: the share of an LLM request's time limit its prompt may take at the model's pace (the rest: the answer, and a
-#: model slower than its last answers)
+#: the share of an LLM request's time limit a call may take at the model's pace (the pace counts the answer's
+#: writing too; the rest is for a model slower than its last answers, and for retrieval and packing)
 PACE_SHARE = 0.6
 #: prompts shorter than this say little of the model's pace (its start-up and the answer dominate them)
 PACE_MIN_PROMPT = 500
+#: the smallest default budget a slow model is given (in citesum's tokens): a context of a few passages
+PACE_MIN_BUDGET = 500
 #: the answers the pace is taken from (the latest)
 PACE_ANSWERS = 8
 
@@ -65,7 +67,7 @@ class ModelPace:
         if pace is None:
             return default
         affordable = int(pace * self.time_limit_s * PACE_SHARE / (token_ratio or 1.0))
-        return max(min(default, affordable), PACE_MIN_PROMPT)
+        return max(min(default, affordable), PACE_MIN_BUDGET)
 
 
 @dataclass
@@ -105,8 +107,17 @@ def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
     engine = summarizer_for(reader.llm, bullets=request.bullets, words=request.words)
     options = PackOptions(budget=request.budget or reader.budget(), order=request.order)
     with reader.index.read() as view:
-        summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
-        if reader.pace is not None:
+        started = time.perf_counter()
+        try:
+            summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
+        except LLMTimeout:
+            if reader.pace is not None and reader.llm is not None:
+                # the model did not read this much in the time: its pace is at most that, and the next default
+                # budget is smaller (else a model too slow from the start would time out for ever)
+                reader.pace.record(int(options.budget * (reader.llm.prompt_token_ratio or 1.0)),
+                                   time.perf_counter() - started)
+            raise
+        if reader.pace is not None and not summary.usage.get("cached"):
             reader.pace.record(int(summary.usage.get("prompt_tokens", 0)), float(summary.timings.get("llm_s", 0)))
         # An LLM's citations are replaced by the documents that state each bullet; the extractive summarizer
         # cites by construction and is only checked. Either way each citation gets the sentence of its

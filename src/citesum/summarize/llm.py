@@ -20,6 +20,9 @@ from citesum.types import Bullet, Context, Summary
 #: what is kept free of a window when the prompt is fitted to it, for the difference between two counts of the
 #: same text by the model's tokenizer (the chat template's tokens, a ratio taken from another prompt)
 WINDOW_SLACK = 0.05
+#: prompts (in citesum's tokens) from which the model's tokens per token of ours are learnt: in a shorter one the
+#: chat template's few dozen tokens weigh too much
+RATIO_MIN_PROMPT = 1000
 
 
 def says_no_answer(output: str) -> bool:
@@ -96,7 +99,14 @@ class LLMSummarizer:
     def _refitted(self, query: str, context: Context, refused: ContextTooLong) -> Context:
         """``context`` cut to what the server's refusal says its window holds (its window and the tokens it
         counted), or to half without numbers; what it said is kept for the next requests."""
-        if refused.window is None or refused.requested is None:
+        if refused.requested is None:
+            if refused.window is not None and refused.window < (self.llm.context_window or refused.window + 1):
+                self.llm.context_window = refused.window  # a window it had not said, or smaller than it said
+                fitted = self._fitted(query, context)
+                if fitted is not context:
+                    return fitted
+            return self._cut(context, context.token_count // 2, refused)
+        if refused.window is None:
             return self._cut(context, context.token_count // 2, refused)
         ours = self._prompt_tokens(query, context)
         theirs = refused.requested - (self.request.max_tokens if refused.with_answer else 0)
@@ -110,7 +120,7 @@ class LLMSummarizer:
     def _cut(context: Context, budget: int, refused: LLMError | None = None) -> Context:
         if budget < 1:
             raise LLMError(f"the model's window cannot hold the prompt without any context and the answer "
-                           f"({refused or 'lower --max-tokens, or use a model with a larger window'})")
+                           f"({refused or 'ask for a shorter answer, or use a model with a larger window'})")
         return shrunk(context, budget)
 
     @staticmethod
@@ -121,11 +131,12 @@ class LLMSummarizer:
                 "model's window beside the prompt and the answer",)
 
     def _learn(self, query: str, context: Context, usage: dict[str, int]) -> None:
-        """Keep how many tokens the model counted in this prompt per token of citesum's (the largest seen)."""
+        """Keep how many tokens the model counted in this prompt per token of citesum's (the largest seen), from
+        prompts long enough that the chat template's own tokens do not inflate it."""
         prompt_tokens = usage.get("prompt_tokens")
-        if prompt_tokens:
-            ratio = prompt_tokens / max(self._prompt_tokens(query, context), 1)
-            self.llm.prompt_token_ratio = max(self.llm.prompt_token_ratio or 0.0, ratio)
+        ours = self._prompt_tokens(query, context)
+        if prompt_tokens and ours >= RATIO_MIN_PROMPT:
+            self.llm.prompt_token_ratio = max(self.llm.prompt_token_ratio or 0.0, prompt_tokens / ours)
 
     def _summarize(self, query: str, context: Context, notes: tuple[str, ...]) -> Summary:
         summary = self._summarize_fitted(query, context)
@@ -140,11 +151,13 @@ class LLMSummarizer:
                                           max_tokens=self.request.max_tokens)
         for attempt in range(self.retries_on_bad_output + 1):
             completion = self.llm.complete(request.retry(attempt) if attempt else request)
+            # a cached answer says nothing of the model's pace: it came at once
+            usage = {**completion.usage, **({"cached": 1} if completion.cached else {})}
             outputs.append(completion.text)
             timings = {"llm_s": round(time.perf_counter() - started, 4)}
             if says_no_answer(completion.text):
                 documents = len({block.document_id for block in context.blocks})
-                return Summary((), context, prompt=prompt, raw_output=completion.text, usage=dict(completion.usage),
+                return Summary((), context, prompt=prompt, raw_output=completion.text, usage=usage,
                                timings=timings, summarizer=f"{self.name}:{self.llm.name}", abstained=True,
                                notes=(f"No passage in the {documents} documents that best match the question "
                                       "answers it (the model found none)",))
@@ -155,7 +168,7 @@ class LLMSummarizer:
                 notes = (f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's "
                          "words",) if off_topic else ()
                 return Summary(bullets, context, prompt=prompt, raw_output=completion.text,
-                               dropped_citations=parsed.dropped_numbers, usage=dict(completion.usage),
+                               dropped_citations=parsed.dropped_numbers, usage=usage,
                                timings=timings, summarizer=f"{self.name}:{self.llm.name}", notes=notes,
                                abstained=not bullets)
         shown = " | ".join(repr(o[:80]) for o in outputs)
