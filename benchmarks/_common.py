@@ -67,19 +67,25 @@ def git_state() -> dict[str, Any]:
             "uncommitted_in_src": git("status", "--porcelain", "--", "src").splitlines()}
 
 
-def process_tree_rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` and its children (a server and its worker processes), in MB."""
-    total_kib = 0
+def process_tree_files(pid: int, name: str) -> Iterator[str]:
+    """The text of ``/proc/<pid>/<name>`` for process ``pid`` and each of its descendants (a server and its
+    worker processes) still running."""
     pending = [pid]
     while pending:
         current = pending.pop()
         try:
-            status = Path(f"/proc/{current}/status").read_text()
+            text = Path(f"/proc/{current}/{name}").read_text()
             pending += [int(c) for task in Path(f"/proc/{current}/task").iterdir()
                         for c in (task / "children").read_text().split()]
         except FileNotFoundError:
             continue  # ended meanwhile
-        total_kib += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        yield text
+
+
+def process_tree_rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` and its descendants, in MB."""
+    total_kib = sum(next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+                    for status in process_tree_files(pid, "status"))
     return round(total_kib / 1024, 1)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, free_port, process_tree_rss_mb, write_result  # noqa: E402
+from _common import SHARED_DATA, free_port, process_tree_files, process_tree_rss_mb, write_result  # noqa: E402
 
 MEETING = SHARED_DATA / "odsum" / "meeting"
 #: clients start this many seconds apart in all, as load tools ramp up: started in the same millisecond, 32
@@ -72,15 +72,8 @@ def _build_index(folder: Path) -> Path:
 def _cpu_seconds(pid: int) -> float:
     """CPU time used so far by the server and its worker processes (user + system)."""
     ticks = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(") ", 1)[1].split()
-            pending += [int(c) for task in Path(f"/proc/{current}/task").iterdir()
-                        for c in (task / "children").read_text().split()]
-        except FileNotFoundError:
-            continue
+    for stat in process_tree_files(pid, "stat"):
+        fields = stat.rsplit(") ", 1)[1].split()
         ticks += int(fields[11]) + int(fields[12])  # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
 
