@@ -53,35 +53,39 @@ def _mount(*arguments: str) -> None:
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
-    """``small_disk(kib)``: an empty file system of that size (tmpfs), unmounted after the test."""
-    mounted: list[Path] = []
+def mount_points(tmp_path: Path) -> Iterator[Callable[[], Path]]:
+    """``mount_point()``: a new empty folder to mount on; whatever was mounted on them is unmounted after the
+    test (lazily: a process of the test may still hold a file there)."""
+    made: list[Path] = []
 
-    def make(kib: int) -> Path:
-        target = tmp_path / f"disk{len(mounted)}"
-        target.mkdir()
-        _mount("-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(target))
-        mounted.append(target)
-        return target
+    def make() -> Path:
+        made.append(tmp_path / f"mount{len(made)}")
+        made[-1].mkdir()
+        return made[-1]
 
     yield make
-    for target in mounted:
+    for target in made:
         subprocess.run(["umount", "--lazy", str(target)], check=False, capture_output=True)
 
 
 @pytest.fixture
-def read_only_view(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
-    """``read_only_view(folder)``: the folder as read-only media shows it (a read-only bind mount)."""
-    mounted: list[Path] = []
+def small_disk(mount_points: Callable[[], Path]) -> Callable[[int], Path]:
+    """``small_disk(kib)``: an empty file system of that size (tmpfs)."""
+    def make(kib: int) -> Path:
+        target = mount_points()
+        _mount("-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(target))
+        return target
 
+    return make
+
+
+@pytest.fixture
+def read_only_view(mount_points: Callable[[], Path]) -> Callable[[Path], Path]:
+    """``read_only_view(folder)``: the folder as read-only media shows it (a read-only bind mount)."""
     def make(folder: Path) -> Path:
-        target = tmp_path / f"ro{len(mounted)}"
-        target.mkdir()
+        target = mount_points()
         _mount("--bind", str(folder), str(target))
-        mounted.append(target)
         _mount("-o", "remount,ro,bind", str(target))
         return target
 
-    yield make
-    for target in mounted:
-        subprocess.run(["umount", "--lazy", str(target)], check=False, capture_output=True)
+    return make
