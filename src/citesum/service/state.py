@@ -1,0 +1,114 @@
+"""What one running service holds: its settings, the index, the summarizer's model, the two lanes of read
+workers, the writer's job queue, and what it says to clients. Built once by :func:`citesum.service.app.create_app`
+and kept in ``app.state``; the routes reach it through :func:`citesum.service.routes.common.service_of`."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citesum.index.store import Index
+from citesum.llm.base import LLM
+from citesum.service.config import ServiceConfig
+from citesum.service.errors import PathHider
+from citesum.service.jobs import JobQueue
+from citesum.service.models import SearchRequest, SummarizeRequest, check_limits
+from citesum.service.pool import ReadPool
+from citesum.service.reader import ModelPace, Reader
+from citesum.summarize import window_budget
+
+#: how much lower the summary workers' CPU priority is than the search workers' (Unix niceness)
+SUMMARY_NICENESS = 10
+
+
+def fitted(config: ServiceConfig, llm: LLM | None) -> ServiceConfig:
+    """``config`` with its budgets capped to what ``llm``'s window holds beside the prompt and the answer (an
+    LLM whose window is not known keeps them: give it with ``--window``)."""
+    if llm is None or llm.context_window is None:
+        return config
+    room = window_budget(llm.context_window, bullets=config.max_bullets, words=config.max_words,
+                         query_tokens=config.max_query_tokens)
+    largest = min(config.max_budget, room)
+    return dataclasses.replace(config, max_budget=largest, default_budget=min(config.default_budget, largest))
+
+
+class IntegrityCheck:
+    """SQLite's quick_check of the index, re-run at most every ``every_s`` seconds (it reads every page), by one
+    caller at a time; the others get the last result."""
+
+    def __init__(self, index: Index, every_s: float) -> None:
+        self.index = index
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self._checked: float | None = None
+        self._problems: list[str] = []
+
+    def problems(self) -> list[str]:
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._checked is None or time.monotonic() - self._checked >= self.every_s:
+                    self._problems = self.index.integrity_problems()
+                    self._checked = time.monotonic()
+            finally:
+                self._lock.release()
+        return list(self._problems)
+
+
+@dataclass
+class Service:
+    config: ServiceConfig
+    index: Index
+    #: the model writing summaries; None: the offline extractive summarizer
+    llm: LLM | None
+    reader: Reader
+    #: the two lanes: summaries take far longer than searches, which never wait behind them
+    searches: ReadPool
+    summaries: ReadPool
+    jobs: JobQueue
+    uploads_dir: Path
+    #: what clients are told has no server path in it
+    hide: PathHider
+    integrity: IntegrityCheck
+
+    @classmethod
+    def open(cls, index_path: str | Path, config: ServiceConfig, llm: LLM | None) -> "Service":
+        config = fitted(config, llm)
+        index = Index.open(index_path)
+        uploads_dir = Path(config.uploads_dir or index.path / "uploads")
+        reader = Reader(index, llm, config.default_budget, ModelPace(config.llm_timeout_s) if llm else None)
+        # the summary workers also yield the CPU to the search workers (a higher niceness)
+        searches = ReadPool(reader, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
+        summaries = ReadPool(reader, config.workers, config.queue,
+                             config.llm_timeout_s if llm else config.timeout_s, config.worker_kind,
+                             niceness=SUMMARY_NICENESS)
+        jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
+        return cls(config, index, llm, reader, searches, summaries, jobs, uploads_dir,
+                   PathHider(index.path, uploads_dir), IntegrityCheck(index, config.integrity_every_s))
+
+    @property
+    def summarizer_name(self) -> str:
+        return "extractive" if self.llm is None else self.hide(f"llm:{self.llm.name}")  # a model's file: its name
+
+    def within_limits(self, request: SearchRequest | SummarizeRequest) -> None:
+        """Raises ConfigError (answered 422) for a request over one of this service's limits."""
+        check_limits(self.config, request)
+
+    def model_status(self) -> dict[str, Any]:
+        """The model's window and where it came from, its pace, and the budget that pace allows."""
+        assert self.llm is not None and self.reader.pace is not None
+        config, pace, budget = self.config, self.reader.pace.tokens_per_s, self.reader.budget()
+        status: dict[str, Any] = {
+            "window": self.llm.context_window, "window_source": self.hide(self.llm.context_window_source or ""),
+            "time_limit_s": config.llm_timeout_s,
+            # prompt tokens per second of its whole calls (their answers' writing included)
+            "pace_tokens_per_s": None if pace is None else round(pace, 1),
+            "tokens_per_citesum_token": self.llm.prompt_token_ratio}
+        if budget < config.default_budget:
+            status["budget_note"] = (f"the default budget is lowered from {config.default_budget:,} to {budget:,} "
+                                     f"tokens: the model reads about {pace:,.0f} tokens a second, and a summary "
+                                     f"must come within {config.llm_timeout_s:g} s")
+        return status
