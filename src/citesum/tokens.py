@@ -82,7 +82,7 @@ def get_tokenizer(name: str = "cl100k") -> Tokenizer:
 
 
 #: the most of a query that retrieval and embedding read: a query is a question, not a document, and
-#: embedding a 20 MB "query" whole took 52 s and 9.8 GB (wordllama pads the batch to its token count)
+#: embedding a many-megabyte "query" whole took minutes and gigabytes (wordllama pads the batch to its token count)
 MAX_QUERY_TOKENS = 512
 #: a cl100k token is rarely longer than this many characters; cutting the characters first keeps the
 #: token count of a huge query cheap

@@ -114,7 +114,7 @@ def _listen(host: str, port: int) -> Any:
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not 0: asyncio turns Nagle off only on sockets that say they are TCP, and with it on,
-    # each keep-alive request waited ~40 ms for a delayed ACK
+    # each keep-alive request waited for a delayed ACK
     listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

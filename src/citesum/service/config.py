@@ -20,8 +20,8 @@ TOKEN_ENV = "CITESUM_TOKEN"
 MIN_TOKEN_CHARS = 16
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-#: the extractive summarizer gains nothing past 24K-32K tokens of context (SummHay budget sweep in the
-#: README: joint 36.2 at 24K, 35.2 at 32K), so a larger budget only costs time
+#: the extractive summarizer gains nothing from a context past this (the SummHay budget sweep of
+#: ``benchmarks/summhay_budget.py``, docs/measurements.md), so a larger budget only costs time
 EXTRACTIVE_MAX_BUDGET = 32_000
 
 
