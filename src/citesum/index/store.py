@@ -272,6 +272,13 @@ def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
         time.sleep(0.05)
 
 
+def _empty_log(conn: sqlite3.Connection) -> None:
+    """Merge the write-ahead log into the database and empty it, waiting a little for the readers (and a writer)
+    of other processes to leave it: one that stays keeps it, and a later writer empties it."""
+    conn.execute(f"PRAGMA busy_timeout={_MERGE_WAIT_MS}")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def _reclaim(conn: sqlite3.Connection, path: Path) -> None:
     """Give the space of deleted documents back to the file system when they held a quarter of the database or
     more (a deleted document's pages otherwise stay in the file for later writes: the index kept its size after
@@ -284,8 +291,7 @@ def _reclaim(conn: sqlite3.Connection, path: Path) -> None:
         if free * _RECLAIM_FROM_FREE_SHARE >= pages \
                 and free * conn.execute("PRAGMA page_size").fetchone()[0] >= _RECLAIM_FROM_BYTES:
             conn.execute("VACUUM")
-        conn.execute(f"PRAGMA busy_timeout={_MERGE_WAIT_MS}")  # a reader in the log keeps it: a later writer empties it
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _empty_log(conn)
     except (sqlite3.Error, OSError) as exc:
         log.warning("the index at %s was written, but the space it freed was not given back (%s); the next write "
                     "tries again", path, exc)
@@ -796,8 +802,7 @@ class Index(IndexReader):
         try:
             conn = _connect(self.path / DB_NAME)
             try:
-                conn.execute(f"PRAGMA busy_timeout={_MERGE_WAIT_MS}")  # a writer of another process merges it itself
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                _empty_log(conn)
             finally:
                 conn.close()
         except sqlite3.Error as exc:

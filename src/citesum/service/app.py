@@ -20,7 +20,7 @@ from citesum.errors import MissingExtraError
 from citesum.llm.base import LLM
 from citesum.service.config import ServiceConfig
 from citesum.service.guard import Guard
-from citesum.service.state import Service, fitted
+from citesum.service.state import Service
 
 try:
     from fastapi import FastAPI
@@ -31,12 +31,11 @@ except ImportError as exc:  # the module is imported only by `citesum serve` and
 from citesum.service import failures  # noqa: E402  (FastAPI first: its absence is said above)
 from citesum.service.routes import health, page, reading, writing  # noqa: E402
 from citesum.service.routes.common import SafeJSONResponse  # noqa: E402
-from citesum.service.routes.writing import upload_name  # noqa: E402
 
 #: a stopping service lets the upload or deletion in hand finish for this long
 WRITER_STOP_S = 30.0
 
-__all__ = ["create_app", "fitted", "upload_name"]
+__all__ = ["create_app"]
 
 
 def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, llm: LLM | None = None) -> Any:

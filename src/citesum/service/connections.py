@@ -127,10 +127,7 @@ class GuardedH11Protocol(H11Protocol):
         self._wait_for_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_waiting()
-        if self._admitted:
-            self.limits.release(self)
-            self._admitted = False
+        self._leave_the_count()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -157,11 +154,15 @@ class GuardedH11Protocol(H11Protocol):
 
     def drop(self) -> None:
         """Closes the connection now (made room for another)."""
+        self._leave_the_count()
+        self.transport.abort()
+
+    def _leave_the_count(self) -> None:
+        """No timer runs for this connection, and the limits count it no more (once, however it ends)."""
         self._stop_waiting()
         if self._admitted:
             self.limits.release(self)
             self._admitted = False
-        self.transport.abort()
 
     def send_400_response(self, msg: str) -> None:
         self.transport.write(raw_response(400, "Bad Request", "bad request", msg))

@@ -16,7 +16,6 @@ from citesum.llm.base import LLM
 from citesum.service.config import ServiceConfig
 from citesum.service.errors import PathHider
 from citesum.service.jobs import JobQueue
-from citesum.service.models import SearchRequest, SummarizeRequest, check_limits
 from citesum.service.pool import ReadPool
 from citesum.service.reader import ModelPace, Reader
 from citesum.summarize import window_budget
@@ -92,10 +91,6 @@ class Service:
     @property
     def summarizer_name(self) -> str:
         return "extractive" if self.llm is None else self.hide(f"llm:{self.llm.name}")  # a model's file: its name
-
-    def within_limits(self, request: SearchRequest | SummarizeRequest) -> None:
-        """Raises ConfigError (answered 422) for a request over one of this service's limits."""
-        check_limits(self.config, request)
 
     def model_status(self) -> dict[str, Any]:
         """The model's window and where it came from, its pace, and the budget that pace allows."""

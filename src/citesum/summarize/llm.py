@@ -91,9 +91,7 @@ class LLMSummarizer:
         window = self.llm.context_window
         if window is None:
             return context
-        ratio = self.llm.prompt_token_ratio or 1.0
-        room = (window - self.request.max_tokens) * (1 - WINDOW_SLACK) / ratio  # in citesum's tokens
-        over = self._prompt_tokens(query, context) - room
+        over = self._prompt_tokens(query, context) - self._room(window, self.llm.prompt_token_ratio or 1.0)
         return context if over <= 0 else self._cut(context, context.token_count - math.ceil(over))
 
     def _refitted(self, query: str, context: Context, refused: ContextTooLong) -> Context:
@@ -113,8 +111,13 @@ class LLMSummarizer:
         ratio = max(theirs / max(ours, 1), 0.1)
         self.llm.prompt_token_ratio = max(self.llm.prompt_token_ratio or 0.0, ratio)
         self.llm.context_window = min(self.llm.context_window or refused.window, refused.window)
-        room = (refused.window - self.request.max_tokens) * (1 - WINDOW_SLACK) / ratio
+        room = self._room(refused.window, ratio)
         return self._cut(context, context.token_count - math.ceil(ours - room), refused)
+
+    def _room(self, window: int, ratio: float) -> float:
+        """The prompt's room in a ``window``-token window beside the answer, in citesum's tokens (the model
+        counts ``ratio`` of its own per one of ours), less the slack."""
+        return (window - self.request.max_tokens) * (1 - WINDOW_SLACK) / ratio
 
     @staticmethod
     def _cut(context: Context, budget: int, refused: LLMError | None = None) -> Context:

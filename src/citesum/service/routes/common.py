@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 
 from citesum.errors import ConfigError
 from citesum.service.errors import json_bytes
-from citesum.service.models import SearchRequest, SummarizeRequest
+from citesum.service.models import SearchRequest, SummarizeRequest, check_limits
 from citesum.service.state import Service
 
 
@@ -37,6 +37,6 @@ def encoded(body: bytes, status: int = 200) -> Response:
 def within_limits(service: Service, request: SearchRequest | SummarizeRequest) -> None:
     """A request over one of the service's limits is answered 422, naming the limit."""
     try:
-        service.within_limits(request)
+        check_limits(service.config, request)
     except ConfigError as exc:
         raise HTTPException(422, str(exc)) from None
