@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo serve test browser screenshots install install-test bench bench-llm docs clean
+.PHONY: demo serve test browser screenshots install install-test bench bench-llm docs docs-site clean
 
 $(VENV)/.core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -100,9 +100,20 @@ bench-llm: $(VENV)/.test
 	$(PY) benchmarks/judge_llm.py --model smollm2 --base-url $(LLM_URL)
 
 clean:
-	rm -rf $(VENV) demo-data .pytest_cache .bench-cache
+	rm -rf $(VENV) demo-data .pytest_cache .bench-cache site
 
-# The results tables of docs/ and the README, written from benchmarks/results/*.json (never by hand); the test
-# suite fails when one is stale.
-docs:
-	$(PYTHON) benchmarks/report.py
+# The results tables of docs/ and the README, written from benchmarks/results/*.json (never by hand; the test
+# suite fails when one is stale), then the documentation site.
+docs: $(VENV)/.docs
+	$(PY) benchmarks/report.py
+	$(MAKE) docs-site
+
+$(VENV)/.docs: $(VENV)/.core
+	$(PIP) -e '.[docs]'
+	touch $@
+
+# The documentation site in site/ (open site/index.html): the README, docs/*.md and the API reference read from
+# the docstrings of src/. Built offline; --strict makes every warning (a broken link, a docstring mkdocstrings
+# cannot read, a page missing from the nav) an error.
+docs-site: $(VENV)/.docs
+	$(PY) -m mkdocs build --strict --config-file mkdocs.yml --site-dir site
