@@ -5,3 +5,5 @@ import here, so a command's options can name them without loading the pipeline."
 DEFAULT_BULLETS = 5
 #: the whole answer's word limit
 DEFAULT_WORDS = 250
+#: the context budget of a question that asks none, in the summarizer's tokens
+DEFAULT_BUDGET = 15_000

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
+from citesum.defaults import DEFAULT_BUDGET
 from citesum.errors import BudgetError, ConfigError
 from citesum.index.store import IndexReader
 from citesum.tokens import Tokenizer, get_tokenizer
@@ -56,7 +57,7 @@ def block_header(number: int, title: str) -> str:
 
 @dataclass(frozen=True)
 class PackOptions:
-    budget: int = 15_000
+    budget: int = DEFAULT_BUDGET
     order: Order = "original"
     stop_at_first_overflow: bool = False
     #: keep at most this many retrieved units before packing (DOS RAG's code: about budget / 50)

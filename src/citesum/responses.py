@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from citesum.ingest import FILE_KEY
 from citesum.ingest.pdf import PAGE_STARTS, page_of
@@ -69,16 +69,22 @@ def _described(document: Document | None, source_of: SourceOf) -> dict[str, str]
     return {"title": document.title if document else "", "source": source_of(document) if document else ""}
 
 
-def summary_response(summary: Summary, view: IndexReader, *, query: str,
+def context_documents(summary: Summary, view: IndexReader) -> dict[str, Document]:
+    """The documents of ``summary``'s context by id, read from ``view`` (what :func:`summary_response` names)."""
+    return {d.id: d for d in view.documents_by_id([b.document_id for b in summary.context.blocks])}
+
+
+def summary_response(summary: Summary, documents: Mapping[str, Document], *, query: str,
                      checks: Sequence[VerifiedBullet] = (), source_of: SourceOf = stored_source,
                      include_context: bool = True) -> dict[str, Any]:
     """A cited summary: bullets with their citations (document ids and context numbers) and, when ``checks``
-    are given, the evidence span of each citation in its document; the numbered sources; what was dropped.
+    are given, the evidence span of each citation in its document; the numbered sources (``documents``: those
+    of the context, by id, see :func:`context_documents`); what was dropped.
 
     ``include_context`` adds the context text, the prompt and the raw model output (for research use; a
     service leaves them out)."""
     number_of = {document_id: number for number, document_id in summary.context.numbers.items()}
-    found = {d.id: d for d in view.documents_by_id([b.document_id for b in summary.context.blocks])}
+    found = dict(documents)
     bullets = []
     for position, bullet in enumerate(summary.bullets):
         entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations),
@@ -106,7 +112,7 @@ def summary_response(summary: Summary, view: IndexReader, *, query: str,
 
 
 def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet, number_of: dict[str, int],
-                       documents: dict[str, Document]) -> list[dict[str, Any]]:
+                       documents: Mapping[str, Document]) -> list[dict[str, Any]]:
     """For each citation of a bullet: the sentence of that document that best supports the bullet, and the
     page it is on (for a document with pages)."""
     best: dict[str, Evidence] = {c.document_id: c.evidence for c in checked.checks if c.evidence is not None}

@@ -14,7 +14,7 @@ from citesum.errors import BudgetError, ConfigError, UnusableOutputError
 from citesum.index.store import Index, IndexSettings
 from citesum.llm.fake import FakeLLM
 from citesum.pack import PackOptions
-from citesum.summarize import build_context, fit_budget, summarize_query
+from citesum.summarize import WINDOW_SLACK, build_context, fit_budget, summarize_query
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, quote_sentence
 from citesum.summarize.llm import LLMSummarizer
 from citesum.types import Context, ContextBlock
@@ -94,7 +94,11 @@ def test_a_bullet_quotes_its_sentence_as_the_document_writes_it() -> None:
 
 def test_fit_budget_reserves_prompt_and_answer() -> None:
     assert fit_budget(15_000, None, 300, 500) == 15_000
-    assert fit_budget(15_000, 8192, 300, 1024) == 8192 - 300 - 1024
+    # the window less the answer, less the slack kept for two counts of one text, less the prompt's own text
+    assert fit_budget(15_000, 8192, 300, 1024) == int((8192 - 1024) * (1 - WINDOW_SLACK)) - 300
+    # a model that counts twice as many tokens as citesum has half the room, in citesum's tokens
+    assert fit_budget(15_000, 8192, 300, 1024, ratio=2.0) == int((8192 - 1024) * (1 - WINDOW_SLACK) / 2) - 300
+    assert fit_budget(2_000, 8192, 300, 1024) == 2_000
     with pytest.raises(BudgetError, match="cannot hold the prompt"):
         fit_budget(15_000, 1000, 300, 1024)
 
@@ -128,7 +132,7 @@ def test_cli_summarize_offline_markdown_and_json(tmp_path: Path, haystack) -> No
     assert result.exit_code == 1 and "unknown embedder 'x'; choose one of: minilm" in result.stderr
     result = runner.invoke(main, ["summarize", "water", "--index", str(tmp_path / "ix"), "--summarizer", "llm",
                                   "--model", "m", "--relevance-embedder", "minilm"])
-    assert result.exit_code == 2 and "applies to the extractive summarizer" in result.stderr
+    assert result.exit_code == 1 and "applies to the extractive summarizer" in result.stderr
 
 
 def test_budget_is_counted_with_the_summarizers_tokenizer(index: Index) -> None:

@@ -15,12 +15,6 @@ from citesum.errors import CitesumError
 EXIT_ERROR = 1
 
 
-def empty_context() -> Any:
-    from citesum.types import Context
-
-    return Context(blocks=(), order="original", budget=1, token_count=0)
-
-
 @contextmanager
 def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
     """A rich progress bar on stderr, one task per stage, fed by the index's progress callback."""
@@ -108,20 +102,11 @@ def retriever_option(also: Sequence[str] = ()) -> Callable[[Any], Any]:
 
 
 def openai_llm(model: str | None, base_url: Sequence[str], no_cache: bool = False) -> Any:
-    """An OpenAI-compatible backend with the response cache, or None without a model name."""
-    if not model:
-        return None
-    from citesum.llm import ResponseCache, get_llm
+    """An OpenAI-compatible model (a judge's, a confirming model's) with the response cache, or None without a
+    model name."""
+    from citesum.llm.options import LLMOptions
 
-    return get_llm("openai", model, base_url=base_url, cache=None if no_cache else ResponseCache())
-
-
-def repair_by_default(summarizer: str, repair_citations: bool | None) -> bool:
-    """The --repair-citations default: on for an LLM summarizer. Measured: repair lifts every stored LLM system
-    of SummHay (benchmarks/citation_repair.py). The extractive summarizer cites by construction, at most 5
-    documents a bullet; repair lifts its SummHay joint too (26.8 -> 30.2) but drops that limit, so it is asked
-    for."""
-    return summarizer == "llm" if repair_citations is None else repair_citations
+    return LLMOptions(model=model, base_url=tuple(base_url), cache=not no_cache).build()
 
 
 def ray_options(work: str) -> Callable[[Any], Any]:

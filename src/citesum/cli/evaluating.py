@@ -16,8 +16,8 @@ from citesum.cli.common import (
     openai_llm,
     ray_executor,
     ray_options,
-    repair_by_default,
 )
+from citesum.defaults import DEFAULT_BUDGET
 from citesum.errors import CitesumError
 
 def _summarizer_factory(summarizer: str, model: str | None, base_url: Sequence[str],
@@ -55,6 +55,8 @@ def _judge_report(name: str, unparsed: list[str] | None, of: str = "") -> dict[s
 
 def _repair_and_label(summarizer: str, model: str | None, repair_citations: bool | None) -> tuple[bool, str]:
     """Whether a SummHay run repairs citations and its label in reports."""
+    from citesum.pipeline import repair_by_default
+
     repair = repair_by_default(summarizer, repair_citations)
     return repair, (model if summarizer == "llm" else "extractive") + (" + repair" if repair else "")
 
@@ -78,7 +80,7 @@ def eval_group() -> None:
               help="Judge the summaries in this file with --judge: a SummHay topic file with subtopic "
                    "'summaries', or JSON {system: {subtopic_id: lines or text}} or {subtopic_id: lines or text}; "
                    "citations [n] are haystack positions (repeatable).")
-@click.option("--budget", "budgets", type=click.IntRange(min=1), multiple=True, default=[15_000], show_default=True,
+@click.option("--budget", "budgets", type=click.IntRange(min=1), multiple=True, default=[DEFAULT_BUDGET], show_default=True,
               help="Context budget of the pipeline runs (repeatable).")
 @click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True)
 @click.option("--unit", type=click.Choice(["document", "passage"]), default="document", show_default=True)

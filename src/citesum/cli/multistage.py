@@ -1,55 +1,12 @@
-"""``citesum tree``: RAPTOR's tree of cluster summaries, and the backends the multi-stage readers write with."""
+"""``citesum tree``: RAPTOR's tree of cluster summaries."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import click
 
 from citesum.cli.common import base_url_option, echo_json, progress_bar
-
-
-def chat_backend(backend: str, model: str | None, base_url: Sequence[str], api_key_env: str, timeout: float,
-                 no_cache: bool) -> Any:
-    """The LLM a multi-stage reader writes with: in-process llama.cpp (``--llm llamacpp``, the packaged SmolLM2
-    without ``--model``), an OpenAI-compatible server when a model is named, else None (offline)."""
-    from citesum.llm import ResponseCache, get_llm
-
-    if backend == "llamacpp":
-        return get_llm("llamacpp", model)
-    if not model:
-        return None
-    return get_llm("openai", model, base_url=base_url, cache=None if no_cache else ResponseCache(),
-                   api_key_env=api_key_env, timeout=timeout)
-
-
-def statement_writer(llm: Any, instruction: str) -> Any:
-    """Cited bullets by ``llm`` (offline statements for what it fails on), or offline statements alone."""
-    from citesum.summarize.statements import CentralStatements, LLMStatements
-
-    return CentralStatements() if llm is None else LLMStatements(llm, instruction)
-
-
-def multistage_context(query: str, index: Any, reader: str, *, llm: Any, budget: int, tokenizer: Any
-                       ) -> tuple[Any, list[str]]:
-    """The context of RAPTOR's collapsed tree (``raptor``: the tree ``citesum tree`` built), or of ReadAgent
-    (``readagent``: its memory of the index, built and stored on first use, written by ``llm`` or offline), and
-    notes for the reader."""
-    if reader == "raptor":
-        from citesum.raptor import raptor_context
-
-        return raptor_context(query, index, budget=budget, tokenizer=tokenizer), []
-    from citesum.readagent import ReadAgent, ReadReport
-    from citesum.summarize.statements import GIST_INSTRUCTION
-
-    agent = ReadAgent(statement_writer(llm, GIST_INSTRUCTION), llm)
-    report = ReadReport()
-    memory = agent.memory(index, tokenizer=tokenizer, report=report)
-    context, notes = agent.context(query, index, memory, budget=budget, tokenizer=tokenizer)
-    if report.gists.fallbacks or report.pagination_fallbacks:
-        notes.insert(0, f"reading the index: {len(report.pagination_fallbacks)} page break(s) and "
-                        f"{len(report.gists.fallbacks)} gist(s) of {report.pages} pages fell back to the offline way")
-    return context, notes
 
 
 @click.command()
@@ -77,12 +34,14 @@ def tree(index_dir: str, backend: str, model: str | None, base_url: Sequence[str
          as_json: bool) -> None:
     """Build RAPTOR's tree of cluster summaries for an index (used by --retriever raptor)."""
     from citesum.index.store import Index
+    from citesum.llm.options import LLMOptions
     from citesum.raptor import ClusterOptions, build_tree, tree_summary
-    from citesum.summarize.statements import RAPTOR_INSTRUCTION, WriteReport
+    from citesum.summarize.statements import RAPTOR_INSTRUCTION, WriteReport, statement_writer
 
     index = Index.open(index_dir)
-    writer = statement_writer(chat_backend(backend, model, base_url, api_key_env, timeout, no_cache),
-                              RAPTOR_INSTRUCTION)
+    llm = LLMOptions(backend=backend, model=model, base_url=tuple(base_url), api_key_env=api_key_env,  # type: ignore[arg-type]
+                     timeout=timeout, cache=not no_cache).build()
+    writer = statement_writer(llm, RAPTOR_INSTRUCTION)
     report = WriteReport()
     with progress_bar(progress and not as_json) as update:
         built = build_tree(index, writer, levels=levels, summary_tokens=summary_tokens,

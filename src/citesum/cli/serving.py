@@ -50,6 +50,9 @@ from citesum.errors import CitesumError
 @click.option("--window", type=click.IntRange(min=1), default=None,
               help="The LLM's context window, when its server does not say (llama.cpp, vLLM and Ollama are asked; "
                    "a smaller --window caps what they say): budgets leave room in it for the prompt and the answer.")
+@click.option("--summary-index", "summary_dir", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Offer Summary RAG over this summary index of the served index (citesum summary-index): a "
+                   "request asks for it with summary_index.")
 @click.option("--max-connections", type=click.IntRange(min=1), default=4096, show_default=True,
               help="Open connections in all (kept below the open-file limit); past it, the oldest one still "
                    "waiting for its request is closed to make room.")
@@ -59,8 +62,8 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
           workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
           llm_timeout: float,
           max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
-          model: str | None, base_url: Sequence[str], window: int | None, max_connections: int,
-          max_connections_per_client: int) -> None:
+          model: str | None, base_url: Sequence[str], window: int | None, summary_dir: str | None,
+          max_connections: int, max_connections_per_client: int) -> None:
     """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
     from citesum.service.config import ServiceConfig, read_token
 
@@ -79,19 +82,20 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
         timeout_s=timeout, llm_timeout_s=llm_timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
         uploads_dir=Path(uploads_dir) if uploads_dir else None, max_connections=max_connections,
+        summary_index=Path(summary_dir).resolve() if summary_dir else None,
         max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),
         **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
     listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
     llm = None
     if backend is not None:
-        from citesum.llm import ResponseCache, get_llm
-        from citesum.llm.window import fit_to_server
+        from citesum.llm.options import LLMOptions
 
         # the model call may take the whole --llm-timeout (the request's deadline cancels it then)
-        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache(), timeout=llm_timeout) \
-            if backend == "openai" else get_llm(backend, model, **({"n_ctx": window} if window else {}))
-        found = fit_to_server(llm, window)
-        click.echo(f"the model's window: {found.tokens:,} tokens ({found.source})", err=True)
+        llm = LLMOptions(backend=backend, model=model, base_url=tuple(base_url), timeout=llm_timeout,  # type: ignore[arg-type]
+                         window=window).build_fitted()
+        if llm is None:
+            raise CitesumError("--llm openai needs the server's model name: give --model")
+        click.echo(f"the model's window: {llm.context_window:,} tokens ({llm.context_window_source})", err=True)
     from citesum.service.app import create_app
 
     app = create_app(index_dir, config, llm=llm)

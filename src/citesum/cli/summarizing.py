@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 import click
 
-from citesum.cli.common import (base_url_option, echo_json, echo_table, empty_context, openai_llm, ray_executor,
-                                 ray_options, read_query, repair_by_default, retriever_option)
+from citesum.cli.common import (base_url_option, echo_json, echo_table, openai_llm, ray_executor, ray_options,
+                                 read_query, retriever_option)
 from citesum.cli.searching import rank_likelihood, rank_options
 from citesum.errors import CitesumError
-from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
+from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
+
 
 @click.command()
 @click.argument("query", required=False)
 @click.option("--query-file", type=click.File("r", encoding="utf-8", errors="replace"), default=None,
               help="Read the query from this file ('-' for standard input): for a query too long for the shell.")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
-@retriever_option(also=("raptor",))  # RAPTOR's tree (citesum tree), read by multistage_context
-@click.option("--budget", type=click.IntRange(min=1), default=15_000, show_default=True,
+@retriever_option(also=("raptor",))  # RAPTOR's tree (citesum tree), read by the pipeline
+@click.option("--budget", type=click.IntRange(min=1), default=DEFAULT_BUDGET, show_default=True,
               help="Context budget in tokens.")
 @click.option("--order", type=click.Choice(["original", "score", "full"]), default="original", show_default=True,
               help="original = DOS RAG, score = Vanilla RAG, full = whole collection.")
@@ -81,104 +81,55 @@ def summarize(
 ) -> None:
     """Answer QUERY (or --query-file) with a short bullet summary whose bullets cite the documents that support
     them."""
-    from citesum.index.store import Index
-    from citesum.pack import PackOptions
-    from citesum.responses import summary_response
-    from citesum.summarize import fit_budget, summarize_context, summarize_query, summarizer_for
-    from citesum.tokens import get_tokenizer
+    from citesum.llm.options import LLMOptions
+    from citesum.pipeline import Pipeline, PipelineOptions
 
     query = read_query(query, query_file)
     likelihood = rank_likelihood(retriever, rank_model, rank_url)
     if likelihood is not None and summary_dir is not None:
         raise click.UsageError("--rank-model and --rank-url apply to the index, not to --summary-index")
-    index_ = Index.open(index_dir)
-    budget_tokenizer = get_tokenizer(tokenizer or index_.settings.tokenizer)
-    llm = None
-    if summarizer == "llm":
-        from citesum.llm import ResponseCache, get_llm
-
-        options: dict[str, object] = {"api_key_env": api_key_env, "timeout": timeout} if backend == "openai" else {}
-        llm = get_llm(backend, model, base_url=base_url, cache=None if no_cache else ResponseCache(), **options) \
-            if backend == "openai" else get_llm(backend, model)
-    elif summarizer == "readagent":
-        from citesum.cli.multistage import chat_backend
-
-        llm = chat_backend(backend, model, base_url, api_key_env, timeout, no_cache)
-    llm_options = {"template": template, "temperature": temperature, "seed": seed, "max_tokens": max_tokens}
-    if relevance_embedder is not None and summarizer != "extractive":
-        raise click.UsageError("--relevance-embedder applies to the extractive summarizer")
-    engine = summarizer_for(llm, bullets=bullets, words=words, relevance_embedder=relevance_embedder,
-                            **(llm_options if llm else {}))
-    if llm is not None:
-        from citesum.llm.window import fit_to_server
-
-        found = fit_to_server(llm, window)  # the server is asked; the summarizer fits each prompt to it
-        prompt_tokens = budget_tokenizer.count(engine.prompt(query, empty_context()))  # type: ignore[attr-defined]
-        fitted = fit_budget(budget, found.tokens, prompt_tokens, max_tokens)
-        if fitted < budget:
-            click.echo(f"the model's window is {found.tokens:,} tokens ({found.source}): the budget is "
-                       f"{fitted:,} tokens, not {budget:,}", err=True)
-        budget = fitted
-    repair_citations = repair_by_default(summarizer, repair_citations)
-    with index_.read() as view:
-        if summary_dir is not None:
-            from citesum.summary_rag import summaries_for, summary_rag_context
-
-            started = time.perf_counter()
-            context = summary_rag_context(query, summaries_for(view, summary_dir), view, retriever=retriever,
-                                          documents=summary_documents, char_limit=char_limit,
-                                          tokenizer=budget_tokenizer)
-            result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
-        elif summarizer == "readagent" or retriever == "raptor":
-            from citesum.cli.multistage import multistage_context
-
-            started = time.perf_counter()
-            context, notes = multistage_context(query, view, "readagent" if summarizer == "readagent" else "raptor",
-                                                llm=llm, budget=budget, tokenizer=budget_tokenizer)
-            result = summarize_context(query, context, engine, retrieve_pack_s=time.perf_counter() - started)
-            result = replace(result, notes=result.notes + tuple(notes))
-        else:
-            pack_options = PackOptions(budget=budget, order=order,  # type: ignore[arg-type]
-                                       stop_at_first_overflow=stop_at_first_overflow, top_k=top_k)
-            from citesum.retrieve import get_retriever
-
-            ranker = retriever if likelihood is None else get_retriever(retriever, view, likelihood=likelihood)
-            result = summarize_query(query, view, engine, retriever=ranker, options=pack_options,
-                                     tokenizer=budget_tokenizer)
-        checks: list[Any] = []
-        if verify_citations or repair_citations:
-            from citesum.summarize.verify import check_summary
-
-            result, checks = check_summary(result, repair=repair_citations,
-                                           confirm=openai_llm(confirm_model, base_url, no_cache))
-        payload = summary_response(result, view, query=query, checks=checks)
+    model_options = LLMOptions(backend=backend, model=model, base_url=tuple(base_url),  # type: ignore[arg-type]
+                               api_key_env=api_key_env, timeout=timeout, cache=not no_cache, window=window)
+    options = PipelineOptions(
+        retriever=retriever, budget=budget, order=order, stop_at_first_overflow=stop_at_first_overflow,  # type: ignore[arg-type]
+        top_k=top_k, summarizer=summarizer, bullets=bullets, words=words, relevance_embedder=relevance_embedder,
+        tokenizer=tokenizer, template=template, temperature=temperature, seed=seed, max_tokens=max_tokens,
+        verify=verify_citations, repair=repair_citations, summary_index=summary_dir,
+        summary_documents=summary_documents, char_limit=char_limit, llm=model_options, confirm_model=confirm_model)
+    answer = Pipeline(index_dir, options, likelihood=likelihood).summarize(query)
     if as_json:
-        echo_json(payload)
-        return
-    if not result.bullets:
-        click.echo("(no bullets: " + "; ".join(result.notes or ("no relevant content found",)) + ")")
-    elif result.notes:
-        click.echo("note: " + "; ".join(result.notes), err=True)
+        echo_json(answer.to_json())
+    else:
+        _echo_answer(answer, repaired=options.repairs)
+
+
+def _echo_answer(answer: Any, *, repaired: bool) -> None:
+    """An answer as a person reads it: the bullets (or the leads of an abstention) with their numbered sources,
+    and the notes on stderr."""
+    summary, sources = answer.summary, answer.to_json(include_context=False)["sources"]
+    if not summary.bullets:
+        click.echo("(no bullets: " + "; ".join(summary.notes or ("no relevant content found",)) + ")")
+    elif summary.notes:
+        click.echo("note: " + "; ".join(summary.notes), err=True)
     cited: dict[int, str] = {}
-    for bullet in result.bullets:
-        marks = "".join(f"[{n}]" for n in bullet.numbers)
-        click.echo(f"- {bullet.text} {marks}".rstrip())
+    for bullet in summary.bullets:
+        click.echo(f"- {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
         cited.update(zip(bullet.numbers, bullet.citations))
-    for lead in result.leads:  # nothing answers: the closest sentences, to follow up, not as an answer
+    for lead in summary.leads:  # nothing answers: the closest sentences, to follow up, not as an answer
         click.echo(f"lead: {lead.text} " + "".join(f"[{n}]" for n in lead.numbers))
         cited.update(zip(lead.numbers, lead.citations))
     if cited:
         click.echo("")
         for number in sorted(cited):
-            source = payload["sources"][str(number)]
+            source = sources[str(number)]
             click.echo(f"[{number}] {source['title'] or source['document_id']} — "
                        f"{source['source'] or source['document_id']}")
-    if result.dropped_citations:
-        click.echo(f"note: removed citations to documents not in the context: {list(result.dropped_citations)}",
+    if summary.dropped_citations:
+        click.echo(f"note: removed citations to documents not in the context: {list(summary.dropped_citations)}",
                    err=True)
-    for number, check in enumerate(checks, start=1):
+    for number, check in enumerate(answer.checks, start=1):
         unsupported = [c.document_id for c in check.checks if not c.supported]
-        if unsupported and not repair_citations:
+        if unsupported and not repaired:
             click.echo(f"note: bullet {number} cites documents that do not state it: {unsupported}", err=True)
 
 

@@ -15,8 +15,8 @@ def answer_questions(haystack: SyntheticHaystack, index: Index) -> Iterator[tupl
     answers with its defaults (:data:`~citesum.defaults.DEFAULT_BULLETS` bullets at most, a
     :data:`~citesum.defaults.DEFAULT_WORDS`-word limit, the default context budget): the offline default
     pipeline (hybrid retrieval, DOS RAG packing, extractive summary) over ``index``."""
-    from citesum.summarize import summarize_query, summarizer_for
+    from citesum.pipeline import Pipeline
 
-    summarizer = summarizer_for(None)
+    pipeline = Pipeline(index)
     for subtopic, query in haystack.queries.items():
-        yield subtopic, query, summarize_query(query, index, summarizer)
+        yield subtopic, query, pipeline.summarize(query).summary

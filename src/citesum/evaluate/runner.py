@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from citesum.datasets.summhay import Haystack, load_haystack
+from citesum.defaults import DEFAULT_BUDGET
 from citesum.errors import IngestError
 from citesum.evaluate.judges import Judge
 from citesum.evaluate.position import PLACEMENTS, Placement, place_relevant, sensitivity
 from citesum.evaluate.summhay import InsightScore, Scores, aggregate, gold_positions, score_insights
 from citesum.index.store import Index, IndexSettings
-from citesum.pack import PackOptions, pack_full
+from citesum.pack import pack_full
 from citesum.parallel import BatchExecutor, InProcess, Shared, TaskResults, job_key, resumable_map, settings_of
-from citesum.summarize import Summarizer, summarize_query
+from citesum.summarize import Summarizer
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Summary
@@ -30,7 +31,7 @@ from citesum.types import Summary
 @dataclass(frozen=True)
 class PipelineConfig:
     retriever: str = "hybrid"
-    budget: int = 15_000
+    budget: int = DEFAULT_BUDGET
     order: str = "original"
     unit: str = "document"
     embedder: str = "wordllama"
@@ -58,14 +59,15 @@ def pipeline_summaries(haystack: Haystack, index: Index, config: PipelineConfig,
                        make_summarizer: SummarizerFactory = extractive_factory,
                        repair_citations: bool = False) -> dict[str, list[str]]:
     """Subtopic id -> summary lines ``- text [p][q]`` with haystack positions as citation numbers."""
+    from citesum.pipeline import Pipeline, PipelineOptions
+
+    options = PipelineOptions(retriever=config.retriever, budget=config.budget, order=config.order,  # type: ignore[arg-type]
+                              stop_at_first_overflow=config.stop_at_first_overflow, repair=repair_citations)
     out = {}
     for subtopic in haystack.subtopics:
-        engine = make_summarizer(len(subtopic.insights))
-        summary = summarize_query(subtopic.query, index, engine, retriever=config.retriever,
-                                  options=PackOptions(budget=config.budget, order=config.order,  # type: ignore[arg-type]
-                                                      stop_at_first_overflow=config.stop_at_first_overflow),
-                                  relevance=subtopic.relevance)
-        out[subtopic.id] = summary_lines(haystack, summary, repair_citations)
+        pipeline = Pipeline(index, options, summarizer=make_summarizer(len(subtopic.insights)))
+        answer = pipeline.summarize(subtopic.query, relevance=subtopic.relevance)
+        out[subtopic.id] = summary_lines(haystack, answer.summary)
     return out
 
 

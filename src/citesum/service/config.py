@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from citesum.defaults import DEFAULT_BUDGET
 from citesum.errors import ConfigError
 
 WorkerKind = Literal["process", "thread"]
@@ -104,7 +105,7 @@ class ServiceConfig:
     max_query_tokens: int = 256
     max_k: int = 100
     max_budget: int = EXTRACTIVE_MAX_BUDGET
-    default_budget: int = 15_000
+    default_budget: int = DEFAULT_BUDGET
     #: an extractive bullet has up to 60 words, so a smaller limit could give no bullet at all
     min_words: int = 20
     max_words: int = 2_000
@@ -117,6 +118,8 @@ class ServiceConfig:
     integrity_every_s: float = 60.0
     #: where uploaded files are kept (default: ``uploads`` inside the index folder)
     uploads_dir: Path | None = None
+    #: Summary RAG's summary index of the served index (``citesum summary-index``): requests may retrieve over it
+    summary_index: Path | None = None
     #: a request's head (request line and headers) must come whole within this many seconds, or 408 and the
     #: connection is closed (:mod:`citesum.service.connections`)
     header_timeout_s: float = 10.0

@@ -54,6 +54,12 @@ class SummarizeRequest(QueryRequest):
     bullets: int = Field(DEFAULT_BULLETS, ge=1,
                          description="At most this many bullets: fewer when fewer facts answer, none when nothing does.")
     words: int = Field(DEFAULT_WORDS, ge=1, description="Word limit of the whole summary.")
+    summarizer: Literal["extractive", "llm", "readagent"] | None = Field(
+        None, description="Who writes the answer: sentences of the documents, the service's LLM, or ReadAgent "
+                          "(its reading of the whole index; written by the LLM when the service has one). "
+                          "Default: the LLM when the service has one, else extractive.")
+    summary_index: bool = Field(False, description="Summary RAG: retrieve over the service's summary index "
+                                                   "(`citesum serve --summary-index`); budget and order do not apply.")
 
 
 def check_limits(config: ServiceConfig, request: SearchRequest | SummarizeRequest) -> None:

@@ -59,7 +59,8 @@ class ReadPool:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=read_work.start_worker,
                                    initargs=(str(self.reader.index.path), self.reader.llm,
-                                             self.reader.default_budget, self.niceness, self.reader.pace))
+                                             self.reader.default_budget, self.niceness, self.reader.pace,
+                                             self.reader.summary_index))
 
     async def warm_up(self) -> None:
         """Start every worker and load what the first request needs, before the server takes requests."""

@@ -12,16 +12,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from citesum.errors import CitesumError, LLMTimeout
+from citesum.errors import CitesumError, ConfigError, LLMTimeout
 from citesum.index.cosine import cosine_scores
 from citesum.index.store import Index, IndexView
 from citesum.llm.base import LLM, answer_by
-from citesum.pack import PackOptions
-from citesum.responses import document_response, relative_source, search_response, summary_response
+from citesum.pipeline import Pipeline, PipelineOptions
+from citesum.responses import document_response, relative_source, search_response
 from citesum.retrieve import get_retriever
 from citesum.service.errors import NotFound, json_bytes
 from citesum.service.models import SearchRequest, SummarizeRequest
-from citesum.summarize import summarize_query, summarizer_for
 from citesum.types import Document
 
 #: the evidence of a statement in one document is looked for in this many of its passages (those closest to
@@ -77,6 +76,8 @@ class Reader:
     default_budget: int
     #: the model's pace, with an LLM: a thread worker's shared by the service, a process worker's its own
     pace: ModelPace | None = None
+    #: Summary RAG's summary index (``citesum summary-index``), when the service offers it
+    summary_index: str | None = None
 
     def budget(self) -> int:
         """The context budget of a request that asks none."""
@@ -102,29 +103,36 @@ def search(reader: Reader, request: SearchRequest) -> dict[str, Any]:
 
 
 def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
-    from citesum.summarize.verify import check_summary
+    pipeline = Pipeline(reader.index, pipeline_options(reader, request), llm=reader.llm)
+    started = time.perf_counter()
+    try:
+        answer = pipeline.summarize(request.query, budget=request.budget or reader.budget())
+    except LLMTimeout:
+        if reader.pace is not None and pipeline.llm is not None:
+            # the model did not read this much in the time: its pace is at most that, and the next default
+            # budget is smaller (else a model too slow from the start would time out for ever)
+            budget = request.budget or reader.budget()
+            reader.pace.record(int(budget * (pipeline.llm.prompt_token_ratio or 1.0)), time.perf_counter() - started)
+        raise
+    usage, timings = answer.summary.usage, answer.summary.timings
+    if reader.pace is not None and pipeline.llm is not None and not usage.get("cached"):
+        reader.pace.record(int(usage.get("prompt_tokens", 0)), float(timings.get("llm_s", 0)))
+    return answer.to_json(source_of=relative_source, include_context=False)
 
-    engine = summarizer_for(reader.llm, bullets=request.bullets, words=request.words)
-    options = PackOptions(budget=request.budget or reader.budget(), order=request.order)
-    with reader.index.read() as view:
-        started = time.perf_counter()
-        try:
-            summary = summarize_query(request.query, view, engine, retriever=request.retriever, options=options)
-        except LLMTimeout:
-            if reader.pace is not None and reader.llm is not None:
-                # the model did not read this much in the time: its pace is at most that, and the next default
-                # budget is smaller (else a model too slow from the start would time out for ever)
-                reader.pace.record(int(options.budget * (reader.llm.prompt_token_ratio or 1.0)),
-                                   time.perf_counter() - started)
-            raise
-        if reader.pace is not None and not summary.usage.get("cached"):
-            reader.pace.record(int(summary.usage.get("prompt_tokens", 0)), float(summary.timings.get("llm_s", 0)))
-        # An LLM's citations are replaced by the documents that state each bullet; the extractive summarizer
-        # cites by construction and is only checked. Either way each citation gets the sentence of its
-        # document that supports the bullet: the evidence the page highlights.
-        summary, checks = check_summary(summary, repair=reader.llm is not None)
-        return summary_response(summary, view, query=request.query, checks=checks, source_of=relative_source,
-                                include_context=False)
+
+def pipeline_options(reader: Reader, request: SummarizeRequest) -> PipelineOptions:
+    """The pipeline a request asks for. Citations are always checked, so that each has its evidence (the
+    sentence the page highlights); an LLM's are also repaired (replaced by the documents that state each
+    bullet), the extractive summarizer's cite by construction."""
+    summarizer = request.summarizer or ("extractive" if reader.llm is None else "llm")
+    if summarizer == "llm" and reader.llm is None:
+        raise ConfigError("this service has no LLM to write with: ask for the 'extractive' or 'readagent' "
+                          "summarizer, or serve it with --llm")
+    if request.summary_index and reader.summary_index is None:
+        raise ConfigError("this service has no summary index: serve it with --summary-index DIR")
+    return PipelineOptions(retriever=request.retriever, order=request.order, summarizer=summarizer,
+                           bullets=request.bullets, words=request.words, verify=True,
+                           summary_index=reader.summary_index if request.summary_index else None)
 
 
 def document(reader: Reader, document_id: str, evidence: str | None) -> dict[str, Any]:
@@ -194,7 +202,7 @@ _startup_error: CitesumError | None = None
 
 
 def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness: int,
-                 pace: ModelPace | None = None) -> None:
+                 pace: ModelPace | None = None, summary_index: str | None = None) -> None:
     """Initializer of a worker process: its own index object (one SQLite connection), summarizer and models.
     A failure is kept and raised by each request (a 503 with the reason), never left to break the pool."""
     import os
@@ -208,7 +216,7 @@ def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness
     one_thread_each()
     _exit_with_parent()
     try:
-        _reader = Reader(Index.open(index_path), llm, default_budget, pace)
+        _reader = Reader(Index.open(index_path), llm, default_budget, pace, summary_index)
         _reader.warm_up()
     except CitesumError as exc:
         _startup_error = exc

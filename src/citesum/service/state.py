@@ -4,7 +4,6 @@ and kept in ``app.state``; the routes reach it through :func:`citesum.service.ro
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from dataclasses import dataclass
@@ -18,21 +17,9 @@ from citesum.service.errors import PathHider
 from citesum.service.jobs import JobQueue
 from citesum.service.pool import ReadPool
 from citesum.service.reader import ModelPace, Reader
-from citesum.summarize import window_budget
 
 #: how much lower the summary workers' CPU priority is than the search workers' (Unix niceness)
 SUMMARY_NICENESS = 10
-
-
-def fitted(config: ServiceConfig, llm: LLM | None) -> ServiceConfig:
-    """``config`` with its budgets capped to what ``llm``'s window holds beside the prompt and the answer (an
-    LLM whose window is not known keeps them: give it with ``--window``)."""
-    if llm is None or llm.context_window is None:
-        return config
-    room = window_budget(llm.context_window, bullets=config.max_bullets, words=config.max_words,
-                         query_tokens=config.max_query_tokens)
-    largest = min(config.max_budget, room)
-    return dataclasses.replace(config, max_budget=largest, default_budget=min(config.default_budget, largest))
 
 
 class IntegrityCheck:
@@ -75,10 +62,10 @@ class Service:
 
     @classmethod
     def open(cls, index_path: str | Path, config: ServiceConfig, llm: LLM | None) -> "Service":
-        config = fitted(config, llm)
         index = Index.open(index_path)
         uploads_dir = Path(config.uploads_dir or index.path / "uploads")
-        reader = Reader(index, llm, config.default_budget, ModelPace(config.llm_timeout_s) if llm else None)
+        reader = Reader(index, llm, config.default_budget, ModelPace(config.llm_timeout_s) if llm else None,
+                        str(config.summary_index) if config.summary_index else None)
         # the summary workers also yield the CPU to the search workers (a higher niceness)
         searches = ReadPool(reader, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
         summaries = ReadPool(reader, config.workers, config.queue,
@@ -91,6 +78,35 @@ class Service:
     @property
     def summarizer_name(self) -> str:
         return "extractive" if self.llm is None else self.hide(f"llm:{self.llm.name}")  # a model's file: its name
+
+    def budgets(self) -> tuple[int, int]:
+        """(the budget of a request that asks none, the largest a request can use): the service's, or less where
+        the model's window holds less beside a short question's prompt and the answer (a request's own budget
+        is fitted to its own prompt, and its answer says so)."""
+        default, largest = self.reader.budget(), self.config.max_budget
+        if self.llm is None:
+            return default, largest
+        from citesum.pipeline import Pipeline, PipelineOptions
+
+        pipeline = Pipeline(self.index, PipelineOptions(summarizer="llm"), llm=self.llm)
+        return pipeline.budget_for("", default), pipeline.budget_for("", largest)
+
+    def offers(self) -> dict[str, Any]:
+        """What a request may ask for here: the retrievers (``lightpal`` once ``citesum graph`` has built the index's
+        passage graph, ``raptor`` once ``citesum tree`` has built its tree), the summarizers (``llm`` with a
+        model), and Summary RAG (with a summary index)."""
+        from citesum.pipeline import RAPTOR
+        from citesum.raptor import TREE_FILE
+        from citesum.retrieve import RETRIEVER_NAMES
+        from citesum.retrieve.lightpal import GRAPH_FILE
+
+        built = {"lightpal": GRAPH_FILE, RAPTOR: TREE_FILE}  # the retrievers that read a file of their own
+        # oracle ranks by a request's relevance judgments, which the API does not take
+        retrievers = [name for name in [*RETRIEVER_NAMES, RAPTOR]
+                      if name != "oracle" and (name not in built or (self.index.path / built[name]).exists())]
+        return {"retrievers": retrievers,
+                "summarizers": ["extractive", "readagent"] if self.llm is None else ["llm", "extractive", "readagent"],
+                "summary_index": self.config.summary_index is not None}
 
     def model_status(self) -> dict[str, Any]:
         """The model's window and where it came from, its pace, and the budget that pace allows."""

@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import Mapping, Protocol
@@ -25,6 +26,9 @@ SUMMARIZERS = ["extractive", "llm"]
 ANSWER_TOKENS = 1024
 #: retrieved units considered before packing (the budget usually binds first)
 RETRIEVE_DEPTH = 1000
+#: what is kept free of a window when the prompt is fitted to it, for the difference between two counts of the
+#: same text by the model's tokenizer (the chat template's tokens, a ratio taken from another prompt)
+WINDOW_SLACK = 0.05
 
 
 class Summarizer(Protocol):
@@ -99,13 +103,21 @@ def summarize_context(query: str, context: Context, summarizer: Summarizer | Non
     return replace(summary, timings=timings)
 
 
-def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_tokens: int) -> int:
-    """The context budget that leaves room in the model window for the prompt's own text and the answer."""
+def prompt_room(window: int, answer_tokens: int, ratio: float = 1.0) -> float:
+    """The prompt's room in a ``window``-token model window beside an answer of ``answer_tokens``, in citesum's
+    tokens (the model counts ``ratio`` of its own per one of ours), less :data:`WINDOW_SLACK`. The one formula
+    of a window's room: the pipeline's budget and the LLM summarizer's cut both use it."""
+    return (window - answer_tokens) * (1 - WINDOW_SLACK) / ratio
+
+
+def fit_budget(budget: int, window: int | None, prompt_tokens: int, answer_tokens: int, ratio: float = 1.0) -> int:
+    """The context budget that leaves room in the model window for the prompt's own text (``prompt_tokens``,
+    the prompt rendered with an empty context) and the answer: ``budget`` or less."""
     from citesum.errors import BudgetError
 
     if window is None:
         return budget
-    room = window - prompt_tokens - answer_tokens
+    room = math.floor(prompt_room(window, answer_tokens, ratio)) - prompt_tokens
     if room < 1:
         raise BudgetError(f"a {window}-token window cannot hold the prompt ({prompt_tokens} tokens) and the "
                           f"answer ({answer_tokens} tokens); raise --window or lower --max-tokens")

@@ -11,15 +11,12 @@ from typing import Sequence
 from citesum.errors import ContextTooLong, LLMError, UnusableOutputError
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import shrunk
-from citesum.summarize import ANSWER_TOKENS
+from citesum.summarize import ANSWER_TOKENS, fit_budget, prompt_room
 from citesum.summarize.citations import parse_output
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
 from citesum.tokens import get_tokenizer
 from citesum.types import Bullet, Context, Summary
 
-#: what is kept free of a window when the prompt is fitted to it, for the difference between two counts of the
-#: same text by the model's tokenizer (the chat template's tokens, a ratio taken from another prompt)
-WINDOW_SLACK = 0.05
 #: prompts (in citesum's tokens) from which the model's tokens per token of ours are learnt: in a shorter one the
 #: chat template's few dozen tokens weigh too much
 RATIO_MIN_PROMPT = 1000
@@ -117,7 +114,14 @@ class LLMSummarizer:
     def _room(self, window: int, ratio: float) -> float:
         """The prompt's room in a ``window``-token window beside the answer, in citesum's tokens (the model
         counts ``ratio`` of its own per one of ours), less the slack."""
-        return (window - self.request.max_tokens) * (1 - WINDOW_SLACK) / ratio
+        return prompt_room(window, self.request.max_tokens, ratio)
+
+    def context_budget(self, query: str, budget: int) -> int:
+        """``budget``, or the smaller context budget that the model's window (when known) holds beside this
+        query's prompt and the answer: what the pipeline packs, so that :meth:`summarize` has nothing to cut."""
+        empty = Context(blocks=(), order="original", budget=1, token_count=0)
+        return fit_budget(budget, self.llm.context_window, self._prompt_tokens(query, empty), self.request.max_tokens,
+                          self.llm.prompt_token_ratio or 1.0)
 
     @staticmethod
     def _cut(context: Context, budget: int, refused: LLMError | None = None) -> Context:

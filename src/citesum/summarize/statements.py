@@ -165,3 +165,9 @@ def group_context(group: Sequence[Statement]) -> Context:
 
 __all__ = ["CentralStatements", "GIST_INSTRUCTION", "LLMStatements", "RAPTOR_INSTRUCTION", "StatementWriter",
            "WriteReport", "group_context", "statement_rows", "statements_of"]
+
+
+def statement_writer(llm: LLM | None, instruction: str) -> StatementWriter:
+    """Statements written by ``llm`` following ``instruction`` (offline statements for what it fails on), or
+    the offline central statements without a model."""
+    return CentralStatements() if llm is None else LLMStatements(llm, instruction)

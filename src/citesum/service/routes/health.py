@@ -24,12 +24,14 @@ def _status(service: Service) -> dict[str, Any]:
         raise IndexStoreError(f"index at {index.path} is damaged: {'; '.join(problems)}")
     # a real search of the store (a collection may exist and still not answer), as the workers search it
     index.store.probe(other_processes="process" in (searches.kind, summaries.kind))
+    budget, max_budget = service.budgets()
     return {"status": "ok", **status, "summarizer": service.summarizer_name, "workers": {
         "search": {"busy": searches.busy, "capacity": searches.capacity, "kind": searches.kind},
         "summarize": {"busy": summaries.busy, "capacity": summaries.capacity, "kind": summaries.kind}},
         "pending_jobs": service.jobs.pending, **({"model": service.model_status()} if service.llm else {}),
+        "offers": service.offers(),
         "limits": {
-            "max_k": config.max_k, "max_budget": config.max_budget, "budget": service.reader.budget(),
+            "max_k": config.max_k, "max_budget": max_budget, "budget": budget,
             "min_words": config.min_words, "max_words": config.max_words, "max_bullets": config.max_bullets,
             "max_query_chars": config.max_query_chars, "max_upload_bytes": config.max_upload_bytes,
             "extensions": list(SUPPORTED_EXTENSIONS)}}

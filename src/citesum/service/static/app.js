@@ -100,9 +100,34 @@ async function refreshStatus() {
     budget.max = health.limits.max_budget;
     $("bullets").max = health.limits.max_bullets;
     $("k").max = health.limits.max_k;
+    if (health.offers) showOffers(health.offers);
   } catch (error) {
     $("status").textContent = error.status === 503 ? `index unavailable: ${error.message}` : "not connected";
   }
+}
+
+// What this service offers (its /health says): the retrievers, the writers, Summary RAG. A choice already made
+// is kept when the lists are filled again.
+const WRITERS = { llm: "the model", extractive: "sentences of the documents", readagent: "ReadAgent" };
+
+function fillSelect(select, values, labels = {}) {
+  const chosen = select.value;
+  select.replaceChildren(...values.map((value) => {
+    const option = document.createElement("option");
+    option.value = value;
+    option.textContent = labels[value] || value;
+    return option;
+  }));
+  if (values.includes(chosen)) select.value = chosen;
+}
+
+function showOffers(offers) {
+  fillSelect($("retriever"), offers.retrievers, { raptor: "raptor (tree)" });
+  if (!$("retriever").dataset.filled) { $("retriever").value = "hybrid"; $("retriever").dataset.filled = "1"; }
+  fillSelect($("summarizer"), offers.summarizers, WRITERS);
+  $("summary-index-label").hidden = !offers.summary_index || mode() === "search";
+  $("summary-index-label").dataset.offered = offers.summary_index ? "1" : "";
+  showMode();
 }
 
 function mode() { return document.querySelector("input[name=mode]:checked").value; }
@@ -110,6 +135,13 @@ function mode() { return document.querySelector("input[name=mode]:checked").valu
 function showMode() {
   const searching = mode() === "search";
   for (const label of document.querySelectorAll(".for-summarize")) label.hidden = searching;
+  if (!$("summary-index-label").dataset.offered) $("summary-index-label").hidden = true;
+  // RAPTOR's tree answers questions; a search ranks passages, which the tree's summaries are not
+  const raptor = $("retriever").querySelector("option[value=raptor]");
+  if (raptor) {
+    raptor.disabled = searching;
+    if (searching && $("retriever").value === "raptor") $("retriever").value = "hybrid";
+  }
   for (const label of document.querySelectorAll(".for-search")) label.hidden = !searching;
   $("ask-button").textContent = searching ? "Search" : "Ask";
 }
@@ -123,8 +155,10 @@ async function ask(event) {
   $("results").hidden = true;
   $("ask-button").disabled = true;
   const searching = mode() === "search";
+  // the service's model writes unless the sentences of the documents are asked for
+  const byModel = summarizer.startsWith("llm:") && $("summarizer").value !== "extractive";
   if (searching) setBusy("Searching…");
-  else if (summarizer.startsWith("llm:")) setBusy("Waiting for the model to write the summary…", true);
+  else if (byModel) setBusy("Waiting for the model to write the summary…", true);
   else setBusy("Reading the documents and writing the summary…");
   try {
     if (searching) {
@@ -133,8 +167,10 @@ async function ask(event) {
     } else {
       const request = { query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 };
       if ($("budget").value) request.budget = Number($("budget").value);
+      if ($("summarizer").value) request.summarizer = $("summarizer").value;
+      if (!$("summary-index-label").hidden && $("summary-index").checked) request.summary_index = true;
       renderSummary(await api("/summarize", { method: "POST", json: request }));
-      if (summarizer.startsWith("llm:")) refreshStatus();  // the model's pace may have lowered the default budget
+      if (byModel) refreshStatus();  // the model's pace may have lowered the default budget
     }
     setBusy("");
   } catch (error) {

@@ -1,0 +1,160 @@
+"""One pipeline behind every front end: the Python API answers as the CLI does, and the service offers every
+retriever and summarizer the CLI offers (RAPTOR's tree, ReadAgent, Summary RAG), asked through HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from citesum.cli import main
+from citesum.errors import ConfigError
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+QUESTION = "How did household water rates change?"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, haystack: Any) -> Path:
+    return haystack.write(tmp_path_factory.mktemp("corpus") / "corpus").resolve()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path, Path]:
+    """An index with LightPAL's passage graph, RAPTOR's tree, and its summary index, all built offline (as
+    `citesum graph`, `citesum tree` and `citesum summary-index` build them without a model)."""
+    from citesum import Index, ingest_paths
+    from citesum.raptor import build_tree
+    from citesum.retrieve.lightpal import build_passage_graph
+    from citesum.summarize.statements import CentralStatements
+    from citesum.summary_rag import CentralSentences, build_summary_index
+
+    folder = tmp_path_factory.mktemp("pipeline")
+    documents, _ = ingest_paths([corpus], exclude=["gold.json"])
+    index = Index.create(folder / "ix")
+    index.add(documents)
+    build_passage_graph(index).save(index.path)
+    build_tree(index, CentralStatements(), levels=1).save(index.path)
+    build_summary_index(index, folder / "summaries", CentralSentences())
+    return index.path, folder / "summaries"
+
+
+def test_the_readme_example_answers_as_the_cli_does(built: tuple[Path, Path], corpus: Path) -> None:
+    from citesum import Index, Pipeline, ingest_paths
+
+    documents, report = ingest_paths([corpus], exclude=["gold.json"])
+    assert len(documents) == len(report.files) - len(report.skipped) > 0
+    answer = Pipeline(Index.open(built[0])).summarize(QUESTION)
+    assert answer.bullets and not answer.abstained
+    for bullet in answer.bullets:
+        assert bullet.citations and all(answer.documents[d].text for d in bullet.citations)
+        assert any(bullet.text in answer.documents[d].text for d in bullet.citations)  # quoted as written
+    printed = CliRunner().invoke(main, ["summarize", QUESTION, "--index", str(built[0]), "--json"])
+    assert printed.exit_code == 0, printed.stderr
+    cli, api = json.loads(printed.stdout), answer.to_json()
+    for timed in (cli, api):
+        timed.pop("timings")
+    assert cli == api
+
+
+def test_import_citesum_loads_nothing_heavy() -> None:
+    # every command imports the package: its start must not pay for numpy, the index or the embedders
+    code = ("import sys, citesum; heavy = sorted(m for m in ('numpy', 'citesum.index.store', 'citesum.pipeline') "
+            "if m in sys.modules); print(heavy); assert citesum.Pipeline.__name__ == 'Pipeline'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_options_that_cannot_work_are_refused_before_anything_runs(built: tuple[Path, Path]) -> None:
+    from citesum import Pipeline, PipelineOptions
+
+    with pytest.raises(ConfigError, match="needs a model name"):
+        Pipeline(built[0], PipelineOptions(summarizer="llm"))
+    with pytest.raises(ConfigError, match="unknown summarizer 'gpt'"):
+        PipelineOptions(summarizer="gpt")
+    with pytest.raises(ConfigError, match="applies to the extractive summarizer"):
+        PipelineOptions(summarizer="readagent", relevance_embedder="minilm")
+    with pytest.raises(ConfigError, match="unknown order"):
+        PipelineOptions(order="random")  # type: ignore[arg-type]
+
+
+def _client(index: Path, summaries: Path | None = None, llm: Any = None) -> TestClient:
+    from citesum.service.app import create_app
+    from citesum.service.config import ServiceConfig
+
+    config = ServiceConfig(worker_kind="thread", summary_index=summaries)
+    return TestClient(create_app(index, config, llm=llm), base_url="http://127.0.0.1:8000")
+
+
+def test_the_service_offers_every_retriever_and_summarizer_of_the_cli(built: tuple[Path, Path]) -> None:
+    from citesum.retrieve import RETRIEVER_NAMES
+
+    index, summaries = built
+    with _client(index, summaries) as client:
+        offers = client.get("/health").json()["offers"]
+        # every retriever of the CLI but oracle (it ranks by relevance judgments a request does not carry)
+        assert offers == {"retrievers": [n for n in RETRIEVER_NAMES if n != "oracle"] + ["raptor"],
+                          "summarizers": ["extractive", "readagent"], "summary_index": True}
+        for retriever in offers["retrievers"]:
+            if retriever == "promptrank":
+                continue  # its language model runs in this process: asked once below, over a few passages
+            found = client.post("/summarize", json={"query": QUESTION, "retriever": retriever})
+            assert found.status_code == 200, (retriever, found.text)
+            answer = found.json()
+            assert answer["bullets"] or answer["abstained"], retriever
+            if retriever == "raptor":
+                assert answer["context"]["order"] == "raptor"
+        readagent = client.post("/summarize", json={"query": QUESTION, "summarizer": "readagent"}).json()
+        assert readagent["bullets"] and readagent["context"]["order"] == "readagent"
+        rag = client.post("/summarize", json={"query": QUESTION, "summary_index": True}).json()
+        assert rag["bullets"] and rag["context"]["order"] == "summary-rag"
+        for bullet in [*readagent["bullets"], *rag["bullets"]]:  # checked: each citation has its evidence
+            assert bullet["evidence"] and all(e["supported"] for e in bullet["evidence"])
+        no_model = client.post("/summarize", json={"query": QUESTION, "summarizer": "llm"})
+        assert no_model.status_code == 400 and "no LLM" in no_model.json()["detail"]
+
+
+def test_promptrank_is_served_too(built: tuple[Path, Path]) -> None:
+    pytest.importorskip("llama_cpp")  # its default language model: the packaged SmolLM2 run here
+    with _client(built[0]) as client:
+        found = client.post("/search", json={"query": QUESTION, "retriever": "promptrank", "k": 3})
+        assert found.status_code == 200, found.text
+        assert found.json()["retriever"].startswith("promptrank") and found.json()["hits"]
+
+
+def test_what_a_service_does_not_hold_is_a_422_naming_the_fix(built: tuple[Path, Path], tmp_path: Path,
+                                                                corpus: Path) -> None:
+    from citesum import Index, ingest_paths
+
+    with _client(built[0]) as client:  # no --summary-index
+        refused = client.post("/summarize", json={"query": QUESTION, "summary_index": True})
+        assert refused.status_code == 400 and "--summary-index" in refused.json()["detail"]
+    bare = Index.create(tmp_path / "bare")
+    bare.add(ingest_paths([corpus], exclude=["gold.json"])[0][:10])
+    with _client(bare.path) as client:  # no graph, no tree: not offered, and asking names the fix
+        offered = client.get("/health").json()["offers"]["retrievers"]
+        assert "raptor" not in offered and "lightpal" not in offered and "hybrid" in offered
+        for retriever, fix in (("raptor", "citesum tree"), ("lightpal", "citesum graph")):
+            refused = client.post("/summarize", json={"query": QUESTION, "retriever": retriever})
+            assert refused.status_code == 400 and fix in refused.json()["detail"]
+            assert str(tmp_path) not in refused.text  # the server's path is not told
+
+
+def test_the_service_with_a_model_writes_with_it_by_default_and_offers_the_rest(built: tuple[Path, Path]) -> None:
+    from citesum.llm.fake import FakeLLM
+
+    llm = FakeLLM(["- Household water rates rose 7.5 percent. [1]"] * 3)
+    with _client(built[0], llm=llm) as client:
+        assert client.get("/health").json()["offers"]["summarizers"] == ["llm", "extractive", "readagent"]
+        by_model = client.post("/summarize", json={"query": QUESTION}).json()
+        assert by_model["summarizer"].startswith("llm") and len(llm.prompts) == 1
+        offline = client.post("/summarize", json={"query": QUESTION, "summarizer": "extractive"}).json()
+        assert offline["summarizer"] == "extractive" and len(llm.prompts) == 1  # the model was not asked
