@@ -1,6 +1,7 @@
 """An approximate nearest-neighbour index of a generation's unit vectors (usearch HNSW, extra ``ann``), for
 indexes above :data:`DEFAULT_ANN_MIN_UNITS` units, where a brute-force product with every vector is the
-slowest part of a dense query (35 ms for a million 256-d units on 2 cores; the graph answers in a few).
+slowest part of a dense query at a million units, and the graph answers in a fraction of its time (measured by
+benchmarks/scale.py).
 
 Keys are database rowids (of the unit a node was made from: see the copies below), which never change and are
 never reused, so a merge removes the nodes no unit it keeps stands for and adds the new units' nodes to the
@@ -9,18 +10,19 @@ graph of a loaded generation is memory-mapped (a view of its file), not read int
 
 The graph holds each rowid multiplied by an odd constant (mod 2**64, so the product is undone exactly): usearch
 looks keys up in a hash table that consecutive integers crowd. Profiling the 1% update of benchmarks/scale.py
-(a million units) found 21.8 s of its 47.4 s in removing its 11,887 old units from the freshly built graph; on
-100,000 random vectors, removing 1,000 consecutive keys took 0.21 s, and 0.00 s once spread. Graphs written
-before that (``ann.usearch``) hold the rowids.
+(a million units) found nearly half of its time spent removing its old units from the freshly built graph, and
+removing consecutive keys from a graph of random vectors was slow where the same keys spread were not (scratch
+comparison). Graphs written before that (``ann.usearch``) hold the rowids.
 
-Copies of a passage (boilerplate, a short closing sentence chunked alone: 35% of our generated haystack's
-units) share one node, keyed by the rowid of the first unit holding that vector (:func:`copy_keys`; a segment
-keeps each unit's key). A search finds a node and returns the copies the generation holds, lowest rowid first, as
-exact search breaks their ties; a graph of every copy returned an arbitrary few of them (recall@10 counted by id
-0.93, any copy counted 0.995, in benchmarks/scale.py before this). The graph of a million generated passages has
-656,163 nodes and was built in 300 s instead of 448 (benchmarks/scale.py runs before and after, both f16, in
-document order; see :meth:`AnnIndex.add` for the order nodes are inserted in now). Segments of older formats
-(every unit a node) are searched as they are, and a merge builds their graph again as nodes.
+Copies of a passage (boilerplate, a short closing sentence chunked alone: a large share of our generated
+haystack's units) share one node, keyed by the rowid of the first unit holding that vector (:func:`copy_keys`; a
+segment keeps each unit's key). A search finds a node and returns the copies the generation holds, lowest rowid
+first, as exact search breaks their ties; a graph of every copy returned an arbitrary few of them, so its recall
+counted by id fell short of its recall counting any copy (benchmarks/scale.py before this). With a node a
+distinct vector, the graph of a million generated passages has fewer nodes and builds faster (benchmarks/scale.py
+runs before and after, both f16, in document order; see :meth:`AnnIndex.add` for the order nodes are inserted in
+now). Segments of older formats (every unit a node) are searched as they are, and a merge builds their graph
+again as nodes.
 
 A search asks the graph for :data:`CANDIDATES` units (the depth a fusion of retrievers ranks) and scores those
 exactly against the stored vectors: the ranking among them is exact, and only a unit the graph misses is lost. A
@@ -36,10 +38,9 @@ import numpy as np
 from citesum.errors import MissingExtraError
 
 #: Units from which a generation gets a graph (``Index.set_ann_min_units``; ``citesum index --ann-min-units``).
-#: Chosen by benchmarks/scale.py's threshold step on our generated haystack (in-sample): the graph answers
-#: faster from 100,000-200,000 units; at 200,000 an exact query took 9.4-12.3 ms against 3.1-4.7 through the
-#: graph in the runs up to 7334cc7 (9.4 / 3.1 there, its products on the calling thread: citesum.index.cosine) and
-#: 10.0-11.9 against 3.2-4.7 in the three since, and building the graph 13-21 s.
+#: Chosen by benchmarks/scale.py's threshold step on our generated haystack (in-sample), whose results hold the
+#: figures (the graph's build time too): from about this many units a query through the graph is clearly faster
+#: than an exact one.
 DEFAULT_ANN_MIN_UNITS = 200_000
 #: Units the graph returns for a query, then scored exactly: the depth of a fusion's ranking.
 CANDIDATES = 1000
@@ -47,9 +48,9 @@ CANDIDATES = 1000
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 #: How the graph holds the vectors: 8-bit integers (unit vectors times 127; candidates are scored exactly after).
-#: Scratch comparison on 300,000 generated units (196,000 nodes) and 230 queries of benchmarks/scale.py's two
-#: sets: built in 29.5 s against 61.1 for half-precision floats (38.3 bf16), a search for 1,000 candidates took
-#: 3.8 ms at p50 against 6.2 (4.5), recall@10 1.0 against 0.987 (0.983). Graphs written before hold f16.
+#: In a scratch comparison on 300,000 generated units and the queries of benchmarks/scale.py's two sets, a graph
+#: of them built faster and searched faster than one of half-precision floats or of bf16, and recalled at least
+#: as well. Graphs written before hold f16.
 DTYPE = "i8"
 #: The breadth of a search for fewer units than this (usearch searches at max(expansion_search, count)). Chosen
 #: with Rocchio's first pass when it asked for 64 units; it now searches once, for CANDIDATES, as every retriever
@@ -70,8 +71,9 @@ _GATHER = np.uint64(pow(0x9E3779B97F4A7C15, -1, 2**64))
 _HASHED_ROWS = 8192
 #: rows of a selection copied at a time to be added to a graph (64 MB of 256-d vectors)
 _ADDED_ROWS = 65_536
-#: the coordinates whose lexicographic order vectors are inserted in (:meth:`AnnIndex.add`): sorting 656,163
-#: vectors by all 256 took 26 s, by the first 8 0.75 s, the same order but for 10 positions
+#: the coordinates whose lexicographic order vectors are inserted in (:meth:`AnnIndex.add`): sorting by the first
+#: 8 gives all but the same order as sorting by all 256, in a small fraction of the time (scratch, on the vectors
+#: of a million generated passages)
 INSERTION_COLUMNS = 8
 
 
@@ -195,12 +197,12 @@ class AnnIndex:
         of their leading coordinates (:data:`INSERTION_COLUMNS`), :data:`_ADDED_ROWS` at a time (a selection of a
         million vectors is not copied whole).
 
-        Why that order: inserted in collection order, a million generated passages (their 656,163 distinct
-        vectors) left nodes no search reached, short boilerplate sentences inserted early whose links later
-        insertions pruned: a graph found 85% of the exact top 10 of the benchmark's recall queries. In a random
-        order it found 94%; sorted by the coordinates, 99.5% (lexicographically) and 99.1% (along a random
-        direction). Scratch comparisons on one index built by benchmarks/scale.py, chosen on those 210 queries;
-        on its 120 held-out queries the four found 78%, 91%, 100% and 100%."""
+        Why that order: inserted in collection order, a million generated passages left nodes no search reached,
+        short boilerplate sentences inserted early whose links later insertions pruned, and the graph missed much
+        of the exact top 10 of the benchmark's recall queries. Inserted in a random order it missed less; sorted
+        by the coordinates (lexicographically, or along a random direction) it found nearly all of it, on the
+        queries the order was chosen on and on held-out ones alike. Scratch comparisons on one index built by
+        benchmarks/scale.py."""
         rows = np.arange(len(keys)) if rows is None else np.asarray(rows, dtype=np.int64)
         keys = np.asarray(keys, dtype=np.int64)
         if not len(rows):
@@ -226,6 +228,6 @@ class AnnIndex:
         nearest first (fewer when it has fewer)."""
         count = count or CANDIDATES
         # on the calling thread: usearch's default spreads even one query over every core, and starting them cost
-        # more than a narrow search (0.9 against 0.45 ms at a million units, scratch)
+        # more than a narrow search itself takes (scratch comparison at a million units)
         found = self._graph.search(np.asarray(query, dtype=np.float32), count, threads=1)  # type: ignore[attr-defined]
         return self._rowids(found.keys)

@@ -4,8 +4,8 @@ the identity (inode, modification time) of each recorded in the manifest so that
 searched. A generation links the files of the segments it shares with the one before (hard links: no copy), and
 their records come with them.
 
-A vector file overwritten with random bytes of the same size used to give cosine scores of 4.38 without a
-word; with the checksums, reading it is refused and the state is rebuilt from the database instead.
+A vector file overwritten with random bytes of the same size used to give impossible cosine scores (above 1)
+without a word; with the checksums, reading it is refused and the state is rebuilt from the database instead.
 
 Damage can keep a file's identity: a disk's (bit rot, writes lost in a power cut by a drive's volatile cache), a
 block-level copy or restore, a tool that puts the time back (``cp -p``, ``rsync -t --inplace``, ``touch -r``). 100
@@ -66,7 +66,7 @@ _read_sound: dict[tuple[int, ...], float] = {}
 def file_digest(path: Path, *, like: str = "crc32:") -> str:
     """``crc32:<hex>``, or a BLAKE2b-128 hex digest when ``like`` is one (what indexes written before the
     change to CRC-32 recorded). Every worker of a service verifies each new generation when it loads it; CRC-32
-    reads 2.2 GB/s here where BLAKE2b reads 1, and a reload waited 25 ms for BLAKE2b on the meeting index. The
+    reads faster than BLAKE2b, and a reload on the meeting index had to wait for BLAKE2b's reading. The
     checksums find damage (a disk, a copy, a file overwritten by mistake), which CRC-32 finds as well."""
     if like.startswith("crc32:"):
         return f"crc32:{_read_crc(path, 0, path.stat().st_size):08x}"
@@ -157,10 +157,10 @@ def verify(folder: Path, recorded: Mapping[str, list], *, thorough: bool = False
     The files ``read_again`` picks by their relative path (those about to be read) are read as
     :func:`verify_before_reading` reads them. Any other file that is still the file its record was made from (same
     inode, size and modification time: a hard link into a later generation keeps them) is not read again, unless
-    ``thorough`` (``citesum check``): what a write links without reading it (a 1% update of a million units out of
-    the page cache spent 4.2 of its 11 s reading the 2.2 GB it builds on and only links). Damage written through the
-    file system since (a file overwritten, truncated, replaced) changes them and is found; damage that keeps them
-    (the module docstring) is found when the file is read: by the next load, by ``thorough``."""
+    ``thorough`` (``citesum check``): what a write links without reading it (on a 1% update of a million units out
+    of the page cache, reading what it builds on and only links was a large share of its time). Damage written
+    through the file system since (a file overwritten, truncated, replaced) changes them and is found; damage that
+    keeps them (the module docstring) is found when the file is read: by the next load, by ``thorough``."""
     picked = {name: kept for name, kept in recorded.items() if not thorough and read_again(name)}
     trusted = {name: kept for name, kept in recorded.items() if name not in picked}
     problems = _differences(folder, trusted, lambda stat, kept: thorough or not _known_sound(stat, kept),

@@ -12,9 +12,9 @@ product, for two reasons:
   9,000 numbers over every core, and its threads spin after each one, taking the core the other members of a
   fusion rank on.
 
-Measured here (256-d float32, scratch, against a BLAS product on both cores): 0.027 against 0.019 ms for 1,000
-rows, 0.35 against 0.18 ms for 15,500 (in cache), 3.7 against 8.0 ms for 100,000 (read from memory). NumPy's
-``einsum``, tried first, took 0.05, 0.61 and 4.7 ms.
+In a scratch comparison (256-d float32, against a BLAS product on both cores) it was somewhat slower on rows
+held in cache and faster on rows read from memory; NumPy's ``einsum``, tried first, was slower than it at every
+size.
 
 Summarization's own products (citation checks, the extractive summarizer, ReadAgent's pages) score statements
 and sentences, not units, and keep NumPy's matrix product.

@@ -60,9 +60,8 @@ def manifest_value(conn: sqlite3.Connection, key: str) -> str | None:
 #: document order; a build on Ray commits one) and the largest segment a merge or a rewrite makes
 #: (Index.set_segment_units; citesum index --segment-units): what a write holds in memory at once (the new units'
 #: objects and vectors, their term counts, the graph it builds) grows with it, not with the index. The default
-#: keeps a build near 3.7 GB on our generated 100-token passages (benchmarks/scale.py: 3,359 and 3,420 MB at
-#: 1,008,834 units, about 3.1 KB a unit above the process's 300 MB; measured on the data it is set for, so
-#: in-sample: texts of other lengths differ)
+#: bounds a build's peak memory on our generated 100-token passages (measured by benchmarks/scale.py, on the
+#: data it is set for, so in-sample: texts of other lengths differ)
 DEFAULT_SEGMENT_UNITS = 1_100_000
 
 

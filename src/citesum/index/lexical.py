@@ -76,8 +76,8 @@ class TermCounts:
     A posting holds its class, not its count: the classes are the segment's distinct (count, unit length)
     pairs, and a posting's BM25 weight depends on nothing else but the term's idf and the generation's mean
     length. A query turns the small class table into weights and reads each posting's weight from it: one
-    gather. In a scratch comparison on 300,000 generated units (not in a benchmark), a query took 1.6x
-    bm25s's precomputed matrix this way, and 6.5x computing each posting's weight."""
+    gather. In a scratch comparison on 300,000 generated units (not in a benchmark), a query this way took
+    somewhat longer than with bm25s's precomputed matrix, and far less than computing each posting's weight."""
 
     #: the arrays and their file names
     FILES = ("unit_indptr", "unit_terms", "unit_counts", "term_indptr", "term_units", "term_classes", "classes",
@@ -98,7 +98,7 @@ class TermCounts:
         by_term.sort_indices()
         lengths = _unit_lengths(counts)
         classes, term_classes = _classes(by_term.data, by_term.indices, lengths)
-        # not copied where scipy's arrays already have the type (140 MB each at a million units, held while a
+        # not copied where scipy's arrays already have the type (large at a million units, and held while a
         # build's last batches are embedded)
         return cls({"unit_indptr": counts.indptr.astype(np.int64, copy=False),
                     "unit_terms": counts.indices.astype(np.int32, copy=False),
@@ -356,7 +356,7 @@ class LexicalIndex:
             held = self.unit_frequency
             rare = (held > 0) & (held <= max_units)
             # one regular-expression scan over the rare terms, one per line: the first query after each new
-            # generation pays for this (a term-by-term loop took ~11 ms on the meeting index)
+            # generation pays for this (a term-by-term loop was much slower on the meeting index)
             rare_ids = np.flatnonzero(rare)
             lines = "\n".join(terms[i] for i in rare_ids.tolist())
             line_starts = np.r_[0, np.cumsum([len(terms[i]) + 1 for i in rare_ids.tolist()])[:-1]]
@@ -539,9 +539,9 @@ class LexicalIndex:
             yield part, counts.term_units[start:end], counts.term_classes[start:end], weights
 
 
-#: texts analysed at a time: bm25s gives each token of a call a Python int in a list, about 70 bytes a token, so
-#: a million units of 100 tokens at once took over a gigabyte, at a build's busiest moment; a block's CSR is 8 bytes
-#: a posting
+#: texts analysed at a time: bm25s gives each token of a call a Python int in a list, tens of bytes a token, so
+#: a million units of 100 tokens at once took a great deal of memory, at a build's busiest moment; a block's CSR
+#: is 8 bytes a posting
 TEXTS_PER_BLOCK = 20_000
 
 
@@ -581,9 +581,9 @@ def _block_counts(texts: Sequence[str], vocabulary: dict[str, int]):  # type: ig
 
 
 def _unit_lengths(counts) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Each unit's number of analysed terms, from the term counts (CSR). scipy's row sums took 0.8 s for a
-    million units, reduceat 0.14; summed over the units that have terms, since reduceat would give an empty one
-    the next unit's first count."""
+    """Each unit's number of analysed terms, from the term counts (CSR): by ``reduceat``, several times faster
+    than scipy's row sums at a million units (scratch); summed over the units that have terms, since reduceat
+    would give an empty one the next unit's first count."""
     lengths = np.zeros(counts.shape[0], dtype=np.int64)
     has_terms = np.diff(counts.indptr) > 0
     if has_terms.any():
@@ -596,8 +596,8 @@ def _idf(units: int, frequency: np.ndarray) -> np.ndarray:
     return np.log(1 + (units - frequency + 0.5) / (frequency + 0.5))
 
 
-#: postings whose classes are found at a time: at once, the temporaries for a million units' 35 million postings
-#: took about 1 GB, at the build's busiest moment
+#: postings whose classes are found at a time: at once, the temporaries for a million units' postings took a
+#: great deal of memory, at the build's busiest moment
 _CLASS_BLOCK = 1 << 20
 
 
@@ -632,7 +632,7 @@ def _classes(counts: np.ndarray, units: np.ndarray, lengths: np.ndarray) -> tupl
 
 
 #: ones of each float type, at least as many as the longest posting list summed so far (it only grows, to at most
-#: twice that: about 24 MB for both types at a million units): the "matrix" of :func:`add_class_weights`, sliced,
+#: twice that: a few megabytes at a million units): the "matrix" of :func:`add_class_weights`, sliced,
 #: not made again for each term; read-only, so threads share them
 _ONES: dict[np.dtype, np.ndarray] = {}
 #: the stored types of a posting's unit and class (a segment with more than 65,536 classes stores them as int32),
@@ -648,8 +648,8 @@ def add_class_weights(sums: np.ndarray, units: np.ndarray, classes: np.ndarray, 
     Done by SciPy's kernel of a COO matrix's product with a vector, the postings a matrix of ones (row: the unit;
     column: the class) and the weights of the classes the vector: one pass over the postings, reading their
     stored units in place. ``np.add.at`` of the weights gathered by class gives the same sums bit for bit (1 times
-    a weight is that weight, added in the same order) but took 2.5x the time: 5.1-5.6 against 2.0-2.1 ms at p50
-    for 80 first sentences of passages, about 2 million postings each, over a million units (scratch). The kernel
+    a weight is that weight, added in the same order) but took more than twice the time for queries of about 2
+    million postings each over a million units (scratch comparison). The kernel
     is in a private module; a SciPy without it, or whose kernel no longer sums as it did, gets NumPy's sums. The
     kernel reads and writes where the numbers point, unchecked, so they are checked first: a damaged index file
     gets an error, not a read or write outside the arrays (nor, by NumPy, a negative number counted from the

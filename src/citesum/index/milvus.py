@@ -392,7 +392,7 @@ class MilvusStore(SearchStore):
             if progress:
                 progress("milvus", min(start + UPSERT_BATCH, len(rows)), len(rows))
         # sealed into segments with their indexes built: milvus-lite otherwise builds the BM25 index of the rows
-        # still in memory again at every search (0.5 s a query on the meeting corpus)
+        # still in memory again at every search, which made each query slow even on the meeting corpus
         self._call("seal the new rows", "flush", self.collection)
         if removed_rows:
             conn.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (_PENDING, json.dumps(sorted(removed_rows))))

@@ -1,8 +1,8 @@
 """A generation's units as a sequence read from the index database when asked.
 
 A loaded generation keeps each unit's rowid (8 bytes), not its text and ``Passage`` object: at a million
-100-token passages those were about a gigabyte of a reader's resident memory, which then grew with the
-collection (benchmarks/scale.py). A search reads the few units it returns; a job over the whole collection
+100-token passages those were a large part of a reader's resident memory, which then grew with the collection
+(measured by benchmarks/scale.py). A search reads the few units it returns; a job over the whole collection
 (RAPTOR, ReadAgent, LightPAL's graph) reads them in blocks, in order.
 
 What a read sees: passages are never changed in place and a rowid is never given to another passage

@@ -152,8 +152,9 @@ TABLE_SPAN_PER_ROWID = 4
 class RowPositions:
     """:func:`positions_among` for one ascending array of rowids asked again and again (a generation's, a graph's
     keys): from a table of every number in their span (made at the first question) when they fill a
-    :data:`TABLE_SPAN_PER_ROWID`-th of it. A binary search of a graph's 1,000 candidates among a million rowids
-    thinned by an update took 0.6-0.8 ms a query, each step a read from memory (scratch); the table, one read."""
+    :data:`TABLE_SPAN_PER_ROWID`-th of it. A binary search of a graph's candidates among a million rowids
+    thinned by an update was a noticeable part of a query, each step a read from memory (scratch); the table
+    takes one read."""
 
     def __init__(self, row_ids: np.ndarray) -> None:
         self.row_ids = row_ids
@@ -182,7 +183,8 @@ def positions_among(row_ids: np.ndarray, found: np.ndarray) -> tuple[np.ndarray,
         return np.zeros(len(found), dtype=np.int64), np.zeros(len(found), dtype=bool)
     if int(row_ids[-1]) - int(row_ids[0]) == len(row_ids) - 1:
         # consecutive rowids (a segment one write added, a generation no update has thinned): a rowid's position
-        # is its offset from the first (a binary search of a graph's 1,000 among a million took 0.5 ms a query)
+        # is its offset from the first (a binary search of a graph's candidates among a million rowids costs a
+        # query more)
         positions = np.clip(np.asarray(found, dtype=np.int64) - int(row_ids[0]), 0, len(row_ids))
     else:
         positions = np.searchsorted(row_ids, found)

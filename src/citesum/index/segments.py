@@ -41,7 +41,7 @@ MAX_SEGMENTS = 8
 #: a segment that no longer holds this share of its units is written again without them
 DELETED_SHARE = 0.3
 #: the fewest units a segment has a graph for (in an index of ``ann_min_units`` units or more): below it, reading
-#: its vectors (20,000 x 256 floats: about 1 ms) costs less than asking a graph
+#: all its vectors costs less than asking a graph
 SEGMENT_GRAPH_UNITS = 20_000
 
 

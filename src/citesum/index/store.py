@@ -118,8 +118,8 @@ class UpdateStats:
 
 #: The indexes a write reads instead of the tables with every text and embedding: each unit's rowid and document
 #: (a reader's list of units, a write's rowids); the documents in collection order with their ids (the next
-#: position, a reader's list of documents: 7.5 s against a fraction of a second for 650,000 documents out of the
-#: page cache). An index made before the second gets it at its next write.
+#: position, a reader's list of documents: reading the table instead took seconds for a large collection out of
+#: the page cache). An index made before the second gets it at its next write.
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS passages_by_document ON passages(document_id);
 CREATE INDEX IF NOT EXISTS documents_by_position ON documents(position, id);
@@ -142,7 +142,7 @@ CREATE TABLE IF NOT EXISTS passages (
 #: characters a token takes, to size a batch of documents by a number of units (:meth:`Index.update_from`). A batch
 #: should make one generation, not a full one and a small rest, so the figure is low: units hold fewer characters
 #: than max_tokens times a token's (a document's last unit is not full). Our generated haystack's 100-token passages
-#: hold 333 characters on average (66 tokens of 5.1 characters), so a batch holds about 0.9 x segment_units units.
+#: hold more characters than 100 times this, so a batch of them holds somewhat fewer than segment_units units.
 #: Either way what a batch holds is set by the setting, not by the collection.
 CHARACTERS_PER_TOKEN = 3
 
@@ -262,8 +262,8 @@ def _write_error(path: Path, exc: Exception, unchanged: str = "the index is unch
 def _checkpoint(conn: sqlite3.Connection, patience_s: float = 2.0) -> None:
     """Copy the committed pages from the WAL back into the database file. A reader still on the snapshot
     before the commit holds the copy back (a passive checkpoint stops where it starts); requests are short, so
-    a few retries see them move on. A WAL left full makes every reader search it: a service slowed down 5x
-    after an update, until the next writer came."""
+    a few retries see them move on. A WAL left full makes every reader search it: a service slowed down several
+    times over after an update, until the next writer came."""
     deadline = time.monotonic() + patience_s
     while True:
         busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
@@ -744,7 +744,7 @@ class Index(IndexReader):
 
     def _load(self, conn: sqlite3.Connection, created: str, number: int) -> Generation:
         # without ORDER BY, SQLite scans the small covering index on document_id, not the table with every text
-        # and embedding (5 ms instead of 14 on the meeting index)
+        # and embedding, which took much longer on the meeting index
         units = conn.execute("SELECT rowid, document_id FROM passages").fetchall()
         order = np.argsort(np.fromiter((row for row, _ in units), dtype=np.int64, count=len(units)), kind="stable")
         row_ids = np.fromiter((units[i][0] for i in order.tolist()), dtype=np.int64, count=len(units))
@@ -1055,8 +1055,8 @@ class Index(IndexReader):
                 offset += len(group)
             if embedded:
                 conn.execute("INSERT OR REPLACE INTO manifest VALUES ('dim', ?)", (str(vectors.shape[1]),))
-            # the units are in the database now: their objects and texts (about 0.5 GB for a million units of
-            # 100 tokens) are given back before the generation's files and graph are made, where a build peaks
+            # the units are in the database now: their objects and texts (a large share of memory at a million
+            # units) are given back before the generation's files and graph are made, where a build peaks
             del units
             _return_freed_memory()
             self._write_generation(conn, generation, plan, removed_rows, first_new_row, vectors, lexical, progress)
