@@ -1,7 +1,7 @@
 """A thin client of a running ``citesum serve``: what ``citesum search --server URL`` uses.
 
-A one-shot ``citesum search`` spends most of its time importing the numerical stack and loading the index
-(~0.4 s for BM25 on the meeting index, against ~1 ms for the query itself). A service keeps both loaded, so
+A one-shot ``citesum search`` spends most of its time importing the numerical stack and loading the index,
+far more than the query itself takes. A service keeps both loaded, so
 asking it costs an HTTP round trip. Standard library only: importing an HTTP client would cost more than the
 query.
 """

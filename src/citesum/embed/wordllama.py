@@ -1,4 +1,5 @@
-"""WordLlama static embeddings (the default): bundled in the wheel, no torch, ~3,000 passages/s on 2 cores."""
+"""WordLlama static embeddings (the default): bundled in the wheel, no torch, and fast on a CPU (the index builds
+of benchmarks/speed.py measure it)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@
   - *keyword recall*: the share of the insight's stemmed keywords that the bullet contains.
 
   Two signals and no fitted weights: the judge has to hold on domains it was not calibrated on, and a linear
-  score over seven features fit on conversation summaries did not (news: r 0.65 against humans). Only the two
+  score over seven features fit on conversation summaries did not hold on news. Only the two
   thresholds are fit; ``benchmarks/calibrate_offline_judge.py`` measures them leave one domain out.
 * :class:`LexicalJudge` (``lexical``): TF-IDF cosine of the insight and each bullet, no model at all; a reference
   judge independent of any embedder, so that a summarizer using MiniLM is not judged by MiniLM alone.

@@ -2,7 +2,8 @@
 document ranker.
 
 NDCG uses exponential gains (2^grade - 1) by default, the variant under which the stored SummHay
-Rerank3 scores reach NDCG@10 = 0.83; ``gain="linear"`` gives trec_eval's ``ndcg_cut``.
+Rerank3 scores reach their published NDCG@10 (tests/integration/test_summhay_retrieval.py); ``gain="linear"``
+gives trec_eval's ``ndcg_cut``.
 """
 
 from __future__ import annotations

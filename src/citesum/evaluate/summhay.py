@@ -4,7 +4,7 @@ Per insight, a judge gives a coverage label (FULL = 100, PARTIAL = 50, NO = 0) a
 citation = F1 between the document numbers cited in that bullet (``[\\d, ]+`` in brackets) and the 1-based
 positions of the documents that contain the insight; joint = coverage x citation. Coverage and joint are
 averaged over all insights, citation over the covered ones. On the stored GPT-4o judgments of the three shared
-haystacks this reproduces 79.1 / 19.1 / 15.7 for full-context GPT-4o (see tests/integration).
+haystacks this reproduces the paper's scores for full-context GPT-4o (tests/integration checks them).
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ What counts as a running header or footer (:func:`running_lines`, :func:`folio_o
 short line beginning or ending with the page's printed number (a reference manual's "CallExternal 71").
 
 Why PDFium (measured by ``benchmarks/ingest_quality.py`` on pypdf's test files and Debian's manuals, the first
-40 pages of each, the same pages for each library): it read 890 pages a second where pypdf read 68, pdfminer.six
-24-35 and pdfplumber 19 (this module's reading order and cleaning included: 570). None of them joins lines into
-paragraphs or drops running headers by itself (35-44% of passages ended inside a sentence with each, 59-66
-headers, footers and page numbers per 100 pages), so the cleaning here is what makes the text quotable (12%
-and 7; on nine files never looked at while it was written: 11% and 6, from 50% and 54 with pypdf); PDFium
-also marks the hyphen of a word broken at a line end (U+FFFE) where the others give a "-" that may belong to
-the word. All are under permissive licences (pypdf BSD, pdfminer.six and pdfplumber MIT, pypdfium2
-Apache-2.0/BSD); PyMuPDF, under the AGPL, was left out of the core install.
+40 pages of each, the same pages for each library): it reads pages many times faster than pypdf, pdfminer.six and
+pdfplumber, and still does with this module's reading order and cleaning included. None of them joins lines
+into paragraphs or drops running headers by itself (with each, many passages ended inside a sentence, and
+running headers, footers and page numbers stayed in the text), so the cleaning here is what makes the text
+quotable: it leaves far fewer of both, on files never looked at while it was written too. PDFium also marks
+the hyphen of a word broken at a line end (U+FFFE) where the others give a "-" that may belong to the word. All
+are under permissive licences (pypdf BSD, pdfminer.six and pdfplumber MIT, pypdfium2 Apache-2.0/BSD); PyMuPDF,
+under the AGPL, was left out of the core install.
 """
 
 from __future__ import annotations

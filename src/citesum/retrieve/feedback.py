@@ -143,13 +143,11 @@ class DensePRFRetriever(DenseRetriever):
     64 units gave the feedback units and a second searched for q'; a Milvus store still searches again (its
     vectors are read from the database, 10 rows a query against 1,000).
 
-    Chosen on benchmarks/scale.py's 210 recall queries over two scratch million-passage indexes (built; after two
-    updates): one search found 0.989 / 0.989 of exact Rocchio's top 10 against 0.952 / 0.976 searching again (its
-    64-unit first pass missed feedback units), and 0.981 / 0.981 of its top 1,000 against 0.949 / 0.982. On
-    fresh builds (two benchmark runs, ``rocchio``) the same queries gave 0.999 / 0.999 against 0.995-1.0 / 0.995
-    for the top 10 and 0.988 / 0.991 against 0.991-0.996 / 0.996 for the top 1,000; held out (120 queries),
-    1.0 / 0.992 against 0.992 / 0.95 for the top 10, but 0.975 / 0.947 against 0.99-1.0 for the top 1,000: a unit
-    near q' and not near q is not ranked. It saves a search: 5.8-7.5 against 6.5-9.4 ms at p50 held out.
+    Chosen on benchmarks/scale.py's recall queries over two scratch million-passage indexes (built; after two
+    updates), whose results hold the figures: one search found more of exact Rocchio's top 10 than searching again
+    (whose 64-unit first pass missed feedback units), and about as much of its top 1,000. On fresh builds and on
+    held-out queries the top 10 held up, but one search found less of the top 1,000 than searching again: a unit
+    near q' and not near q is not ranked. It saves a search, and answers faster.
     """
 
     name = "dense-prf"

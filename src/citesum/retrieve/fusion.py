@@ -60,10 +60,10 @@ class HybridRetriever(Retriever):
     ``at_once``: whether the members rank at once, on threads reading the generation the query pinned
     (:meth:`_each_member`). None: when the generation has a nearest-neighbour search. There the members' work is
     long and mostly outside Python's lock (the graph search, the products with the vectors, postings): at a
-    million passages, with BLAS products, the default hybrid took 9.5-11.2 ms at p50 at once against 13.4 in
-    turn (benchmarks/scale.py). Below the graph's threshold, at once took 0.78-1.18 of the time in turn from
-    20,000 to 150,000 passages in one run of benchmarks/fusion_at_once.py and 0.85-0.97 in the next, and more
-    than in turn up to 5,000: too little, and too uncertain, to give a service worker's query a second core.
+    million passages, with BLAS products, the default hybrid answered faster at once than in turn (measured by
+    benchmarks/scale.py). Below the graph's threshold, at once saved little, varied from run to run, and on
+    small indexes took longer than in turn (measured by benchmarks/fusion_at_once.py): too little, and too
+    uncertain, to give a service worker's query a second core.
     """
 
     def __init__(self, index: IndexReader, retrievers: Sequence[Retriever], k: int = RRF_K, depth: int = 1000,
@@ -110,8 +110,8 @@ class HybridRetriever(Retriever):
         return [ranked_here[i] if stays[i] else handed[i].result() for i in range(len(members))]
 
     def _fused(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """reciprocal_rank_fusion over unit positions, as array operations (a dict loop over 2 x 1,000 ranks
-        took half a millisecond a query): the units some member ranks, ascending, and their fused scores. The
+        """reciprocal_rank_fusion over unit positions, as array operations (a dict loop over every member's ranks
+        was a visible cost of a query): the units some member ranks, ascending, and their fused scores. The
         caller pins the generation every member reads."""
         rankings = self._each_member(lambda member: self._member_ranking(member, query))
         ranked = np.concatenate(rankings)

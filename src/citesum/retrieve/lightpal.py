@@ -5,11 +5,10 @@ neighbours that a context scorer ranks highest: the paper's ContextScore(d_i, d_
 LM's likelihood of d_j after d_i (:class:`LanguageModelContextScorer`), or, LM-free, the similarity that found
 the neighbours. Neighbours are the nearest by embedding cosine (the paper) or by BM25 with the unit as the query
 (its 32 heaviest terms: :meth:`LexicalIndex.similar_units`). BM25 is the default of ``citesum graph``: on
-ODSum Story its edges link sections of the same story (90% of edges, against 62% for cosine) and the walk adds
-more than the paper's LM graph did (benchmarks/lightpal_odsum.py). At query time no model runs: a base
-retriever gives the first
-``ceil(0.6 K)`` units, a random walk with restart teleports uniformly to the best 20 of them, and the rest of
-the K units are the highest-PageRank units not yet chosen.
+ODSum Story more of its edges link sections of the same story than cosine's do, and the walk adds more than the
+paper's LM graph did (measured by benchmarks/lightpal_odsum.py). At query time no model runs: a base retriever
+gives the first ``ceil(0.6 K)`` units, a random walk with restart teleports uniformly to the best 20 of them,
+and the rest of the K units are the highest-PageRank units not yet chosen.
 
 The graph is stored beside the index (``DIR/lightpal-graph.npz``, replaced atomically) together with the
 index generation it was built for; a graph of another generation is refused, never used on units it does

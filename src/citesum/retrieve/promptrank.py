@@ -25,9 +25,9 @@ ranks high can form a chain), and the graph's edges join them when there is a gr
 its first ``passage_tokens`` (256) tokens of the index's tokenizer. Units then rank by their best chain of the
 last hop (a chain's units in chain order), the rest in the base's order.
 
-A query costs at most ``seeds`` + ``beam`` x (``pool`` + graph edges) language-model calls: 55-80 on ODSum
-Story with a 5-edge graph, about 100 s with SmolLM2-135M on one CPU thread, where LightPAL's walk takes half a
-millisecond (benchmarks/promptrank_odsum.py, docs/retrieval.md).
+A query costs at most ``seeds`` + ``beam`` x (``pool`` + graph edges) language-model calls: with SmolLM2-135M on
+one CPU thread a query takes more than a minute where LightPAL's walk takes well under a millisecond (measured by
+benchmarks/promptrank_odsum.py; docs/retrieval.md).
 """
 
 from __future__ import annotations
