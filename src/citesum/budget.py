@@ -32,9 +32,8 @@ import numpy as np
 from citesum.errors import ConfigError
 from citesum.index.store import Index
 from citesum.llm.base import LLM, ChatRequest
-from citesum.pack import PackOptions
 from citesum.parallel import BatchExecutor, InProcess
-from citesum.summarize import Summarizer, summarize_query
+from citesum.summarize import Summarizer
 from citesum.summarize.citations import strip_citations
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 from citesum.summarize.llm import LLMSummarizer
@@ -218,9 +217,11 @@ class IndexPipelineRun:
             engine = LLMSummarizer(self.llm, "answer", num_words=self.words, temperature=0.5, seed=sample)
         else:
             engine = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=self.words))
-        summary = summarize_query(self.queries[int(example)], _opened(self.index_dir), engine,
-                                  retriever=self.retriever,
-                                  options=PackOptions(budget=budget, order=self.order))  # type: ignore[arg-type]
+        from citesum.pipeline import Pipeline, PipelineOptions
+
+        options = PipelineOptions(retriever=self.retriever, budget=budget, order=self.order)  # type: ignore[arg-type]
+        summary = Pipeline(_opened(self.index_dir), options, summarizer=engine).summarize(
+            self.queries[int(example)]).summary
         return strip_citations(summary.raw_output or " ".join(b.text for b in summary.bullets))
 
 
@@ -240,6 +241,47 @@ def panel_candidates_of(prompts: Mapping[str, str], panel: Sequence[LLM], *, sam
     return dict(zip(examples, answers))
 
 
-__all__ = ["PAPER_BUDGETS", "ROUGE_UTILITY", "BudgetEstimate", "IndexPipelineRun", "ScoredBudget", "Utility",
+def estimate_for_index(queries: Sequence[str], index_dir: str, panel: Sequence[LLM], budgets: Sequence[int], *,
+                       window: int, fraction: float = 0.25, seed: int = 0, samples: int = 3,
+                       retriever: str = "hybrid", order: str = "original", words: int = 250,
+                       llm: LLM | None = None, fixed: Mapping[str, int] | None = None,
+                       executor: BatchExecutor | None = None) -> tuple[BudgetEstimate, list[ScoredBudget]]:
+    """The whole estimate for ``queries`` over the index at ``index_dir`` (``citesum estimate-budget``): the
+    panel writes candidates from the full context (the collection cut to what its ``window`` holds beside each
+    prompt), the pipeline (extractive, or ``llm``'s answers) runs at each of ``budgets``, and, with ``fixed``
+    (label -> budget), those budgets and the full context are scored on the same silver references."""
+    from citesum.pack import pack_full
+    from citesum.summarize import fit_budget
+    from citesum.summarize.prompts import get_template
+    from citesum.tokens import get_tokenizer
+
+    index = Index.open(index_dir)
+    tokenizer = get_tokenizer(index.settings.tokenizer)
+    answer = get_template("answer")
+    documents = list(index.documents())
+    prompts, rooms = {}, []
+    for example in sample_examples([str(i) for i in range(len(queries))], fraction, seed):
+        query = queries[int(example)]
+        rooms.append(fit_budget(window, window,
+                                tokenizer.count(answer.render(context="", query=query, num_words=words)), 1024))
+        prompts[example] = answer.render(context=pack_full(documents, rooms[-1], tokenizer).render(), query=query,
+                                         num_words=words)
+    runs = 1 if llm is None else samples  # the extractive summarizer is deterministic
+    run = IndexPipelineRun(str(index.path.resolve()), tuple(queries), retriever, order, words, llm)
+    answers = panel_candidates_of(prompts, panel, samples=samples, executor=executor)
+    candidates = {example: [strip_citations(t) for t in texts] for example, texts in answers.items()}
+    if empty := [e for e, texts in candidates.items() if not texts]:
+        raise ConfigError(f"the panel wrote nothing for the query '{queries[int(empty[0])]}'")
+    result = estimate_budget(candidates, run, budgets, samples=runs, fraction=1.0, executor=executor)
+    if not fixed:
+        return result, []
+    # the full context as the panel read it: the whole collection cut to the room every sampled prompt has
+    from dataclasses import replace
+
+    return result, score_baselines(result, fixed, run, full_context=(replace(run, order="full"), min(rooms)),
+                                   samples=runs, executor=executor)
+
+
+__all__ = ["PAPER_BUDGETS", "ROUGE_UTILITY", "BudgetEstimate", "IndexPipelineRun", "estimate_for_index", "ScoredBudget", "Utility",
            "estimate_budget", "mbr_select", "panel_candidates", "panel_candidates_of", "rouge_utility",
            "sample_examples", "score_baselines", "score_budgets"]

@@ -106,7 +106,7 @@ def openai_llm(model: str | None, base_url: Sequence[str], no_cache: bool = Fals
     model name."""
     from citesum.llm.options import LLMOptions
 
-    return LLMOptions(model=model, base_url=tuple(base_url), cache=not no_cache).build()
+    return LLMOptions(model=model, base_url=base_url, cache=not no_cache).build()  # type: ignore[arg-type]
 
 
 def ray_options(work: str) -> Callable[[Any], Any]:

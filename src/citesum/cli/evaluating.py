@@ -111,11 +111,7 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
     GPT-4o judgments. With --retriever: our pipeline (bullets = number of insights), judged by --judge, for
     every retriever and budget given (with --index-dir, a sweep interrupted half-way and run again does only the
     runs left). With --summaries: the summaries in those files, judged by --judge."""
-    import tempfile
-    from dataclasses import asdict
-
     from citesum.datasets.summhay import load_haystack
-    from citesum.evaluate.summhay import score_stored, stored_systems, system_label
 
     if retrievers and summary_files:
         raise CitesumError("--retriever runs our pipeline and --summaries judges given summaries: use one of them")
@@ -125,65 +121,24 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
     if ray_address and not index_dir:
         raise CitesumError("--ray-address: the cluster's workers open the haystack indexes by path; give "
                            "--index-dir, a folder every node shares")
-    haystacks = [load_haystack(f) for f in haystack_files]
-    rows = []
-    decisions = {}
     if summary_files:
-        from citesum.evaluate.judges import get_judge
-        from citesum.evaluate.runner import judge_summaries, load_summaries
-
-        given = load_summaries(summary_files, haystacks)
-        if unknown := [s for s in systems if s not in given]:
-            raise CitesumError(f"no system {unknown[0]!r} in {', '.join(summary_files)}; it has "
-                               f"{', '.join(sorted(given)[:5])}{' ...' if len(given) > 5 else ''}")
-        judge = get_judge(judge_name, llm=openai_llm(model, base_url))
-        for system in systems or sorted(given):
-            scores, insights = judge_summaries(haystacks, given[system], judge)
-            system_retriever, system_model = (system_label(system) if system.startswith("summary_subtopic_")
-                                              else ("-", system))
-            rows.append({"system": system, "retriever": system_retriever, "model": system_model, **scores.as_dict()})
-            decisions[system] = [asdict(i) for i in insights]
-        judge_columns = _judge_columns(judge)  # once: an LLM judge's unread replies are counted over the run
-        rows = [{**row, **judge_columns} for row in rows]
+        judge = _judge_of(judge_name, model, base_url)
+        rows, decisions = _given_rows([load_haystack(f) for f in haystack_files], summary_files, systems, judge)
     elif retrievers:
-        from citesum.evaluate.runner import PipelineConfig, sweep_haystacks
-        from citesum.index.store import TASKS_DIR
-        from citesum.parallel import TaskResults, job_key
+        from citesum.evaluate.runner import PipelineConfig, sweep_haystack_files
 
-        make_summarizer = _summarizer_factory(summarizer, summarizer_model, summarizer_base_url,
-                                              summarizer_max_tokens)
         repair, label = _repair_and_label(summarizer, summarizer_model, repair_citations)
-        configs = [PipelineConfig(retriever=r, budget=b, order=order, unit=unit) for r in retrievers for b in budgets]
-        with tempfile.TemporaryDirectory() as temporary, ray_executor(use_ray, ray_address) as executor:
-            folder = Path(index_dir or temporary).resolve()  # workers open the indexes by path
-            # each run kept under its configuration: a sweep run again with more budgets redoes none of the others
-            results = TaskResults(folder / TASKS_DIR, job_key(
-                "summhay sweep", [(f, Path(f).stat().st_mtime_ns) for f in haystack_files], label,
-                summarizer_max_tokens, list(summarizer_base_url), judge_name, model, list(base_url))) \
-                if index_dir else None
-            points = sweep_haystacks(haystacks, [folder / Path(f).stem for f in haystack_files], configs,
-                                     make_summarizer, repair_citations=repair, judge_name=judge_name,
-                                     judge_llm=openai_llm(model, base_url), executor=executor, results=results)
-            if results is not None:
-                results.clear()
-        for point in points:
-            config = point.config
-            name = f"citesum:{config.retriever}:{order}:{config.budget}+{label}"
-            rows.append({"system": name, "retriever": config.retriever, "budget": config.budget, "model": label,
-                         **_judge_report(point.judge, point.unparsed, f"{name}: "), **point.scores.as_dict()})
-            decisions[name] = [asdict(i) for i in point.insights]
+        with ray_executor(use_ray, ray_address) as executor:
+            points = sweep_haystack_files(
+                haystack_files, [PipelineConfig(retriever=r, budget=b, order=order, unit=unit)
+                                 for r in retrievers for b in budgets],
+                _summarizer_factory(summarizer, summarizer_model, summarizer_base_url, summarizer_max_tokens),
+                label=label, repair_citations=repair, judge_name=judge_name, judge_llm=openai_llm(model, base_url),
+                index_dir=index_dir, executor=executor,
+                run_key=(summarizer_max_tokens, list(summarizer_base_url), judge_name, model, list(base_url)))
+        rows, decisions = _sweep_rows(points, order, label)
     else:
-        available = stored_systems(haystacks)
-        unknown = [s for s in systems if s not in available]
-        if unknown:
-            raise CitesumError(f"no stored summaries and judgments for {unknown[0]!r} in every haystack; "
-                               f"{len(available)} systems are available, e.g. {', '.join(available[:3])}")
-        for system in systems or available:
-            scores, insights = score_stored(haystacks, system)
-            stored_retriever, stored_model = system_label(system)
-            rows.append({"system": system, "retriever": stored_retriever, "model": stored_model,
-                         "judge": "stored GPT-4o", **scores.as_dict()})
-            decisions[system] = [asdict(i) for i in insights]
+        rows, decisions = _stored_rows([load_haystack(f) for f in haystack_files], systems)
     rows.sort(key=lambda r: -r["joint"])
     if report:
         Path(report).write_text(json.dumps({"haystacks": list(haystack_files), "systems": rows,
@@ -192,8 +147,73 @@ def eval_summhay(haystack_files: Sequence[str], systems: Sequence[str], retrieve
         echo_json(rows)
         return
     echo_table(["retriever", "model", "judge", "coverage", "citation", "joint"],
-                [[r["retriever"], r["model"], r["judge"], float(r["coverage"]), float(r["citation"]),
-                  float(r["joint"])] for r in rows], f"{rows[0]['insights']} insights")
+               [[r["retriever"], r["model"], r["judge"], float(r["coverage"]), float(r["citation"]),
+                 float(r["joint"])] for r in rows], f"{rows[0]['insights']} insights")
+
+
+Rows = tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]
+
+
+def _judge_of(judge_name: str, model: str | None, base_url: Sequence[str]) -> Any:
+    from citesum.evaluate.judges import get_judge
+
+    return get_judge(judge_name, llm=openai_llm(model, base_url))
+
+
+def _given_rows(haystacks: Sequence[Any], summary_files: Sequence[str], systems: Sequence[str], judge: Any) -> Rows:
+    """A row per system of the summaries in ``summary_files`` (all, or ``systems``), judged by ``judge``, and
+    every insight's decision."""
+    from dataclasses import asdict
+
+    from citesum.evaluate.runner import judge_summaries, load_summaries
+    from citesum.evaluate.summhay import system_label
+
+    given = load_summaries(summary_files, haystacks)
+    if unknown := [s for s in systems if s not in given]:
+        raise CitesumError(f"no system {unknown[0]!r} in {', '.join(summary_files)}; it has "
+                           f"{', '.join(sorted(given)[:5])}{' ...' if len(given) > 5 else ''}")
+    rows, decisions = [], {}
+    for system in systems or sorted(given):
+        scores, insights = judge_summaries(haystacks, given[system], judge)
+        retriever, model = system_label(system) if system.startswith("summary_subtopic_") else ("-", system)
+        rows.append({"system": system, "retriever": retriever, "model": model, **scores.as_dict()})
+        decisions[system] = [asdict(i) for i in insights]
+    judge_columns = _judge_columns(judge)  # once: an LLM judge's unread replies are counted over the run
+    return [{**row, **judge_columns} for row in rows], decisions
+
+
+def _sweep_rows(points: Sequence[Any], order: str, label: str) -> Rows:
+    """A row per run of our pipeline (retriever and budget), and every insight's decision."""
+    from dataclasses import asdict
+
+    rows, decisions = [], {}
+    for point in points:
+        config = point.config
+        name = f"citesum:{config.retriever}:{order}:{config.budget}+{label}"
+        rows.append({"system": name, "retriever": config.retriever, "budget": config.budget, "model": label,
+                     **_judge_report(point.judge, point.unparsed, f"{name}: "), **point.scores.as_dict()})
+        decisions[name] = [asdict(i) for i in point.insights]
+    return rows, decisions
+
+
+def _stored_rows(haystacks: Sequence[Any], systems: Sequence[str]) -> Rows:
+    """A row per stored system (all, or ``systems``) with its stored GPT-4o judgments."""
+    from dataclasses import asdict
+
+    from citesum.evaluate.summhay import score_stored, stored_systems, system_label
+
+    available = stored_systems(haystacks)
+    if unknown := [s for s in systems if s not in available]:
+        raise CitesumError(f"no stored summaries and judgments for {unknown[0]!r} in every haystack; "
+                           f"{len(available)} systems are available, e.g. {', '.join(available[:3])}")
+    rows, decisions = [], {}
+    for system in systems or available:
+        scores, insights = score_stored(haystacks, system)
+        retriever, model = system_label(system)
+        rows.append({"system": system, "retriever": retriever, "model": model, "judge": "stored GPT-4o",
+                     **scores.as_dict()})
+        decisions[system] = [asdict(i) for i in insights]
+    return rows, decisions
 
 
 @eval_group.command(name="position")

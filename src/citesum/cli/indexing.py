@@ -3,12 +3,11 @@ looking after an index."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -16,7 +15,6 @@ from citesum.chunking import UNITS
 from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar, ray_executor, ray_options
 from citesum.datasets import DATASETS
 from citesum.errors import CitesumError
-from citesum.types import Document
 
 
 @click.command()
@@ -74,123 +72,42 @@ def _index(
     json_id_field: str, json_title_field: str, json_text_field: str, sync: bool, ann_min_units: int | None,
     segment_units: int | None, store: str | None, milvus_index: str | None, executor: Any, as_json: bool,
 ) -> None:
-    from citesum.index.store import DB_NAME, Index, IndexSettings, discard_unwritten
-    from citesum.ingest import UPLOAD_KEY, IngestOptions, IngestReport, is_missing, iter_documents, shown
+    from citesum.indexing import IndexingOptions, NothingToIndex, index_paths
+    from citesum.ingest import shown
 
-    report = IngestReport()
-    if dataset:
-        from citesum.datasets import load_dataset
-
-        # a list (a dataset is read whole): checked for repeated ids before anything is written
-        documents: list[Document] | Iterator[Document] = [d for path in paths for d in
-                                                          load_dataset(dataset, path).documents]
-    else:
-        missing = [path for path in paths if is_missing(path)]
-        # A mistyped path must not cost the index its documents: with --sync they would all count as deleted.
-        if sync and missing:
-            raise CitesumError(f"--sync with a path that does not exist ({', '.join(missing)}): its documents "
-                               "would be deleted from the index; nothing was changed")
-        if len(missing) == len(paths):
-            raise CitesumError(f"no such file or folder: {', '.join(missing)}")
-        options = IngestOptions(json_id_field=json_id_field, json_title_field=json_title_field,
-                                json_text_field=json_text_field,
-                                **({"max_bytes": max_bytes} if max_bytes else {}))
-        # read as the index takes them (Index.update_from): a run holds a batch of documents, not every file's
-        documents = iter_documents(paths, report, include=include, exclude=exclude, options=options,
-                                   executor=executor)
-    exists = (Path(index_dir) / DB_NAME).exists()
-    if exists:  # an index built otherwise is refused before any file is read
-        index_ = Index.open(index_dir, embedder=embedder)
-        settings = index_.settings
-        if store:
-            Index.create(index_dir, store=store)  # refuses another store than the index's
-        if milvus_index:
-            raise CitesumError(f"index at {index_dir} exists: --milvus-index is chosen when an index is created")
-        context = click.get_current_context()
-        unit_given = context.get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
-        if (unit_given and unit != settings.unit) or (chunk_tokens and chunk_tokens != settings.max_tokens):
-            raise CitesumError(
-                f"index at {index_dir} uses unit={settings.unit}, chunk_tokens={settings.max_tokens}; "
-                "build a new index to change them"
-            )
-    if isinstance(documents, list):
-        empty = not documents
-    else:  # is there anything to index? (the first round of files is read)
-        first = next(documents, None)
-        empty = first is None
-        documents = itertools.chain([] if first is None else [first], documents)
-    if empty and not exists:
-        # nothing to put in it: creating an empty index would only hide that every file was skipped
-        for skipped in report.skipped:
-            click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
-        raise CitesumError(f"nothing to index: {len(report.skipped)} file(s) skipped, none read; "
-                           f"no index was created at {index_dir}")
-    folder_made = not Path(index_dir).exists()
-    if not exists:
-        settings = IndexSettings.for_unit(unit, chunk_tokens, **({"embedder": embedder} if embedder else {}))  # type: ignore[arg-type]
-        index_ = Index.create(index_dir, settings, store=store,
-                              store_options={"dense_index": milvus_index} if milvus_index else None)
-    if ann_min_units is not None:  # the update writes the next generation with it; else the line below does
-        index_.set_ann_min_units(ann_min_units, rewrite=False)
-    if segment_units is not None:
-        index_.set_segment_units(segment_units)
-    kept: list[str] = []
-
-    def stale(wanted: set[str]) -> list[str]:
-        """With --sync, the indexed documents no longer among PATHS (asked once every file is read). A file that
-        is still there but could not be read this time keeps what it gave before; documents uploaded through the
-        service are not under PATHS and are kept (citesum delete removes them)."""
-        unread = {f.document_id for f in report.skipped if f.unreadable and f.document_id}
-        gone = []
-        for document_id, metadata in index_.document_metadata():  # not their texts as strings: every one is read
-            if document_id in wanted or UPLOAD_KEY in metadata:
-                continue
-            if _from_file(document_id, metadata, unread):
-                kept.append(document_id)
-            else:
-                gone.append(document_id)
-        return gone
-
-    started = time.perf_counter()
+    unit_given = click.get_current_context().get_parameter_source("unit") == click.core.ParameterSource.COMMANDLINE
+    options = IndexingOptions(
+        unit=unit if unit_given else None, chunk_tokens=chunk_tokens, embedder=embedder, dataset=dataset,
+        include=tuple(include), exclude=tuple(exclude), max_bytes=max_bytes, json_id_field=json_id_field,
+        json_title_field=json_title_field, json_text_field=json_text_field, sync=sync, ann_min_units=ann_min_units,
+        segment_units=segment_units, store=store, milvus_index=milvus_index)
     try:
         with progress_bar(not as_json and sys.stderr.isatty()) as progress:
-            stats = index_.update_from(documents, stale=stale if sync else None, progress=progress,
-                                       executor=executor)
-    except Exception:
-        if not exists and discard_unwritten(Path(index_dir), folder_made=folder_made):
-            click.echo(f"no index was created at {index_dir}", err=True)
+            run = index_paths(paths, index_dir, options, executor=executor, progress=progress)
+    except NothingToIndex as nothing:
+        for skipped in nothing.report.skipped:
+            click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
         raise
-    if ann_min_units is not None and not (stats.added or stats.updated or stats.deleted):
-        index_.set_ann_min_units(ann_min_units)  # nothing changed: the current generation gets (or drops) its graph
-    elapsed = time.perf_counter() - started
+    except Exception as failed:
+        for note in getattr(failed, "__notes__", ()):  # what became of the index (a first build leaves none)
+            click.echo(note, err=True)
+        raise
     if as_json:
-        echo_json({"report": json.loads(report.to_json()), "stats": stats.__dict__, "kept_unread": kept,
-                    "seconds": round(elapsed, 3)})
+        echo_json({"report": json.loads(run.report.to_json()), "stats": run.stats.__dict__,
+                   "kept_unread": run.kept_unread, "seconds": round(run.seconds, 3)})
         return
-    for skipped in report.skipped:
+    for skipped in run.report.skipped:
         click.echo(f"skipped {shown(skipped.path)}: {shown(skipped.reason)}", err=True)
-    for ingested in report.ingested:
+    for ingested in run.report.ingested:
         if ingested.reason:
             click.echo(f"partly ingested {shown(ingested.path)}: {shown(ingested.reason)}", err=True)
+    kept, stats = run.kept_unread, run.stats
     if kept:
         click.echo(f"kept the indexed version of {len(kept)} document(s) whose file could not be read this time: "
                    + ", ".join(shown(d) for d in kept[:5]) + (" ..." if len(kept) > 5 else ""), err=True)
-    click.echo(
-        f"{index_dir}: {stats.added} added, {stats.updated} updated, {stats.unchanged} unchanged, "
-        f"{stats.deleted} deleted; {stats.passages_embedded} units embedded; "
-        f"{len(report.skipped)} file(s) skipped ({elapsed:.1f}s)"
-    )
-
-
-def _from_file(document_id: str, metadata: dict[str, Any], files: set[str]) -> bool:
-    """Whether the document of ``document_id`` and ``metadata`` came from one of ``files`` (ids given to files by
-    ingestion)."""
-    from citesum.ingest import FILE_KEY
-
-    recorded = metadata.get(FILE_KEY)
-    if isinstance(recorded, str):
-        return recorded in files
-    return any(document_id == f or document_id.startswith(f + "#") for f in files)  # indexed before "file"
+    click.echo(f"{index_dir}: {stats.added} added, {stats.updated} updated, {stats.unchanged} unchanged, "
+               f"{stats.deleted} deleted; {stats.passages_embedded} units embedded; "
+               f"{len(run.report.skipped)} file(s) skipped ({run.seconds:.1f}s)")
 
 
 @click.command()

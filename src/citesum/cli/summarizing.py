@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -227,16 +227,9 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     With --baseline-model or --effective-length, the estimate is compared with each model's effective context
     length used as a fixed budget (cut to --window) and with the full context (the whole collection cut to
     --window), all scored on the same queries against the same silver references."""
-    from citesum.budget import (ROUGE_UTILITY, IndexPipelineRun, estimate_budget, panel_candidates_of,
-                                parse_budgets, sample_examples, score_baselines)
+    from citesum.budget import estimate_for_index, parse_budgets
     from citesum.effective_context import fixed_budgets, parse_user_length, read_user_lengths
-    from citesum.index.store import Index
     from citesum.llm import ResponseCache, get_llm
-    from citesum.pack import pack_full
-    from citesum.summarize import fit_budget
-    from citesum.summarize.citations import strip_citations
-    from citesum.summarize.prompts import get_template
-    from citesum.tokens import get_tokenizer
 
     queries = [line.strip() for line in Path(queries_file).read_text(encoding="utf-8").splitlines() if line.strip()]
     if not queries:
@@ -251,34 +244,20 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     user += read_user_lengths(effective_lengths_file) if effective_lengths_file else []
     # the models of the user's values are compared too: giving a length says which budget to try
     fixed = fixed_budgets([*baseline_models, *(u.model for u in user)], user, window)
-    index_ = Index.open(index_dir)
-    tokenizer = get_tokenizer(index_.settings.tokenizer)
-    answer = get_template("answer")
     cache = ResponseCache()
-    panel = [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models]
-    documents = list(index_.documents())
-    prompts, rooms = {}, []
-    for example in sample_examples([str(i) for i in range(len(queries))], fraction, seed):
-        query = queries[int(example)]
-        rooms.append(fit_budget(window, window,
-                                tokenizer.count(answer.render(context="", query=query, num_words=words)), 1024))
-        prompts[example] = answer.render(context=pack_full(documents, rooms[-1], tokenizer).render(), query=query,
-                                         num_words=words)
-    pipeline_llm = get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None
-    runs = 1 if pipeline_llm is None else samples  # the extractive summarizer is deterministic
-    run = IndexPipelineRun(str(index_.path.resolve()), tuple(queries), retriever, order, words, pipeline_llm)
     with ray_executor(use_ray, ray_address) as executor:
-        answers = panel_candidates_of(prompts, panel, samples=samples, executor=executor)
-        candidates = {example: [strip_citations(t) for t in texts] for example, texts in answers.items()}
-        if empty := [e for e, texts in candidates.items() if not texts]:
-            raise CitesumError(f"the panel wrote nothing for the query '{queries[int(empty[0])]}'")
-        result = estimate_budget(candidates, run, grid, samples=runs, fraction=1.0, executor=executor)
-        compared = []
-        if fixed:
-            # the full context as the panel read it: the whole collection cut to the room every sampled prompt has
-            compared = score_baselines(result, {f.label: f.budget for f in fixed}, run,
-                                       full_context=(replace(run, order="full"), min(rooms)), samples=runs,
-                                       executor=executor)
+        result, compared = estimate_for_index(
+            queries, index_dir, [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models],
+            grid, window=window, fraction=fraction, seed=seed, samples=samples, retriever=retriever, order=order,
+            words=words, llm=get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None,
+            fixed={f.label: f.budget for f in fixed}, executor=executor)
+    _echo_estimate(result, compared, fixed, grid, queries, panel_models, window, as_json)
+
+
+def _echo_estimate(result: Any, compared: Sequence[Any], fixed: Sequence[Any], grid: Sequence[int],
+                   queries: Sequence[str], panel_models: Sequence[str], window: int, as_json: bool) -> None:
+    from citesum.budget import ROUGE_UTILITY
+
     if as_json:
         echo_json({"estimate": result.budget, "best_budget": result.best_budget, "queries": len(result.examples),
                     "means": result.means, "stds": result.stds, "panel": list(panel_models), "utility": ROUGE_UTILITY,

@@ -167,6 +167,32 @@ def sweep_haystacks(haystacks: Sequence[Haystack], index_bases: Sequence[Path], 
     return points
 
 
+def sweep_haystack_files(haystack_files: Sequence[str], configs: Sequence[PipelineConfig],
+                         make_summarizer: SummarizerFactory, *, label: str, repair_citations: bool,
+                         judge_name: str, judge_llm: object = None, index_dir: str | Path | None = None,
+                         executor: BatchExecutor | None = None, run_key: Sequence[object] = ()) -> list[SweepPoint]:
+    """:func:`sweep_haystacks` over SummHay topic files, their indexes kept in ``index_dir`` (reused when
+    unchanged), or in a temporary folder without one. With ``index_dir``, each finished run is kept under its
+    configuration, the files' modification times, the summarizer's ``label`` and ``run_key`` (what else decides
+    the answers): a sweep run again with more budgets redoes none of the others."""
+    import tempfile
+
+    from citesum.index.store import TASKS_DIR
+
+    haystacks = [load_haystack(f) for f in haystack_files]
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(index_dir or temporary).resolve()  # workers open the indexes by path
+        results = TaskResults(folder / TASKS_DIR, job_key(
+            "summhay sweep", [(f, Path(f).stat().st_mtime_ns) for f in haystack_files], label,
+            *run_key)) if index_dir else None
+        points = sweep_haystacks(haystacks, [folder / Path(f).stem for f in haystack_files], configs,
+                                 make_summarizer, repair_citations=repair_citations, judge_name=judge_name,
+                                 judge_llm=judge_llm, executor=executor, results=results)
+        if results is not None:
+            results.clear()
+    return points
+
+
 def judge_summaries(haystacks: Sequence[Haystack], summaries: Sequence[dict[str, Sequence[str]]],
                     judge: Judge) -> tuple[Scores, list[InsightScore]]:
     """Judge and score one system's summaries over the haystacks (insight-level pooled means)."""

@@ -29,6 +29,14 @@ class LLMOptions:
     #: ``llamacpp``, the window it is loaded with
     window: int | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.base_url, str):  # one URL given as such
+            object.__setattr__(self, "base_url", (self.base_url,))
+        elif self.base_url is None:
+            object.__setattr__(self, "base_url", ())
+        else:
+            object.__setattr__(self, "base_url", tuple(self.base_url))
+
     def build(self) -> LLM | None:
         """The model, or None when no model is named (the offline path)."""
         from citesum.llm import ResponseCache, get_llm
