@@ -158,3 +158,32 @@ def test_the_service_with_a_model_writes_with_it_by_default_and_offers_the_rest(
         assert by_model["summarizer"].startswith("llm") and len(llm.prompts) == 1
         offline = client.post("/summarize", json={"query": QUESTION, "summarizer": "extractive"}).json()
         assert offline["summarizer"] == "extractive" and len(llm.prompts) == 1  # the model was not asked
+
+
+def test_citesum_serve_offers_them_from_its_own_processes(corpus: Path, tmp_path: Path) -> None:
+    """As a user runs it: the index, its tree and its summary index each built by a command of its own, then
+    `citesum serve --summary-index` (worker processes, the offline default) asked over real HTTP."""
+    import httpx
+
+    from live import citesum_serve, run_citesum
+
+    index, summaries = tmp_path / "ix", tmp_path / "summaries"
+    for command in (["index", str(corpus), "--index", str(index), "--exclude", "gold.json"],
+                    ["tree", "--index", str(index), "--levels", "1"],
+                    ["graph", "--index", str(index)],
+                    ["summary-index", "--index", str(index), "--out", str(summaries)]):
+        done = run_citesum(*command, timeout=300)
+        assert done.returncode == 0, (command, done.stderr)
+    server = citesum_serve(index, tmp_path / "serve.log", "--summary-index", str(summaries), "--workers", "1",
+                           "--search-workers", "1")
+    try:
+        health = httpx.get(f"{server.url}/health", timeout=30).json()
+        assert health["workers"]["summarize"]["kind"] == "process"
+        assert {"raptor", "lightpal"} <= set(health["offers"]["retrievers"]) and health["offers"]["summary_index"]
+        for request, order in (({"retriever": "raptor"}, "raptor"), ({"retriever": "lightpal"}, "original"),
+                               ({"summarizer": "readagent"}, "readagent"), ({"summary_index": True}, "summary-rag")):
+            answer = httpx.post(f"{server.url}/summarize", json={"query": QUESTION, **request}, timeout=120)
+            assert answer.status_code == 200, (request, answer.text)
+            assert answer.json()["bullets"] and answer.json()["context"]["order"] == order, request
+    finally:
+        server.close()
