@@ -227,10 +227,11 @@ def summary_index(index_dir: str, out_dir: str, summarizer: str, backend: str, m
     content = Index.open(index_dir)
     central = CentralSentences(max_tokens=summary_tokens)
     if summarizer == "llm":
-        from citesum.llm import ResponseCache, get_llm
+        from citesum.llm.options import LLMOptions
 
-        llm = get_llm(backend, model, base_url=base_url, cache=ResponseCache()) if backend == "openai" \
-            else get_llm(backend, model)
+        llm = LLMOptions(backend=backend, model=model, base_url=base_url).build()  # type: ignore[arg-type]
+        if llm is None:
+            raise CitesumError("--summarizer llm with --llm openai needs the server's model name: give --model")
         engine: Any = LLMSummaries(llm)
     else:
         engine = central

@@ -229,7 +229,7 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     --window), all scored on the same queries against the same silver references."""
     from citesum.budget import estimate_for_index, parse_budgets
     from citesum.effective_context import fixed_budgets, parse_user_length, read_user_lengths
-    from citesum.llm import ResponseCache, get_llm
+    from citesum.llm.options import LLMOptions
 
     queries = [line.strip() for line in Path(queries_file).read_text(encoding="utf-8").splitlines() if line.strip()]
     if not queries:
@@ -244,12 +244,11 @@ def estimate_budget_command(queries_file: str, index_dir: str, panel_models: Seq
     user += read_user_lengths(effective_lengths_file) if effective_lengths_file else []
     # the models of the user's values are compared too: giving a length says which budget to try
     fixed = fixed_budgets([*baseline_models, *(u.model for u in user)], user, window)
-    cache = ResponseCache()
     with ray_executor(use_ray, ray_address) as executor:
         result, compared = estimate_for_index(
-            queries, index_dir, [get_llm("openai", name, base_url=base_url, cache=cache) for name in panel_models],
+            queries, index_dir, [LLMOptions(model=name, base_url=base_url).build() for name in panel_models],  # type: ignore[misc]
             grid, window=window, fraction=fraction, seed=seed, samples=samples, retriever=retriever, order=order,
-            words=words, llm=get_llm("openai", model, base_url=base_url, cache=cache) if summarizer == "llm" else None,
+            words=words, llm=LLMOptions(model=model, base_url=base_url).build() if summarizer == "llm" else None,  # type: ignore[arg-type]
             fixed={f.label: f.budget for f in fixed}, executor=executor)
     _echo_estimate(result, compared, fixed, grid, queries, panel_models, window, as_json)
 
