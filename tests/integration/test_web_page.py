@@ -267,3 +267,48 @@ def test_the_page_counts_the_seconds_while_the_model_writes(page: Any, tmp_path:
         assert len(asked) == 1
     finally:
         server.close()
+
+
+def test_the_page_offers_what_the_service_offers(page: Any, tmp_path: Path, haystack: Any) -> None:
+    """The retriever and writer lists come from the service: RAPTOR once its tree is built, ReadAgent, Summary
+    RAG with a summary index; what is chosen is what the request asks."""
+    from citesum.raptor import build_tree
+    from citesum.summarize.statements import CentralStatements
+    from citesum.summary_rag import CentralSentences, build_summary_index
+
+    index = _index(tmp_path / "ix", haystack)
+    build_tree(Index.open(index), CentralStatements(), levels=1).save(index)
+    build_summary_index(Index.open(index), tmp_path / "summaries", CentralSentences())
+    server = citesum_serve(index, tmp_path / "serve.log", "--summary-index", str(tmp_path / "summaries"))
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        retrievers = page.locator("#retriever option").all_inner_texts()
+        assert "raptor (tree)" in retrievers and "hybrid" in retrievers and "oracle" not in retrievers
+        assert page.locator("#retriever").input_value() == "hybrid"  # the default stays the default
+        writers = page.locator("#summarizer option").all_inner_texts()
+        assert writers == ["sentences of the documents", "ReadAgent"]  # no model served: no LLM offered
+        expect(page.locator("#summary-index-label")).to_be_visible()
+
+        page.fill("#query", QUESTION)
+        page.select_option("#retriever", "raptor")
+        with page.expect_request(lambda r: r.url.endswith("/summarize")) as sent:
+            page.click("#ask-button")
+        assert sent.value.post_data_json["retriever"] == "raptor"
+        page.wait_for_selector("#bullets-list li")
+
+        page.select_option("#retriever", "hybrid")
+        page.select_option("#summarizer", "readagent")
+        page.check("#summary-index")
+        with page.expect_response(lambda r: r.url.endswith("/summarize")) as answered:
+            page.click("#ask-button")
+        asked = answered.value.request.post_data_json
+        assert asked["summarizer"] == "readagent" and asked["summary_index"] is True
+        assert answered.value.status == 200 and answered.value.json()["context"]["order"] == "summary-rag"
+        page.wait_for_selector("#bullets-list li")
+
+        page.check("input[name=mode][value=search]")  # a search ranks passages: RAPTOR's tree is not offered
+        assert page.locator("#retriever option[value=raptor]").is_disabled()
+        expect(page.locator("#summary-index-label")).to_be_hidden()
+    finally:
+        server.close()
