@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.errors import ConfigError
 from citesum.index.store import Index, IndexReader
 from citesum.llm.base import LLM
 from citesum.llm.options import LLMOptions
-from citesum.pack import PackOptions
+from citesum.pack import Order, PackOptions
 from citesum.responses import SourceOf, context_documents, search_response, stored_source, summary_response
 from citesum.summarize import ANSWER_TOKENS, Summarizer, build_context, summarize_context, summarizer_for
 from citesum.tokens import Tokenizer, get_tokenizer
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 SUMMARIZER_NAMES = ("extractive", "llm", "readagent")
 #: the retriever name that reads RAPTOR's tree of cluster summaries (built by ``citesum tree``)
 RAPTOR = "raptor"
-
-Order = Literal["original", "score", "full"]
 
 
 @dataclass(frozen=True)
