@@ -114,36 +114,34 @@ def cached(judge: Judge) -> Judge:
 def pipeline_summaries(haystacks: Sequence["Haystack"], index_folders: Sequence[Path],
                        summarizer_options: Mapping[str, Any] | None = None, protocol: bool = False,
                        **pipeline_options: Any) -> Summaries:
-    """Each subtopic's query answered as ``citesum summarize`` with no option answers it (the same library
-    calls; ``summarizer_options`` and ``pipeline_options`` override the CLI's defaults), on each haystack's
-    document index (built in its folder, or reopened). Lines ``- text [n]``, n the haystack position. With
-    ``protocol``, at most as many bullets as the subtopic has insights (SummHay's protocol) instead of the CLI's
-    bullet count."""
-    from citesum.pack import PackOptions
-    from citesum.summarize import summarize_query, summarizer_for
-    from citesum.tokens import get_tokenizer
+    """Each subtopic's query answered as ``citesum summarize`` with no option answers it (the same
+    :class:`citesum.pipeline.Pipeline`; ``summarizer_options`` and ``pipeline_options`` override the CLI's
+    defaults), on each haystack's document index (built in its folder, or reopened). Lines ``- text [n]``, n the
+    haystack position. With ``protocol``, at most as many bullets as the subtopic has insights (SummHay's
+    protocol) instead of the CLI's bullet count. The summarizer (``summarizer_for`` with the options) is given to
+    the pipeline as an object; the pipeline's options keep the CLI's extractive path: no citation check or
+    repair."""
+    from citesum.pipeline import Pipeline, PipelineOptions
+    from citesum.summarize import summarizer_for
 
     defaults = cli_defaults()
     unknown = set(pipeline_options) - set(PIPELINE_OPTIONS)
     if unknown:
         raise TypeError(f"unknown pipeline options {sorted(unknown)}; known: {PIPELINE_OPTIONS}")
-    options = {**defaults, **pipeline_options}
+    options = PipelineOptions(**{**defaults, **pipeline_options})  # type: ignore[arg-type]
     engine_options = {**{k: defaults[k] for k in SUMMARIZER_OPTIONS}, **(summarizer_options or {})}
     engine = summarizer_for(None, **engine_options)
-    pack_options = PackOptions(budget=options["budget"], order=options["order"],
-                               stop_at_first_overflow=options["stop_at_first_overflow"], top_k=options["top_k"])
     out = []
     for haystack, folder in zip(haystacks, index_folders, strict=True):
         index = haystack_index(haystack, folder, PipelineConfig())  # as summhay_baselines.py builds it
-        tokenizer = get_tokenizer(options["tokenizer"] or index.settings.tokenizer)
-        with index.read() as view:
-            answers = {}
-            for s in haystack.subtopics:
-                if protocol:
-                    engine = summarizer_for(None, **{**engine_options, "bullets": len(s.insights)})
-                answers[s.id] = summary_lines(haystack, summarize_query(
-                    s.query, view, engine, retriever=options["retriever"], options=pack_options, tokenizer=tokenizer))
-            out.append(answers)
+        pipeline = Pipeline(index, options, summarizer=engine)
+        answers = {}
+        for s in haystack.subtopics:
+            if protocol:
+                pipeline = Pipeline(index, options, summarizer=summarizer_for(
+                    None, **{**engine_options, "bullets": len(s.insights)}))
+            answers[s.id] = summary_lines(haystack, pipeline.summarize(s.query).summary)
+        out.append(answers)
     return out
 
 

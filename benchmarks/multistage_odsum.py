@@ -11,7 +11,8 @@ as benchmarks/odsum_rouge.py); ROUGE-1/2/L F1 against the best of the references
 units by embedding cosine (wordllama), as the paper's retriever does; RAPTOR's tree and ReadAgent's gists are
 written offline (central sentences), since no capable LLM runs here. No setting of these systems was chosen on
 ODSum (they are the papers' or citesum's defaults); the extractive summarizer's cosine stretch was chosen
-looking at these dev splits among others.
+looking at these dev splits among others. DOS RAG, Vanilla RAG and the full context are answered by citesum's
+pipeline itself, RAPTOR and ReadAgent from the tree and memory built here (multistage_summhay.py's answer_of).
 
 Run: python benchmarks/multistage_odsum.py [--budgets 4000,8000,16000] [--corpora story,meeting] [--cache DIR]
 Writes: benchmarks/results/multistage_odsum.json
@@ -22,19 +23,17 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import SHARED_DATA, mean_rouge, write_result  # noqa: E402
 from lightpal_odsum import open_index, titled  # noqa: E402
-from multistage_summhay import SYSTEMS, context_of, offline_structures  # noqa: E402
+from multistage_summhay import SYSTEMS, answer_of, context_of, offline_structures  # noqa: E402
 
 from citesum.datasets import load_dataset  # noqa: E402
 from citesum.errors import BudgetError  # noqa: E402
 from citesum.index.store import IndexSettings  # noqa: E402
 from citesum.readagent import ReadAgent  # noqa: E402
-from citesum.summarize import summarize_context  # noqa: E402
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer  # noqa: E402
 from citesum.summarize.statements import CentralStatements  # noqa: E402
 
@@ -74,10 +73,9 @@ def main() -> None:
                         print(corpus, rows[-1], flush=True)
                         continue
                     for query in queries:
-                        started = time.perf_counter()
-                        context = context_of(system, query.text, index, budget, tree, agent, memory)
-                        seconds += time.perf_counter() - started
-                        summary = summarize_context(query.text, context, summarizer)
+                        summary, context_s = answer_of(system, query.text, index, budget, tree, agent, memory,
+                                                       summarizer)
+                        seconds += context_s
                         answers.append(" ".join(b.text for b in summary.bullets))
                     rows.append({"budget": budget, "system": system,
                                  **mean_rouge(answers, [q.references for q in queries]),

@@ -7,6 +7,9 @@ papers' passages of at most 100 tokens; Vanilla and DOS RAG rank them by embeddi
 paper's retriever does. RAPTOR's tree and ReadAgent's memory are written offline (central sentences, the
 extractive way), since no capable LLM runs here: the comparison measures the methods' selection and
 compression structure, not LLM summaries. Nothing is tuned: every setting is the papers' or citesum's default.
+DOS RAG, Vanilla RAG and the full context are answered by citesum's pipeline itself (``citesum summarize
+--retriever dense --order original|score|full``); RAPTOR's and ReadAgent's contexts come from the tree and
+the memory built here (the pipeline reads only those stored in the index), and are summarized alone.
 
 Run: python benchmarks/multistage_summhay.py [--budgets 4000,8000,15000] [--cache DIR]
 Writes: benchmarks/results/multistage_summhay.json
@@ -26,13 +29,17 @@ from _common import news_haystacks, write_result  # noqa: E402
 from citesum.evaluate.judges import get_judge  # noqa: E402
 from citesum.evaluate.runner import PipelineConfig, haystack_index, judge_summaries, summary_lines  # noqa: E402
 from citesum.pack import PackOptions  # noqa: E402
+from citesum.pipeline import Pipeline, PipelineOptions  # noqa: E402
 from citesum.raptor import build_tree, raptor_context, tree_summary  # noqa: E402
 from citesum.readagent import ReadAgent, ReadReport  # noqa: E402
 from citesum.summarize import build_context, summarize_context  # noqa: E402
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer  # noqa: E402
 from citesum.summarize.statements import CentralStatements, StatementWriter, WriteReport  # noqa: E402
+from citesum.types import Summary  # noqa: E402
 
 SYSTEMS = ["dos-rag", "vanilla-rag", "raptor", "readagent", "full-context"]
+#: the systems that are the pipeline's own packing orders, over dense retrieval
+PIPELINE_ORDERS = {"dos-rag": "original", "vanilla-rag": "score", "full-context": "full"}
 #: the paper: DOS RAG beats Vanilla RAG, RAPTOR and ReadAgent at every budget >= 5K tokens (e.g. InfiniteBench
 #: En.MC with GPT-4o at 30K: DOS RAG 93.1%, Vanilla 87.8%); METHODS.md section 2
 PAPER = {"claim": "DOS RAG >= Vanilla RAG, RAPTOR, ReadAgent at every budget >= 5K tokens",
@@ -41,12 +48,28 @@ PAPER = {"claim": "DOS RAG >= Vanilla RAG, RAPTOR, ReadAgent at every budget >= 
 
 
 def context_of(system: str, query: str, index, budget: int, tree, agent, memory):  # type: ignore[no-untyped-def]
-    if system in ("dos-rag", "vanilla-rag", "full-context"):
-        order = {"dos-rag": "original", "vanilla-rag": "score", "full-context": "full"}[system]
-        return build_context(query, index, retriever="dense", options=PackOptions(budget=budget, order=order))
+    """``system``'s context for ``query`` alone (multistage_llm.py answers each with two readers)."""
+    if system in PIPELINE_ORDERS:
+        return build_context(query, index, retriever="dense",
+                             options=PackOptions(budget=budget, order=PIPELINE_ORDERS[system]))  # type: ignore[arg-type]
     if system == "raptor":
         return raptor_context(query, index, tree, budget=budget)
     return agent.context(query, index, memory, budget=budget)[0]
+
+
+def answer_of(system: str, query: str, index, budget: int, tree, agent, memory,  # type: ignore[no-untyped-def]
+              summarizer) -> tuple[Summary, float]:
+    """``summarizer``'s answer to ``query`` from ``system``'s context, and the seconds the context took: DOS RAG,
+    Vanilla RAG and the full context through the pipeline (its retrieval and packing time); RAPTOR and ReadAgent
+    from this script's tree and memory, then summarized."""
+    if system in PIPELINE_ORDERS:
+        options = PipelineOptions(retriever="dense", budget=budget, order=PIPELINE_ORDERS[system])  # type: ignore[arg-type]
+        summary = Pipeline(index, options, summarizer=summarizer).summarize(query).summary
+        return summary, summary.timings["retrieve_pack_s"]
+    started = time.perf_counter()
+    context = context_of(system, query, index, budget, tree, agent, memory)
+    seconds = time.perf_counter() - started
+    return summarize_context(query, context, summarizer), seconds
 
 
 def offline_structures(index, agent: ReadAgent,  # type: ignore[no-untyped-def]
@@ -89,11 +112,10 @@ def main() -> None:
                 for haystack, index, tree, memory in prepared:
                     by_subtopic = {}
                     for subtopic in haystack.subtopics:
-                        started = time.perf_counter()
-                        context = context_of(system, subtopic.query, index, budget, tree, agent, memory)
-                        seconds += time.perf_counter() - started
-                        summary = summarize_context(subtopic.query, context, ExtractiveSummarizer(
-                            ExtractiveOptions(bullets=len(subtopic.insights))))
+                        summary, context_s = answer_of(system, subtopic.query, index, budget, tree, agent, memory,
+                                                       ExtractiveSummarizer(ExtractiveOptions(
+                                                           bullets=len(subtopic.insights))))
+                        seconds += context_s
                         by_subtopic[subtopic.id] = summary_lines(haystack, summary)
                     summaries.append(by_subtopic)
                 scores, _ = judge_summaries(haystacks, summaries, judge)

@@ -21,8 +21,7 @@ from _common import SHARED_DATA, mean_rouge, write_result  # noqa: E402
 
 from citesum.datasets import load_dataset  # noqa: E402
 from citesum.index.store import Index, IndexSettings  # noqa: E402
-from citesum.pack import PackOptions  # noqa: E402
-from citesum.summarize import summarize_query  # noqa: E402
+from citesum.pipeline import Pipeline, PipelineOptions  # noqa: E402
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer  # noqa: E402
 
 SPLITS = {"odsum-story": (SHARED_DATA / "odsum" / "story" / "documents_dev.jsonl", 250),
@@ -40,10 +39,9 @@ def main() -> None:
             index = Index.create(Path(args.cache or temporary) / name, IndexSettings())
             index.add(dataset.documents)
             summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=words))
+            pipeline = Pipeline(index, PipelineOptions(retriever="hybrid", budget=8_000), summarizer=summarizer)
             started = time.perf_counter()
-            answers = [" ".join(b.text for b in summarize_query(query.text, index, summarizer,
-                                                                options=PackOptions(budget=8_000)).bullets)
-                       for query in dataset.queries]
+            answers = [" ".join(b.text for b in pipeline.summarize(query.text).bullets) for query in dataset.queries]
             results[name] = {"queries": len(dataset.queries), "word_limit": words,
                              **mean_rouge(answers, [q.references for q in dataset.queries]),
                              "seconds_per_query": round((time.perf_counter() - started) / len(dataset.queries), 3)}

@@ -1,6 +1,8 @@
 """End-to-end latency of the offline pipeline (hybrid retrieval -> DOS RAG packing at 15,000 tokens ->
 extractive summarizer) for each SummHay subtopic, with the index already built, and its p50 over the p50 of
-retrieval and packing alone (the summarizer's share of the time).
+retrieval and packing alone (the summarizer's share of the time). Each answer is the CLI's:
+:class:`citesum.pipeline.Pipeline`'s ``summarize`` (its read of the index and its context's documents
+included in the seconds), with one bullet per insight and no citation check.
 
 Run: python benchmarks/summarize_offline.py [--cache DIR]
 Writes: benchmarks/results/summarize_offline.json
@@ -21,8 +23,7 @@ from _common import HAYSTACKS, SHARED_DATA, peak_rss_mb, write_result  # noqa: E
 
 from citesum.datasets.summhay import load_haystack  # noqa: E402
 from citesum.index.store import Index, IndexSettings  # noqa: E402
-from citesum.pack import PackOptions  # noqa: E402
-from citesum.summarize import summarize_query  # noqa: E402
+from citesum.pipeline import Pipeline, PipelineOptions  # noqa: E402
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer  # noqa: E402
 
 
@@ -37,12 +38,13 @@ def main() -> None:
             index = Index.create(Path(args.cache or temporary) / f"{topic}-wordllama-passage", IndexSettings())
             index.add(haystack.documents)
             summarizer = ExtractiveSummarizer(ExtractiveOptions(bullets=5))
-            summarize_query(haystack.subtopics[0].query, index, summarizer)  # warm-up: models and artifacts
+            pipeline = Pipeline(index, PipelineOptions(retriever="hybrid", budget=15_000, order="original"),
+                                summarizer=summarizer)
+            pipeline.summarize(haystack.subtopics[0].query)  # warm-up: models and artifacts
             for subtopic in haystack.subtopics:
                 summarizer.options = ExtractiveOptions(bullets=len(subtopic.insights))
                 started = time.perf_counter()
-                summary = summarize_query(subtopic.query, index, summarizer,
-                                          options=PackOptions(budget=15_000, order="original"))
+                summary = pipeline.summarize(subtopic.query).summary
                 rows.append({"topic": topic, "subtopic": subtopic.id, "seconds": time.perf_counter() - started,
                              "context_tokens": summary.context.token_count, "bullets": len(summary.bullets),
                              **{k: v for k, v in summary.timings.items()}})
