@@ -155,21 +155,21 @@ def faults() -> str:
     milvus = probes["milvus"]
     found = all(milvus[r] for r in ("bm25", "dense", "hybrid"))
     rows.append(["1. Milvus index used from other processes",
-                 f"search (bm25, dense, hybrid) finds the answer: {_ok(found)}; check exit {milvus['check_exit']}; "
+                 (f"search (bm25, dense, hybrid) finds the answer: {_ok(found)}; check exit {milvus['check_exit']}; "
                  f"served /search {milvus['served_search_status']}; an update from a third process seen: "
-                 f"{_ok(milvus['update_seen'])}",
+                 f"{_ok(milvus['update_seen'])}"),
                  _ok(found and milvus["check_exit"] == 0 and milvus["served_search_status"] == 200
                      and milvus["update_seen"])])
     for label, key in (("one address", "one_address"), ("many addresses", "many_addresses")):
         run = held[key]
         rows.append([f"2. {run['opened']:,} connections sending part of their headers, from {label}",
-                     f"held by the server: {run['held_by_server']:,}; a fresh client's /health (slowest of 5): "
-                     f"{run['fresh_health_ms_max_of_5']:g} ms; memory {peaks['held_connections']:g}x idle",
+                     (f"held by the server: {run['held_by_server']:,}; a fresh client's /health (slowest of 5): "
+                     f"{run['fresh_health_ms_max_of_5']:g} ms; memory {peaks['held_connections']:g}x idle"),
                      _ok(run["fresh_health_ms_max_of_5"] < 1000 and peaks["held_connections"] < 1.5)])
     rows[-1][1] += f"; log written during both: {held['log_bytes_written']:,} bytes"
     bomb = probes["zip_bomb"]
-    rows.append([f"3. .docx of {bomb['archive_bytes'] / 1e6:.2g} MB inflating to "
-                 f"{bomb['inflates_to_bytes'] / 1e9:.2g} GB, sizes declared small",
+    rows.append([(f"3. .docx of {bomb['archive_bytes'] / 1e6:.2g} MB inflating to "
+                 f"{bomb['inflates_to_bytes'] / 1e9:.2g} GB, sizes declared small"),
                  f"{bomb['file_status']}: \"{bomb['reason']}\"; memory {peaks['zip_bomb']:g}x idle",
                  _ok(bomb["file_status"] == "skipped" and peaks["zip_bomb"] < 1.5)])
     rot = probes["bit_rot"]
@@ -189,8 +189,8 @@ def faults() -> str:
                      == (400, 403, 422))])
     worst = max(peaks.values())
     rows.append(["every answer of the service above",
-                 f"{data['answers']} answers: {data['plain_text_answers']} plain text, {data['answers_500']} 500; "
-                 f"memory at most {worst:g}x its idle {data['idle_rss_mb']:g} MB",
+                 (f"{data['answers']} answers: {data['plain_text_answers']} plain text, {data['answers_500']} 500; "
+                 f"memory at most {worst:g}x its idle {data['idle_rss_mb']:g} MB"),
                  _ok(data["plain_text_answers"] == 0 and data["answers_500"] == 0 and worst < 1.5)])
     limit = data["open_file_limit"]
     return (_table(["fault (as found)", "now", "goal met"], rows) + "\n\n"
@@ -236,9 +236,1179 @@ def llm_defaults() -> str:
             f"{data['budget_after']:,}. " + _provenance(data))
 
 
-TABLES: dict[str, Callable[[], str]] = {"llm-defaults": llm_defaults, "realdocs": realdocs, "answer-relevance": answer_relevance,
-                                        "summhay-answers": summhay_answers, "demo": demo, "faults": faults,
-                                        "verify-cost": verify_cost}
+# ---- helpers for the tables below --------------------------------------------------------------------------------
+
+#: the command of a run whose JSON does not record it: the script's defaults, or the options its docstring names
+_COMMANDS = {"offline_judge": "python benchmarks/calibrate_offline_judge.py",
+             "service_load_threads": "python benchmarks/service_load.py --worker-kind thread",
+             "judge_llm": "python benchmarks/judge_llm.py --model smollm2 --base-url URL",
+             "summhay_llm": "python benchmarks/summhay_llm.py --model smollm2 --base-url URL --budget 3000",
+             "multistage_llm": "python benchmarks/multistage_llm.py --model smollm2 --base-url URL --budget 3000",
+             "summary_rag_summhay": "python benchmarks/summary_rag_summhay.py --smollm2",
+             "budget_baselines_summhay": "nice -n 10 python benchmarks/budget_baselines_summhay.py"}
+
+
+def _prov(*runs: dict[str, Any]) -> str:
+    """The provenance line of runs whose JSON may not record its command (the script's is then named)."""
+    filled = []
+    for run in runs:
+        if "command" not in run:
+            name = run.get("benchmark", "?")
+            run = dict(run, command=_COMMANDS.get(name, f"python benchmarks/{name}.py"))
+        filled.append(run)
+    return _provenance(*filled)
+
+
+def _n(value: Any) -> str:
+    """A count with thousands separators; anything else as _cell writes it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return _cell(value)
+
+
+def _mb(value: float | None) -> str:
+    """Megabytes, whole."""
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def _pct(share: float | None, digits: int = 1) -> str:
+    return "–" if share is None else f"{share * 100:.{digits}f}%"
+
+
+def _fix(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _pp(figure: dict[str, Any], p50: str = "p50_ms", p95: str = "p95_ms") -> str:
+    """p50 / p95 of a timing."""
+    return f"{figure[p50]:g} / {figure[p95]:g}"
+
+
+def _span(values: list[float], fmt: str = "g") -> str:
+    """min-max of values, or the one value."""
+    low, high = min(values), max(values)
+    return f"{low:{fmt}}" if low == high else f"{low:{fmt}}-{high:{fmt}}"
+
+
+def _haystack(name: str) -> str:
+    return name.removeprefix("topic_").removesuffix(".json")
+
+
+def _scores(s: dict[str, Any]) -> str:
+    """SummHay scores: coverage / citation (precision / recall) / joint."""
+    return (f"{s['coverage']:g} / {s['citation']:g} ({s['citation_precision']:g} / {s['citation_recall']:g}) / "
+            f"**{s['joint']:g}**")
+
+
+# ---- ingestion (docs/ingestion.md) ---------------------------------------------------------------------------
+
+_INGEST_SETS = {"pypdf": "pypdf's test PDFs", "docx": "python-docx's test files", "debian-pdf": "Debian manuals (PDF)",
+                "debian-html": "Python documentation (HTML, Sphinx)",
+                "docbook-html": "Debian Reference (HTML, DocBook)"}
+
+
+def ingest_runs() -> str:
+    """Each set of real files through citesum's ingestion, as ``citesum index`` runs it."""
+    data = _load("ingest_quality")
+    rows = []
+    for key, label in _INGEST_SETS.items():
+        run = data["ingestion"][key]
+        skipped = "; ".join(f"{count} {reason}" for reason, count in run["skipped_by_reason"].items()) or "–"
+        rows.append([label, _n(run["files"]), _n(run["ingested"]), skipped, _n(run.get("pages")),
+                     _cell(run.get("pages_per_s")), _cell(run["files_per_s"])])
+    return _table(["set", "files", "ingested", "skipped, by reason", "pages", "pages/s", "files/s"], rows) + (
+        "\n\n" + _prov(data))
+
+
+def ingest_pdf() -> str:
+    """The PDF libraries side by side, on every PDF with text and on the held-out ones."""
+    data = _load("ingest_quality")
+    every, held = data["pdf_libraries"], data["held_out"]["pdf_libraries"]
+    first_every, first_held = next(iter(every.values())), next(iter(held.values()))
+
+    def cells(run: dict[str, Any]) -> list[str]:
+        return [_cell(run["pages_per_s"]), _pct(run["passages_ending_inside_a_sentence"]),
+                _cell(run["headers_footers_page_numbers_left_per_100_pages"]), _n(run["hyphen_split_words"])]
+
+    header = ["library", "licence",
+              f"all {first_every['files']} PDFs with text ({first_every['pages']} pages): pages/s",
+              "inside a sentence", "headers left per 100 pages", "split words",
+              f"held out: {first_held['files']} PDFs ({first_held['pages']} pages): pages/s",
+              "inside a sentence", "headers left per 100 pages", "split words"]
+    rows = [[name, every[name]["licence"], *cells(every[name]), *cells(held[name])] for name in every]
+    return (_table(header, rows) + f"\n\nThe first {data['max_pages']} pages of each PDF. " + _prov(data))
+
+
+def ingest_docx() -> str:
+    data = _load("ingest_quality")["docx"]
+    labels = {"before": "before (paragraphs, then every table at the end)",
+              "now": "now (body order, tables in place, a merged cell once, notes)"}
+    rows = [[labels[key], _n(run["files"]), _n(run["characters"]), _pct(run["passages_ending_inside_a_sentence"]),
+             _n(run["repeated_merged_cells"]), _n(run.get("files_with_footnotes_or_endnotes"))]
+            for key, run in data.items()]
+    return (_table(["reader", "files with text", "characters", "inside a sentence", "merged cells repeated",
+                    "files with footnotes or endnotes"], rows) + "\n\n" + _prov(_load("ingest_quality")))
+
+
+def ingest_html() -> str:
+    data = _load("ingest_quality")
+    sphinx, docbook = data["html"], data["held_out"]["html_docbook"]
+    rows = [[name, _fix(run["precision"], 3), _fix(run["recall"], 3), _cell(run["ms_per_page"]),
+             _fix(docbook["readers"][name]["precision"], 3), _fix(docbook["readers"][name]["recall"], 3),
+             _cell(docbook["readers"][name]["ms_per_page"])] for name, run in sphinx["readers"].items()]
+    return (_table(["reader", f"Sphinx, {sphinx['pages']} pages: precision", "recall", "ms/page",
+                    f"DocBook, {docbook['pages']} pages (held out): precision", "recall", "ms/page"], rows)
+            + "\n\n" + _prov(data))
+
+
+# ---- scaling (docs/scaling.md) -------------------------------------------------------------------------------
+
+
+def scale() -> str:
+    """A million passages: build, update, and search after the build and after two 1% updates."""
+    data = _load("scale")
+    build, after, later, update, goals = (data["build"], data["search"], data["search_after_updates"],
+                                          data["update_1_percent"], data["goals"])
+    stages = ", ".join(f"{stage.replace(' (after the last stage)', '')} {seconds:g}"
+                       for stage, seconds in build["seconds_by_stage"].items())
+    rows = [["build: seconds (by stage)", f"{build['build_seconds']:g} ({stages})", "", ""],
+            ["build: peak RSS MB", _mb(build["peak_rss_mb"]), "", f"<= {goals['peak_rss_mb']:,}"],
+            ["index on disk GB", f"{build['bytes_on_disk'] / 1e9:.2f}", "", ""],
+            ["a 1% update: seconds (share of the build); the same again", "",
+             (f"{update['seconds']:g} ({_pct(update['share_of_build'])}); {update['again']['seconds']:g} "
+             f"({_pct(update['again']['share_of_build'])})"), f"<= {_pct(goals['update_share'], 0)}"],
+            ["segments", _n(after["segments"]), _n(later["segments"]), ""],
+            ["a reader: opening s; peak RSS MB", f"{after['open_seconds']:g}; {_mb(after['peak_rss_mb'])}",
+             f"{later['open_seconds']:g}; {_mb(later['peak_rss_mb'])}", ""]]
+    members = [("bm25", "BM25"), ("dense", "dense (graph)"), ("dense, every vector read", "dense, every vector read"),
+               ("hybrid:bm25+dense", "`hybrid:bm25+dense`"), ("hybrid", "**default `hybrid`**"),
+               ("hybrid, one BLAS thread", "default `hybrid`, one BLAS thread")]
+    goal = f"p50 <= {goals['hybrid_p50_ms']:g}"
+    for key, label in members:
+        rows.append([f"10 queries asked 5 times, p50 / p95 ms: {label}", _pp(after["search"][key]),
+                     _pp(later["search"][key]), goal if key.startswith("hybrid,") or key == "hybrid" else ""])
+    for kind, label in (("queries asked once", "60 first sentences asked once"),
+                        ("short queries asked once", "60 first six words asked once")):
+        for member, name in (("bm25", "BM25"), ("hybrid", "default `hybrid`"),
+                             ("hybrid, one BLAS thread", "default `hybrid`, one BLAS thread (60 others)")):
+            key = f"{member}, {kind}"
+            rows.append([f"{label}, p50 / p95 ms: {name}", _pp(after["search"][key]), _pp(later["search"][key]),
+                         goal if member != "bm25" else ""])
+
+    def recall(step: dict[str, Any]) -> str:
+        chosen, held = step["dense_recall_at_10_vs_exact"], step["dense_recall_at_10_vs_exact_held_out"]
+        return f"{chosen['tie_aware']:g} / {held['tie_aware']:g}"
+
+    chosen, held = after["dense_recall_at_10_vs_exact"], after["dense_recall_at_10_vs_exact_held_out"]
+    rows.append([(f"dense recall@10 against exact search ({chosen['queries']} queries the defaults were chosen on / "
+                 f"{held['queries']} held out)"), recall(after), recall(later), f">= {goals['dense_recall_at_10']:g}"])
+    for figure, label in (("p50_ms", "p50 ms"), ("feedback_recall", "feedback units found"),
+                          ("recall_at_10_vs_exact_rocchio", "recall@10"),
+                          ("recall_at_1000_vs_exact_rocchio", "recall@1,000")):
+        cells = []
+        for step in (after, later):
+            rocchio = step["rocchio"]
+            cells.append("; ".join(f"{rocchio[s]['one search'][figure]:g} against "
+                                   f"{rocchio[s]['searching again (before)'][figure]:g}"
+                                   for s in ("chosen on", "held out")))
+        rows.append([(f"Rocchio, one search against searching again ({rocchio['chosen on']['queries']} chosen-on; "
+                     f"{rocchio['held out']['queries']} held-out queries): {label}"), *cells, ""])
+    return (_table(["measure", "after the build", "after two 1% updates", "goal"], rows) + "\n\n"
+            + f"{build['units']:,} units, each a {data['unit']}, of {build['documents']:,} generated documents, "
+            f"{data['embedder']}, default settings (a graph from {data['ann_min_units']:,} units). Recall is "
+            "tie-aware (a unit scoring at least the exact 10th counts). " + _prov(data))
+
+
+def scale_threshold() -> str:
+    """Where the graph starts to pay: exact dense search against the graph on the first n vectors."""
+    data = _load("scale")
+    rows = [[f"{int(units):,}", _n(step["graph_nodes"]), _cell(step["exact_p50_ms"]), _cell(step["graph_p50_ms"]),
+             _cell(step["graph_build_seconds"]),
+             f"{step['recall_at_10']['tie_aware']:g} / {step['recall_at_10_held_out']['tie_aware']:g}"]
+            for units, step in data["threshold"].items()]
+    return (_table(["units", "graph nodes (distinct vectors)", "exact p50 ms", "graph p50 ms", "graph build s",
+                    "recall@10, chosen-on / held-out queries"], rows) + "\n\n" + _prov(data))
+
+
+def fusion_at_once() -> str:
+    data = _load("fusion_at_once")
+    rows = []
+    for size in data["sizes"].values():
+        run, single = size["default BLAS"], size["one BLAS thread"]
+        rows.append([_n(run["units"]), _pp(run["in turn"]), _pp(run["at once"]), _cell(run["at once / in turn, p50"]),
+                     _pp(single["in turn"]), _pp(single["at once"]), _cell(single["at once / in turn, p50"])])
+    queries = next(iter(data["sizes"].values()))["default BLAS"]["queries"]
+    return (_table(["units", "in turn p50 / p95 ms", "at once", "at once / in turn (p50)",
+                    "one BLAS thread: in turn", "at once", "at once / in turn"], rows)
+            + f"\n\nGenerated indexes, {data['embedder']}; {queries} queries each asked once untimed first, then both "
+            "ways twice, each first in one round; the median of the two rounds. " + _prov(data))
+
+
+def bounded_build() -> str:
+    data = _load("bounded_build")
+    rows = [[f"{run['passages']:,} ({run['units']:,})", _n(run["segment_units"]), _n(run["segments"]),
+             _cell(run["build_seconds"]), _mb(run["peak_rss_mb"]), _mb(run["peak_above_documents_mb"]),
+             f"{run['bm25 p50_ms']:g} / {run['dense p50_ms']:g} / {run['hybrid p50_ms']:g}"] for run in data["runs"]]
+    return (_table(["passages (units)", "segment_units", "generations = segments", "build s", "peak RSS MB",
+                    "above the documents MB", "BM25 / dense / default hybrid p50 ms (60 queries asked once)"], rows)
+            + f"\n\n{data['embedder']}, `ann_min_units` {data['ann_min_units']:,}. " + _prov(data))
+
+
+def bounded_ingest() -> str:
+    data = _load("bounded_ingest")
+    rows = [[f"{run['passages']:,} ({run['folder_mb']:g} MB)", _n(run["segment_units"]), _n(run["generations"]),
+             _cell(run["seconds"]), _mb(run["peak_rss_mb"]),
+             f"{_mb(run['reader']['anonymous_rss_mb'])}; {_mb(run['reader']['peak_rss_mb'])}",
+             _cell(run["reader"]["hybrid_p50_ms"])] for run in data["runs"]]
+    return (_table(["passages (folder)", "segment_units", "generations", "`citesum index` s", "its peak RSS MB",
+                    "reader: anonymous RSS; peak RSS MB", "default hybrid p50 ms"], rows)
+            + f"\n\nJSON Lines files of {data['documents_per_file']:,} generated documents, {data['embedder']}, "
+            f"`ann_min_units` {data['ann_min_units']:,}. " + _prov(data))
+
+
+def store_ab() -> str:
+    """The version before segments and this one, side by side."""
+    data = _load("store_ab")
+    before, now = data["versions"].values()
+
+    def lat(step: dict[str, Any], kind: str) -> str:
+        return ", ".join(f"{step[f'{member} {kind} p50_ms']:g}" for member in ("bm25", "dense", "hybrid"))
+
+    def update(run: dict[str, Any]) -> str:
+        return (f"{run['update first seconds']:g} ({_pct(run['update first share_of_build'])}), "
+                f"{run['update again seconds']:g} ({_pct(run['update again share_of_build'])})")
+
+    rows = [["build s", _cell(before["build_seconds"]), _cell(now["build_seconds"])],
+            ["a 1% update, then again: s (share of the build)", update(before), update(now)]]
+    for step in ("after the build", "after the updates"):
+        rows.append([f"{step}: opening s", _cell(before[step]["open_seconds"]), _cell(now[step]["open_seconds"])])
+        for kind, label in (("repeated", "10 queries asked 5 times"), ("once", "60 queries asked once")):
+            rows.append([f"{step}: BM25, dense, default hybrid p50 ms ({label})", lat(before[step], kind),
+                         lat(now[step], kind)])
+    return (_table(["", "before segments", "segments"], rows)
+            + f"\n\n{data['passages']:,} passages, {data['embedder']}; each version built, updated and searched on "
+            f"the same machine, the searches of the two taken in turns, medians of {data['rounds']} rounds. "
+            + _prov(data))
+
+
+_POOL_CASES = {"one_replica": "one", "three_replicas": "three",
+               "three_one_failing_half_way": "three, one refusing connections part-way",
+               "three_one_3x_slower": "three, one 3x slower"}
+
+
+def llm_pool() -> str:
+    data = _load("llm_pool")
+    rows = []
+    for key, label in _POOL_CASES.items():
+        run = data["results"][key]
+        sent = " / ".join(f"{e['sent']}" + (f" ({e['answered']} answered, set aside {e['ejections']} times)"
+                                             if e["failed"] else "") for e in run["endpoints"])
+        rows.append([label, f"{run['seconds']:g}", _cell(run["speedup_over_one_replica"]), _n(run["retries"]),
+                     f"{run['completed']} / {data['requests']}", sent])
+    ideal_slow = 2 + 1 / 3
+    return (_table(["replicas", "wall s", "speed-up over one", "retries", "completed", "requests sent to each"], rows)
+            + f"\n\nLoopback replicas, each answering after {data['server_delay_s']:g} s, "
+            f"{data['server_slots']} requests at a time; at most {data['client_concurrency_per_endpoint']} in flight "
+            f"to each. Ideal speed-up: {data['ideal_speedup_three']:g} with three, {ideal_slow:.2f} with one of them "
+            "3x slower. " + _prov(data))
+
+
+def scale_out_stores() -> str:
+    """milvus-lite and the local store on the ODSum meeting corpus."""
+    data = _load("scale_out")
+    rows = []
+    for name, store in data["stores"].items():
+        rows.append([name, _cell(store["build_s"]), _mb(store["peak_rss_mb"]),
+                     *[_pp(store["latency"][r]) for r in ("bm25", "dense", "hybrid")]])
+    agreement = data["top10_agreement"]
+    rows.append(["top 10 shared by the two: overlap@10 mean (min)", "", "",
+                 *[f"{agreement[r]['overlap_at_10_mean']:g} ({agreement[r]['overlap_at_10_min']:g})"
+                   for r in ("bm25", "dense", "hybrid")]])
+    local = data["stores"]["local"]
+    return (_table(["store", "build s", "peak RSS MB", "BM25 p50 / p95 ms", "dense p50 / p95 ms",
+                    "hybrid (RRF of the two) p50 / p95 ms"], rows)
+            + f"\n\n{local['documents']} documents, {local['units']:,} units. " + _prov(data))
+
+
+def scale_out_ray() -> str:
+    data = _load("scale_out")
+    rows = [[run["corpus"], _n(run["units"]), _cell(run["plain_s"]),
+             f"{run['ray_s']:g} ({run['ray_start_s']:g} of it starting Ray)", f"{run['speedup']:g}x",
+             f"{_ok(run['same_units'])} / {run['max_vector_difference']:g} / {_ok(run['same_top10'])}"]
+            for run in data["ray"]]
+    return (_table(["corpus", "units", "one process s", "Ray s", "speed-up",
+                    "same passages / largest vector difference / same top 10"], rows) + "\n\n" + _prov(data))
+
+
+# ---- the service (docs/service.md) ---------------------------------------------------------------------------
+
+_PHASES = {"c1": "concurrency 1", "c32": "concurrency 32", "c1_updating": "concurrency 1, updating",
+           "c32_updating": "concurrency 32, updating"}
+
+
+def service_load() -> str:
+    """Each phase of the load, with process workers (the default) and with threads."""
+    runs = {"process (default)": _load("service_load"), "thread": _load("service_load_threads")}
+    rows = []
+    for kind, run in runs.items():
+        for key, label in _PHASES.items():
+            phase = run["phases"][key]
+            search, summarize, rss = phase["/search"], phase["/summarize"], phase["server_rss_mb"]
+            rows.append([kind, label, f"{phase['requests_per_second']:.2f}",
+                         f"{search['p50_ms']:g} / {search['p95_ms']:g} / {search['p99_ms']:g}",
+                         f"{summarize['p50_ms']:,.0f} / {summarize['p95_ms']:,.0f} / {summarize['p99_ms']:,.0f}",
+                         _n(phase["errors"]), f"{rss['before']:,.0f} → {rss['after']:,.0f}",
+                         _cell(phase["server_cpu_seconds"]), _n(phase["generations_committed"])])
+    first = runs["process (default)"]
+    return (_table(["workers", "phase", "requests/s", "/search p50 / p95 / p99 ms", "/summarize p50 / p95 / p99 ms",
+                    "errors", "server RSS MB before → after", "server CPU s", "generations committed"], rows)
+            + f"\n\n{first['index']}; {first['server_workers']} workers a lane; {first['requests']['search']:,} "
+            f"`/search` and {first['requests']['summarize']:,} `/summarize` a phase. " + _prov(*runs.values()))
+
+
+def service_goals() -> str:
+    """The issue's goals for the service, from the same runs."""
+    runs = [_load("service_load"), _load("service_load_threads")]
+    goals = [run["goals"] for run in runs]
+    requests = [sum(phase["completed"] for phase in run["phases"].values()) for run in runs]
+
+    def row(label: str, cell: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [label, *[cell(g) for g in goals]]
+
+    rows = [row("throughput at concurrency 32 >= 1.5x concurrency 1 (a global lock gives 1x)",
+                lambda g: f"{g['throughput_c32_over_c1']:g}x; {g['throughput_c32_over_c1_updating']:g}x updating"),
+            row("`/search` p95 under load <= 10x its unloaded p50",
+                lambda g: f"{g['search_p95_under_load_over_unloaded_p50']:g}x; "
+                          f"{g['search_p95_under_load_and_updates_over_unloaded_p50']:g}x updating"),
+            row("a 20 MB body refused with 413 in under 100 ms, RSS unchanged",
+                lambda g: f"{g['huge_body_median_ms']:g} ms (median of 5), RSS {g['huge_body_rss_change_mb']:+g} MB"),
+            ["no error", *[f"{g['errors']} in {n:,} requests" for g, n in zip(goals, requests)]]]
+    return _table(["goal", "process workers (default)", "thread workers"], rows) + "\n\n" + _prov(*runs)
+
+
+# ---- performance (docs/performance.md) ---------------------------------------------------------------------------
+
+_SPEED_CORPORA = {"summhay": "SummHay topic_news1", "meeting": "ODSum meeting (232 transcripts)",
+                  "generated_10000": "generated, 10K documents", "generated_30000": "generated, 30K documents",
+                  "generated_100000": "generated, 100K documents"}
+
+
+def performance_goals() -> str:
+    """Issue 19's goals, each a ratio of two timings of the same run."""
+    speed, peers, offline = _load("speed"), _load("peers"), _load("summarize_offline")
+    corpora = speed["results"].values()
+    bm25 = [c["ratios"]["bm25_over_bare_bm25s"] for c in corpora]
+    hybrid = [c["ratios"]["hybrid_over_hybrid_bm25_dense"] for c in corpora]
+    large = [c["build_over_embed_alone"] for k, c in speed["results"].items() if k != "summhay"]
+    small = speed["results"]["summhay"]["build_over_embed_alone"]
+    update = [c["update_1_percent"]["share_of_build"] for c in corpora]
+    llama = [r["ratios_over_citesum"]["llamaindex"]["bm25_p50"] for r in peers["results"].values()]
+    cli = speed["results"]["meeting"]["cli"]
+    index_ratio = [cli[r]["index_over_goal"] for r in ("bm25", "hybrid")]
+    server_ratio = [cli[r]["server_over_goal"] for r in ("bm25", "hybrid")]
+    rows = [["BM25 query p50 <= 1.1x a bare bm25s `retrieve` over the same units", f"{_span(bm25)}x",
+             "not comparable (below)", "`speed.py`"],
+            ["BM25 query faster than LlamaIndex's (the same bm25s, the same analyser)",
+             f"LlamaIndex {_span(llama)}x slower", _ok(min(llama) > 1), "`peers.py`"],
+            ["default `hybrid` p50 <= 1.5x `hybrid:bm25+dense`", f"{_span(hybrid)}x", _ok(max(hybrid) <= 1.5),
+             "`speed.py`"],
+            ["build <= 1.3x the embedder alone on the same units",
+             f"{_span(large)}x (larger corpora), {small:g}x (one haystack)", _ok(max(large + [small]) <= 1.3),
+             "`speed.py`"],
+            ["a 1% update <= 5% of the build", _span([100 * u for u in update], ".1f") + "%",
+             _ok(max(update) <= 0.05), "`speed.py`"],
+            ["one-shot `citesum search` <= 2x (`import citesum` + the query)",
+             (f"{' / '.join(f'{r:g}x' for r in index_ratio)} on the index; "
+             f"{' / '.join(f'{r:g}x' for r in server_ratio)} with `--server` (bm25 / hybrid)"),
+             f"{_ok(max(index_ratio) <= 2)}; with `--server`: {_ok(max(server_ratio) <= 2)}", "`speed.py`"],
+            ["offline summary p50 <= 2x retrieval + packing", f"{offline['p50_over_retrieve_pack_p50']:g}x",
+             _ok(offline["p50_over_retrieve_pack_p50"] <= 2), "`summarize_offline.py`"]]
+    return _table(["goal", "measured", "met", "script"], rows) + "\n\n" + _prov(speed, peers, offline)
+
+
+def speed() -> str:
+    data = _load("speed")
+    rows = []
+    for key, label in _SPEED_CORPORA.items():
+        run = data["results"][key]
+        search, update = run["search"], run["update_1_percent"]
+        rows.append([label, _n(run["units"]), _cell(run["build_seconds"]), _cell(run["build_over_embed_alone"]),
+                     f"{update['seconds']:g} ({_pct(update['share_of_build'])})", _cell(run.get("open_seconds")),
+                     _mb(run["peak_rss_mb"]),
+                     *[_pp(search[r]) for r in ("bm25", "dense", "hybrid:bm25+dense", "hybrid")],
+                     _pp(search["hybrid"], "documents_p50_ms", "documents_p95_ms"),
+                     _cell(run["ratios"]["bm25_over_bare_bm25s"]),
+                     _cell(run["ratios"]["hybrid_over_hybrid_bm25_dense"])])
+    table = _table(["corpus", "units", "build s", "/ embed", "1% update s (share)", "open s", "peak RSS MB", "bm25",
+                    "dense", "hybrid:bm25+dense", "hybrid", "hybrid, top-10 documents", "bm25 / bare bm25s",
+                    "hybrid / hybrid:bm25+dense"], rows)
+    cli = data["results"]["meeting"]["cli"]
+    cli_rows = [[f"`citesum search --retriever {r}`", _cell(cli[r]["index_s"]), _cell(cli[r]["server_s"]),
+                 _cell(cli[r]["goal_s"])] for r in ("bm25", "hybrid")]
+    return (table + "\n\nSearch: p50 / p95 ms, top 10, index opened once. A one-shot search on the meeting index, "
+            "start to exit, in seconds:\n\n"
+            + _table(["command", "loading the index", "asking a running `citesum serve` (`--server`)",
+                      "2x `import citesum` + the query's p50"], cli_rows)
+            + f"\n\n{data['embedder']}, {data['unit']}. " + _prov(data))
+
+
+def build_profile() -> str:
+    data = _load("build_profile")
+    rows = [[f"`{row['function']}`", _n(row["calls"]), f"{row['own_s']:.3f}", f"{row['cumulative_s']:.3f}"]
+            for row in data["by_own_time"][:10]]
+    return (_table(["function (by own time)", "calls", "own s", "cumulative s"], rows)
+            + f"\n\nThe {data['corpus']} build, {data['units']:,} units: {data['profiled_build_seconds']:g} s "
+            f"profiled; the embedder alone takes {data['embed_alone_seconds']:g} s. " + _prov(data))
+
+
+_PEER_CORPORA = {"summhay": "SummHay topic_news1", "meeting": "ODSum meeting", "generated_10000": "generated, 10K docs",
+                 "generated_100000": "generated, 100K docs"}
+
+
+def peers() -> str:
+    """Ratios peer / citesum of the medians (above 1: citesum faster or smaller)."""
+    data = _load("peers")
+    versions = {"llamaindex": f"LlamaIndex {data['versions']['llamaindex_venv']['llama-index-core']}",
+                "haystack": f"Haystack {data['versions']['haystack_venv']['haystack-ai']}"}
+    rows = []
+    for key, label in _PEER_CORPORA.items():
+        result = data["results"][key]
+        for peer, name in versions.items():
+            r = result["ratios_over_citesum"][peer]
+            rows.append([f"{label} ({result['corpus']['build_passages']:,} units)", name, _cell(r["build"]),
+                         _cell(r["build_and_persist"]), _cell(r.get("build_from_documents")), _cell(r["peak_rss"]),
+                         _cell(r["bm25_p50"]), _cell(r["dense_p50"]), _cell(r["fusion_p50"]), _cell(r["update"])])
+    return (_table(["corpus", "peer", "build", "build + its own save", "build from documents (its splitter)",
+                    "peak RSS", "BM25 p50", "dense p50", "fusion p50", "update"], rows)
+            + f"\n\n{data['embedder']}; top {data['top_k']}; {data['method']}. " + _prov(data))
+
+
+# ---- retrieval (docs/retrieval.md) -------------------------------------------------------------------------------
+
+_UNITS = {"document": "documents", "passage": "passages, sum of best 3", "passage-maxp": "passages, best one (MaxP)"}
+
+
+def _retriever(key: str) -> tuple[str, str, str]:
+    """(retriever, units, embedder) of a result's key, e.g. ``ours:hybrid:bm25+dense:passage:wordllama``."""
+    if key.startswith("paper:"):
+        return f"`{key}`", "(stored)", "—"
+    parts = key.removeprefix("ours:").split(":")
+    at = next(i for i, part in enumerate(parts) if part in _UNITS)
+    return f"`{':'.join(parts[:at])}`", _UNITS[parts[at]], (parts[at + 1] if at + 1 < len(parts) else "—")
+
+
+def retrieval_held_out() -> str:
+    data = _load("retrieval_summhay")
+    held = data["held_out"]
+    rows = []
+    for haystack, fold in held["folds"].items():
+        retriever, units, embedder = _retriever(fold["chosen"])
+        score = fold["held_out"]
+        rows.append([f"{_haystack(haystack)} ({score['queries']} queries)", f"{retriever}, {units}, {embedder}",
+                     f"{fold['tuning_ndcg@10']:.3f}", f"{score['ndcg@10']:.3f}", f"{score['insight_coverage@15k']:.3f}",
+                     f"{score['insight_recall@15k']:.3f}"])
+    pooled = held["pooled"]
+    rows.append([f"**pooled, {pooled['queries']} queries**", "", "", f"**{pooled['ndcg@10']:.3f}**",
+                 f"{pooled['insight_coverage@15k']:.3f}", f"{pooled['insight_recall@15k']:.3f}"])
+    return (_table(["held-out haystack", "chosen on the other two", "NDCG@10 there (tuning)", "NDCG@10 held out",
+                    "coverage@15K", "recall@15K"], rows)
+            + f"\n\n{held['candidates']} candidate configurations (wordllama), chosen by {held['selected_by']}. "
+            + _prov(data))
+
+
+def retrieval_rows() -> str:
+    data = _load("retrieval_summhay")
+    haystacks = data["haystacks"]
+    ordered = sorted(data["results"].items(), key=lambda item: -item[1]["ndcg@10"])
+    rows = []
+    for key, score in ordered:
+        per = data["per_haystack"][key]
+        rows.append([*_retriever(key), f"{score['ndcg@10']:.3f}", f"{score['insight_coverage@15k']:.3f}",
+                     f"{score['insight_recall@15k']:.3f}", " / ".join(f"{per[h]['ndcg@10']:.3f}" for h in haystacks)])
+    gains = [data["results"][k]["ndcg@10"] - data["results"][_maxp(k)]["ndcg@10"] for k in data["results"]
+             if _maxp(k) != k]
+    return (_table(["retriever", "units", "embedder", "NDCG@10", "coverage@15K", "recall@15K",
+                    "NDCG@10 " + " / ".join(_haystack(h) for h in haystacks)], rows)
+            + f"\n\nThe sum of the best 3 passages against the best one (MaxP), NDCG@10, over the {len(gains)} passage "
+            f"configurations: {min(gains):+.3f} to {max(gains):+.3f}. Budget {data['budget_tokens']:,} tokens. "
+            + _prov(data))
+
+
+def _maxp(key: str) -> str:
+    """The MaxP twin of a sum-of-best-3 passage configuration (``key`` itself for any other)."""
+    parts = key.split(":")
+    return ":".join("passage-maxp" if part == "passage" else part for part in parts)
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+
+
+def promptrank() -> str:
+    data = _load("promptrank_odsum")
+    results, every = data["results"], data["all_dev_questions"]
+    questions = data["questions"]
+    rows = []
+    for name, r in results.items():
+        whole = every.get(name)
+        rows.append([f"`{name.split(' (')[0]}`" + (f" ({name.split(' (', 1)[1]}" if " (" in name else ""),
+                     f"{r['P_mean']:g} / {r['R_mean']:g}",
+                     f"{_ms(r['ms_mean'])} / {_ms(r['ms_median'])}" + (f" ({len(r['timed'])} questions)"
+                                                                       if "timed" in r else ""),
+                     _cell(r["lm_calls_per_query"]),
+                     f"{whole['P_mean']:g} / {whole['R_mean']:g}" if whole else "–"])
+    paper = data["paper_table_3"]
+    rows.append(["the paper's Table 3", "", (f"LightPAL {paper['lightpal_ms']['story']} (Story), "
+                 f"{paper['lightpal_ms']['meeting']} (Meeting); PromptRank {paper['promptrank_s']} s"), "", ""])
+    prompt = results["promptrank:bm25 (SmolLM2-135M, BM25 graph)"]
+    diffs = []
+    for other, key in (("LightPAL", "minus_lightpal"), ("BM25", "minus_bm25")):
+        cells = [f"{prompt[key][m]['difference']:+g} [{prompt[key][m]['ci95'][0]:+g}, {prompt[key][m]['ci95'][1]:+g}]"
+                 for m in ("P_mean", "R_mean")]
+        diffs.append([f"PromptRank minus {other}", *cells])
+    calls = [q["lm_calls"] for q in data["promptrank_per_question"]]
+    timed_s = [t["ms"] / 1000 for t in prompt["timed"]]
+    lightpal = results["lightpal (bm25, BM25 graph)"]
+    return (_table([f"{questions['sample']} dev questions", "P / R (mean of K)", "ms a query, mean / median",
+                    "LM calls a query", f"all {questions['of']} dev questions: P / R"], rows)
+            + "\n\nPaired differences per question, with 95% bootstrap intervals over the questions:\n\n"
+            + _table(["", "P", "R"], diffs)
+            + f"\n\nK = {', '.join(map(str, data['ks']))}; {data['units']} sections. PromptRank: "
+            f"{data['promptrank']['model'].split(':')[-1]}, {data['promptrank']['n_threads']} thread, "
+            f"{data['promptrank']['seeds']} seeds, beam {data['promptrank']['beam']}, "
+            f"{data['promptrank']['hops']} hops; "
+            f"{_span(calls)} LM calls a question; the timed questions took {_span(timed_s, '.0f')} s, "
+            f"{prompt['ms_median'] / lightpal['ms_median']:,.0f} times LightPAL's median. " + _prov(data))
+
+
+# ---- the context budget (docs/budget.md, docs/measurements.md) ---------------------------------------------------
+
+
+def _budget(tokens: int | str) -> str:
+    return "full context" if int(tokens) >= 1_000_000 else f"{int(tokens):,}"
+
+
+def budget_haystacks() -> str:
+    data = _load("budget_baselines_summhay")
+    rows = [[_haystack(name), _n(h["documents"]), _n(h["unit_tokens"]), _n(h["full_context_tokens"])]
+            for name, h in data["haystacks"].items()]
+    return (_table(["haystack", "documents", "tokens of the retrieval units", "full context"], rows)
+            + "\n\nIn cl100k tokens. " + _prov(data))
+
+
+def budget_every() -> str:
+    """Every budget of the grid, on all 26 subtopics and held out, with the fixed budgets that land on it."""
+    data = _load("budget_baselines_summhay")
+    landing: dict[int, dict[str, list[str]]] = {}
+    for row in data["fixed_budgets"]:
+        landing.setdefault(row["budget"], {}).setdefault(row["benchmark"], []).append(row["model"])
+    utility = data["silver_utility_all_subtopics"]["utility"]
+    rows = []
+    for tokens, judged in data["judge_all_subtopics"].items():
+        full = int(tokens) >= 1_000_000
+        here = landing.get(int(tokens), {})
+        count = sum(len(models) for models in here.values())
+        fixed = (f"{count}: " + "; ".join(f"{bench} {', '.join(models)}" for bench, models in here.items())
+                 if count else "")
+        rows.append([_budget(tokens), f"{utility['full context' if full else tokens]:.4f}", _cell(judged["coverage"]),
+                     _cell(judged["citation"]), _cell(judged["joint"]),
+                     _cell(data["held_out_joint_mean_by_budget"][tokens]), fixed])
+    return (_table(["budget (tokens)", "silver utility, all 26", "coverage", "citation", "joint", "joint, held out",
+                    "fixed budgets landing here"], rows)
+            + f"\n\nUtility: {data['utility']}; judge: `{data['judge']}`; {data['pipeline']}. " + _prov(data))
+
+
+def budget_held_out() -> str:
+    data = _load("budget_baselines_summhay")
+    keys = list(data["held_out_joint_mean"])
+    rows = []
+    for seed in data["seeds"]:
+        best = seed["held_out_best_grid_budget"]
+        rows.append([str(seed["seed"]), _budget(seed["estimate"]), *[_cell(seed["held_out_joint"][k]) for k in keys],
+                     f"{best['joint']:g} ({_budget(best['budget'])})"])
+    rows.append(["**mean**", "", *[f"**{data['held_out_joint_mean'][k]:g}**" for k in keys], ""])
+    labels = [k.replace("_", " ") for k in keys]
+    return (_table(["seed", "estimate (chosen on the sample)", *labels,
+                    "best grid budget on the held-out judge (upper bound)"], rows)
+            + f"\n\nEach seed's estimate saw {len(data['seeds'][0]['in_sample_subtopics'])} subtopics (25%); the cells "
+            f"are the offline judge's joint on the {data['seeds'][0]['held_out_subtopics']} it did not see. "
+            + _prov(data))
+
+
+def budget_paper() -> str:
+    """The paper's two figures for Qwen-2.5 7B beside our held-out means."""
+    data = _load("budget_baselines_summhay")
+    found = re.search(r"full context ([\d.]+) vs ([\d.]+) at the estimated (\S+)", data["paper_found"])
+    ours = data["held_out_joint_mean"]
+    rows = [["full context", found.group(1) if found else "–", _cell(ours["full_context"])],
+            ["estimated budget", f"{found.group(2)} (at {found.group(3)})" if found else "–",
+             _cell(ours["estimate"])]]
+    return (_table(["", "paper (Pratapa & Mitamura, Qwen-2.5 7B summarizer, A3CU F1)",
+                    "ours (extractive summarizer, offline judge's joint, held out)"], rows)
+            + "\n\nThe paper's figures as the JSON records them. " + _prov(data))
+
+
+def budget_estimation() -> str:
+    data = _load("budget_estimation_summhay")
+    whole = next(e for e in data["estimates"] if e["fraction"] == 1.0)
+    budgets = [str(b) for b in data["budgets"]]
+    rows = [[f"silver-reference utility, all {whole['examples']} subtopics",
+             *[f"{whole['silver_utility'][b]:.3f}" for b in budgets]],
+            ["SummHay joint (offline judge)", *[_cell(data["joint_by_budget"][b]) for b in budgets]]]
+    samples = [e for e in data["estimates"] if e["fraction"] < 1.0]
+    seeds = ", ".join(f"seed {e['seed']}: {e['estimate']:,}" for e in samples)
+    return (_table(["budget (tokens)", *[f"{int(b):,}" for b in budgets]], rows)
+            + f"\n\nThe estimate on all subtopics: {whole['estimate']:,} tokens; the judge's best budget: "
+            f"{data['best_budget_by_judge']:,}; Pearson r of the two rows: "
+            f"{data['pearson_silver_utility_vs_joint']:g}. "
+            f"On a {samples[0]['fraction']:.0%} sample ({samples[0]['examples']} subtopics): {seeds}. Panel: "
+            f"{', '.join(data['panel'])}; {data['pipeline']}; utility {data['utility']}. " + _prov(data))
+
+
+# ---- evaluation (docs/evaluation.md) -----------------------------------------------------------------------------
+
+
+def _system(row: dict[str, Any]) -> str:
+    if row["system"].startswith("citesum"):
+        return f"citesum `{row['retriever']}` + {row['model']}"
+    return f"stored `{row['retriever']}` + {row['model']}"
+
+
+def summhay_baselines() -> str:
+    data = _load("summhay_baselines")
+    rows = []
+    for row in data["rows"]:
+        lexical = row["by_judge"]["lexical"]["pooled"]
+        stored = row.get("gpt4o_judged")
+        rows.append([_system(row), _cell(row["coverage"]),
+                     f"{row['citation']:g} ({row['citation_precision']:g} / {row['citation_recall']:g})",
+                     _cell(row["joint"]), f"{lexical['coverage']:g} / {lexical['citation']:g} / {lexical['joint']:g}",
+                     _cell(row["citations_per_bullet"]),
+                     f"{stored['coverage']:g} / {stored['citation']:g} / {stored['joint']:g}" if stored else "–"])
+    pearson = data["system_level_joint_pearson_vs_gpt4o_judge"]
+    return (_table(["system", "coverage", "citation (P / R)", "joint", "lexical judge: cov. / cit. / joint",
+                    "citations per bullet", "stored GPT-4o judge: cov. / cit. / joint"], rows)
+            + f"\n\nBudget {data['budget']:,} tokens, {data['order']} order. Over the stored systems, Pearson r of "
+            "the joint scores against the stored GPT-4o judge's: "
+            + ", ".join(f"{judge} {r:g}" for judge, r in pearson.items()) + ". " + _prov(data))
+
+
+def summhay_baselines_haystacks() -> str:
+    data = _load("summhay_baselines")
+    rows = []
+    for row in data["rows"]:
+        if not row["system"].startswith("citesum"):
+            continue
+        per = {judge: row["by_judge"][judge]["per_haystack"] for judge in ("offline:minilm", "lexical")}
+        haystacks = list(per["offline:minilm"])
+        rows.append([_system(row), *[f"{per['offline:minilm'][h]['joint']:g} · {per['lexical'][h]['joint']:g}"
+                                     for h in haystacks]])
+    return (_table(["system", *[f"{_haystack(h)}: joint, offline · lexical" for h in haystacks]], rows)
+            + "\n\n" + _prov(data))
+
+
+# ---- the judges (docs/judge.md) ----------------------------------------------------------------------------------
+
+_JUDGES = {"offline:minilm": "**`offline` (MiniLM)**", "offline:wordllama": "`offline:wordllama`",
+           "lexical": "`lexical` (TF-IDF)", "token_recall_only:minilm": "ablation: MiniLM token recall alone",
+           "keyword_recall_only": "ablation: keyword recall alone"}
+_STORED_JUDGES = {"prompted_gpt-4o": "GPT-4o (prompted)", "prompted_gemini-1.5-pro": "Gemini 1.5 Pro",
+                  "prompted_claude3-opus": "Claude 3 Opus", "prompted_claude3-haiku": "Claude 3 Haiku",
+                  "prompted_gpt3.5": "GPT-3.5", "9fs_gpt-4o": "GPT-4o (9 few-shot)"}
+
+
+def _r(run: dict[str, Any]) -> str:
+    low, high = run["pearson_ci95"]
+    return f"{run['pearson']:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _thresholds(t: dict[str, float]) -> str:
+    return f"{t['partial_at']:.3f} / {t['full_at']:.3f}"
+
+
+def judge_data() -> str:
+    data = _load("offline_judge")
+    labels = {"conversation": "human", "news": "the stored GPT-4o judgments"}
+    rows = [[domain, _n(data["summaries"][domain]), _n(data["judgments"][domain]), labels[domain]]
+            for domain in ("conversation", "news")]
+    return _table(["domain", "summaries", "insight judgments", "labels"], rows) + "\n\n" + _prov(data)
+
+
+def judge_results() -> str:
+    data = _load("offline_judge")
+    rows = []
+    for key, label in _JUDGES.items():
+        judge = data["judges"][key]
+        to_news, to_conv, inside = judge["conversation_to_news"], judge["news_to_conversation"], judge["in_domain"]
+        rows.append([label, _r(to_news), f"{to_news['linking_accuracy']:.3f}", _r(to_conv),
+                     f"{to_conv['linking_accuracy']:.3f}",
+                     (f"{inside['conversation_leave_one_topic_out']['pearson']:.3f} / "
+                     f"{inside['news_leave_one_haystack_out']['pearson']:.3f}"),
+                     f"{_thresholds(to_news['thresholds'])}; {_thresholds(to_conv['thresholds'])}"])
+    return (_table(["judge", "conversation → news r [95% CI]", "link", "news → conversation r [95% CI]", "link",
+                    "in domain: conversation / news r", "thresholds (partial / full) fit on conversations; on news"],
+                   rows) + f"\n\nScore: {data['score']}. " + _prov(data))
+
+
+def judge_stored() -> str:
+    data = _load("offline_judge")
+    ours = data["judges"]["offline:minilm"]["news_to_conversation"]["minus_stored_judge_r_ci95"]
+    rows = []
+    for key, label in _STORED_JUDGES.items():
+        run = data["stored_judges_on_conversation"][key]
+        low, high = ours[key]
+        rows.append([label, _r(run), f"{run['linking_accuracy']:.3f}", f"[{low:+.3f}, {high:+.3f}]"])
+    return (_table(["judge", "r [95% CI]", "link", "`offline` (news → conversation) minus this judge, r [95% CI]"],
+                   rows) + "\n\n" + _prov(data))
+
+
+def judge_shipped() -> str:
+    data = _load("offline_judge")
+    rows = []
+    for key in ("offline:minilm", "offline:wordllama", "lexical"):
+        shipped = data["judges"][key]["shipped_in_sample"]
+        rows.append([_JUDGES[key].strip("*"), _thresholds(shipped["thresholds"]),
+                     f"{shipped['conversation']['pearson']:.3f}, {shipped['conversation']['linking_accuracy']:.3f}",
+                     f"{shipped['news']['pearson']:.3f}, {shipped['news']['linking_accuracy']:.3f}"])
+    return (_table(["judge", "thresholds (partial / full)", "conversation r, link", "news r, link"], rows) + "\n\n"
+            + _prov(data))
+
+
+def judge_llm() -> str:
+    data = _load("judge_llm")
+    order = data["prompt_order_seconds"]
+    labels = ", ".join(f"{label} {count}" for label, count in data["labels"].items())
+    rows = [[f"`{data['judge']}`", f"{data['pearson']:.3f}", f"{data['linking_accuracy']:.3f}",
+             f"{data['judgments']} ({labels})", _n(data["unparsed_replies"]), _cell(data["seconds"])]]
+    return (_table(["judge", "r against the human labels", "linking accuracy", "judgments (labels given)",
+                    "replies not valid JSON", "seconds"], rows)
+            + f"\n\nPrompt order, {order['insights']} judgments: bullets first {order['bullets_first']:g} s, insight "
+            f"first {order['insight_first']:g} s (llama-cpp-python's server keeps the shared prefix). " + _prov(data))
+
+
+def position_bias() -> str:
+    data = _load("position_bias")
+    placements = list(data["placements"])
+    rows = [[row["model"], row["judge"], _n(row["budget"]), *[_cell(row[p]) for p in placements],
+             _cell(row["sensitivity"])] for row in data["rows"]]
+    return (_table(["summaries", "judge", "budget", *placements, "sensitivity"], rows)
+            + "\n\nJoint score by where the relevant documents sit; sensitivity: the largest |joint - joint(random)|. "
+            + _prov(data))
+
+
+def summhay_llm() -> str:
+    data = _load("summhay_llm")
+    rows = [[row["model"], "yes" if row["repair"] else "no", _scores(row), _n(row["bullets"]),
+             _cell(row["seconds"])] for row in data["rows"]]
+    return (_table(["model", "citation repair", "coverage / citation (P / R) / joint", "bullets", "seconds"], rows)
+            + f"\n\n`{data['retriever']}`, {data['order']} order, {data['budget']:,} tokens, one bullet per insight. "
+            + _prov(data))
+
+
+def odsum_rouge() -> str:
+    data = _load("odsum_rouge")
+    rows = [[corpus.removeprefix("odsum-").title(), _n(r["queries"]), _n(r["word_limit"]),
+             f"{r['rouge1']:g} / {r['rouge2']:g} / {r['rougeL']:g}",
+             _cell(r["seconds_per_query"])] for corpus, r in data["results"].items()]
+    return (_table(["ODSum dev", "queries", "words", "ROUGE-1 / 2 / L", "s a query (retrieval included)"], rows)
+            + f"\n\n`{data['retriever']}`, DOS RAG at {data['budget']:,} tokens, {data['summarizer']}. "
+            + _prov(data))
+
+
+def summarize_offline() -> str:
+    data = _load("summarize_offline")
+    rows = [["summary p50 / p95 / max s", f"{data['p50_s']:g} / {data['p95_s']:g} / {data['max_s']:g}"],
+            ["retrieval and packing alone, p50 s", _cell(data["retrieve_pack_p50_s"])],
+            ["summary p50 over retrieval and packing p50", f"{data['p50_over_retrieve_pack_p50']:g}x"],
+            ["mean context tokens", _n(data["mean_context_tokens"])], ["peak RSS MB", _cell(data["peak_rss_mb"])]]
+    return (_table(["", f"{data['queries']} SummHay subtopics"], rows)
+            + "\n\nHybrid retrieval, DOS RAG at 15,000 tokens, the extractive summarizer, index built. " + _prov(data))
+
+
+def llm_client() -> str:
+    data = _load("llm_client")
+    ideal = data["requests"] * data["server_delay_s"]
+    rows = [["concurrency 1", f"{data['concurrency_1_s']:g} (ideal {ideal:g})"],
+            ["concurrency 16", (f"{data['concurrency_16_s']:g} ({data['speedup_16_vs_1']:g}x; ideal "
+                               f"{data['ideal_speedup']}x)")],
+            ["the same again, from the response cache",
+             f"{data['cached_rerun_s']:g} ({data['cached_rerun_hits']} cache hits, no request sent)"]]
+    return (_table(["", f"{data['requests']} requests, seconds"], rows)
+            + f"\n\nA loopback server answering after {data['server_delay_s']:g} s. " + _prov(data))
+
+
+# ---- citation repair (docs/measurements.md) ---------------------------------------------------------------------
+
+_REPAIR_SHOWN = ["gpt-4o", "claude3-opus", "gemini-1.5-pro", "rerank3_gpt-4o", "oracle_gpt-4o",
+                 "oracle_gemini-1.5-pro", "oracle_claude3-opus", "random_gpt-4o"]
+
+
+def citation_repair() -> str:
+    data = _load("citation_repair")
+    s = data["summary"]
+    rows = [[f"all {s['systems']} stored systems (full context and RAG)",
+             f"{s['mean_citation_before']:g} → {s['mean_citation_after']:g}",
+             f"{s['mean_joint_before']:g} → {s['mean_joint_after']:g}", f"{s['improved_joint']} / {s['systems']}"],
+            [f"the {s['rag_systems']} RAG systems, repaired against the documents their summarizer saw", "–",
+             f"{s['rag_mean_joint_before']:g} → {s['rag_mean_joint_after_context_only']:g}",
+             f"{s['rag_improved_joint_context_only']} / {s['rag_systems']}"]]
+    by_name = {row["system"].removeprefix("summary_subtopic_"): row for row in data["rows"]}
+    shown = [[f"`{name}`", f"{by_name[name]['before']['citation']:g} → **{by_name[name]['after']['citation']:g}**",
+              f"{by_name[name]['before']['joint']:g} → **{by_name[name]['after']['joint']:g}**", ""]
+             for name in _REPAIR_SHOWN if name in by_name]
+    build = ", ".join(f"{t:g}" for t in s["evidence_index_build_s_per_haystack"])
+    return (_table(["stored system", "citation F1 before → after", "joint before → after", "joint improved"],
+                   rows + shown)
+            + f"\n\nCoverage judgments held fixed (the stored GPT-4o ones), so only citations change. Mix "
+            f"{data['mix']:g}, relative threshold {data['relative_threshold']:g}, minimum support "
+            f"{data['min_support']:g}. Evidence index of a haystack built in {build} s; a summary repaired in "
+            f"{s['repair_s_per_summary_p50']:g} s (p50) / {s['repair_s_per_summary_p95']:g} s (p95). " + _prov(data))
+
+
+def citation_repair_held_out() -> str:
+    data = _load("citation_repair_held_out")
+
+    def setting(s: dict[str, float]) -> str:
+        return f"mix {s['mix']:g}, threshold {s['relative_threshold']:g}"
+
+    rows = [[_haystack(h), setting(f["chosen"]), _cell(f["tuning_mean_joint"]),
+             f"{f['held_out_mean_joint_before']:g} → **{f['held_out_mean_joint_after']:g}**",
+             _cell(f["held_out_mean_joint_after_with_earlier_defaults"]),
+             f"{f['held_out_systems_improved']} / {f['systems']}"] for h, f in data["folds"].items()]
+    pooled = data["pooled"]
+    rows.append(["pooled", "", "", f"{pooled['mean_joint_before']:g} → **{pooled['mean_joint_after_held_out']:g}**",
+                 f"{pooled['mean_joint_after_earlier_defaults_in_sample']:g} (in-sample)", ""])
+    grid = data["grid"]
+    return (_table(["held-out haystack", "chosen on the other two", "mean joint there",
+                    "mean joint held out, before → after",
+                    f"with the earlier defaults ({setting(data['earlier_defaults'])})", "systems improved"], rows)
+            + f"\n\nGrid: mix {_span(grid['mix'])}, relative threshold {_span(grid['relative_threshold'])}, minimum "
+            f"support {_span(grid['min_support'])}. " + _prov(data))
+
+
+def citation_repair_scaling() -> str:
+    data = _load("citation_repair_scaling")
+    rows = [[_n(r["documents"]), _n(r["sentences"]), _cell(r["build_s"]),
+             f"{r['verify_bullet_p50_ms']:g} / {r['verify_bullet_p95_ms']:g}"] for r in data["rows"]]
+    return (_table(["documents", "sentences", "evidence index built in s", "a bullet verified in ms (p50 / p95)"],
+                   rows) + f"\n\n{data['embedder']}. " + _prov(data))
+
+
+# ---- the offline summarizer (docs/summarizer.md) ---------------------------------------------------------------
+
+
+def summarizer_held_out() -> str:
+    data = _load("summarizer_held_out")
+    variants = ["held_out_scores_max_citations_8", "held_out_scores_max_citations_None",
+                "held_out_scores_minilm_relevance"]
+
+    def cells(scores: dict[str, Any]) -> list[str]:
+        default = scores["held_out_scores_max_citations_5"]
+        return [(f"{_scores(default['offline'])} · {default['lexical']['joint']:g} "
+                f"({default['offline']['citations_per_bullet']:g} a bullet)"),
+                *[f"{scores[v]['offline']['joint']:g} · {scores[v]['lexical']['joint']:g} "
+                  f"({scores[v]['offline']['citations_per_bullet']:g})" for v in variants]]
+
+    rows = [[_haystack(fold["held_out"]), _cell(fold["chosen_specific_share"]), *cells(fold)]
+            for fold in data["folds"]]
+    rows.append(["mean", "", *cells(data["mean_of_held_out_folds"])])
+    return (_table(["held out", "`specific_share` chosen", ("at most 5 citations (default): coverage / citation (P / "
+                    "R) / joint · lexical joint"), "at most 8: joint · lexical (citations a bullet)", "no limit",
+                    "MiniLM relevance, at most 5"], rows)
+            + f"\n\n{data['pipeline']}. Selection: {data['selection']}. " + _prov(data))
+
+
+def summarizer_grid() -> str:
+    """Every setting of the grid on every haystack: in-sample."""
+    data = _load("summarizer_held_out")
+    haystacks = [_haystack(fold["held_out"]) for fold in data["folds"]]
+    rows = [[_cell(s["specific_share"]), "no limit" if s["max_citations"] is None else str(s["max_citations"]),
+             " / ".join(f"{j:g}" for j in s["offline_joint_per_haystack"]), _cell(s["citations_per_bullet"])]
+            for s in data["every_setting_in_sample"]]
+    return (_table(["`specific_share`", "citations at most", "joint " + " / ".join(haystacks) + " (offline judge)",
+                    "citations a bullet"], rows) + "\n\n" + _prov(data))
+
+
+def summarizer_bounds() -> str:
+    data = _load("summarizer_bounds")
+    bound = data["context_bound"]
+    rows = [["insights a context holds a document stating (%)", _cell(bound["insights_held"])],
+            ["documents of a haystack stating an insight (mean)", _cell(bound["documents_stating_an_insight"])],
+            ["of them in the context (mean)", _cell(bound["of_them_in_the_context"])],
+            ["joint if every held insight got a bullet citing those documents: at most 5 citations",
+             _cell(bound["joint_max_citations_5"])],
+            ["the same, no limit", _cell(bound["joint_max_citations_None"])]]
+    summaries = [[name, _scores(s["offline:minilm"]), _cell(s["lexical"]["joint"])]
+                 for name, s in data["summaries"].items()]
+    return (_table(["the contexts' bound", "value"], rows) + "\n\n"
+            + _table(["summaries", "coverage / citation (P / R) / joint, offline judge", "lexical judge's joint"],
+                     summaries)
+            + f"\n\n{data['pipeline']}; pooled over the three haystacks. " + _prov(data))
+
+
+def summarizer_variants() -> str:
+    data = _load("summarizer_variants")
+    names = {"wordllama": "wordllama", "minilm relevance": "MiniLM relevance (`relevance_embedder`)",
+             "minilm": "MiniLM for everything"}
+    total = data["seeds"] * data["demo_bullets"]
+    rows = []
+    for row in data["rows"]:
+        demo, summhay = row["demo"], row["summhay_hybrid"]
+        scoring = names.get(row["sentence_scoring"], row["sentence_scoring"])
+        rows.append([f"{scoring}, {row['min_relative_relevance']:g}",
+                     f"{demo['on_topic']} / {demo['bullets']}", f"{demo['transit_on_topic']} / {total}",
+                     f"{demo['supported']} / {demo['citations']}",
+                     f"{summhay['offline:minilm']['joint']:g} / {summhay['lexical']['joint']:g}",
+                     _cell(row["summhay_seconds"])])
+    return (_table(["sentence scoring, floor", "demo: on-topic bullets", "demo: transit on-topic",
+                    "demo: supported citations", "SummHay joint, offline / lexical judge",
+                    "SummHay seconds, all 26 summaries"], rows)
+            + f"\n\nDemo: {data['seeds']} seeds x 3 questions x {data['demo_bullets']} bullets, exact gold. SummHay: "
+            "hybrid, 15,000 tokens, pooled, in-sample. " + _prov(data))
+
+
+# ---- retrieval and multi-stage methods on ODSum and SummHay (docs/measurements.md) --------------------------------
+
+_LIGHTPAL_ROWS = {"bm25": ("`bm25`", "bm25"),
+                  "bm25+lightpal[bm25]": ("`lightpal` (bm25), BM25 graph (default)", "bm25+lightpal[qwen2.5-3b]"),
+                  "bm25+lightpal[cosine]": ("`lightpal` (bm25), cosine graph", None),
+                  "dense": ("`dense` (wordllama)", "dense (bge-large)"),
+                  "dense+lightpal[bm25]": ("`lightpal:dense`, BM25 graph", "dense+lightpal[qwen2.5-3b]"),
+                  "dense+lightpal[cosine]": ("`lightpal:dense`, cosine graph", None)}
+
+
+def lightpal_odsum() -> str:
+    data = _load("lightpal_odsum")
+    story, meeting = data["story"]["question_sets"], data["meeting"]["question_sets"]["dev"]
+    sets = [("dev (held out)", "Story dev (held out)"),
+            ("train (edge source chosen here)", "Story train (chosen here)"),
+            ("dev, the questions alone", "Story dev, the question alone")]
+    rows = []
+    for key, (label, paper_key) in _LIGHTPAL_ROWS.items():
+        cells = [f"{story[s]['results'][key]['P_mean']:g} / {story[s]['results'][key]['R_mean']:g}" for s, _ in sets]
+        m = meeting["results"][key]
+        paper = data["paper_story"].get(paper_key) if paper_key else None
+        rows.append([label, *cells, f"{m['P_mean']:g} / {m['R_mean']:g}",
+                     f"{paper[0]:g} / {paper[1]:g}" if paper else "",
+                     (f"{story['dev (held out)']['results'][key]['ms_per_query_median']:g} / "
+                     f"{m['ms_per_query_median']:g}")])
+    graphs = "; ".join(f"{name}: {data['story']['graphs'][name]['same_document_edges']:.0%} of Story's edges within "
+                       f"a story, Meeting's graph built in {data['meeting']['graphs'][name]['build_seconds']:g} s"
+                       for name in ("bm25", "cosine"))
+    return (_table(["P / R", *[label for _, label in sets], "Meeting dev", "the paper, Story test",
+                    "ms a query (median), Story / Meeting"], rows)
+            + f"\n\nStory: {data['story']['units']} sections, K = {', '.join(map(str, data['story']['ks']))}; "
+            f"Meeting: {data['meeting']['units']:,} chunks, K = {', '.join(map(str, data['meeting']['ks']))}. The "
+            f"paper's pool: {data['paper_story']['pool']}. Graphs: {graphs}. " + _prov(data))
+
+
+def beir_odsum() -> str:
+    data = _load("beir_odsum")
+    corpora = ("odsum-story", "odsum-meeting")
+    by = {c: {r["ranker"]: r for r in data[c]["dev"]} for c in corpora}
+    rows = []
+    for ranker in by["odsum-story"]:
+        cells = []
+        for corpus in corpora:
+            means = by[corpus][ranker]["means"]
+            ndcg100 = f"{means['ndcg@100']:.3f}"
+            base = by[corpus].get(ranker.removeprefix("summary-rag:"))
+            if ranker.startswith("summary-rag:") and base:
+                ndcg100 += f" ({means['ndcg@100'] / base['means']['ndcg@100'] - 1:+.0%})"
+            cells.append(f"{means['ndcg@10']:.3f} / {ndcg100} / {means['recall@100']:.3f}")
+        rows.append([f"`{ranker}`", *cells])
+    paper = ", ".join(f"{k} {v}" for k, v in data["paper_summary_rag_ndcg100_change"].items())
+    columns = [f"{c.removeprefix('odsum-').title()} dev ({by[c]['bm25']['queries']} queries)" for c in corpora]
+    return (_table(["NDCG@10 / NDCG@100 / Recall@100", *columns], rows)
+            + "\n\nIn brackets: the change of NDCG@100 against ranking the documents themselves with the same "
+            f"retriever. The Summary RAG paper's changes of NDCG@100: {paper}. " + _prov(data))
+
+
+_SYSTEMS = {"dos-rag": "DOS RAG", "vanilla-rag": "Vanilla RAG", "raptor": "RAPTOR", "readagent": "ReadAgent",
+            "full-context": "full context"}
+
+
+def multistage_summhay() -> str:
+    data = _load("multistage_summhay")
+    budgets = sorted({r["budget"] for r in data["rows"]})
+    cell = {(r["budget"], r["system"]): r for r in data["rows"]}
+    rows = [[f"{b:,}", *[f"{cell[(b, s)]['joint']:g} ({cell[(b, s)]['coverage']:g} / {cell[(b, s)]['citation']:g})"
+                         for s in _SYSTEMS]] for b in budgets]
+    trees = ", ".join(f"{s['tree_s']:g} s ({s['units']:,} units)" for s in data["structures"])
+    return (_table(["budget", *_SYSTEMS.values()], rows)
+            + f"\n\nJoint (coverage / citation), offline judge. {data['data']}; {data['units']}; {data['retriever']}; "
+            f"{data['summarizer']}; tree and gists: {data['tree_and_gists']}. RAPTOR's tree built in {trees}. "
+            + _prov(data))
+
+
+def multistage_odsum() -> str:
+    data = _load("multistage_odsum")
+    rows, notes = [], []
+    for corpus, result in data["results"].items():
+        cell = {(r["budget"], r["system"]): r for r in result["rows"]}
+        budgets = sorted({r["budget"] for r in result["rows"]})
+        for b in budgets:
+            rows.append([f"{b:,}", corpus.title(), *[_fix(cell[(b, s)]["rouge1"], 2) if (b, s) in cell else "not run"
+                                                      for s in _SYSTEMS]])
+        top = budgets[-1]
+        structure = result["structure"]
+        notes.append(f"{corpus.title()}: {structure['units']:,} units, tree built in {structure['tree_s']:g} s; "
+                     f"context ms a query at {top:,} tokens: "
+                     + ", ".join(f"{_SYSTEMS[s]} {cell[(top, s)]['context_ms_per_query']:g}" for s in _SYSTEMS
+                                 if (top, s) in cell))
+    return (_table(["budget", "corpus", *_SYSTEMS.values()], rows)
+            + f"\n\nROUGE-1 ({data['metric']}). {data['data']}. " + ". ".join(notes) + ". " + _prov(data))
+
+
+def multistage_llm() -> str:
+    data = _load("multistage_llm")
+    summhay, story = data["results"]["summhay"], data["results"]["odsum_story"]
+    cell = {(r["system"], r["reader"]): r for r in summhay["rows"]}
+    rouge = {(r["system"], r["reader"]): r for r in story["rows"]}
+    rows = [[name, f"{cell[(s, 'llm')]['joint']:g} / {cell[(s, 'extractive')]['joint']:g}",
+             _cell(cell[(s, "llm")]["coverage"]),
+             f"{rouge[(s, 'llm')]['rouge1']:.2f} / {rouge[(s, 'extractive')]['rouge1']:.2f}"]
+            for s, name in _SYSTEMS.items()]
+    usage = data["usage"]
+    return (_table(["system", "SummHay joint: model / extractive answer", "SummHay coverage of the model's answer",
+                    "ODSum Story ROUGE-1: model / extractive answer"], rows)
+            + f"\n\n{data['model']} writing every structure and answer at {data['budget']:,} tokens; SummHay: "
+            f"{summhay['documents']} documents of {_haystack(summhay['haystack'])}, {summhay['subtopics']} subtopics, "
+            f"{summhay['insights']} insights; ODSum: {len(story['stories'])} Story dev stories, {story['questions']} "
+            f"questions. Page breaks the model wrote unusably (cut by length instead): "
+            f"{summhay['structure']['pagination_fallbacks']} of {summhay['structure']['pages']} SummHay pages, "
+            f"{story['structure']['pagination_fallbacks']} of {story['structure']['pages']} Story pages. "
+            f"{usage['requests']} requests, {data['seconds'] / 60:.0f} minutes. " + _prov(data))
+
+
+def raptor_reduction() -> str:
+    data = _load("raptor_reduction")
+    summhay, story = data["results"]["summhay"], data["results"]["odsum_story"]
+    rows = []
+    for reduction in ("pca", "umap"):
+        joint = [r for r in summhay["rows"] if r["reduction"] == reduction]
+        rouge = [r for r in story["rows"] if r["reduction"] == reduction]
+        nodes = sum(t["nodes"] for t in summhay["trees"][reduction])
+        rows.append([reduction.upper() + (" (default)" if reduction == "pca" else ""),
+                     " / ".join(f"{r['joint']:g}" for r in joint), " / ".join(f"{r['rouge1']:.2f}" for r in rouge),
+                     f"{nodes:,}, {story['trees'][reduction]['nodes']:,}"])
+    budgets = " / ".join(f"{r['budget'] // 1000}K" for r in summhay["rows"] if r["reduction"] == "pca")
+    return (_table(["", f"SummHay joint at {budgets}", f"ODSum Story ROUGE-1 at {budgets}",
+                    "summary nodes (SummHay, Story)"], rows)
+            + f"\n\n{data['data']}; tree: {data['tree']}. " + _prov(data))
+
+
+def summary_rag() -> str:
+    data = _load("summary_rag_summhay")
+    kinds = ["documents", "summaries", "summaries-smollm2"]
+    rows = []
+    for retriever in ("bm25", "dense", "hybrid"):
+        r = [data["results"][f"{retriever}:{k}"] for k in kinds]
+        rows.append([f"`{retriever}`", " / ".join(f"{x['ndcg@10']:.3f}" for x in r),
+                     " / ".join(f"{x['insight_coverage@15k']:.3f}" for x in r),
+                     " / ".join(f"{x['insight_recall@15k']:.3f}" for x in r)])
+    sizes = {k: sum(h[k] for h in data["index_bytes"].values()) / len(data["index_bytes"]) / 1e6 for k in kinds}
+    built = {k: [s for key, s in data["summary_build_seconds"].items() if key.endswith(f":{k}")]
+             for k in kinds[1:]}
+    tokens = data["summary_tokens_mean"]
+    return (_table(["retriever", "NDCG@10: documents / summaries / SmolLM2 summaries", "coverage@15K", "recall@15K"],
+                   rows)
+            + f"\n\nMean summary length: offline {tokens['summaries']:g} tokens, SmolLM2 "
+            f"{tokens['summaries-smollm2']:g}. "
+            f"Index size a haystack (mean): documents {sizes['documents']:.2f} MB, summaries "
+            f"{sizes['summaries']:.2f} MB, SmolLM2 summaries {sizes['summaries-smollm2']:.2f} MB. Summaries written "
+            f"in {_span(built['summaries'])} s a haystack offline, {_span(built['summaries-smollm2'], '.0f')} s by "
+            "SmolLM2. " + _prov(data))
+
+
+# ---- the README's headline results ---------------------------------------------------------------------------
+
+
+def results() -> str:
+    """A few headline results, each from its benchmark's JSON, each naming the page with the details."""
+    retrieval, baselines = _load("retrieval_summhay"), _load("summhay_baselines")
+    answers, realdocs, service = _load("answer_precision_summhay"), _load("realdocs"), _load("service_load")
+    speed, scale = _load("speed"), _load("scale")
+    repair, judge = _load("citation_repair_held_out"), _load("offline_judge")
+    stored = {(row["retriever"], row["model"]): row["joint"] for row in baselines["rows"]}
+    test = realdocs["splits"]["test"]["metrics"]["all"]
+    c1, c32 = service["phases"]["c1"], service["phases"]["c32"]
+    big = speed["results"]["generated_100000"]
+    hybrid = scale["search"]["search"]["hybrid"]
+    conv = judge["judges"]["offline:minilm"]["news_to_conversation"]
+    gpt4o = judge["stored_judges_on_conversation"]["prompted_gpt-4o"]
+    rows = [[("Retrieval, SummHay news (26 queries): NDCG@10 of the configuration chosen on two haystacks and scored "
+             "on the third; Cohere Rerank 3 (stored)"),
+             (f"{retrieval['held_out']['pooled']['ndcg@10']:.3f}; "
+              f"{retrieval['results']['paper:rerank3']['ndcg@10']:.3f}"),
+             "[retrieval](docs/retrieval.md)"],
+            [("SummHay joint (offline judge), one bullet per insight: citesum offline default (in-sample for its "
+             "ranking rules); stored GPT-4o / Claude 3 Opus / Gemini 1.5 Pro with Cohere Rerank 3"),
+             f"{answers['pipeline_protocol']['summhay']['pooled']['joint']:g}; "
+             + " / ".join(f"{stored[('rerank3', m)]:g}" for m in ("gpt-4o", "claude3-opus", "gemini-1.5-pro")),
+             "[answers](docs/answers.md), [evaluation](docs/evaluation.md)"],
+            [(f"Real documents, held-out split ({test['questions']} questions): answer precision / coverage / "
+             "citations correct"),
+             " / ".join(f"{test[k]:g}%" for k in ("answer_precision", "answer_coverage", "citation_correctness")),
+             "[answers](docs/answers.md)"],
+            [(f"Citation repair of the {repair['pooled']['systems_improved_on_every_held_out_haystack']} stored "
+              "SummHay "
+             "systems, thresholds chosen held out: mean joint before → after"),
+             f"{repair['pooled']['mean_joint_before']:g} → {repair['pooled']['mean_joint_after_held_out']:g}",
+             "[measurements](docs/measurements.md)"],
+            ["Offline judge against human labels, calibrated on the other domain: Pearson r; the stored GPT-4o judge's",
+             f"{conv['pearson']:.3f}; {gpt4o['pearson']:.3f}", "[judge](docs/judge.md)"],
+            [("Service, ODSum meeting index, 2 cores: `/search` p50 / p95 ms at concurrency 1; requests/s at "
+             "concurrency 1 and 32"), (f"{_pp(c1['/search'])}; {c1['requests_per_second']:g} and "
+             f"{c32['requests_per_second']:g}"), "[service](docs/service.md)"],
+            [(f"Index build, {big['documents']:,} generated documents, 2 cores: passages a second; a 1% update as a "
+             "share of the build"),
+             f"{big['units_per_second']:,.0f}; {_pct(big['update_1_percent']['share_of_build'])}",
+             "[performance](docs/performance.md)"],
+            [f"A million passages ({scale['build']['units']:,}): default hybrid p50 / p95 ms after the build",
+             _pp(hybrid), "[scaling](docs/scaling.md)"]]
+    return (_table(["result", "measured", "details"], rows)
+            + "\n\nGenerated by `python benchmarks/report.py` from `benchmarks/results/*.json`; each page linked "
+            "gives the command, date and machine of its run.")
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "llm-defaults": llm_defaults, "realdocs": realdocs, "answer-relevance": answer_relevance,
+    "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
+    # docs/ingestion.md
+    "ingest-runs": ingest_runs, "ingest-pdf": ingest_pdf, "ingest-docx": ingest_docx, "ingest-html": ingest_html,
+    # docs/scaling.md
+    "scale": scale, "scale-threshold": scale_threshold, "fusion-at-once": fusion_at_once,
+    "bounded-build": bounded_build, "bounded-ingest": bounded_ingest, "store-ab": store_ab, "llm-pool": llm_pool,
+    "scale-out-stores": scale_out_stores, "scale-out-ray": scale_out_ray,
+    # docs/service.md
+    "service-load": service_load, "service-goals": service_goals,
+    # docs/performance.md
+    "performance-goals": performance_goals, "speed": speed, "build-profile": build_profile, "peers": peers,
+    # docs/retrieval.md
+    "retrieval-held-out": retrieval_held_out, "retrieval-rows": retrieval_rows, "promptrank": promptrank,
+    # docs/budget.md
+    "budget-haystacks": budget_haystacks, "budget-every": budget_every, "budget-held-out": budget_held_out,
+    "budget-paper": budget_paper,
+    # docs/evaluation.md
+    "summhay-baselines": summhay_baselines, "summhay-baselines-haystacks": summhay_baselines_haystacks,
+    # docs/judge.md
+    "judge-data": judge_data, "judge-results": judge_results, "judge-stored": judge_stored,
+    "judge-shipped": judge_shipped,
+    # docs/summarizer.md
+    "summarizer-held-out": summarizer_held_out, "summarizer-grid": summarizer_grid,
+    "summarizer-bounds": summarizer_bounds, "summarizer-variants": summarizer_variants,
+    # docs/measurements.md
+    "lightpal-odsum": lightpal_odsum, "beir-odsum": beir_odsum, "multistage-summhay": multistage_summhay,
+    "multistage-odsum": multistage_odsum, "multistage-llm": multistage_llm, "raptor-reduction": raptor_reduction,
+    "summary-rag": summary_rag, "budget-estimation": budget_estimation, "summarize-offline": summarize_offline,
+    "llm-client": llm_client, "judge-llm": judge_llm, "position-bias": position_bias, "summhay-llm": summhay_llm,
+    "odsum-rouge": odsum_rouge, "citation-repair": citation_repair,
+    "citation-repair-held-out": citation_repair_held_out,
+    "citation-repair-scaling": citation_repair_scaling,
+    # README.md
+    "results": results,
+}
 
 
 def render(text: str) -> str:
