@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.errors import ConfigError
@@ -24,8 +24,10 @@ from citesum.index.store import Index, IndexReader
 from citesum.llm.base import LLM
 from citesum.llm.options import LLMOptions
 from citesum.pack import Order, PackOptions
-from citesum.responses import SourceOf, context_documents, search_response, stored_source, summary_response
+from citesum.responses import (SourceOf, bullet_response, context_documents, context_response, search_response,
+                               sources_response, stored_source, summary_response)
 from citesum.summarize import ANSWER_TOKENS, Summarizer, build_context, summarize_context, summarizer_for
+from citesum.summarize.verify import check_bullet, check_summary, context_verifier
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Bullet, Context, Document, Summary
 
@@ -143,6 +145,15 @@ class Answer:
                                 source_of=source_of, include_context=include_context)
 
 
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of :meth:`Pipeline.stream`: ``context`` (the sources, before any bullet), ``bullet`` (one
+    bullet, its citations checked, with their evidence) or ``done`` (the whole answer)."""
+
+    kind: Literal["context", "bullet", "done"]
+    data: dict[str, Any]
+
+
 class Pipeline:
     """Retrieve, pack, summarize and check citations over one index, with one set of options.
 
@@ -196,24 +207,80 @@ class Pipeline:
         """Answer ``query``: at most ``options.bullets`` bullets citing the documents that state them, or an
         abstention with the closest sentences as leads. ``budget`` overrides the options' for this question;
         ``relevance`` (document id -> grade) is what the ``oracle`` retriever ranks by."""
-        fitted = self.budget_for(query, budget)
-        asked = budget or self.options.budget
         with self.index.read() as view:
-            summary = self._summary(query, view, fitted, relevance)
-            if fitted < asked:
-                summary = replace(summary, notes=(
-                    f"the model's window is {self.llm.context_window:,} tokens: the budget is {fitted:,} tokens, "  # type: ignore[union-attr]
-                    f"not {asked:,}", *summary.notes))
-            checks: Sequence[VerifiedBullet] = ()
-            if self.options.verify or self.options.repairs:
-                from citesum.summarize.verify import check_summary
+            context, notes, started = self._context(query, view, budget, relevance)
+            summary = summarize_context(query, context, self.summarizer,
+                                        retrieve_pack_s=time.perf_counter() - started)
+            return self._answer(query, view, self._noted(summary, notes))
 
-                summary, checks = check_summary(summary, repair=self.options.repairs, confirm=self._confirm())
-            return Answer(query, summary, tuple(checks), context_documents(summary, view))
+    def stream(self, query: str, *, budget: int | None = None, source_of: SourceOf = stored_source,
+               include_context: bool = True) -> Iterator[StreamEvent]:
+        """:meth:`summarize` as it happens: a ``context`` event (the numbered sources, how the context was
+        packed), a ``bullet`` event for each bullet as soon as it is written and its citations checked (and
+        repaired, as :meth:`summarize` repairs them), then ``done`` with the whole answer, as :meth:`Answer.to_json`
+        gives it. An LLM summarizer's bullets come as the model writes them; another's all come once written.
+        Closing the iterator early stops the model's writing."""
+        started = time.perf_counter()
+        with self.index.read() as view:
+            context, notes, packing = self._context(query, view, budget, None)
+            documents = context_documents(Summary((), context), view)
+            yield StreamEvent("context", {"query": query, "context": context_response(context), "notes": list(notes),
+                                          "sources": sources_response(context, documents, source_of)})
+            verifier = context_verifier(context, confirm=self._confirm())
+            first: float | None = None
+            summary: Summary | None = None
+            for item in self._written(query, context, packing):
+                if isinstance(item, Summary):
+                    summary = item
+                    continue
+                bullet, checked = check_bullet(verifier, context, item, self.options.repairs)
+                first = first if first is not None else time.perf_counter() - started
+                yield StreamEvent("bullet", bullet_response(bullet, context, documents, checked))
+            assert summary is not None, "a summarizer's stream ends with its summary"
+            summary = self._noted(summary, notes)
+            if first is not None:
+                summary = replace(summary, timings={**summary.timings, "first_bullet_s": round(first, 4)})
+            answer = self._answer(query, view, summary)
+            yield StreamEvent("done", answer.to_json(source_of=source_of, include_context=include_context))
 
-    def _summary(self, query: str, view: IndexReader, budget: int,
-                 relevance: Mapping[str, float] | None) -> Summary:
-        """Retrieve (or read RAPTOR's tree, ReadAgent's memory, the summary index) and summarize."""
+    def _written(self, query: str, context: Context, packing: float) -> Iterator[Bullet | Summary]:
+        """The summarizer's bullets as they are written, then its summary (timed as :func:`summarize_context`
+        times it)."""
+        stream = getattr(self.summarizer, "stream", None)
+        if stream is None:
+            summary = summarize_context(query, context, self.summarizer,
+                                        retrieve_pack_s=time.perf_counter() - packing)
+            yield from summary.bullets
+            yield summary
+            return
+        started = time.perf_counter()
+        for item in stream(query, context):
+            if isinstance(item, Summary):
+                elapsed = time.perf_counter() - started
+                item = replace(item, timings={**item.timings, "retrieve_pack_s": round(started - packing, 4),
+                                              "total_s": round(started - packing + elapsed, 4)})
+            yield item
+
+    def _noted(self, summary: Summary, notes: Sequence[str]) -> Summary:
+        return replace(summary, notes=(*notes, *summary.notes)) if notes else summary
+
+    def _answer(self, query: str, view: IndexReader, summary: Summary) -> Answer:
+        """The answer of ``summary``: its citations checked (and repaired) when the options ask."""
+        checks: Sequence[VerifiedBullet] = ()
+        if self.options.verify or self.options.repairs:
+            summary, checks = check_summary(summary, repair=self.options.repairs, confirm=self._confirm())
+        return Answer(query, summary, tuple(checks), context_documents(summary, view))
+
+    def _context(self, query: str, view: IndexReader, budget: int | None,
+                 relevance: Mapping[str, float] | None) -> tuple[Context, tuple[str, ...], float]:
+        """(the context of ``query``: retrieved and packed, or RAPTOR's tree, ReadAgent's memory, the summary
+        index; notes for the reader; when building it started)."""
+        asked = budget or self.options.budget
+        fitted = self.budget_for(query, budget)
+        notes: tuple[str, ...] = ()
+        if fitted < asked:
+            notes = (f"the model's window is {self.llm.context_window:,} tokens: the budget is {fitted:,} tokens, "  # type: ignore[union-attr]
+                     f"not {asked:,}",)
         options = self.options
         started = time.perf_counter()
         if options.summary_index is not None:
@@ -222,17 +289,15 @@ class Pipeline:
             context = summary_rag_context(query, summaries_for(view, options.summary_index), view,
                                           retriever=options.retriever, documents=options.summary_documents,
                                           char_limit=options.char_limit, tokenizer=self.tokenizer)
-            return summarize_context(query, context, self.summarizer, retrieve_pack_s=time.perf_counter() - started)
+            return context, notes, started
         if options.summarizer == "readagent" or options.retriever == RAPTOR:
-            context, notes = self._multistage_context(query, view, budget)
-            summary = summarize_context(query, context, self.summarizer,
-                                        retrieve_pack_s=time.perf_counter() - started)
-            return replace(summary, notes=summary.notes + tuple(notes))
+            context, more = self._multistage_context(query, view, fitted)
+            return context, (*notes, *more), started
         context = build_context(query, view, retriever=self._retriever(view), relevance=relevance,
                                 tokenizer=self.tokenizer,
-                                options=PackOptions(budget=budget, order=options.order, top_k=options.top_k,
+                                options=PackOptions(budget=fitted, order=options.order, top_k=options.top_k,
                                                     stop_at_first_overflow=options.stop_at_first_overflow))
-        return summarize_context(query, context, self.summarizer, retrieve_pack_s=time.perf_counter() - started)
+        return context, notes, started
 
     def _retriever(self, view: IndexReader) -> Any:
         if self.likelihood is None:
@@ -268,4 +333,5 @@ class Pipeline:
         return replace(self.options.llm, backend="openai", model=self.options.confirm_model).build()
 
 
-__all__ = ["Answer", "DEFAULT_BUDGET", "Pipeline", "PipelineOptions", "SUMMARIZER_NAMES", "repair_by_default"]
+__all__ = ["Answer", "DEFAULT_BUDGET", "Pipeline", "PipelineOptions", "SUMMARIZER_NAMES", "StreamEvent",
+           "repair_by_default"]

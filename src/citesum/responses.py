@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from citesum.index.store import IndexReader
     from citesum.retrieve.base import Retriever
     from citesum.summarize.verify import Evidence, VerifiedBullet
-    from citesum.types import Document, Summary
+    from citesum.types import Bullet, Context, Document, Summary
 
 #: how a front end names a document's origin (the CLI: the path as ingested; the service: a relative one)
 SourceOf = Callable[["Document"], str]
@@ -83,24 +83,16 @@ def summary_response(summary: Summary, documents: Mapping[str, Document], *, que
 
     ``include_context`` adds the context text, the prompt and the raw model output (for research use; a
     service leaves them out)."""
-    number_of = {document_id: number for number, document_id in summary.context.numbers.items()}
     found = dict(documents)
-    bullets = []
-    for position, bullet in enumerate(summary.bullets):
-        entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations),
-                                 "numbers": list(bullet.numbers)}
-        if checks:
-            entry["evidence"] = _citation_evidence(bullet.citations, checks[position], number_of, found)
-        bullets.append(entry)
-    context: dict[str, Any] = {"order": summary.context.order, "budget": summary.context.budget,
-                               "tokens": summary.context.token_count}
+    bullets = [bullet_response(bullet, summary.context, found, checks[position] if checks else None)
+               for position, bullet in enumerate(summary.bullets)]
+    context = context_response(summary.context)
     payload: dict[str, Any] = {
         "query": query, "summarizer": summary.summarizer, "bullets": bullets, "abstained": summary.abstained,
         "leads": [{"text": lead.text, "citations": list(lead.citations), "numbers": list(lead.numbers)}
                   for lead in summary.leads],
         "dropped_citations": list(summary.dropped_citations), "notes": list(summary.notes),
-        "sources": {str(b.number): {"document_id": b.document_id, **_described(found.get(b.document_id), source_of)}
-                    for b in summary.context.blocks},
+        "sources": sources_response(summary.context, found, source_of),
         "context": context, "usage": dict(summary.usage), "timings": dict(summary.timings),
     }
     if include_context:
@@ -109,6 +101,29 @@ def summary_response(summary: Summary, documents: Mapping[str, Document], *, que
         if checks:
             payload["verification"] = [verification_json(v) for v in checks]
     return payload
+
+
+def bullet_response(bullet: Bullet, context: Context, documents: Mapping[str, Document],
+                    checked: VerifiedBullet | None = None) -> dict[str, Any]:
+    """One bullet: its text and citations (document ids and context numbers) and, when ``checked``, the evidence
+    span of each citation in its document."""
+    entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations), "numbers": list(bullet.numbers)}
+    if checked is not None:
+        number_of = {document_id: number for number, document_id in context.numbers.items()}
+        entry["evidence"] = _citation_evidence(bullet.citations, checked, number_of, documents)
+    return entry
+
+
+def context_response(context: Context) -> dict[str, Any]:
+    """How the context was packed: its order, its budget and the tokens it holds."""
+    return {"order": context.order, "budget": context.budget, "tokens": context.token_count}
+
+
+def sources_response(context: Context, documents: Mapping[str, Document],
+                     source_of: SourceOf = stored_source) -> dict[str, dict[str, str]]:
+    """The context's documents by their numbers, with their titles and sources."""
+    return {str(b.number): {"document_id": b.document_id, **_described(documents.get(b.document_id), source_of)}
+            for b in context.blocks}
 
 
 def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet, number_of: dict[str, int],

@@ -69,6 +69,9 @@ from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
               help="Summary RAG: from the first document whose full text would pass this many characters, "
                    "documents give their summary only.")
 @rank_options
+@click.option("--stream", is_flag=True,
+              help="Print each bullet as soon as it is written and its citations checked (with --json: one JSON "
+                   "event a line: context, bullet..., done).")
 @click.option("--json", "as_json", is_flag=True)
 def summarize(
     query: str | None, query_file: Any, index_dir: str, retriever: str, budget: int, order: str,
@@ -77,7 +80,7 @@ def summarize(
     template: str, bullets: int, words: int, relevance_embedder: str | None, temperature: float, seed: int,
     max_tokens: int, tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
     repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
-    char_limit: int, rank_model: str | None, rank_url: str | None, as_json: bool,
+    char_limit: int, rank_model: str | None, rank_url: str | None, stream: bool, as_json: bool,
 ) -> None:
     """Answer QUERY (or --query-file) with a short bullet summary whose bullets cite the documents that support
     them."""
@@ -96,39 +99,55 @@ def summarize(
         tokenizer=tokenizer, template=template, temperature=temperature, seed=seed, max_tokens=max_tokens,
         verify=verify_citations, repair=repair_citations, summary_index=summary_dir,
         summary_documents=summary_documents, char_limit=char_limit, llm=model_options, confirm_model=confirm_model)
-    answer = Pipeline(index_dir, options, likelihood=likelihood).summarize(query)
+    pipeline = Pipeline(index_dir, options, likelihood=likelihood)
+    if stream:
+        _echo_stream(pipeline, query, as_json, repaired=options.repairs)
+        return
+    answer = pipeline.summarize(query).to_json(include_context=as_json)
     if as_json:
-        echo_json(answer.to_json())
+        echo_json(answer)
     else:
         _echo_answer(answer, repaired=options.repairs)
 
 
-def _echo_answer(answer: Any, *, repaired: bool) -> None:
-    """An answer as a person reads it: the bullets (or the leads of an abstention) with their numbered sources,
-    and the notes on stderr."""
-    summary, sources = answer.summary, answer.to_json(include_context=False)["sources"]
-    if not summary.bullets:
-        click.echo("(no bullets: " + "; ".join(summary.notes or ("no relevant content found",)) + ")")
-    elif summary.notes:
-        click.echo("note: " + "; ".join(summary.notes), err=True)
-    cited: dict[int, str] = {}
-    for bullet in summary.bullets:
-        click.echo(f"- {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
-        cited.update(zip(bullet.numbers, bullet.citations))
-    for lead in summary.leads:  # nothing answers: the closest sentences, to follow up, not as an answer
-        click.echo(f"lead: {lead.text} " + "".join(f"[{n}]" for n in lead.numbers))
-        cited.update(zip(lead.numbers, lead.citations))
+def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) -> None:
+    """The answer as it is written: each bullet printed once checked, then the sources and the notes (or, with
+    ``as_json``, each event as a line of JSON)."""
+    for event in pipeline.stream(query, include_context=as_json):
+        if as_json:
+            click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
+        elif event.kind == "bullet":
+            click.echo(f"- {event.data['text']} " + "".join(f"[{n}]" for n in event.data["numbers"]))
+        elif event.kind == "done":
+            _echo_answer(event.data, repaired=repaired, bullets_printed=True)
+
+
+def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: bool = False) -> None:
+    """An answer (its JSON) as a person reads it: the bullets (unless already printed as they came) or the leads
+    of an abstention, the numbered sources they cite, and the notes on stderr."""
+    if not answer["bullets"]:
+        click.echo("(no bullets: " + "; ".join(answer["notes"] or ("no relevant content found",)) + ")")
+    elif answer["notes"]:
+        click.echo("note: " + "; ".join(answer["notes"]), err=True)
+    cited: set[int] = set()
+    for bullet in answer["bullets"]:
+        if not bullets_printed:
+            click.echo(f"- {bullet['text']} " + "".join(f"[{n}]" for n in bullet["numbers"]))
+        cited.update(bullet["numbers"])
+    for lead in answer["leads"]:  # nothing answers: the closest sentences, to follow up, not as an answer
+        click.echo(f"lead: {lead['text']} " + "".join(f"[{n}]" for n in lead["numbers"]))
+        cited.update(lead["numbers"])
     if cited:
         click.echo("")
         for number in sorted(cited):
-            source = sources[str(number)]
+            source = answer["sources"][str(number)]
             click.echo(f"[{number}] {source['title'] or source['document_id']} — "
                        f"{source['source'] or source['document_id']}")
-    if summary.dropped_citations:
-        click.echo(f"note: removed citations to documents not in the context: {list(summary.dropped_citations)}",
+    if answer["dropped_citations"]:
+        click.echo(f"note: removed citations to documents not in the context: {answer['dropped_citations']}",
                    err=True)
-    for number, check in enumerate(answer.checks, start=1):
-        unsupported = [c.document_id for c in check.checks if not c.supported]
+    for number, bullet in enumerate(answer["bullets"], start=1):
+        unsupported = [e["document_id"] for e in bullet.get("evidence", ()) if not e["supported"]]
         if unsupported and not repaired:
             click.echo(f"note: bullet {number} cites documents that do not state it: {unsupported}", err=True)
 

@@ -165,6 +165,15 @@ class LLM(ABC):
     def complete(self, request: ChatRequest) -> Completion:
         return self.map([request])[0]
 
+    def stream(self, request: ChatRequest, usage: dict[str, int] | None = None) -> Iterator[str]:
+        """The answer's text as the model writes it, a piece at a time; ``usage`` (when given) gets the
+        request's token counts once the answer is whole. Closing the iterator early stops the model where the
+        backend can. A backend that cannot stream gives the whole answer as one piece."""
+        completion = self.complete(request)
+        if usage is not None:
+            usage.update(completion.usage)
+        yield completion.text
+
     def map(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         try:
             asyncio.get_running_loop()

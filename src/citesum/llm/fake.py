@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from citesum.llm.base import LLM, ChatRequest, Completion
 
@@ -23,6 +23,9 @@ class FakeLLM(LLM):
         super().__init__()
         self.responses: deque[str | Exception] = deque(responses)
         self.requests: list[ChatRequest] = []
+        #: :meth:`stream` gives the answer in pieces of this many characters, this many seconds apart
+        self.piece_chars = 7
+        self.pause = 0.0
 
     @property
     def prompts(self) -> list[str]:
@@ -44,3 +47,16 @@ class FakeLLM(LLM):
             self.usage.add(completion)
             out.append(completion)
         return out
+
+    def stream(self, request: ChatRequest, usage: dict[str, int] | None = None) -> Iterator[str]:
+        """The next scripted response a few characters at a time (the pieces a server would send); a
+        ``pause`` between them, in seconds, lets a test see the first piece before the last."""
+        import time
+
+        text = self.complete(request).text
+        for start in range(0, len(text), self.piece_chars):
+            if start:
+                time.sleep(self.pause)
+            yield text[start:start + self.piece_chars]
+        if usage is not None:
+            usage.update(prompt_tokens=0, completion_tokens=0)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from citesum.errors import LLMError, MissingExtraError
-from citesum.llm.base import LLM, ChatRequest, Completion, json_response_format
+from citesum.errors import LLMCancelled, LLMError, LLMTimeout, MissingExtraError
+from citesum.llm.base import LLM, ChatRequest, Completion, call_limit, json_response_format
 
 
 def packaged_smollm2_path() -> str:
@@ -56,6 +56,28 @@ class LlamaCppChat(LLM):
     async def amap(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         # One model in one process answers one request at a time; run it off the event loop.
         return [await asyncio.to_thread(self._one, request) for request in requests]
+
+    def stream(self, request: ChatRequest, usage: dict[str, int] | None = None) -> Iterator[str]:
+        """The answer token by token, as llama.cpp writes it; the request's time limit and its client leaving
+        (:func:`~citesum.llm.base.answer_by`) stop the writing between two tokens."""
+        limit = call_limit()
+        with self._lock:
+            pieces = self._model.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in request.messages],
+                temperature=request.temperature, top_p=request.top_p, max_tokens=request.max_tokens,
+                seed=request.seed, stream=True)
+            written = 0
+            for chunk in pieces:
+                if limit is not None and (limit.seconds_left() or 1) <= 0:
+                    raise LLMTimeout(f"{self.name}: the model did not answer within the request's time limit")
+                if limit is not None and limit.abandoned:
+                    raise LLMCancelled(f"{self.name}: the request was given up; the writing was stopped")
+                text = (chunk["choices"][0].get("delta") or {}).get("content") or ""
+                if text:
+                    written += 1
+                    yield text
+        if usage is not None:  # llama.cpp's stream carries no counts: one piece is one token
+            usage.update(completion_tokens=written)
 
     def _one(self, request: ChatRequest) -> Completion:
         with self._lock:

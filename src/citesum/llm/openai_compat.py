@@ -23,7 +23,8 @@ import os
 import random
 import re
 import time
-from typing import Any, Iterable, Sequence
+import json
+from typing import Any, AsyncIterator, Iterable, Iterator, Sequence
 
 from citesum.errors import ContextTooLong, LLMCancelled, LLMError, LLMTimeout, MissingExtraError
 from citesum.llm.base import JSON_DIALECTS, LLM, CallLimit, ChatRequest, Completion, call_limit, json_response_format
@@ -98,6 +99,23 @@ def context_too_long(text: str) -> tuple[int | None, int | None, bool] | None:
             return (int(match.group(window)), None if requested is None else int(match.group(requested)),
                     with_answer)
     return None
+
+
+def _stream_pieces(line: str, counts: dict[str, int]) -> list[str]:
+    """The text pieces of one line of a chat-completions event stream (``data: {...}``); its token counts, when
+    the server sends them, go to ``counts``."""
+    if not line.startswith("data:"):
+        return []
+    data = line[5:].strip()
+    if not data or data == "[DONE]":
+        return []
+    try:
+        event = json.loads(data)
+    except ValueError as exc:
+        raise _Retryable(f"malformed event in the stream: {data[:200]!r}", of_endpoint=False) from exc
+    if isinstance(event.get("usage"), dict):
+        counts.update({k: int(v) for k, v in event["usage"].items() if isinstance(v, int)})
+    return [text for choice in event.get("choices") or [] if (text := (choice.get("delta") or {}).get("content"))]
 
 
 def raise_for_status(response: Any, base_url: str) -> None:
@@ -204,6 +222,98 @@ class OpenAIChat(LLM):
                 if answers.done() and not answers.cancelled():
                     answers.exception()  # seen: what is raised here says what went wrong
                 raise
+
+    def stream(self, request: ChatRequest, usage: dict[str, int] | None = None) -> Iterator[str]:
+        """The answer as the server writes it (``"stream": true``: server-sent events). A cached answer comes
+        whole; a whole answer streamed is cached. A failure before the first piece is retried as
+        :meth:`amap`'s are; after it, it is an :class:`LLMError`. The request's time limit and its client
+        leaving (:func:`~citesum.llm.base.answer_by`), or the caller closing the iterator, close the connection,
+        and the server stops writing."""
+        key = self._key(request)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self.usage.add(hit)
+            if usage is not None:
+                usage.update(hit.usage, cached=1)
+            yield hit.text
+            return
+        counts: dict[str, int] = {}
+        pieces: list[str] = []
+        loop = asyncio.new_event_loop()
+        written = self._astream(request, counts)
+        try:
+            while True:
+                step = asyncio.ensure_future(written.__anext__(), loop=loop)
+                try:
+                    piece = self._wait(loop, step)
+                except StopAsyncIteration:
+                    break
+                pieces.append(piece)
+                yield piece
+        finally:
+            loop.run_until_complete(written.aclose())  # closes the connection: the server stops writing
+            loop.close()
+        completion = Completion(("".join(pieces),), counts)
+        self.usage.add(completion)
+        if usage is not None:
+            usage.update(counts)
+        if self.cache is not None:
+            self.cache.put(key, completion)
+
+    def _wait(self, loop: asyncio.AbstractEventLoop, step: "asyncio.Task[str]") -> str:
+        """The next piece of the answer, once it comes; past the request's time limit, or once it is given up,
+        the step is cancelled and :class:`LLMTimeout` or :class:`LLMCancelled` raised."""
+        limit = call_limit()
+        while not step.done():
+            left = None if limit is None else limit.seconds_left()
+            if limit is not None and ((left is not None and left <= 0) or limit.abandoned):
+                step.cancel()
+                loop.run_until_complete(asyncio.gather(step, return_exceptions=True))
+                if limit.abandoned:
+                    raise LLMCancelled(f"{self.base_url}: the request was given up; the call was cancelled")
+                raise LLMTimeout(f"{self.base_url}: the model did not answer within the request's time limit; "
+                                 "the call was cancelled")
+            poll = LIMIT_POLL_S if left is None else min(LIMIT_POLL_S, max(left, 0.001))
+            loop.run_until_complete(asyncio.wait({step}, timeout=poll if limit is not None else None))
+        return step.result()
+
+    async def _astream(self, request: ChatRequest, counts: dict[str, int]) -> AsyncIterator[str]:
+        import httpx
+
+        key = os.environ.get(self.api_key_env, "")
+        payload = {"model": self.model, **request.as_payload(), "stream": True}
+        failures: list[str] = []
+        async with httpx.AsyncClient(timeout=self.timeout,
+                                     headers={"Authorization": f"Bearer {key}"} if key else {}) as client:
+            while True:
+                endpoint = await self.pool.acquire()
+                written = 0
+                outcome = "abandoned"
+                try:
+                    async with client.stream("POST", f"{endpoint.url}/chat/completions", json=payload) as response:
+                        if response.status_code >= 400:
+                            await response.aread()
+                            if response.status_code in RETRYABLE_STATUS:
+                                raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}")
+                            outcome = "answered"
+                            raise_for_status(response, endpoint.url)
+                        async for line in response.aiter_lines():
+                            for piece in _stream_pieces(line, counts):
+                                written += 1
+                                yield piece
+                    outcome = "answered"
+                    return
+                except (httpx.TimeoutException, httpx.TransportError, _Retryable) as exc:
+                    outcome = "failed"
+                    if written:
+                        raise LLMError(f"{endpoint.url}: the answer broke off after {written} piece(s): "
+                                       f"{exc}") from exc
+                    failures.append(str(exc) or type(exc).__name__)
+                    if len(failures) > self.max_retries:
+                        raise LLMError(f"{self.base_url}: gave up after {len(failures)} attempt(s); last error: "
+                                       f"{failures[-1]}") from exc
+                    self.usage.retries += 1
+                finally:
+                    self.pool.release(endpoint, outcome)
 
     async def _within(self, answers: "asyncio.Future[list[Completion]]", limit: CallLimit) -> list[Completion]:
         """``answers`` once they come, or :class:`LLMTimeout` past the limit's deadline, :class:`LLMCancelled` once

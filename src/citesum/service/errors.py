@@ -18,6 +18,11 @@ def json_bytes(content: Any) -> bytes:
     return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "replace")
 
 
+def event_bytes(kind: str, data: Any) -> bytes:
+    """One server-sent event: its name and its data, JSON on one line."""
+    return b"event: " + kind.encode("ascii") + b"\ndata: " + json_bytes(data) + b"\n\n"
+
+
 def error_body(error: str, detail: Any) -> bytes:
     return json_bytes({"error": error, "detail": detail})
 

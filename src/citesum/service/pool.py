@@ -18,7 +18,7 @@ import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from citesum.service import reader as read_work
 from citesum.service.config import WorkerKind
@@ -134,6 +134,51 @@ class ReadPool:
         except BrokenProcessPool:
             self._restart(executor)
             raise WorkerDied() from None
+
+    async def run_stream(self, function: Callable[..., None], *args: Any) -> AsyncIterator[bytes]:
+        """What ``function(reader, *args, emit)`` gives ``emit``, as it comes: a thread worker's events one by
+        one, a worker process's all at once when it is done (see :func:`~citesum.service.reader.collected`).
+        Admitted, timed and refused as :meth:`run`; closing the iterator (the client left) gives the work up,
+        and its LLM calls are cancelled."""
+        if self.kind != "thread":
+            for event in await self.run(read_work.collected, function, *args):
+                yield event
+            return
+        if self._busy >= self.capacity:
+            raise Overloaded(self.retry_after())
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[bytes] = asyncio.Queue()
+        given_up = threading.Event()
+        self._busy += 1
+        try:
+            future = self._submit(self._executor, given_up, function, *args,
+                                  lambda event: loop.call_soon_threadsafe(events.put_nowait, event))
+        except BaseException:
+            self._busy -= 1
+            raise
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
+        outcome = asyncio.wrap_future(future)
+        outcome.add_done_callback(lambda done: done.cancelled() or done.exception())
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            while True:
+                waiting = asyncio.ensure_future(events.get())
+                await asyncio.wait({waiting, outcome}, timeout=max(deadline - time.monotonic(), 0),
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if waiting.done():
+                    yield waiting.result()
+                    continue
+                waiting.cancel()
+                if outcome.done():
+                    while not events.empty():  # what was emitted just before the end
+                        yield events.get_nowait()
+                    outcome.result()  # the work's error, if it failed
+                    return
+                raise RequestTimeout(self.timeout_s)
+        finally:
+            if not outcome.done():
+                given_up.set()  # the client left, or the time is up: the model stops writing
+                future.cancel()
 
     async def _unless_the_client_leaves(self, work: "asyncio.Future[Any]", given_up: threading.Event,
                                         client_left: Callable[[], Awaitable[bool]]) -> Any:

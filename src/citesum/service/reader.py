@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from citesum.llm.base import LLM, answer_by
 from citesum.pipeline import Pipeline, PipelineOptions
 from citesum.responses import document_response, relative_source, search_response
 from citesum.retrieve import get_retriever
-from citesum.service.errors import NotFound, json_bytes
+from citesum.service.errors import NotFound, event_bytes, json_bytes
 from citesum.service.models import SearchRequest, SummarizeRequest
 from citesum.types import Document
 
@@ -104,20 +105,50 @@ def search(reader: Reader, request: SearchRequest) -> dict[str, Any]:
 
 def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
     pipeline = Pipeline(reader.index, pipeline_options(reader, request), llm=reader.llm)
+    with paced(reader, pipeline, request) as answered:
+        answered.append(pipeline.summarize(request.query, budget=request.budget or reader.budget()).to_json(
+            source_of=relative_source, include_context=False))
+    return answered[0]
+
+
+def summarize_stream(reader: Reader, request: SummarizeRequest, emit: Callable[[bytes], None]) -> None:
+    """:func:`summarize` as server-sent events, each given to ``emit`` as soon as it is made (see
+    :meth:`~citesum.pipeline.Pipeline.stream`)."""
+    pipeline = Pipeline(reader.index, pipeline_options(reader, request), llm=reader.llm)
+    with paced(reader, pipeline, request) as answered:
+        for event in pipeline.stream(request.query, budget=request.budget or reader.budget(),
+                                     source_of=relative_source, include_context=False):
+            emit(event_bytes(event.kind, event.data))
+            if event.kind == "done":
+                answered.append(event.data)
+
+
+def collected(reader: Reader, function: Callable[..., None], *args: Any) -> list[bytes]:
+    """What ``function(reader, *args, emit)`` emits, all of it, once it is done: a worker process's stream,
+    which cannot send its events one by one across the process boundary."""
+    events: list[bytes] = []
+    function(reader, *args, events.append)
+    return events
+
+
+@contextmanager
+def paced(reader: Reader, pipeline: Pipeline, request: SummarizeRequest) -> Iterator[list[dict[str, Any]]]:
+    """The block writes the answer (a JSON dict) into the list it is given; the model's pace is then taken from
+    it. A model that does not answer within the time is as slow as that, and the next default budget is
+    smaller (else a model too slow from the start would time out for ever)."""
     started = time.perf_counter()
+    answered: list[dict[str, Any]] = []
     try:
-        answer = pipeline.summarize(request.query, budget=request.budget or reader.budget())
+        yield answered
     except LLMTimeout:
         if reader.pace is not None and pipeline.llm is not None:
-            # the model did not read this much in the time: its pace is at most that, and the next default
-            # budget is smaller (else a model too slow from the start would time out for ever)
             budget = request.budget or reader.budget()
             reader.pace.record(int(budget * (pipeline.llm.prompt_token_ratio or 1.0)), time.perf_counter() - started)
         raise
-    usage, timings = answer.summary.usage, answer.summary.timings
-    if reader.pace is not None and pipeline.llm is not None and not usage.get("cached"):
-        reader.pace.record(int(usage.get("prompt_tokens", 0)), float(timings.get("llm_s", 0)))
-    return answer.to_json(source_of=relative_source, include_context=False)
+    if reader.pace is not None and pipeline.llm is not None and answered:
+        usage, timings = answered[0]["usage"], answered[0]["timings"]
+        if not usage.get("cached"):
+            reader.pace.record(int(usage.get("prompt_tokens", 0)), float(timings.get("llm_s", 0)))
 
 
 def pipeline_options(reader: Reader, request: SummarizeRequest) -> PipelineOptions:

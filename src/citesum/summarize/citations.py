@@ -44,6 +44,12 @@ def _strip_markup(text: str) -> str:
     return re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: m.group(1) or m.group(2), text).strip()
 
 
+def has_bullet_lines(output: str) -> bool:
+    """Whether ``output`` has a line with a bullet marker (else :func:`bullet_lines` splits it into sentences,
+    which a half-written answer would cut wrongly)."""
+    return any(_BULLET.match(line) for line in output.splitlines())
+
+
 def bullet_lines(output: str) -> list[str]:
     """The bullet lines of an answer; an answer without any bullet marker is split into its sentences."""
     lines = [m.group(1) for line in output.splitlines() if (m := _BULLET.match(line))]

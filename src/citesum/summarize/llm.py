@@ -6,13 +6,13 @@ import math
 import re
 import time
 from dataclasses import replace
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from citesum.errors import ContextTooLong, LLMError, UnusableOutputError
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import shrunk
 from citesum.summarize import ANSWER_TOKENS, fit_budget, prompt_room
-from citesum.summarize.citations import parse_output
+from citesum.summarize.citations import has_bullet_lines, parse_output
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
 from citesum.tokens import get_tokenizer
 from citesum.types import Bullet, Context, Summary
@@ -154,30 +154,80 @@ class LLMSummarizer:
         prompt = self.prompt(query, context)
         started = time.perf_counter()
         outputs = []
-        request = ChatRequest.from_prompt(prompt, temperature=self.request.temperature, seed=self.request.seed,
-                                          max_tokens=self.request.max_tokens)
+        request = self._request(prompt)
         for attempt in range(self.retries_on_bad_output + 1):
             completion = self.llm.complete(request.retry(attempt) if attempt else request)
             # a cached answer says nothing of the model's pace: it came at once
             usage = {**completion.usage, **({"cached": 1} if completion.cached else {})}
             outputs.append(completion.text)
-            timings = {"llm_s": round(time.perf_counter() - started, 4)}
-            if says_no_answer(completion.text):
-                documents = len({block.document_id for block in context.blocks})
-                return Summary((), context, prompt=prompt, raw_output=completion.text, usage=usage,
-                               timings=timings, summarizer=f"{self.name}:{self.llm.name}", abstained=True,
-                               notes=(f"No passage in the {documents} documents that best match the question "
-                                      "answers it (the model found none)",))
-            parsed = parse_output(completion.text, context.numbers)
-            if parsed.bullets:
-                bullets, off_topic = (answering_bullets(query, parsed.bullets, context) if self.answer_check
-                                      else (parsed.bullets, ()))
-                notes = (f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's "
-                         "words",) if off_topic else ()
-                return Summary(bullets, context, prompt=prompt, raw_output=completion.text,
-                               dropped_citations=parsed.dropped_numbers, usage=usage,
-                               timings=timings, summarizer=f"{self.name}:{self.llm.name}", notes=notes,
-                               abstained=not bullets)
+            summary = self._summary_of(query, context, prompt, completion.text, usage,
+                                       {"llm_s": round(time.perf_counter() - started, 4)})
+            if summary is not None:
+                return summary
         shown = " | ".join(repr(o[:80]) for o in outputs)
         raise UnusableOutputError(f"{self.llm.name} returned no usable bullets in {len(outputs)} attempt(s): {shown}")
+
+    def _request(self, prompt: str) -> ChatRequest:
+        return ChatRequest.from_prompt(prompt, temperature=self.request.temperature, seed=self.request.seed,
+                                       max_tokens=self.request.max_tokens)
+
+    def _summary_of(self, query: str, context: Context, prompt: str, output: str, usage: dict[str, int],
+                    timings: dict[str, float]) -> Summary | None:
+        """The summary of one output of the model: its abstention (``NO ANSWER``), its bullets that answer, or
+        None when it holds no usable bullet."""
+        name = f"{self.name}:{self.llm.name}"
+        if says_no_answer(output):
+            documents = len({block.document_id for block in context.blocks})
+            return Summary((), context, prompt=prompt, raw_output=output, usage=usage, timings=timings,
+                           summarizer=name, abstained=True,
+                           notes=(f"No passage in the {documents} documents that best match the question "
+                                  "answers it (the model found none)",))
+        parsed = parse_output(output, context.numbers)
+        if not parsed.bullets:
+            return None
+        bullets, off_topic = self._answering(query, parsed.bullets, context)
+        notes = (f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's words",) \
+            if off_topic else ()
+        return Summary(bullets, context, prompt=prompt, raw_output=output, dropped_citations=parsed.dropped_numbers,
+                       usage=usage, timings=timings, summarizer=name, notes=notes, abstained=not bullets)
+
+    def _answering(self, query: str, bullets: Sequence[Bullet],
+                   context: Context) -> tuple[tuple[Bullet, ...], tuple[Bullet, ...]]:
+        return answering_bullets(query, bullets, context) if self.answer_check else (tuple(bullets), ())
+
+    def stream(self, query: str, context: Context) -> Iterator[Bullet | Summary]:
+        """The bullets as the model completes them (a bullet line whose end has come; those that hold none of
+        the question's words are left out, as :meth:`summarize` leaves them), then the whole :class:`Summary`,
+        the same as :meth:`summarize` makes of the same output. An output with no usable bullet is asked again
+        whole, as :meth:`summarize` asks it."""
+        fitted = self._fitted(query, context)
+        try:
+            yield from self._stream_fitted(query, fitted, self._cut_note(context, fitted))
+        except ContextTooLong as refused:  # refused before any piece was written
+            smaller = self._refitted(query, fitted, refused)
+            yield from self._stream_fitted(query, smaller, self._cut_note(context, smaller))
+
+    def _stream_fitted(self, query: str, context: Context, notes: tuple[str, ...]) -> Iterator[Bullet | Summary]:
+        prompt = self.prompt(query, context)
+        started = time.perf_counter()
+        usage: dict[str, int] = {}
+        output, sent = "", 0
+        for piece in self.llm.stream(self._request(prompt), usage):
+            output += piece
+            if "\n" not in piece or not has_bullet_lines(output):
+                continue
+            whole = parse_output(output[:output.rindex("\n")], context.numbers).bullets  # lines that have ended
+            answering, _ = self._answering(query, whole[sent:], context)
+            yield from answering
+            sent = len(whole)
+        summary = self._summary_of(query, context, prompt, output, usage,
+                                   {"llm_s": round(time.perf_counter() - started, 4)})
+        if summary is None:  # no usable bullet: asked again, whole, as summarize asks
+            summary = self._summarize_fitted(query, context)
+            yield from summary.bullets
+        else:
+            # the last line, which no line break ended
+            yield from self._answering(query, parse_output(output, context.numbers).bullets[sent:], context)[0]
+        self._learn(query, context, dict(summary.usage))
+        yield replace(summary, notes=(*notes, *summary.notes)) if notes else summary
 

@@ -30,7 +30,7 @@ from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize
 from citesum.summarize.citations import strip_citations
 from citesum.llm.base import LLM
-from citesum.types import Context, Document, Summary
+from citesum.types import Bullet, Context, Document, Summary
 
 #: Chosen on held-out splits (benchmarks/citation_repair_held_out.py): over a grid, the setting with the best
 #: mean joint of the stored systems on two SummHay news haystacks, scored on the third. Every one of the three
@@ -211,15 +211,19 @@ def context_verifier(context: Context, **options: object) -> CitationVerifier:
 def check_summary(summary: Summary, repair: bool, **options: object) -> tuple[Summary, list[VerifiedBullet]]:
     """Verify every bullet's citations against the summary's own context; with ``repair``, replace them by
     the supported documents (which are, by construction, documents of the context)."""
-    from citesum.types import Bullet
-
     verifier = context_verifier(summary.context, **options)
-    number_of = {document_id: number for number, document_id in summary.context.numbers.items()}
-    checked = [verifier.verify(b.text, b.citations) for b in summary.bullets]
+    checked = [check_bullet(verifier, summary.context, bullet, repair) for bullet in summary.bullets]
+    bullets = tuple(bullet for bullet, _ in checked)
+    return (replace(summary, bullets=bullets) if repair else summary), [verified for _, verified in checked]
+
+
+def check_bullet(verifier: CitationVerifier, context: Context, bullet: Bullet,
+                 repair: bool) -> tuple[Bullet, VerifiedBullet]:
+    """One bullet's citations verified against ``context`` (by ``verifier``, :func:`context_verifier` of it);
+    with ``repair``, the bullet citing the supported documents instead, in context order as a reader expects."""
+    verified = verifier.verify(bullet.text, bullet.citations)
     if not repair:
-        return summary, checked
-    bullets = []
-    for bullet, verified in zip(summary.bullets, checked):
-        cited = sorted(verified.citations, key=number_of.__getitem__)  # in context order, as a reader expects
-        bullets.append(Bullet(bullet.text, tuple(cited), tuple(number_of[d] for d in cited)))
-    return replace(summary, bullets=tuple(bullets)), checked
+        return bullet, verified
+    number_of = {document_id: number for number, document_id in context.numbers.items()}
+    cited = sorted(verified.citations, key=number_of.__getitem__)
+    return Bullet(bullet.text, tuple(cited), tuple(number_of[d] for d in cited)), verified
