@@ -165,9 +165,9 @@ def delete(document_ids: Sequence[str], index_dir: str) -> None:
 
 @click.command()
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
-# bm25 is the default where the store keeps term counts: on ODSum Story its walk added 8.4 / 10.1 points of
-# precision / recall to BM25 on the held-out dev questions, the cosine graph's 3.5 / 5.4, and the packaged
-# SmolLM2-135M's LM score lowered them (benchmarks/lightpal_odsum.py, README).
+# bm25 is the default where the store keeps term counts: on ODSum Story's held-out questions its walk added more
+# precision and recall to BM25 than the cosine graph's, and the packaged SmolLM2-135M's LM score lowered them
+# (benchmarks/lightpal_odsum.py; docs/measurements.md has the table).
 @click.option("--scorer", type=click.Choice(["bm25", "cosine", "lm"]), default=None,
               help="Link each unit to its nearest units by BM25 (the unit's 32 heaviest terms as the query; the "
                    "default, or cosine on a Milvus index) or by embedding cosine; lm: the nearest by cosine ranked "

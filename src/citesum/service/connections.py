@@ -196,8 +196,8 @@ def protocol_for(limits: ConnectionLimits) -> type[GuardedH11Protocol]:
 
 class RateLimitedLog(logging.Filter):
     """Lets through at most ``burst`` records of the same message in ``window_s`` seconds, then one line saying
-    how many were held back: a flood (thousands of refused connections, each with a traceback) filled the log
-    by 80 MB in 12 s."""
+    how many were held back: a flood (thousands of refused connections, each with a traceback) would fill the
+    disk (benchmarks/faults.py measures the log's growth)."""
 
     def __init__(self, burst: int = 5, window_s: float = 60.0) -> None:
         super().__init__()

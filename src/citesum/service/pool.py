@@ -2,7 +2,7 @@
 
 There is no global lock: each request reads its own pinned generation of the index (``Index.read``). The
 workers are processes by default: retrieval and the extractive summarizer are mostly Python holding the
-interpreter lock, so threads gained 1.2-1.3x on two cores where processes use both (each worker process has
+interpreter lock, so threads gain little on several cores where processes use them all (each worker process has
 its own index object, one SQLite connection, and picks up new generations like any reader). Threads are the
 lighter choice for tests and for LLM-bound services. When every worker is busy and the queue is full, a
 request is refused at once with 503 and a ``Retry-After`` estimated from recent service times.

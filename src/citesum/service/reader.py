@@ -214,8 +214,8 @@ def timed_json(reader: Reader, function: Callable[..., Any], *args: Any) -> tupl
 
 def one_thread_each() -> None:
     """One worker is about one core's worth of work: no library of it starts threads of its own. OpenBLAS's
-    threads spin after each matrix product (the server used ~1.6 cores at concurrency 1 with them; development
-    runs of benchmarks/service_load.py), and the tokenizer's pool only contends with the other workers. The one
+    threads spin after each matrix product (a server at concurrency 1 used more than a core with them), and the
+    tokenizer's pool only contends with the other workers. The one
     exception is citesum's own: over an index with a graph, a hybrid's members rank at once (HybridRetriever),
     so a query takes two cores for a few milliseconds (its latency at a million passages: benchmarks/scale.py's
     one-BLAS-thread measures; not measured under load)."""
