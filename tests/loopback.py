@@ -77,3 +77,27 @@ def answer(handler: BaseHTTPRequestHandler, text: str) -> None:
     body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 5}}
     reply(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+
+def stream_answer(handler: BaseHTTPRequestHandler, pieces: list[str], pause: float = 0.0,
+                  sent: list[int] | None = None) -> None:
+    """A 200 streaming ``pieces`` as server-sent chat-completion chunks, ``pause`` seconds apart; ``sent`` gets
+    how many pieces went out before the client left (if it did)."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.end_headers()
+    count = 0
+    try:
+        for piece in pieces:
+            chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+            handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            handler.wfile.flush()
+            count += 1
+            time.sleep(pause)
+        handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        if sent is not None:
+            sent.append(count)

@@ -5,6 +5,7 @@ writes the README's images to docs/screenshots)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -128,8 +129,9 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
 
         # the document with characters beyond the BMP: its highlighted span is still the evidence exactly
         page.fill("#query", RESERVOIR)
-        with page.expect_response(lambda r: r.url.endswith("/summarize")):  # chips of this answer, not the last
-            page.click("#ask-button")
+        page.click("#ask-button")  # the chips of this answer, not the last one's: the question's own document
+        page.locator(f"button.chip[data-document='{WAVES.id}']").first.wait_for()
+        expect(page.locator("#ask-button")).to_be_enabled()  # the answer is whole
         waves = page.locator(f"button.chip[data-document='{WAVES.id}']").first
         waves.click()
         expect(page.locator("#doc-title")).to_contain_text("Reservoir watch")
@@ -292,7 +294,7 @@ def test_the_page_offers_what_the_service_offers(page: Any, tmp_path: Path, hays
 
         page.fill("#query", QUESTION)
         page.select_option("#retriever", "raptor")
-        with page.expect_request(lambda r: r.url.endswith("/summarize")) as sent:
+        with page.expect_request(lambda r: r.url.endswith("/summarize/stream")) as sent:
             page.click("#ask-button")
         assert sent.value.post_data_json["retriever"] == "raptor"
         page.wait_for_selector("#bullets-list li")
@@ -300,15 +302,92 @@ def test_the_page_offers_what_the_service_offers(page: Any, tmp_path: Path, hays
         page.select_option("#retriever", "hybrid")
         page.select_option("#summarizer", "readagent")
         page.check("#summary-index")
-        with page.expect_response(lambda r: r.url.endswith("/summarize")) as answered:
+        with page.expect_response(lambda r: r.url.endswith("/summarize/stream")) as answered:
             page.click("#ask-button")
         asked = answered.value.request.post_data_json
         assert asked["summarizer"] == "readagent" and asked["summary_index"] is True
-        assert answered.value.status == 200 and answered.value.json()["context"]["order"] == "summary-rag"
+        events = [line for line in answered.value.text().splitlines() if line.startswith("data: ")]
+        assert answered.value.status == 200 and json.loads(events[-1][6:])["context"]["order"] == "summary-rag"
         page.wait_for_selector("#bullets-list li")
 
         page.check("input[name=mode][value=search]")  # a search ranks passages: RAPTOR's tree is not offered
         assert page.locator("#retriever option[value=raptor]").is_disabled()
         expect(page.locator("#summary-index-label")).to_be_hidden()
+    finally:
+        server.close()
+
+
+def _streaming_model(pieces: list[str], pause: float, sent: list[int], asked: list[dict]) -> Any:
+    """A scripted model server that writes ``pieces`` ``pause`` seconds apart (and refuses the window probe,
+    saying its window)."""
+    from loopback import reply, stream_answer
+
+    def script(handler, request, n):  # type: ignore[no-untyped-def]
+        if not handler.path.endswith("/chat/completions"):
+            reply(handler, 404, b"{}")
+            return
+        if len(request["messages"][-1]["content"]) > 100_000:
+            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
+                                b'requested 10000000 tokens"}')
+            return
+        asked.append(request)
+        stream_answer(handler, pieces, pause, sent)
+
+    return script
+
+
+# each holds the question's words: none is left out as not answering it
+BULLETS = ["- The city's water supply is short: the Lakemont reservoir fell to 41 percent in August. [1]\n",
+           "- Household water rates will rise by 7.5 percent on January 1. [2]\n",
+           "- Leaks in the old mains waste water, engineers say. [3]\n"]
+
+
+def test_the_page_shows_each_bullet_as_the_model_writes_it(page: Any, tmp_path: Path, haystack: Any,
+                                                             serve) -> None:  # type: ignore[no-untyped-def]
+    sent: list[int] = []
+    asked: list[dict] = []
+    model = serve(_streaming_model(BULLETS, 2.5, sent, asked))
+    index = _index(tmp_path / "ix", haystack)
+    server = citesum_serve(index, tmp_path / "serve.log", "--llm", "openai", "--model", "m", "--base-url", model.url)
+    try:
+        page.goto(server.url)
+        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
+        # the first bullet is on the page, with its checked citation, while the model still writes the rest
+        first = page.locator("#bullets-list > li").first
+        expect(first).to_contain_text("the Lakemont reservoir fell to 41 percent")
+        assert first.locator("button.chip").count() >= 1
+        expect(page.locator("#stop-button")).to_be_visible()
+        assert not sent  # the model server has not finished writing
+        expect(page.locator("#bullets-list > li")).to_have_count(3, timeout=15_000)
+        expect(page.locator("#stop-button")).to_be_hidden()  # done: the whole answer replaced the stream
+        assert sent == [len(BULLETS)] and len(asked) == 1
+    finally:
+        server.close()
+
+
+def test_stop_ends_the_model_writing(page: Any, tmp_path: Path, haystack: Any, serve) -> None:  # type: ignore[no-untyped-def]
+    sent: list[int] = []
+    model = serve(_streaming_model(BULLETS * 10, 1.0, sent, []))
+    index = _index(tmp_path / "ix", haystack)
+    server = citesum_serve(index, tmp_path / "serve.log", "--llm", "openai", "--model", "m", "--base-url", model.url)
+    try:
+        page.goto(server.url)
+        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
+        page.click("#stop-button")
+        expect(page.locator("#notes")).to_contain_text("Stopped")
+        expect(page.locator("#bullets-list > li")).to_have_count(1)  # what came stays
+        import time as clock
+
+        deadline = clock.monotonic() + 10
+        while not sent:  # the model server saw its client leave: it stopped writing
+            assert clock.monotonic() < deadline, "the model kept writing after Stop"
+            clock.sleep(0.1)
+        assert sent[0] < len(BULLETS) * 10
     finally:
         server.close()

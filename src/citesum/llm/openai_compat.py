@@ -101,6 +101,21 @@ def context_too_long(text: str) -> tuple[int | None, int | None, bool] | None:
     return None
 
 
+def _completion_of(response: Any) -> Completion:
+    """The completion of a chat-completions response body; :class:`_Retryable` when it is not one."""
+    try:
+        body = response.json()
+        texts = tuple(choice["message"]["content"] or "" for choice in
+                      sorted(body["choices"], key=lambda c: c.get("index", 0)))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _Retryable(f"malformed response body ({type(exc).__name__}): {response.text[:200]!r}",
+                         of_endpoint=False) from exc
+    if not texts:
+        raise _Retryable("response has no choices", of_endpoint=False)
+    usage = {k: int(v) for k, v in (body.get("usage") or {}).items() if isinstance(v, int)}
+    return Completion(texts=texts, usage=usage)
+
+
 def _stream_pieces(line: str, counts: dict[str, int]) -> list[str]:
     """The text pieces of one line of a chat-completions event stream (``data: {...}``); its token counts, when
     the server sends them, go to ``counts``."""
@@ -296,6 +311,14 @@ class OpenAIChat(LLM):
                                 raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}")
                             outcome = "answered"
                             raise_for_status(response, endpoint.url)
+                        if "text/event-stream" not in response.headers.get("content-type", "text/event-stream"):
+                            # a server that does not stream answers whole: its answer is the one piece
+                            await response.aread()
+                            completion = _completion_of(response)
+                            counts.update(completion.usage)
+                            yield completion.text
+                            outcome = "answered"
+                            return
                         async for line in response.aiter_lines():
                             for piece in _stream_pieces(line, counts):
                                 written += 1
@@ -387,14 +410,4 @@ class OpenAIChat(LLM):
         if response.status_code >= 400 and "response_format" in payload and "response_format" in response.text:
             raise _FormatRefused(dialect)  # llama-cpp-python answers an unknown form with a 500, not a 400
         raise_for_status(response, base_url)
-        try:
-            body = response.json()
-            texts = tuple(choice["message"]["content"] or "" for choice in
-                          sorted(body["choices"], key=lambda c: c.get("index", 0)))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise _Retryable(f"malformed response body ({type(exc).__name__}): {response.text[:200]!r}",
-                             of_endpoint=False) from exc
-        if not texts:
-            raise _Retryable("response has no choices", of_endpoint=False)
-        usage = {k: int(v) for k, v in (body.get("usage") or {}).items() if isinstance(v, int)}
-        return Completion(texts=texts, usage=usage)
+        return _completion_of(response)

@@ -169,7 +169,7 @@ async function ask(event) {
       if ($("budget").value) request.budget = Number($("budget").value);
       if ($("summarizer").value) request.summarizer = $("summarizer").value;
       if (!$("summary-index-label").hidden && $("summary-index").checked) request.summary_index = true;
-      renderSummary(await api("/summarize", { method: "POST", json: request }));
+      await streamSummary(request);
       if (byModel) refreshStatus();  // the model's pace may have lowered the default budget
     }
     setBusy("");
@@ -181,13 +181,86 @@ async function ask(event) {
   }
 }
 
-function renderSummary(answer) {
+// The summary as the service writes it (server-sent events): the sources first, each bullet as soon as it is
+// written and its citations checked, then the whole answer. Stop cancels the request, and the model's writing.
+let stopping = null;
+
+async function streamSummary(request) {
+  const controller = new AbortController();
+  stopping = controller;
+  $("stop-button").hidden = false;
+  const headers = new Headers({ "Content-Type": "application/json" });
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+  try {
+    const response = await fetch("/summarize/stream", { method: "POST", headers, body: JSON.stringify(request),
+                                                         signal: controller.signal });
+    if (!response.ok) {  // refused before it began: the error is JSON, as for any request
+      let body = null;
+      try { body = await response.json(); } catch (_) { /* not JSON */ }
+      if (response.status === 401) askForToken("");
+      throw new ApiError(response.status, (body && body.error) || response.statusText,
+                         (body && body.detail) || `HTTP ${response.status}`);
+    }
+    let sources = {};
+    for await (const [name, data] of serverEvents(response.body)) {
+      if (name === "context") {
+        sources = data.sources;
+        startAnswer();
+      } else if (name === "bullet") {
+        $("bullets-list").append(bulletItem(data, $("bullets-list").children.length, sources));
+      } else if (name === "done") {
+        renderSummary(data);
+      } else if (name === "error") {
+        throw new ApiError(data.status, data.error, data.detail);
+      }
+    }
+  } catch (error) {
+    if (error.name !== "AbortError") throw error;
+    $("notes").textContent = "Stopped: the bullets above are those written before you stopped.";
+  } finally {
+    stopping = null;
+    $("stop-button").hidden = true;
+  }
+}
+
+// [name, data] of each event of a server-sent event stream
+async function* serverEvents(body) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      yield [name, JSON.parse(data)];
+    }
+  }
+}
+
+function startAnswer() {
   $("results").hidden = true;
-  const list = $("bullets-list");
-  list.textContent = "";
-  answer.bullets.forEach((bullet, index) => {
-    const chips = (bullet.evidence || []).map((evidence) => {
-      const source = answer.sources[String(evidence.number)] || {};
+  $("bullets-list").textContent = "";
+  $("leads").textContent = "";
+  $("leads-section").hidden = true;
+  $("sources").textContent = "";
+  $("notes").textContent = "";
+  $("notes").classList.remove("abstained");
+  $("answer").hidden = false;
+}
+
+function bulletItem(bullet, index, sources) {
+  const chips = (bullet.evidence || []).map((evidence) => {
+      const source = sources[String(evidence.number)] || {};
       const page = evidence.page ? `, page ${evidence.page}` : "";
       const label = `Source ${evidence.number}: ${source.title || evidence.document_id}${page}` +
         (evidence.supported ? "" : " (does not clearly state this)");
@@ -203,8 +276,14 @@ function renderSummary(answer) {
         }),
       }, evidence.page ? `[${evidence.number}, p. ${evidence.page}]` : `[${evidence.number}]`);
     });
-    list.append(element("li", {}, bullet.text, ...chips));
-  });
+  return element("li", {}, bullet.text, ...chips);
+}
+
+function renderSummary(answer) {
+  $("results").hidden = true;
+  const list = $("bullets-list");
+  list.textContent = "";
+  answer.bullets.forEach((bullet, index) => list.append(bulletItem(bullet, index, answer.sources)));
   $("notes").textContent = [...answer.notes, ...(answer.dropped_citations.length
     ? [`Removed citations to documents that were not in the context: ${answer.dropped_citations.join(", ")}`] : [])]
     .join(" ");
@@ -355,6 +434,7 @@ function useToken(event) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("ask").addEventListener("submit", ask);
+  $("stop-button").addEventListener("click", () => { if (stopping) stopping.abort(); });
   // the browser's own checks (a budget under the minimum...) block a send: the last error is no longer news
   $("ask").addEventListener("invalid", () => showError(null), true);
   $("query").addEventListener("keydown", (event) => {
