@@ -391,3 +391,75 @@ def test_stop_ends_the_model_writing(page: Any, tmp_path: Path, haystack: Any, s
         assert sent[0] < len(BULLETS) * 10
     finally:
         server.close()
+
+
+def test_a_pdf_citation_shows_the_printed_page_with_the_sentence_marked(page: Any, tmp_path: Path,
+                                                                        real_files: Path) -> None:
+    """A real scanned-and-OCR'd PDF (pypdf's test files): the citation opens the page the sentence is printed
+    on, and the marked boxes hold the sentence's characters on that page."""
+    import re
+    from urllib.parse import parse_qs, urlparse
+
+    import pypdfium2
+
+    from citesum.ingest import ingest_paths
+    from citesum.ingest.pdf import PAGE_STARTS, page_of
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf = folder / "vicksburg.pdf"
+    shutil.copy(next(real_files.glob("pypdf-*")) / "resources" / "Seige_of_Vicksburg_Sample_OCR.pdf", pdf)
+    documents, _ = ingest_paths([folder])
+    (document,) = documents
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    # a sentence printed on a later page: the question is made of its words
+    starts = document.metadata[PAGE_STARTS]
+    sentences = [m for m in re.finditer(r"[A-Z][^.!?]{60,200}[.!?]", document.text) if page_of(starts, m.start()) >= 3]
+    question = sentences[0].group(0)
+    server = citesum_serve(index.path, tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        page.fill("#query", question)
+        page.click("#ask-button")
+        chip = page.locator("button.chip").first
+        chip.wait_for()
+        label = chip.inner_text()
+        printed_on = int(re.search(r"p\. (\d+)", label).group(1))  # the citation names its page: "[1, p. 4]"
+        with page.expect_response(lambda r: "/printed/" in r.url) as printed:
+            chip.click()
+        evidence = parse_qs(urlparse(printed.value.url).query)["evidence"][0]
+        image = page.locator("#doc-page-image")
+        expect(image).to_be_visible()
+        assert int(image.get_attribute("data-page")) == printed_on
+        boxes = [tuple(map(float, b.get_attribute("data-box").split(",")))
+                 for b in page.locator("#doc-page .box").all()]
+        assert boxes, "the sentence is not marked on the printed page"
+        # what PDFium finds printed inside the marked boxes is the evidence sentence
+        drawn = pypdfium2.PdfDocument(str(pdf))[printed_on - 1]
+        width, height = drawn.get_size()
+        textpage = drawn.get_textpage()
+        letters = lambda text: re.sub(r"[\W_]+", "", text).lower()  # noqa: E731
+        inside = [letters(textpage.get_text_bounded(x0 * width, height - y1 * height, x1 * width, height - y0 * height))
+                  for x0, y0, x1, y1 in boxes]
+        assert all(part in letters(evidence) for part in inside)  # every box holds the evidence's own words
+        assert sum(map(len, inside)) >= 20
+        # the text view still shows the sentence marked in the extracted text
+        page.click("#view-text")
+        expect(page.locator("#doc-text mark")).to_be_visible()
+    finally:
+        server.close()
+
+
+def test_a_docx_citation_keeps_the_text_view(page: Any, tmp_path: Path, haystack: Any) -> None:
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        page.locator("button.chip").first.click()
+        expect(page.locator("#doc-text mark")).to_be_visible()
+        expect(page.locator("#doc-views")).to_be_hidden()  # no printed page for a text document
+    finally:
+        server.close()

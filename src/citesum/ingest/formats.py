@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import hashlib
 import io
 import json
 import lzma
@@ -19,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import IngestOptions, decode_text, path_text
-from citesum.ingest.pdf import PAGE_STARTS, clean_pages, read_pages
+from citesum.ingest.pdf import FILE_DIGEST, PAGE_STARTS, clean_pages, read_pages
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -176,7 +177,8 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     if not clean.text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
     return [_document(doc_id, title or _stem(path), clean.text, path, "pdf",
-                      {"pages": len(pages), PAGE_STARTS: clean.page_starts})], []
+                      {"pages": len(pages), PAGE_STARTS: clean.page_starts,
+                       FILE_DIGEST: hashlib.sha256(data).hexdigest()})], []
 
 
 #: bytes inflated at a time while an archive is checked: all of it the check holds in memory at once

@@ -311,3 +311,140 @@ def page_of(page_starts: list[int], offset: int) -> int:
     from bisect import bisect_right
 
     return max(1, bisect_right(page_starts, offset))
+
+
+# ---- the printed page -----------------------------------------------------------------------------------------
+
+#: the metadata field of a PDF document: the SHA-256 of its file, so that a file read again later (to show a
+#: page as printed) is known to be the one that was indexed
+FILE_DIGEST = "sha256"
+#: the widest page image drawn, in pixels
+MAX_PAGE_WIDTH = 2000
+
+
+@dataclass(frozen=True)
+class PrintedPage:
+    """One page of a PDF as printed: its number, the document's page count, its size in points, and the boxes
+    (fractions of the page's width and height, from its top left: x0, y0, x1, y1) of the characters of a text
+    found on it."""
+
+    page: int
+    pages: int
+    width: float
+    height: float
+    boxes: list[tuple[float, float, float, float]]
+
+
+def page_png(data: bytes, page: int, width: int = 1000) -> bytes:
+    """Page ``page`` (1-based) of the PDF in ``data`` drawn ``width`` pixels wide, as a PNG."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(data)
+    try:
+        drawn = _page(document, page)
+        scale = min(max(width, 100), MAX_PAGE_WIDTH) / drawn.get_size()[0]
+        pixels = drawn.render(scale=scale, rev_byteorder=True).to_numpy()
+        return png_bytes(pixels[:, :, :3])
+    finally:
+        document.close()
+
+
+def printed_page(data: bytes, page: int, text: str | None = None) -> PrintedPage:
+    """Page ``page`` (1-based) of the PDF in ``data``, with the boxes of ``text`` where it is printed on it
+    (none when it is not found there). The text is looked for letter by letter, whatever lies between them:
+    the extracted text joins lines and hyphenated words and drops running headers, the page does not."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(data)
+    try:
+        drawn = _page(document, page)
+        width, height = drawn.get_size()
+        boxes: list[tuple[float, float, float, float]] = []
+        if text:
+            textpage = drawn.get_textpage()
+            for start, end in _find_letters(textpage.get_text_range(0, textpage.count_chars()), text):
+                for number in range(textpage.count_rects(start, end - start)):
+                    left, bottom, right, top = textpage.get_rect(number)
+                    boxes.append((_fraction(left, width), _fraction(height - top, height),
+                                  _fraction(right, width), _fraction(height - bottom, height)))
+        return PrintedPage(page, len(document), width, height, boxes)
+    finally:
+        document.close()
+
+
+def _page(document: Any, page: int) -> Any:
+    from citesum.errors import IngestError
+
+    if not 1 <= page <= len(document):
+        raise IngestError(f"the PDF has {len(document)} page(s); there is no page {page}")
+    return document[page - 1]
+
+
+def _fraction(value: float, whole: float) -> float:
+    return round(min(max(value / whole, 0.0), 1.0), 5)
+
+
+def _letters(text: str) -> tuple[str, list[int]]:
+    """The letters and digits of ``text``, lower-cased and compatibility-normalised (a ligature "ﬁ" is "fi"),
+    with the position in ``text`` each came from."""
+    import unicodedata
+
+    letters: list[str] = []
+    origin: list[int] = []
+    for position, character in enumerate(text):
+        for letter in unicodedata.normalize("NFKC", character).lower():
+            if letter.isalnum():
+                letters.append(letter)
+                origin.append(position)
+    return "".join(letters), origin
+
+
+#: a run of the text's words marked on a page holds at least this many letters (shorter runs are found by chance)
+_RUN_LETTERS = 12
+
+
+def _find_letters(page_text: str, text: str) -> list[tuple[int, int]]:
+    """[start, end) ranges of the characters of ``page_text`` that hold ``text``'s letters in order: the whole
+    text when it is there; else each longest run of its words that is (a sentence printed across two pages, or
+    whose extracted text holds a character read differently or a stray word of the margin)."""
+    page_letters, origin = _letters(page_text)
+    wanted, _ = _letters(text)
+    if not wanted:
+        return []
+    at = page_letters.find(wanted)
+    if at >= 0:
+        return [(origin[at], origin[at + len(wanted) - 1] + 1)]
+    words = [letters for word in text.split() if (letters := _letters(word)[0])]
+    ranges, first = [], 0
+    while first < len(words):
+        run, found, last = "", -1, first
+        for last in range(first, len(words)):
+            longer = run + words[last]
+            where = page_letters.find(longer)
+            if where < 0:
+                break
+            run, found = longer, where
+        else:
+            last = len(words)
+        if found >= 0 and len(run) >= _RUN_LETTERS:
+            ranges.append((origin[found], origin[found + len(run) - 1] + 1))
+            first = max(last, first + 1)
+        else:
+            first += 1
+    return ranges
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """An RGB image (height x width x 3, uint8) as a PNG file (no imaging library is needed for this)."""
+    import struct
+    import zlib
+
+    height, width, _ = pixels.shape
+    rows = np.hstack([np.zeros((height, 1), dtype=np.uint8), pixels.reshape(height, width * 3)])
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
+            + chunk(b"IEND", b""))

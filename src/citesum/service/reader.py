@@ -176,6 +176,49 @@ def document(reader: Reader, document_id: str, evidence: str | None) -> dict[str
     return document_response(found, source_of=relative_source, evidence=evidence, pieces=pieces)
 
 
+def printed(reader: Reader, document_id: str, page: int, evidence: str | None) -> dict[str, Any]:
+    """Page ``page`` of a PDF document as printed: its size, the document's page count, and the boxes where
+    ``evidence`` (a sentence of its text) is printed on it."""
+    from dataclasses import asdict
+
+    from citesum.ingest.pdf import printed_page
+
+    return asdict(printed_page(_original_pdf(reader, document_id), page, evidence))
+
+
+def printed_image(reader: Reader, document_id: str, page: int, width: int) -> bytes:
+    from citesum.ingest.pdf import page_png
+
+    return page_png(_original_pdf(reader, document_id), page, width)
+
+
+def _original_pdf(reader: Reader, document_id: str) -> bytes:
+    """The file a PDF document was read from: where its source says (a relative source from the folder the
+    service runs in), and only when it is still the file that was indexed."""
+    import hashlib
+    from pathlib import Path
+
+    from citesum.ingest.pdf import FILE_DIGEST
+
+    with reader.index.read() as view:
+        try:
+            found = view.document(document_id)
+        except KeyError:
+            raise NotFound(f"no document '{document_id}' in the index") from None
+    if found.format != "pdf":
+        raise NotFound(f"'{document_id}' is not a PDF: its text is what can be shown")
+    try:
+        data = Path(found.source).read_bytes()
+    except OSError:
+        raise NotFound(f"the file of '{document_id}' is not where it was indexed from: its text is what can be "
+                       "shown") from None
+    digest = found.metadata.get(FILE_DIGEST)
+    if digest is not None and hashlib.sha256(data).hexdigest() != digest:
+        raise NotFound(f"the file of '{document_id}' has changed since it was indexed: index it again to see its "
+                       "pages")
+    return data
+
+
 def _closest_passages(view: IndexView, document: Document, statement: str) -> list[tuple[int, str]]:
     """(character offset, text) of the document's passages closest to ``statement`` by embedding, at most
     :data:`EVIDENCE_PASSAGES`, in document order."""

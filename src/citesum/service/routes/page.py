@@ -9,7 +9,7 @@ from fastapi.responses import Response
 
 #: the page's own files and their types
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
-PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' blob:; "
                "form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
 
 router = APIRouter(include_in_schema=False)

@@ -58,16 +58,36 @@ async def summarize_stream(request: SummarizeRequest, service: Running) -> Respo
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
+@router.get("/printed/{document_id:path}", summary="A page of a PDF as printed, with the boxes of `evidence` on it")
+async def printed(service: Running, document_id: str, page: int = Query(..., ge=1, le=100_000),
+                  evidence: str | None = Query(None, description="A sentence of the document's text.")) -> Response:
+    _check_evidence(service, evidence)
+    return encoded(await service.searches.run_json(read_work.printed, document_id, page, evidence))
+
+
+@router.get("/printed-image/{document_id:path}", summary="A page of a PDF drawn as a PNG image")
+async def printed_image(service: Running, document_id: str, page: int = Query(..., ge=1, le=100_000),
+                        width: int = Query(1000, ge=100, le=2000)) -> Response:
+    image = await service.searches.run(read_work.printed_image, document_id, page, width)
+    return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
+
+
 @router.get("/documents/{document_id:path}", summary="One document; with `evidence`, the sentence stating it")
 async def document(service: Running, document_id: str, evidence: str | None = Query(
         None, description="A statement: the response gives the sentence of the document that best states it.")
 ) -> Response:
-    if evidence is not None:
-        try:
-            checked_text(evidence, "evidence")
-        except ValueError as exc:
-            raise HTTPException(422, str(exc)) from None
-        limit = service.config.max_query_chars
-        if len(evidence) > limit:
-            raise HTTPException(422, f"evidence has {len(evidence):,} characters; at most {limit:,}")
+    _check_evidence(service, evidence)
     return encoded(await service.searches.run_json(read_work.document, document_id, evidence))
+
+
+def _check_evidence(service: Running, evidence: str | None) -> None:
+    """422 for an ``evidence`` that is not a real text, or longer than a query may be."""
+    if evidence is None:
+        return
+    try:
+        checked_text(evidence, "evidence")
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    limit = service.config.max_query_chars
+    if len(evidence) > limit:
+        raise HTTPException(422, f"evidence has {len(evidence):,} characters; at most {limit:,}")

@@ -270,6 +270,7 @@ function bulletItem(bullet, index, sources) {
         "data-document": evidence.document_id,
         onclick: (event) => openDocument(evidence.document_id, {
           start: evidence.char_start, end: evidence.char_end, from: event.currentTarget,
+          page: evidence.page, evidence: evidence.text,
           note: (evidence.supported ? "Highlighted: the sentence that supports the bullet"
                                     : "Highlighted: the closest sentence; it does not clearly state the bullet") +
                 (evidence.page ? ` (page ${evidence.page}).` : "."),
@@ -334,11 +335,12 @@ function renderHits(result) {
   $("results").hidden = false;
 }
 
-async function openDocument(documentId, { start, end, from, note }) {
+function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
+
+async function openDocument(documentId, { start, end, from, note, page, evidence }) {
   showError(null);
   try {
-    const path = "/documents/" + documentId.split("/").map(encodeURIComponent).join("/");
-    const doc = await api(path);
+    const doc = await api("/documents/" + idPath(documentId));
     $("doc-title").textContent = doc.title || doc.id;
     $("doc-source").textContent = doc.source;
     $("doc-note").textContent = note || "";
@@ -362,10 +364,60 @@ async function openDocument(documentId, { start, end, from, note }) {
     const pane = $("document");
     pane.hidden = false;
     pane.focus({ preventScroll: true });
-    if (mark) mark.scrollIntoView({ block: "center" });
-    else body.scrollTop = 0;
+    // a PDF's citation with a page: the page as printed, the sentence marked where it is printed
+    const printable = doc.format === "pdf" && Boolean(page);
+    $("doc-views").hidden = !printable;
+    showView(printable ? "page" : "text");
+    if (printable) await showPrintedPage(documentId, page, evidence, note);
+    if (!printable) {
+      if (mark) mark.scrollIntoView({ block: "center" });
+      else body.scrollTop = 0;
+    }
   } catch (error) {
     showError(error);
+  }
+}
+
+function showView(view) {
+  $("doc-page").hidden = view !== "page";
+  $("doc-text").hidden = view !== "text";
+  $("view-page").setAttribute("aria-pressed", String(view === "page"));
+  $("view-text").setAttribute("aria-pressed", String(view === "text"));
+  if (view === "text" && $("evidence")) $("evidence").scrollIntoView({ block: "center" });
+}
+
+let pageImage = null;  // the object URL of the page shown, released when another is
+
+async function showPrintedPage(documentId, page, evidence, note) {
+  const sheet = $("doc-page");
+  sheet.textContent = "";
+  try {
+    const query = new URLSearchParams({ page: String(page) });
+    if (evidence) query.set("evidence", evidence);
+    const printed = await api(`/printed/${idPath(documentId)}?${query}`);
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    const response = await fetch(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`, { headers });
+    if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
+    if (pageImage) URL.revokeObjectURL(pageImage);
+    pageImage = URL.createObjectURL(await response.blob());
+    const image = element("img", { id: "doc-page-image", src: pageImage, "data-page": String(page),
+                                   alt: `Page ${page} of ${printed.pages}, as printed` });
+    const boxes = printed.boxes.map(([x0, y0, x1, y1]) => {
+      const box = element("div", { class: "box", "data-box": [x0, y0, x1, y1].join(",") });
+      Object.assign(box.style, { left: `${x0 * 100}%`, top: `${y0 * 100}%`,
+                                 width: `${(x1 - x0) * 100}%`, height: `${(y1 - y0) * 100}%` });
+      return box;
+    });
+    sheet.append(element("div", { class: "sheet" }, image, ...boxes));
+    $("doc-note").textContent = boxes.length
+      ? `Page ${page} of ${printed.pages}, as printed: the sentence is marked where it is printed.`
+      : `Page ${page} of ${printed.pages}, as printed. The sentence could not be found on the printed page: ` +
+        "the Text view marks it.";
+    if (boxes.length) image.addEventListener("load", () => boxes[0].scrollIntoView({ block: "center" }));
+  } catch (error) {  // the file is gone or changed: the extracted text still shows the sentence
+    $("doc-views").hidden = true;
+    showView("text");
+    $("doc-note").textContent = `${note || ""} (The printed page cannot be shown: ${error.message}.)`;
   }
 }
 
@@ -444,6 +496,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("upload").addEventListener("submit", upload);
   $("token-form").addEventListener("submit", useToken);
   $("close-doc").addEventListener("click", closeDocument);
+  $("view-page").addEventListener("click", () => showView("page"));
+  $("view-text").addEventListener("click", () => showView("text"));
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && !$("document").hidden) closeDocument();
   });
