@@ -122,8 +122,12 @@ def info(index_dir: str, as_json: bool) -> None:
         echo_json(details)
         return
     details["created"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(str(details["created"]))))
+    files = details.pop("files", None)  # each file's size and checksums: for --json, not for reading
     for key, value in details.items():
         click.echo(f"{key:>16}: {value}")
+    if files:
+        listed = json.loads(files) if isinstance(files, str) else files
+        click.echo(f"{'files':>16}: {len(listed)} (their sizes and checksums: --json)")
 
 
 @click.command()
