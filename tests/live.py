@@ -99,3 +99,13 @@ def citesum_serve(index: Path, log: Path, *options: str, token: str | None = Non
     if token is None:
         return ServerProcess(command, port, log)
     return ServerProcess(command, port, log, ready_path="/", env={"CITESUM_TOKEN": token})
+
+
+def llama_cpp_server(model: str, log: Path, *, n_ctx: int, n_threads: int | None = None) -> ServerProcess:
+    """llama-cpp-python's OpenAI-compatible server running ``model`` on a free loopback port, its model named
+    ``smollm2``; ready when it lists its models."""
+    port = free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port", str(port),
+               "--n_ctx", str(n_ctx), "--model_alias", "smollm2",
+               *(["--n_threads", str(n_threads)] if n_threads else [])]
+    return ServerProcess(command, port, log, ready_path="/v1/models")

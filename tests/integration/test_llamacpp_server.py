@@ -16,15 +16,12 @@ from citesum.llm.openai_compat import OpenAIChat
 from citesum.pack import PackOptions
 from citesum.summarize import summarize_query
 from citesum.summarize.llm import LLMSummarizer
-from live import ServerProcess, citesum_serve, free_port, run_citesum
+from live import citesum_serve, llama_cpp_server, run_citesum
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    port = free_port()
-    server = ServerProcess([sys.executable, "-m", "llama_cpp.server", "--model", packaged_smollm2, "--host",
-                            "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
-                           port, tmp_path_factory.mktemp("llama") / "server.log", ready_path="/v1/models")
+    server = llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=4096)
     yield f"{server.url}/v1"
     server.close()
 

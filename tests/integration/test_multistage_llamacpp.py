@@ -3,7 +3,6 @@ tree's summaries, the pages' breaks and gists, the look-up and the answer."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -8,7 +8,6 @@ pairing; abetlen/llama-cpp-python issue 1983). The test pins that, so that a fix
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -20,7 +19,7 @@ from citesum.llm.likelihood import CompletionsLikelihood, LlamaCppLikelihood
 from citesum.retrieve import get_retriever
 from citesum.retrieve.promptrank import PromptRankRetriever, chain_prompt
 from citesum.types import Document
-from live import ServerProcess, free_port
+from live import llama_cpp_server
 
 ANSWERS = ("Mara Ellison kept the lighthouse on Gull Island for thirty winters. Every night she climbed the "
            "ninety-one steps and wrote the weather in a green ledger.")
@@ -32,10 +31,7 @@ QUESTION = " Who kept the lighthouse on Gull Island?"
 
 @pytest.fixture(scope="module")
 def completions_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    port = free_port()
-    server = ServerProcess([sys.executable, "-m", "llama_cpp.server", "--model", packaged_smollm2, "--host",
-                            "127.0.0.1", "--port", str(port), "--n_ctx", "512", "--n_threads", "1", "--model_alias", "smollm2"],
-                           port, tmp_path_factory.mktemp("llama") / "server.log", ready_path="/v1/models")
+    server = llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=512, n_threads=1)
     yield f"{server.url}/v1"
     server.close()
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from citesum.ingest import IngestOptions, ingest_file, ingest_paths
 from citesum.ingest.pdf import PAGE_STARTS, page_of

@@ -5,7 +5,6 @@ the answer is done, and a stream given up that frees the model."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,7 +14,7 @@ import pytest
 from citesum.index.store import Index, IndexSettings
 from citesum.llm.base import ChatRequest
 from citesum.llm.openai_compat import OpenAIChat
-from live import ServerProcess, citesum_serve, free_port, run_citesum
+from live import citesum_serve, llama_cpp_server, run_citesum
 
 QUESTION = "What is happening with the city's water supply?"
 #: a prompt the model answers at length: a stream given up after its first pieces leaves most of it unwritten
@@ -24,11 +23,7 @@ LONG = "Write a long story about a dragon who lives in a library. Use at least t
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    port = free_port()
-    server = ServerProcess([sys.executable, "-m", "llama_cpp.server", "--model", packaged_smollm2, "--host",
-                            "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2",
-                            "--n_threads", "2"],
-                           port, tmp_path_factory.mktemp("llama") / "server.log", ready_path="/v1/models")
+    server = llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=4096, n_threads=2)
     yield f"{server.url}/v1"
     server.close()
 
@@ -38,6 +33,15 @@ def index_path(tmp_path_factory: pytest.TempPathFactory, haystack: Any) -> Path:
     index = Index.create(tmp_path_factory.mktemp("stream") / "ix", IndexSettings())
     index.add(haystack.documents)
     return index.path
+
+
+@pytest.fixture(scope="module")
+def served(llama_server: str, index_path: Path) -> Iterator[str]:
+    """`citesum serve` writing its summaries with the llama.cpp server's model: its URL."""
+    server = citesum_serve(index_path, index_path.parent / "serve.log", "--llm", "openai", "--model", "smollm2",
+                           "--base-url", llama_server)
+    yield server.url
+    server.close()
 
 
 def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], float]]:
@@ -81,54 +85,41 @@ def test_a_stream_closed_early_stops_the_model(llama_server: str) -> None:
     assert _short_answer_s(llama_server) < whole_s / 3
 
 
-def test_served_bullets_come_before_the_answer_is_done(llama_server: str, index_path: Path,
-                                                       tmp_path: Path) -> None:
+def test_served_bullets_come_before_the_answer_is_done(served: str) -> None:
     import httpx
 
-    server = citesum_serve(index_path, tmp_path / "serve.log", "--llm", "openai", "--model", "smollm2",
-                           "--base-url", llama_server)
-    try:
-        with httpx.stream("POST", f"{server.url}/summarize/stream", timeout=300,
-                          json={"query": QUESTION, "bullets": 5}) as response:
-            assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
-            events = list(_events(response.iter_lines()))
-        names = [name for name, _, _ in events]
-        assert names[0] == "context" and names[-1] == "done" and "error" not in names
-        bullets = [data for name, data, _ in events if name == "bullet"]
-        done = events[-1][1]
-        assert [b["text"] for b in bullets] == [b["text"] for b in done["bullets"]]  # the stream is the answer
-        assert done["summarizer"] == "llm:openai:smollm2"
-        sources = events[0][1]["sources"]
-        for bullet in bullets:  # each bullet came with its citations checked: they name context documents
-            assert all(str(n) in sources for n in bullet["numbers"]) and "evidence" in bullet
-        if len(bullets) >= 2:
-            first_at = next(at for name, _, at in events if name == "bullet")
-            assert first_at < events[-1][2]  # sent while the model was still writing
-        assert done["timings"]["first_bullet_s"] <= done["timings"]["total_s"] + done["timings"]["retrieve_pack_s"]
-    finally:
-        server.close()
+    with httpx.stream("POST", f"{served}/summarize/stream", timeout=300,
+                      json={"query": QUESTION, "bullets": 5}) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        events = list(_events(response.iter_lines()))
+    names = [name for name, _, _ in events]
+    assert names[0] == "context" and names[-1] == "done" and "error" not in names
+    bullets = [data for name, data, _ in events if name == "bullet"]
+    done = events[-1][1]
+    assert [b["text"] for b in bullets] == [b["text"] for b in done["bullets"]]  # the stream is the answer
+    assert done["summarizer"] == "llm:openai:smollm2"
+    sources = events[0][1]["sources"]
+    for bullet in bullets:  # each bullet came with its citations checked: they name context documents
+        assert all(str(n) in sources for n in bullet["numbers"]) and "evidence" in bullet
+    if len(bullets) >= 2:
+        first_at = next(at for name, _, at in events if name == "bullet")
+        assert first_at < events[-1][2]  # sent while the model was still writing
+    assert done["timings"]["first_bullet_s"] <= done["timings"]["total_s"] + done["timings"]["retrieve_pack_s"]
 
 
-def test_a_client_that_leaves_the_stream_frees_the_model(llama_server: str, index_path: Path,
-                                                          tmp_path: Path) -> None:
+def test_a_client_that_leaves_the_stream_frees_the_model(llama_server: str, served: str) -> None:
     import httpx
 
     # the model writes up to 1,024 tokens of answer: a long time on two cores, unless it is stopped
-    server = citesum_serve(index_path, tmp_path / "serve.log", "--llm", "openai", "--model", "smollm2",
-                           "--base-url", llama_server)
-    try:
-        with httpx.stream("POST", f"{server.url}/summarize/stream", timeout=300,
-                          json={"query": LONG, "bullets": 20, "words": 2000}) as response:
-            first = next(_events(response.iter_lines()))
-            assert first[0] == "context"
-        left = time.monotonic()
-        deadline = left + 30
-        while httpx.get(f"{server.url}/health", timeout=30).json()["workers"]["summarize"]["busy"]:
-            assert time.monotonic() < deadline, "the service kept writing for a client that left"
-            time.sleep(0.2)
-        assert _short_answer_s(llama_server) < 10  # the model's slot is free too
-    finally:
-        server.close()
+    with httpx.stream("POST", f"{served}/summarize/stream", timeout=300,
+                      json={"query": LONG, "bullets": 20, "words": 2000}) as response:
+        first = next(_events(response.iter_lines()))
+        assert first[0] == "context"
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{served}/health", timeout=30).json()["workers"]["summarize"]["busy"]:
+        assert time.monotonic() < deadline, "the service kept writing for a client that left"
+        time.sleep(0.2)
+    assert _short_answer_s(llama_server) < 10  # the model's slot is free too
 
 
 def test_summarize_stream_prints_bullets_as_they_come(llama_server: str, index_path: Path) -> None:

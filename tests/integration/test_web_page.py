@@ -342,19 +342,28 @@ BULLETS = ["- The city's water supply is short: the Lakemont reservoir fell to 4
            "- Leaks in the old mains waste water, engineers say. [3]\n"]
 
 
-def test_the_page_shows_each_bullet_as_the_model_writes_it(page: Any, tmp_path: Path, haystack: Any,
-                                                             serve) -> None:  # type: ignore[no-untyped-def]
-    sent: list[int] = []
-    asked: list[dict] = []
-    model = serve(_streaming_model(BULLETS, 2.5, sent, asked))
-    index = _index(tmp_path / "ix", haystack)
-    server = citesum_serve(index, tmp_path / "serve.log", "--llm", "openai", "--model", "m", "--base-url", model.url)
+def _asking_a_streaming_model(page: Any, tmp_path: Path, haystack: Any, model: Any) -> Any:
+    """`citesum serve` with ``model``'s server, the question asked on the page, and its first bullet shown."""
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", "--llm", "openai", "--model",
+                           "m", "--base-url", model.url)
     try:
         page.goto(server.url)
         expect(page.locator("#status")).to_contain_text("window 8192 tokens")
         page.fill("#query", QUESTION)
         page.click("#ask-button")
         expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
+    except BaseException:
+        server.close()
+        raise
+    return server
+
+
+def test_the_page_shows_each_bullet_as_the_model_writes_it(page: Any, tmp_path: Path, haystack: Any,
+                                                             serve) -> None:  # type: ignore[no-untyped-def]
+    sent: list[int] = []
+    asked: list[dict] = []
+    server = _asking_a_streaming_model(page, tmp_path, haystack, serve(_streaming_model(BULLETS, 2.5, sent, asked)))
+    try:
         # the first bullet is on the page, with its checked citation, while the model still writes the rest
         first = page.locator("#bullets-list > li").first
         expect(first).to_contain_text("the Lakemont reservoir fell to 41 percent")
@@ -370,15 +379,8 @@ def test_the_page_shows_each_bullet_as_the_model_writes_it(page: Any, tmp_path: 
 
 def test_stop_ends_the_model_writing(page: Any, tmp_path: Path, haystack: Any, serve) -> None:  # type: ignore[no-untyped-def]
     sent: list[int] = []
-    model = serve(_streaming_model(BULLETS * 10, 1.0, sent, []))
-    index = _index(tmp_path / "ix", haystack)
-    server = citesum_serve(index, tmp_path / "serve.log", "--llm", "openai", "--model", "m", "--base-url", model.url)
+    server = _asking_a_streaming_model(page, tmp_path, haystack, serve(_streaming_model(BULLETS * 10, 1.0, sent, [])))
     try:
-        page.goto(server.url)
-        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
-        page.fill("#query", QUESTION)
-        page.click("#ask-button")
-        expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
         page.click("#stop-button")
         expect(page.locator("#notes")).to_contain_text("Stopped")
         expect(page.locator("#bullets-list > li")).to_have_count(1)  # what came stays

@@ -97,29 +97,9 @@ class ReadPool:
         past the deadline (the work then finishes in the background and keeps its place until it does, so slow
         requests cannot overfill the machine) and :class:`WorkerDied` when its worker process died. With
         ``client_left`` (whether the client has gone), a thread worker's LLM calls are cancelled once it has."""
-        if self._busy >= self.capacity:
-            raise Overloaded(self.retry_after())
-        loop = asyncio.get_running_loop()
-        self._busy += 1
-        executor = self._executor
         given_up = threading.Event() if client_left is not None and self.kind == "thread" else None
-        try:
-            future = self._submit(executor, given_up, function, *args)
-        except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set, once
-            executor = self._restart(executor)
-            try:
-                future = self._submit(executor, given_up, function, *args)
-            except BaseException:
-                self._busy -= 1
-                raise
-        except BaseException:
-            self._busy -= 1
-            raise
-        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
-        outcome = asyncio.wrap_future(future)
-        # a request given up (past its deadline, or its client gone) leaves the work's end unawaited: its error
-        # is looked at here, so that it is not logged as never retrieved
-        outcome.add_done_callback(lambda done: done.cancelled() or done.exception())
+        future, executor = self._admit(given_up, function, *args)
+        outcome = self._outcome(future)
         work = asyncio.shield(outcome)
         try:
             if given_up is not None and client_left is not None:
@@ -144,21 +124,12 @@ class ReadPool:
             for event in await self.run(read_work.collected, function, *args):
                 yield event
             return
-        if self._busy >= self.capacity:
-            raise Overloaded(self.retry_after())
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[bytes] = asyncio.Queue()
         given_up = threading.Event()
-        self._busy += 1
-        try:
-            future = self._submit(self._executor, given_up, function, *args,
-                                  lambda event: loop.call_soon_threadsafe(events.put_nowait, event))
-        except BaseException:
-            self._busy -= 1
-            raise
-        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
-        outcome = asyncio.wrap_future(future)
-        outcome.add_done_callback(lambda done: done.cancelled() or done.exception())
+        future, _ = self._admit(given_up, function, *args,
+                                lambda event: loop.call_soon_threadsafe(events.put_nowait, event))
+        outcome = self._outcome(future)
         deadline = time.monotonic() + self.timeout_s
         try:
             while True:
@@ -179,6 +150,35 @@ class ReadPool:
             if not outcome.done():
                 given_up.set()  # the client left, or the time is up: the model stops writing
                 future.cancel()
+
+    def _admit(self, given_up: threading.Event | None, function: Callable[..., Any],
+               *args: Any) -> tuple[Future[Any], Executor]:
+        """``function(reader, *args)`` submitted to a worker, counted busy until it ends (and the executor it
+        went to); :class:`Overloaded` at capacity. A pool a dead worker broke earlier is restarted, once."""
+        if self._busy >= self.capacity:
+            raise Overloaded(self.retry_after())
+        loop = asyncio.get_running_loop()
+        self._busy += 1
+        executor = self._executor
+        try:
+            try:
+                future = self._submit(executor, given_up, function, *args)
+            except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set, once
+                executor = self._restart(executor)
+                future = self._submit(executor, given_up, function, *args)
+        except BaseException:
+            self._busy -= 1
+            raise
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release))
+        return future, executor
+
+    @staticmethod
+    def _outcome(future: Future[Any]) -> "asyncio.Future[Any]":
+        """``future`` on the event loop. A request given up (past its deadline, or its client gone) leaves the
+        work's end unawaited: its error is looked at here, so that it is not logged as never retrieved."""
+        outcome = asyncio.wrap_future(future)
+        outcome.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return outcome
 
     async def _unless_the_client_leaves(self, work: "asyncio.Future[Any]", given_up: threading.Event,
                                         client_left: Callable[[], Awaitable[bool]]) -> Any:
