@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 
 #: ``citesum`` as a user runs it, in a process of its own
@@ -101,11 +101,15 @@ def citesum_serve(index: Path, log: Path, *options: str, token: str | None = Non
     return ServerProcess(command, port, log, ready_path="/", env={"CITESUM_TOKEN": token})
 
 
-def llama_cpp_server(model: str, log: Path, *, n_ctx: int, n_threads: int | None = None) -> ServerProcess:
+def llama_cpp_server(model: str, log: Path, *, n_ctx: int, n_threads: int | None = None) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server running ``model`` on a free loopback port, its model named
-    ``smollm2``; ready when it lists its models."""
+    ``smollm2``: its base URL once it lists its models, then stopped (a fixture's ``yield from``)."""
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port", str(port),
                "--n_ctx", str(n_ctx), "--model_alias", "smollm2",
                *(["--n_threads", str(n_threads)] if n_threads else [])]
-    return ServerProcess(command, port, log, ready_path="/v1/models")
+    server = ServerProcess(command, port, log, ready_path="/v1/models")
+    try:
+        yield f"{server.url}/v1"
+    finally:
+        server.close()

@@ -21,9 +21,7 @@ from live import citesum_serve, llama_cpp_server, run_citesum
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    server = llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=4096)
-    yield f"{server.url}/v1"
-    server.close()
+    yield from llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=4096)
 
 
 def test_summarize_through_a_real_llamacpp_server(llama_server: str, tmp_path: Path, haystack) -> None:  # type: ignore[no-untyped-def]

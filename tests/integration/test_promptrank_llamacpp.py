@@ -31,9 +31,7 @@ QUESTION = " Who kept the lighthouse on Gull Island?"
 
 @pytest.fixture(scope="module")
 def completions_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    server = llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=512, n_threads=1)
-    yield f"{server.url}/v1"
-    server.close()
+    yield from llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=512, n_threads=1)
 
 
 def test_the_server_echoes_what_the_process_computes(completions_server: str, packaged_smollm2: str) -> None:

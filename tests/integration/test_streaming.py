@@ -23,9 +23,7 @@ LONG = "Write a long story about a dragon who lives in a library. Use at least t
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory, packaged_smollm2: str) -> Iterator[str]:
-    server = llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=4096, n_threads=2)
-    yield f"{server.url}/v1"
-    server.close()
+    yield from llama_cpp_server(packaged_smollm2, tmp_path_factory.mktemp("llama") / "server.log", n_ctx=4096, n_threads=2)
 
 
 @pytest.fixture(scope="module")
