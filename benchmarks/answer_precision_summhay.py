@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HAYSTACKS, ROOT, document_index_folders, git_state, news_haystacks, write_result  # noqa: E402
+from _common import HAYSTACKS, document_index_folders, git_state, news_haystacks, write_result  # noqa: E402
 
 from citesum.evaluate.answers import ANSWER_LABELS, label_bullets  # noqa: E402
 from citesum.evaluate.judges import Judge, get_judge  # noqa: E402

@@ -33,9 +33,9 @@ def live(index_path: Path) -> Iterator[Callable[..., LiveServer]]:
     serve`` serves it; ``live(path, **config)`` for another index."""
     servers: list[LiveServer] = []
 
-    def start(path: Path | None = None, **config: Any) -> LiveServer:
+    def start(path: Path | None = None, llm: Any = None, **config: Any) -> LiveServer:
         config = {"worker_kind": "thread", "workers": 1, "search_workers": 1, **config}
-        servers.append(LiveServer(create_app(path or index_path, ServiceConfig(**config))))
+        servers.append(LiveServer(create_app(path or index_path, ServiceConfig(**config), llm=llm)))
         return servers[-1]
 
     yield start

@@ -5,7 +5,6 @@ writes the README's images to docs/screenshots)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -207,6 +206,17 @@ def test_upload_follow_the_job_then_find_the_file(page: Any, tmp_path: Path, hay
         page.click("#upload-button")
         expect(page.locator("#upload-error")).to_contain_text("not a supported format")
         expect(page.locator("#error")).to_be_hidden()
+
+        # a mixed batch: each file accepted or refused on its own, and the report says which
+        accept = page.locator("#files").get_attribute("accept")
+        assert ".pdf" in accept.split(",") and ".rst" in accept.split(",") and ".png" not in accept.split(",")
+        notes = tmp_path / "berths.rst"
+        notes.write_text("Berth notes\n===========\n\nThe Zephyr ferry uses berth 4 at Harlow.\n", encoding="utf-8")
+        page.set_input_files("#files", [str(image), str(notes)])
+        page.click("#upload-button")
+        expect(page.locator("#job")).to_contain_text("searchable now", timeout=60_000)
+        assert page.locator("#job li[data-status=refused]").inner_text().startswith("photo.png: refused")
+        assert "1 document" in page.locator("#job li[data-status=ingested]").inner_text()
     finally:
         server.close()
 
@@ -306,9 +316,12 @@ def test_the_page_offers_what_the_service_offers(page: Any, tmp_path: Path, hays
             page.click("#ask-button")
         asked = answered.value.request.post_data_json
         assert asked["summarizer"] == "readagent" and asked["summary_index"] is True
-        events = [line for line in answered.value.text().splitlines() if line.startswith("data: ")]
-        assert answered.value.status == 200 and json.loads(events[-1][6:])["context"]["order"] == "summary-rag"
+        assert answered.value.status == 200
         page.wait_for_selector("#bullets-list li")
+        # what the service answers that request (the page's copy of the stream is gone once its URL is updated)
+        import httpx
+
+        assert httpx.post(f"{server.url}/summarize", json=asked, timeout=60).json()["context"]["order"] == "summary-rag"
 
         page.check("input[name=mode][value=search]")  # a search ranks passages: RAPTOR's tree is not offered
         assert page.locator("#retriever option[value=raptor]").is_disabled()
@@ -463,5 +476,44 @@ def test_a_docx_citation_keeps_the_text_view(page: Any, tmp_path: Path, haystack
         page.locator("button.chip").first.click()
         expect(page.locator("#doc-text mark")).to_be_visible()
         expect(page.locator("#doc-views")).to_be_hidden()  # no printed page for a text document
+    finally:
+        server.close()
+
+
+def test_an_answer_is_kept_as_markdown_and_as_a_link_that_asks_it_again(page: Any, browser: Any, tmp_path: Path,
+                                                                        haystack: Any) -> None:
+    import re
+
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        page.fill("#query", QUESTION)
+        page.fill("#bullets", "3")
+        page.click("#ask-button")
+        expect(page.locator("#keep")).to_be_visible()
+        bullets = page.locator("#bullets-list > li").all_inner_texts()
+        page.click("#copy-markdown")
+        markdown = page.input_value("#markdown")
+        lines = markdown.splitlines()
+        assert lines[0] == f"**{QUESTION}**"
+        listed = [line for line in lines if line.startswith("- ")]
+        assert len(listed) == len(bullets) and "[1]" in markdown
+        references = [line for line in lines if line[:1].isdigit()]
+        cited = {int(n) for line in listed for n in re.findall(r"\[(\d+)\]", line)}
+        # the references numbered 1, 2, ... in the order cited, each naming its document and its file
+        assert [int(line.split(".")[0]) for line in references] == list(range(1, len(cited) + 1))
+        assert all(re.search(r"\(\S+\.(md|txt|html)\)$", line) for line in references), references
+        link = page.locator("#answer-link").get_attribute("href")
+        assert "q=" in link and "bullets=3" in link
+
+        again = browser.new_page()  # the link, opened anywhere, asks the same question with the same settings
+        try:
+            again.goto(link)
+            expect(again.locator("#keep")).to_be_visible()
+            assert again.locator("#bullets-list > li").all_inner_texts() == bullets
+            assert again.input_value("#bullets") == "3"
+        finally:
+            again.close()
     finally:
         server.close()

@@ -405,10 +405,37 @@ def test_upload_names_are_sanitised_and_types_checked_before_parsing(index_path:
         case = client.post("/documents", content=body, headers={"content-type": "Multipart/Form-Data; boundary=b0undary"})
         assert case.status_code == 202 and case.json()["files"] == ["Case.TXT"]
         twice = [("files", ("a.txt", b"one", "text/plain")), ("files", ("a.txt", b"two", "text/plain"))]
-        assert "twice" in _error(client.post("/documents", files=twice), 400)
+        kept_once = client.post("/documents", files=twice)
+        assert kept_once.status_code == 202 and kept_once.json()["files"] == ["a.txt"]
+        assert kept_once.json()["refused"] == [{"path": "a.txt", "reason": "the same file name twice in one upload"}]
         assert "multipart" in _error(client.post("/documents", json={"files": []}), 415)
         assert "no file" in _error(client.post("/documents", data={"other": "x"},
                                                files=[("other", ("", b"", "text/plain"))]), 400)
+
+
+def test_each_file_of_an_upload_is_accepted_or_refused_on_its_own(index_path: Path) -> None:
+    """Before: one unsupported file refused the whole upload (a .html with a .py: 415, the .html not added)."""
+    page = b"<html><head><title>Ferry timetable</title></head><body><p>The Harlow ferry leaves at seven.</p></body></html>"
+    batch = [("files", ("timetable.html", page, "text/html")),
+             ("files", ("schedule.py", b"FERRIES = ['Harlow']  # the Harlow ferry list\n", "text/x-python")),
+             ("files", ("notes.rst", b"Ferry notes\n===========\n\nThe Harlow ferry is late on Sundays.\n", "text/x-rst")),
+             ("files", ("tool.exe", b"MZ\x90\x00", "application/octet-stream")),
+             ("files", (".secret.txt", b"hidden", "text/plain"))]
+    with _client(index_path) as client:
+        response = client.post("/documents", files=batch)
+        assert response.status_code == 202, response.text
+        body = response.json()
+        assert body["files"] == ["timetable.html", "schedule.py", "notes.rst"]
+        assert [(r["path"], r["reason"].split(" (")[0]) for r in body["refused"]] == [
+            ("tool.exe", "not a supported format"), (".secret.txt", "file name refused: '.secret.txt': hidden files are not accepted")]
+        job = _wait(client, body["job"])
+        assert job["state"] == "committed"
+        statuses = {f["path"]: f["status"] for f in job["files"]}  # the report lists every file, kept or not
+        assert statuses == {"tool.exe": "refused", ".secret.txt": "refused", "timetable.html": "ingested",
+                            "schedule.py": "ingested", "notes.rst": "ingested"}
+        titles = {client.get(f"/documents/uploads/{name}").json()["title"] for name in body["files"]}
+        assert titles == {"Ferry timetable", "schedule.py", "Ferry notes"}  # each titled as a reader would
+        assert "." + "exe" not in client.get("/health").json()["limits"]["extensions"]
 
 
 def test_an_upload_of_only_bad_files_fails_with_the_reasons(index_path: Path, tmp_path: Path) -> None:

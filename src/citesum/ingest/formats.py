@@ -63,6 +63,37 @@ def text_title(text: str) -> str:
     return " ".join(heading.split()).lstrip("#").strip()
 
 
+#: markup read as plain text, and the line that holds its title (else its first heading, else its file name)
+_MARKUP_TITLES = {
+    ".rst": None,  # an underlined (or over- and underlined) first line: text_title finds it
+    ".tex": re.compile(r"\\title\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}"),
+    ".org": re.compile(r"^#\+TITLE:[ \t]*(.+)$", re.MULTILINE | re.IGNORECASE),
+    ".adoc": re.compile(r"^=[ \t]+(\S.*)$", re.MULTILINE),
+    ".asciidoc": re.compile(r"^=[ \t]+(\S.*)$", re.MULTILINE),
+}
+#: source code and configuration, read as plain text under their file name
+SOURCE_EXTENSIONS = (".c", ".cc", ".cfg", ".cpp", ".cs", ".css", ".go", ".h", ".hpp", ".ini", ".java", ".js",
+                     ".kt", ".lua", ".php", ".pl", ".py", ".r", ".rb", ".rs", ".scala", ".sh", ".sql", ".swift",
+                     ".toml", ".ts", ".yaml", ".yml")
+
+
+def read_markup(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """reStructuredText, LaTeX, Org and AsciiDoc as plain text, titled by their own title line (``\\title{}``,
+    ``#+TITLE:``, ``= Title``), else their first heading, else the file name."""
+    text = _require_text(decode_text(data))
+    pattern = _MARKUP_TITLES.get(path.suffix.lower())
+    found = pattern.search(text[:20_000]) if pattern is not None else None
+    title = " ".join(found.group(1).split()) if found else text_title(text)
+    return [_document(doc_id, title or _stem(path), text, path, path.suffix.lower().lstrip("."))], []
+
+
+def read_source(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """Source code and configuration as plain text, titled by the file's name (``setup.py``): its first line
+    is code, not a title."""
+    text = _require_text(decode_text(data))
+    return [_document(doc_id, path_text(path.name), text, path, path.suffix.lower().lstrip("."))], []
+
+
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
     browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
@@ -444,4 +475,6 @@ READERS: dict[str, Reader] = {
     ".xlsx": read_xlsx,
     ".json": read_json,
     ".jsonl": read_json,
+    **{extension: read_markup for extension in _MARKUP_TITLES},
+    **{extension: read_source for extension in SOURCE_EXTENSIONS},
 }

@@ -26,6 +26,8 @@ class FakeLLM(LLM):
         #: :meth:`stream` gives the answer in pieces of this many characters, this many seconds apart
         self.piece_chars = 7
         self.pause = 0.0
+        #: pieces :meth:`stream` has given
+        self.streamed = 0
 
     @property
     def prompts(self) -> list[str]:
@@ -53,10 +55,17 @@ class FakeLLM(LLM):
         ``pause`` between them, in seconds, lets a test see the first piece before the last."""
         import time
 
+        from citesum.errors import LLMCancelled
+        from citesum.llm.base import call_limit
+
+        limit = call_limit()
         text = self.complete(request).text
         for start in range(0, len(text), self.piece_chars):
             if start:
                 time.sleep(self.pause)
+            if limit is not None and limit.abandoned:  # as a server does when its client leaves
+                raise LLMCancelled("fake: the request was given up")
+            self.streamed += 1
             yield text[start:start + self.piece_chars]
         if usage is not None:
             usage.update(prompt_tokens=0, completion_tokens=0)

@@ -18,7 +18,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 from citesum.errors import CitesumError, IndexLockedError
 from citesum.index.store import Index
@@ -168,10 +168,13 @@ class JobQueue:
                 time.sleep(0.5)
 
     # ---- the two kinds of work -------------------------------------------------------------------------
-    def upload(self, staged: list[tuple[str, Path]], options: IngestOptions) -> Callable[[Job], None]:
-        """The work of an upload job: ``staged`` holds (sanitised name, file in the staging folder)."""
+    def upload(self, staged: list[tuple[str, Path]], options: IngestOptions,
+               refused: Sequence[dict[str, str]] = ()) -> Callable[[Job], None]:
+        """The work of an upload job: ``staged`` holds (sanitised name, file in the staging folder); the files of
+        the upload ``refused`` before it (their names and reasons) head its report."""
 
         def work(job: Job) -> None:
+            job.files.extend({**r, "status": "refused", "documents": 0} for r in refused)
             documents: list[Document] = []
             try:
                 for number, (name, path) in enumerate(staged, start=1):

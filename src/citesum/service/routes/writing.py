@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from citesum.errors import IndexStoreError
-from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions
+from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, shown
 from citesum.service import reader as read_work
 from citesum.service.jobs import STAGING
 from citesum.service.routes.common import Running, SafeJSONResponse
@@ -36,31 +36,33 @@ def upload_name(filename: str | None) -> str:
     return name
 
 
-def _checked_names(files: list[Any]) -> list[str]:
-    """The names the files are kept under; 400 or 415 for a name refused, a format not read, a name twice."""
+def _checked_names(files: list[Any]) -> tuple[list[tuple[str, Any]], list[dict[str, str]]]:
+    """Each file accepted or refused on its own: ((name it is kept under, file) of those accepted, {name,
+    reason} of those refused: a name refused, a format not read, a name twice). 400 without any file."""
     if not files:
         raise HTTPException(400, "no file in the upload (send them in the multipart field 'files')")
-    names = []
+    accepted: list[tuple[str, Any]] = []
+    refused: list[dict[str, str]] = []
     for file in files:
         try:
             name = upload_name(file.filename)
         except ValueError as exc:
-            raise HTTPException(400, f"file name refused: {exc}") from None
+            refused.append({"path": shown(file.filename or ""), "reason": f"file name refused: {exc}"})
+            continue
         if Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
-            raise HTTPException(415, f"'{name}': not a supported format; send one of "
-                                     f"{', '.join(SUPPORTED_EXTENSIONS)}")
-        names.append(name)
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise HTTPException(400, f"the same file name twice in one upload: {', '.join(repeated)}")
-    return names
+            refused.append({"path": name, "reason": f"not a supported format ('{Path(name).suffix or name}')"})
+        elif any(name == kept for kept, _ in accepted):
+            refused.append({"path": name, "reason": "the same file name twice in one upload"})
+        else:
+            accepted.append((name, file))
+    return accepted, refused
 
 
-def _saved(staging: Path, names: list[str], files: list[Any]) -> list[tuple[str, Path]]:
+def _saved(staging: Path, accepted: list[tuple[str, Any]]) -> list[tuple[str, Path]]:
     """The files written into ``staging`` under their names: (name, path)."""
     staging.mkdir(parents=True)
     saved = []
-    for name, file in zip(names, files):
+    for name, file in accepted:
         file.file.seek(0)
         with open(staging / name, "wb") as out:
             shutil.copyfileobj(file.file, out, 1 << 20)
@@ -77,16 +79,22 @@ async def upload(request: Request, service: Running) -> Response:
     staging = service.uploads_dir / STAGING / uuid.uuid4().hex
     try:
         files = [f for f in form.getlist("files") if not isinstance(f, str)]
-        names = _checked_names(files)
-        staged = await run_in_threadpool(_saved, staging, names, files)
-        job = jobs.submit("upload", jobs.upload(staged, IngestOptions(max_bytes=config.max_upload_bytes)))
+        accepted, refused = _checked_names(files)
+        if not accepted:  # nothing to index: every file's reason, and no job
+            unsupported = all(r["reason"].startswith("not a supported format") for r in refused)
+            raise HTTPException(415 if unsupported else 400, {
+                "message": "no file of this upload can be indexed; supported: " + ", ".join(SUPPORTED_EXTENSIONS),
+                "refused": refused})
+        staged = await run_in_threadpool(_saved, staging, accepted)
+        job = jobs.submit("upload", jobs.upload(staged, IngestOptions(max_bytes=config.max_upload_bytes),
+                                                refused=refused))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # refused, failed to save, or no room in the queue
         raise
     finally:
         await form.close()
-    return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "files": names}, status_code=202,
-                            headers={"Location": f"/jobs/{job.id}"})
+    return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "files": [n for n, _ in accepted],
+                             "refused": refused}, status_code=202, headers={"Location": f"/jobs/{job.id}"})
 
 
 @router.get("/jobs/{job_id}", summary="Progress and per-file report of an upload or delete job")

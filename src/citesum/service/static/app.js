@@ -6,9 +6,18 @@ const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem("citesum-token") || "";
 let opener = null;  // what opened the document pane: the focus goes back to it when the pane closes
 
+// an error's detail as a person reads it: its text, or an upload's refused files with their reasons
+function detailText(detail) {
+  if (typeof detail === "string") return detail;
+  if (detail && Array.isArray(detail.refused)) {
+    return `${detail.message}. ${detail.refused.map((r) => `${r.path}: ${r.reason}`).join("; ")}`;
+  }
+  return JSON.stringify(detail);
+}
+
 class ApiError extends Error {
   constructor(status, error, detail) {
-    super(`${error}: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
+    super(`${error}: ${detailText(detail)}`);
     this.status = status;
   }
 }
@@ -100,6 +109,7 @@ async function refreshStatus() {
     budget.max = health.limits.max_budget;
     $("bullets").max = health.limits.max_bullets;
     $("k").max = health.limits.max_k;
+    $("files").accept = health.limits.extensions.join(",");  // the picker offers the formats the service reads
     if (health.offers) showOffers(health.offers);
   } catch (error) {
     $("status").textContent = error.status === 503 ? `index unavailable: ${error.message}` : "not connected";
@@ -169,7 +179,8 @@ async function ask(event) {
       if ($("budget").value) request.budget = Number($("budget").value);
       if ($("summarizer").value) request.summarizer = $("summarizer").value;
       if (!$("summary-index-label").hidden && $("summary-index").checked) request.summary_index = true;
-      await streamSummary(request);
+      const answer = await streamSummary(request);
+      if (answer) showKeep(answer, request);
       if (byModel) refreshStatus();  // the model's pace may have lowered the default budget
     }
     setBusy("");
@@ -202,6 +213,7 @@ async function streamSummary(request) {
                          (body && body.detail) || `HTTP ${response.status}`);
     }
     let sources = {};
+    let done = null;
     for await (const [name, data] of serverEvents(response.body)) {
       if (name === "context") {
         sources = data.sources;
@@ -210,13 +222,16 @@ async function streamSummary(request) {
         $("bullets-list").append(bulletItem(data, $("bullets-list").children.length, sources));
       } else if (name === "done") {
         renderSummary(data);
+        done = data;
       } else if (name === "error") {
         throw new ApiError(data.status, data.error, data.detail);
       }
     }
+    return done;
   } catch (error) {
     if (error.name !== "AbortError") throw error;
     $("notes").textContent = "Stopped: the bullets above are those written before you stopped.";
+    return null;
   } finally {
     stopping = null;
     $("stop-button").hidden = true;
@@ -249,6 +264,7 @@ async function* serverEvents(body) {
 
 function startAnswer() {
   $("results").hidden = true;
+  $("keep").hidden = true;
   $("bullets-list").textContent = "";
   $("leads").textContent = "";
   $("leads-section").hidden = true;
@@ -278,6 +294,82 @@ function bulletItem(bullet, index, sources) {
       }, evidence.page ? `[${evidence.number}, p. ${evidence.page}]` : `[${evidence.number}]`);
     });
   return element("li", {}, bullet.text, ...chips);
+}
+
+// An answer people keep: Markdown with numbered references naming each document (and its page), and a link
+// whose URL holds the question and the settings, which asks it again when opened.
+function answerMarkdown(answer) {
+  const cited = [...new Set(answer.bullets.flatMap((b) => b.numbers))].sort((a, b) => a - b);
+  const renumber = new Map(cited.map((number, i) => [number, i + 1]));
+  const pages = new Map();
+  for (const bullet of answer.bullets) {
+    for (const evidence of bullet.evidence || []) {
+      if (evidence.page && !pages.has(evidence.number)) pages.set(evidence.number, evidence.page);
+    }
+  }
+  const lines = [`**${answer.query.trim()}**`, ""];
+  for (const bullet of answer.bullets) {
+    lines.push(`- ${bullet.text} ` + bullet.numbers.map((n) => `[${renumber.get(n)}]`).join(""));
+  }
+  if (!answer.bullets.length) lines.push(`_${answer.notes.join(" ") || "No passage answers this."}_`);
+  if (cited.length) lines.push("");
+  for (const number of cited) {
+    const source = answer.sources[String(number)] || {};
+    const page = pages.has(number) ? `, p. ${pages.get(number)}` : "";
+    lines.push(`${renumber.get(number)}. ${source.title || source.document_id} (${source.source || source.document_id}${page})`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+function answerLink(request) {
+  const url = new URL(location.pathname, location.origin);
+  url.searchParams.set("q", request.query);
+  for (const key of ["retriever", "bullets", "budget", "summarizer"]) {
+    if (request[key] !== undefined) url.searchParams.set(key, String(request[key]));
+  }
+  if (request.summary_index) url.searchParams.set("summary_index", "1");
+  return url.toString();
+}
+
+function showKeep(answer, request) {
+  const markdown = answerMarkdown(answer);
+  $("markdown").value = markdown;
+  $("markdown").hidden = true;
+  $("kept").textContent = "";
+  const link = answerLink(request);
+  $("answer-link").href = link;
+  history.replaceState(null, "", link);  // the address bar holds it too: a reload asks again
+  $("copy-markdown").onclick = async () => {
+    try {
+      await navigator.clipboard.writeText(markdown);
+      $("kept").textContent = "Copied.";
+    } catch (_) {  // no clipboard here (a page served over plain HTTP to another machine): select it to copy
+      $("markdown").hidden = false;
+      $("markdown").select();
+      $("kept").textContent = "Select and copy the text below.";
+    }
+  };
+  $("keep").hidden = false;
+}
+
+// A link to an answer (see answerLink) fills the form with its question and settings, and asks it.
+function askFromLink() {
+  const params = new URLSearchParams(location.search);
+  const query = params.get("q");
+  if (!query) return;
+  $("query").value = query;
+  for (const [key, id] of [["retriever", "retriever"], ["bullets", "bullets"], ["budget", "budget"],
+                           ["summarizer", "summarizer"]]) {
+    const value = params.get(key);
+    if (value === null) continue;
+    const field = $(id);
+    if (field.tagName === "SELECT" && ![...field.options].some((o) => o.value === value)) {
+      field.append(element("option", { value }, value));  // a setting this service does not list: asked as is
+    }
+    field.value = value;
+  }
+  if (params.get("summary_index") === "1") $("summary-index").checked = true;
+  $("ask").requestSubmit();
 }
 
 function renderSummary(answer) {
@@ -460,9 +552,10 @@ async function followJob(id, status) {
     const { stage, done, total } = job.progress;
     status.textContent = `Job ${job.state}: ${stage}${total ? ` (${done}/${total})` : ""}`;
     if (job.state === "committed" || job.state === "failed") {
+      // every file of the upload: indexed, skipped when read, or refused before (a format not read, a name)
       const report = element("ul", {}, ...job.files.map((file) => element("li",
-        { class: file.status === "skipped" ? "skipped" : "" },
-        `${file.path}: ${file.status === "ingested" ? `${file.documents} document(s)` : "skipped"}` +
+        { class: file.status === "ingested" ? "" : "skipped", "data-status": file.status },
+        `${file.path}: ${file.status === "ingested" ? `${file.documents} document(s)` : file.status}` +
         (file.reason ? ` — ${file.reason}` : ""))));
       status.textContent = job.state === "committed"
         ? `Indexed: ${job.stats.added} added, ${job.stats.updated} updated; searchable now.`
@@ -502,5 +595,5 @@ document.addEventListener("DOMContentLoaded", () => {
     if (event.key === "Escape" && !$("document").hidden) closeDocument();
   });
   showMode();
-  refreshStatus();
+  refreshStatus().then(askFromLink);  // the lists are filled first: a link's settings can then be chosen
 });

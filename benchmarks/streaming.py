@@ -1,0 +1,159 @@
+"""What the stream adds: time to the first bullet through ``citesum serve``'s ``/summarize/stream`` against
+the model's own time to write that bullet, with a loopback llama.cpp server (llama-cpp-python's) running the
+packaged SmolLM2 on this machine's cores, over the demo index, for the demo's three questions.
+
+For each question:
+
+1. *the model alone*: the prompt the service sends (taken from the same pipeline in this process, with the
+   same window, budget and options) is streamed straight from the llama.cpp server, timed from the request to
+   the end of the first line that is a bullet;
+2. *through the service*: the question is asked of ``/summarize/stream`` (retrieval, packing, the model's
+   stream, each bullet's citation check, server-sent events), timed from the request to the first ``bullet``
+   event, and to ``done``.
+
+Before each timed call another prompt is answered, so that neither finds the previous prompt in the server's
+cache. The goal (issue of the stream): the service's first bullet within 1.2x of the model's own.
+
+    python benchmarks/streaming.py [--n-ctx 8192] [--rounds 2]
+
+Writes benchmarks/results/streaming.json. Measured once: the model's pace on a shared machine varies, and the
+spread of the rounds is in the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import free_port, git_state, write_result  # noqa: E402
+from llm_server_defaults import CITESUM, _wait_for  # noqa: E402
+
+#: a bullet line of a model's answer, ended
+_BULLET_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+\S.*\n", re.MULTILINE)
+
+
+def _flush(llm_url: str) -> None:
+    """Another prompt answered: the server's cached prompt is no longer the next one's."""
+    import httpx
+
+    httpx.post(f"{llm_url}/chat/completions", timeout=300, json={
+        "model": "smollm2", "max_tokens": 1, "messages": [{"role": "user", "content": "Say yes."}]})
+
+
+def model_first_bullet_s(llm_url: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    """Seconds from the request to the end of the model's first bullet line, streaming the prompt itself."""
+    import httpx
+
+    started = time.perf_counter()
+    written, first = "", None
+    body = {"model": "smollm2", "stream": True, "temperature": 0.0, "seed": 0, "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": prompt}]}
+    with httpx.stream("POST", f"{llm_url}/chat/completions", json=body, timeout=600) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            for choice in json.loads(line[6:]).get("choices") or []:
+                written += (choice.get("delta") or {}).get("content") or ""
+            if first is None and _BULLET_LINE.search(written):
+                first = time.perf_counter() - started
+    return {"first_bullet_s": first, "whole_s": time.perf_counter() - started, "output": written}
+
+
+def service_first_bullet_s(url: str, question: str) -> dict[str, Any]:
+    import httpx
+
+    started = time.perf_counter()
+    first, done, bullets, name = None, None, 0, ""
+    with httpx.stream("POST", f"{url}/summarize/stream", json={"query": question}, timeout=600) as response:
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                if name == "bullet":
+                    bullets += 1
+                    first = first if first is not None else time.perf_counter() - started
+                elif name == "done":
+                    done = json.loads(line[6:])
+    return {"first_bullet_s": first, "done_s": time.perf_counter() - started, "bullets": bullets,
+            "context_tokens": (done or {}).get("context", {}).get("tokens")}
+
+
+def main() -> None:
+    from citesum.demo.haystack import generate_haystack
+    from citesum.llm.llamacpp import packaged_smollm2_path
+    from citesum.llm.options import LLMOptions
+    from citesum.pipeline import Pipeline, PipelineOptions
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n-ctx", type=int, default=8192, help="the llama.cpp server's context (its --n_ctx)")
+    parser.add_argument("--rounds", type=int, default=2, help="times each question is timed each way")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        demo = folder / "demo"
+        subprocess.run([CITESUM, "demo", "--dir", str(demo)], check=True, capture_output=True, timeout=900)
+        questions = list(generate_haystack(documents=60, seed=0).queries.items())  # what `citesum demo` builds
+        llama_port, serve_port = free_port(), free_port()
+        llama_log, serve_log = folder / "llama.log", folder / "serve.log"
+        llama = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", packaged_smollm2_path(),
+                                  "--host", "127.0.0.1", "--port", str(llama_port), "--n_ctx", str(args.n_ctx),
+                                  "--model_alias", "smollm2"], stdout=open(llama_log, "wb"), stderr=subprocess.STDOUT)
+        llm_url = f"http://127.0.0.1:{llama_port}/v1"
+        serve = None
+        try:
+            _wait_for(f"{llm_url}/models", llama, llama_log)
+            serve = subprocess.Popen([CITESUM, "serve", "--index", str(demo / "index"), "--port", str(serve_port),
+                                      "--llm", "openai", "--model", "smollm2", "--base-url", llm_url],
+                                     stdout=open(serve_log, "wb"), stderr=subprocess.STDOUT)
+            url = f"http://127.0.0.1:{serve_port}"
+            _wait_for(url + "/health", serve, serve_log)
+            # the prompts the service sends: the same pipeline, window and options, built here
+            options = PipelineOptions(summarizer="llm", verify=True,
+                                      llm=LLMOptions(model="smollm2", base_url=(llm_url,), cache=False))
+            pipeline = Pipeline(demo / "index", options)
+            rows = []
+            for topic, question in questions:
+                with pipeline.index.read() as view:
+                    context, _, _ = pipeline._context(question, view, None, None)
+                prompt = pipeline.summarizer.prompt(question, context)  # type: ignore[attr-defined]
+                for round_number in range(args.rounds):
+                    _flush(llm_url)
+                    alone = model_first_bullet_s(llm_url, prompt, options.max_tokens)
+                    _flush(llm_url)
+                    served = service_first_bullet_s(url, question)
+                    ratio = (served["first_bullet_s"] / alone["first_bullet_s"]
+                             if served["first_bullet_s"] and alone["first_bullet_s"] else None)
+                    rows.append({"topic": topic, "question": question, "round": round_number,
+                                 "model_first_bullet_s": alone["first_bullet_s"], "model_whole_s": alone["whole_s"],
+                                 "service_first_bullet_s": served["first_bullet_s"], "service_done_s": served["done_s"],
+                                 "bullets": served["bullets"], "ratio": ratio,
+                                 "prompt_tokens": pipeline.tokenizer.count(prompt),
+                                 # the same context both ways (the service's budget may follow the model's pace)
+                                 "model_context_tokens": context.token_count,
+                                 "service_context_tokens": served["context_tokens"]})
+                    print(json.dumps(rows[-1]), flush=True)
+        finally:
+            for process in (serve, llama):
+                if process is not None:
+                    process.terminate()
+                    process.wait(timeout=30)
+    ratios = [row["ratio"] for row in rows if row["ratio"] is not None]
+    write_result("streaming", {
+        "command": "python benchmarks/streaming.py" + (f" --n-ctx {args.n_ctx}" if args.n_ctx != 8192 else "")
+                   + (f" --rounds {args.rounds}" if args.rounds != 2 else ""),
+        "n_ctx": args.n_ctx, "rounds": args.rounds, "rows": rows,
+        "ratio": {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)} if ratios else None,
+        "goal": "the service's first bullet within 1.2x of the model's own", **git_state()})
+
+
+if __name__ == "__main__":
+    main()
