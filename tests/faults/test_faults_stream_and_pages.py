@@ -82,3 +82,15 @@ def test_a_client_that_leaves_mid_stream_stops_the_model(live) -> None:  # type:
         time.sleep(0.1)
     assert llm.streamed < pieces / 2  # the model was stopped, not left to finish
     assert httpx.post(server.url + "/search", json={"query": QUESTION}, timeout=10).status_code == 200
+
+
+def test_a_stream_longer_than_the_body_time_limit_is_not_cut(live) -> None:  # type: ignore[no-untyped-def]
+    """The body's time limit held the wait for the client to leave too: a streamed answer longer than it was
+    cut off (the peer closed the connection without its last chunk)."""
+    bullets = "".join(f"- The city's water supply fell for the {n}th week. [1]\n" for n in range(1, 4))
+    llm = FakeLLM([bullets])
+    llm.pause = 0.15  # about 3 seconds in all
+    server = live(llm=llm, body_timeout_s=1.0)
+    with httpx.stream("POST", server.url + "/summarize/stream", json={"query": QUESTION}, timeout=30) as response:
+        names = [line[len("event: "):] for line in response.iter_lines() if line.startswith("event: ")]
+    assert names[0] == "context" and names[-1] == "done" and "error" not in names

@@ -168,16 +168,21 @@ async def _receive_within(receive: Receive, timeout: float) -> Message:
 
 def _counting(receive: Receive, limit: int, timeout: float) -> Receive:
     """``receive`` that raises :class:`BodyTooLarge` once more than ``limit`` body bytes have come, and
-    :class:`BodyTimeout` when the next part does not come within ``timeout`` seconds."""
+    :class:`BodyTimeout` when the next part of the body does not come within ``timeout`` seconds (once it is
+    whole, waiting for the client to leave has no limit)."""
     seen = 0
+    whole = False
 
     async def counted() -> Message:
-        nonlocal seen
+        nonlocal seen, whole
+        if whole:  # the body has come: what comes next is the client leaving, whenever it does (a long stream)
+            return await receive()
         message = await _receive_within(receive, timeout)
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > limit:
                 raise BodyTooLarge(limit)
+            whole = not message.get("more_body")
         return message
 
     return counted
