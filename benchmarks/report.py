@@ -236,6 +236,27 @@ def llm_defaults() -> str:
             f"{data['budget_after']:,}. " + _provenance(data))
 
 
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def streaming() -> str:
+    """The service's first streamed bullet against the model's own first bullet, per question and round."""
+    data = _load("streaming")
+    rows = [[r["question"], str(r["round"] + 1), _seconds(r["model_first_bullet_s"]),
+             _seconds(r["service_first_bullet_s"]), "–" if r["ratio"] is None else f"{r['ratio']:.2f}",
+             _seconds(r["service_done_s"]), _cell(r["bullets"]),
+             f"{_n(r['model_context_tokens'])} / {_n(r['service_context_tokens'])}"] for r in data["rows"]]
+    ratio = data["ratio"]
+    summary = ("no bullet came either way" if ratio is None else
+               f"ratio median {ratio['median']:.2f} (min {ratio['min']:.2f}, max {ratio['max']:.2f}); goal: "
+               f"{data['goal']}")
+    return (_table(["question", "round", "model alone: first bullet s", "service: first bullet s", "ratio",
+                    "service: whole answer s", "bullets", "context tokens (model alone / service)"], rows)
+            + f"\n\nSmolLM2 on llama.cpp's server (context {data['n_ctx']:,}), loopback; {summary}. "
+            + _provenance(data))
+
+
 # ---- helpers for the tables below --------------------------------------------------------------------------------
 
 #: the command of a run whose JSON does not record it: the script's defaults, or the options its docstring names
@@ -1382,7 +1403,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "bounded-build": bounded_build, "bounded-ingest": bounded_ingest, "store-ab": store_ab, "llm-pool": llm_pool,
     "scale-out-stores": scale_out_stores, "scale-out-ray": scale_out_ray,
     # docs/service.md
-    "service-load": service_load, "service-goals": service_goals,
+    "service-load": service_load, "service-goals": service_goals, "streaming": streaming,
     # docs/performance.md
     "performance-goals": performance_goals, "speed": speed, "build-profile": build_profile, "peers": peers,
     # docs/retrieval.md

@@ -6,7 +6,7 @@ For each question:
 
 1. *the model alone*: the prompt the service sends (taken from the same pipeline in this process, with the
    same window, budget and options) is streamed straight from the llama.cpp server, timed from the request to
-   the end of the first line that is a bullet;
+   the piece with which the model had written the service's first bullet (its last letters);
 2. *through the service*: the question is asked of ``/summarize/stream`` (retrieval, packing, the model's
    stream, each bullet's citation check, server-sent events), timed from the request to the first ``bullet``
    event, and to ``done``.
@@ -37,10 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import free_port, git_state, write_result  # noqa: E402
 from llm_server_defaults import CITESUM, _wait_for  # noqa: E402
 
-#: a bullet line of a model's answer, ended
-_BULLET_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+\S.*\n", re.MULTILINE)
-
-
 def _flush(llm_url: str) -> None:
     """Another prompt answered: the server's cached prompt is no longer the next one's."""
     import httpx
@@ -49,12 +45,13 @@ def _flush(llm_url: str) -> None:
         "model": "smollm2", "max_tokens": 1, "messages": [{"role": "user", "content": "Say yes."}]})
 
 
-def model_first_bullet_s(llm_url: str, prompt: str, max_tokens: int) -> dict[str, Any]:
-    """Seconds from the request to the end of the model's first bullet line, streaming the prompt itself."""
+def model_stream(llm_url: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    """The model answering ``prompt`` streamed straight from its server: (seconds since the request, the answer
+    so far) at each piece, and the whole answer's time."""
     import httpx
 
     started = time.perf_counter()
-    written, first = "", None
+    written, checkpoints = "", []
     body = {"model": "smollm2", "stream": True, "temperature": 0.0, "seed": 0, "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": prompt}]}
     with httpx.stream("POST", f"{llm_url}/chat/completions", json=body, timeout=600) as response:
@@ -63,16 +60,26 @@ def model_first_bullet_s(llm_url: str, prompt: str, max_tokens: int) -> dict[str
                 continue
             for choice in json.loads(line[6:]).get("choices") or []:
                 written += (choice.get("delta") or {}).get("content") or ""
-            if first is None and _BULLET_LINE.search(written):
-                first = time.perf_counter() - started
-    return {"first_bullet_s": first, "whole_s": time.perf_counter() - started, "output": written}
+            checkpoints.append((time.perf_counter() - started, written))
+    return {"checkpoints": checkpoints, "whole_s": time.perf_counter() - started, "output": written}
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).lower()
+
+
+def written_by(checkpoints: list[tuple[float, str]], bullet: str) -> float | None:
+    """When the model alone had written ``bullet`` (the service's first bullet, as it parsed it): the first
+    checkpoint whose answer holds the bullet's last letters."""
+    end = _letters(bullet)[-30:]
+    return next((at for at, written in checkpoints if end and end in _letters(written)), None)
 
 
 def service_first_bullet_s(url: str, question: str) -> dict[str, Any]:
     import httpx
 
     started = time.perf_counter()
-    first, done, bullets, name = None, None, 0, ""
+    first, done, bullets, name, first_text = None, None, 0, "", None
     with httpx.stream("POST", f"{url}/summarize/stream", json={"query": question}, timeout=600) as response:
         for line in response.iter_lines():
             if line.startswith("event: "):
@@ -80,10 +87,12 @@ def service_first_bullet_s(url: str, question: str) -> dict[str, Any]:
             elif line.startswith("data: "):
                 if name == "bullet":
                     bullets += 1
-                    first = first if first is not None else time.perf_counter() - started
+                    if first is None:
+                        first, first_text = time.perf_counter() - started, json.loads(line[6:])["text"]
                 elif name == "done":
                     done = json.loads(line[6:])
-    return {"first_bullet_s": first, "done_s": time.perf_counter() - started, "bullets": bullets,
+    return {"first_bullet_s": first, "first_bullet": first_text, "done_s": time.perf_counter() - started,
+            "bullets": bullets,
             "context_tokens": (done or {}).get("context", {}).get("tokens")}
 
 
@@ -127,13 +136,15 @@ def main() -> None:
                 prompt = pipeline.summarizer.prompt(question, context)  # type: ignore[attr-defined]
                 for round_number in range(args.rounds):
                     _flush(llm_url)
-                    alone = model_first_bullet_s(llm_url, prompt, options.max_tokens)
+                    alone = model_stream(llm_url, prompt, options.max_tokens)
                     _flush(llm_url)
                     served = service_first_bullet_s(url, question)
-                    ratio = (served["first_bullet_s"] / alone["first_bullet_s"]
-                             if served["first_bullet_s"] and alone["first_bullet_s"] else None)
+                    model_first = (written_by(alone["checkpoints"], served["first_bullet"])
+                                   if served["first_bullet"] else None)
+                    ratio = served["first_bullet_s"] / model_first if served["first_bullet_s"] and model_first else None
                     rows.append({"topic": topic, "question": question, "round": round_number,
-                                 "model_first_bullet_s": alone["first_bullet_s"], "model_whole_s": alone["whole_s"],
+                                 "model_first_bullet_s": model_first, "model_whole_s": alone["whole_s"],
+                                 "first_bullet": served["first_bullet"], "model_output": alone["output"],
                                  "service_first_bullet_s": served["first_bullet_s"], "service_done_s": served["done_s"],
                                  "bullets": served["bullets"], "ratio": ratio,
                                  "prompt_tokens": pipeline.tokenizer.count(prompt),
