@@ -278,9 +278,10 @@ class Pipeline:
         asked = budget or self.options.budget
         fitted = self.budget_for(query, budget)
         notes: tuple[str, ...] = ()
-        if fitted < asked:
-            notes = (f"the model's window is {self.llm.context_window:,} tokens: the budget is {fitted:,} tokens, "  # type: ignore[union-attr]
-                     f"not {asked:,}",)
+        if fitted < asked and self.options.summary_index is None:  # Summary RAG's limit is in characters, its own
+            # only a summarizer whose model has a window fits the budget to it
+            window = getattr(getattr(self.summarizer, "llm", None), "context_window", None)
+            notes = (f"the model's window is {window:,} tokens: the budget is {fitted:,} tokens, not {asked:,}",)
         options = self.options
         started = time.perf_counter()
         if options.summary_index is not None:

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -166,8 +167,10 @@ class ReadAgent:
             cuts = [self._pages_by_length(passages, start, end) for start, end in spans]
         else:
             with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
-                cuts = list(pool.map(lambda span: self._pages_by_model(passages, span[0], span[1], report),
-                                     spans))
+                # in the caller's context: a service request's time limit reaches the model calls
+                futures = [pool.submit(contextvars.copy_context().run, self._pages_by_model, passages, start, end,
+                                       report) for start, end in spans]
+                cuts = [future.result() for future in futures]
         bounds = [page for pages in cuts for page in pages]
         groups = [[Statement(p.text, (p.document_id,)) for p in passages[start:end]] for start, end in bounds]
         budgets = [max(16, round(self.gist_share * sum(p.token_count for p in passages[start:end])))

@@ -187,3 +187,49 @@ def test_citesum_serve_offers_them_from_its_own_processes(corpus: Path, tmp_path
             assert answer.json()["bullets"] and answer.json()["context"]["order"] == order, request
     finally:
         server.close()
+
+
+def _streamed(index: Path, output: str) -> tuple[list[str], dict[str, Any]]:
+    """(the texts of the bullet events, the done event) of the pipeline streaming ``output`` of a scripted model."""
+    from citesum import Pipeline, PipelineOptions
+    from citesum.llm.fake import FakeLLM
+
+    llm = FakeLLM([output, output])
+    events = list(Pipeline(index, PipelineOptions(summarizer="llm", verify=True), llm=llm).stream(QUESTION))
+    assert events[0].kind == "context" and events[-1].kind == "done"
+    return [e.data["text"] for e in events if e.kind == "bullet"], events[-1].data
+
+
+def test_a_streamed_answer_gives_the_bullets_of_the_whole_answer_and_nothing_else(built: tuple[Path, Path]) -> None:
+    # a preamble before the bullets is no bullet, and the first bullet is not skipped for it
+    preamble = ("Here is what the documents say about household water rates:\n- Household water rates rose by 7.5 "
+                "percent. [1]\n- Household water rates pay for new pipes. [2]\n- Household water rates change on "
+                "January 1. [3]")
+    bullets, done = _streamed(built[0], preamble)
+    assert bullets == [b["text"] for b in done["bullets"]] and len(bullets) == 3
+    # an abstention streams no bullet, whatever follows it
+    bullets, done = _streamed(built[0], "NO ANSWER\n- Household water rates rose. [1]\n- And more. [1]")
+    assert bullets == [] and done["abstained"] and done["bullets"] == []
+
+
+def test_an_injected_summarizer_whose_window_cuts_the_budget_says_so(built: tuple[Path, Path]) -> None:
+    """The evaluation's summarizer is the pipeline's own object: its model's window fits the budget (before: an
+    AttributeError on the pipeline's model, which it does not have)."""
+    from citesum import Pipeline, PipelineOptions
+    from citesum.llm.fake import FakeLLM
+    from citesum.summarize.llm import LLMSummarizer
+
+    llm = FakeLLM(["- Household water rates rose by 7.5 percent. [1]"])
+    llm.context_window = 3000
+    answer = Pipeline(built[0], PipelineOptions(budget=15_000), summarizer=LLMSummarizer(llm)).summarize(QUESTION)
+    assert answer.notes[0].startswith("the model's window is 3,000 tokens") and answer.summary.context.budget < 3000
+
+
+@pytest.mark.parametrize("line", ['data: {"error": {"message": "out of memory"}}', "error: slot unavailable"])
+def test_an_error_in_a_servers_stream_is_an_error_not_the_end_of_the_answer(line: str) -> None:
+    from citesum.errors import LLMError
+    from citesum.llm.openai_compat import _stream_pieces
+
+    with pytest.raises(LLMError, match="ended with an error"):
+        _stream_pieces(line, {})
+    assert _stream_pieces('data: {"choices": [{"delta": {"content": "Wa"}}]}', {}) == ["Wa"]

@@ -65,7 +65,7 @@ def text_title(text: str) -> str:
 
 #: markup read as plain text, and the line that holds its title (else its first heading, else its file name)
 _MARKUP_TITLES = {
-    ".rst": None,  # an underlined (or over- and underlined) first line: text_title finds it
+    ".rst": None,  # an underlined first line: text_title finds it
     ".tex": re.compile(r"\\title\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}"),
     ".org": re.compile(r"^#\+TITLE:[ \t]*(.+)$", re.MULTILINE | re.IGNORECASE),
     ".adoc": re.compile(r"^=[ \t]+(\S.*)$", re.MULTILINE),
@@ -78,8 +78,9 @@ SOURCE_EXTENSIONS = (".c", ".cc", ".cfg", ".cpp", ".cs", ".css", ".go", ".h", ".
 
 
 def read_markup(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    """reStructuredText, LaTeX, Org and AsciiDoc as plain text, titled by their own title line (``\\title{}``,
-    ``#+TITLE:``, ``= Title``), else their first heading, else the file name."""
+    """reStructuredText, LaTeX, Org and AsciiDoc as plain text, titled by their own title line (``\\title{}``
+    without nested braces, ``#+TITLE:``, ``= Title``), else their first heading (an underlined line), else the file
+    name."""
     text = _require_text(decode_text(data))
     pattern = _MARKUP_TITLES.get(path.suffix.lower())
     found = pattern.search(text[:20_000]) if pattern is not None else None

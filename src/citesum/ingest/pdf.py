@@ -320,6 +320,8 @@ def page_of(page_starts: list[int], offset: int) -> int:
 FILE_DIGEST = "sha256"
 #: the widest page image drawn, in pixels
 MAX_PAGE_WIDTH = 2000
+#: the most pixels a page image has (a US Letter page at the widest is about 5 million)
+MAX_PAGE_PIXELS = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,10 @@ def page_png(data: bytes, page: int, width: int = 1000) -> bytes:
     document = pypdfium2.PdfDocument(data)
     try:
         drawn = _page(document, page)
-        scale = min(max(width, 100), MAX_PAGE_WIDTH) / drawn.get_size()[0]
+        page_width, page_height = drawn.get_size()
+        scale = min(max(width, 100), MAX_PAGE_WIDTH) / page_width
+        # a page of odd proportions (a long strip) is drawn smaller: never more than MAX_PAGE_PIXELS in all
+        scale = min(scale, (MAX_PAGE_PIXELS / (page_width * page_height)) ** 0.5)
         pixels = drawn.render(scale=scale, rev_byteorder=True).to_numpy()
         return png_bytes(pixels[:, :, :3])
     finally:

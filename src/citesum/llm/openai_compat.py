@@ -119,6 +119,8 @@ def _completion_of(response: Any) -> Completion:
 def _stream_pieces(line: str, counts: dict[str, int]) -> list[str]:
     """The text pieces of one line of a chat-completions event stream (``data: {...}``); its token counts, when
     the server sends them, go to ``counts``."""
+    if line.startswith("error:"):
+        raise LLMError(f"the server's stream ended with an error: {line[6:].strip()[:300]}")
     if not line.startswith("data:"):
         return []
     data = line[5:].strip()
@@ -128,6 +130,8 @@ def _stream_pieces(line: str, counts: dict[str, int]) -> list[str]:
         event = json.loads(data)
     except ValueError as exc:
         raise _Retryable(f"malformed event in the stream: {data[:200]!r}", of_endpoint=False) from exc
+    if event.get("error"):  # the server failed part-way (OpenAI, vLLM and llama.cpp say it in the stream)
+        raise LLMError(f"the server's stream ended with an error: {str(event['error'])[:300]}")
     if isinstance(event.get("usage"), dict):
         counts.update({k: int(v) for k, v in event["usage"].items() if isinstance(v, int)})
     return [text for choice in event.get("choices") or [] if (text := (choice.get("delta") or {}).get("content"))]
@@ -255,6 +259,7 @@ class OpenAIChat(LLM):
         pieces: list[str] = []
         loop = asyncio.new_event_loop()
         written = self._astream(request, counts)
+        step: asyncio.Future[str] | None = None
         try:
             while True:
                 step = asyncio.ensure_future(written.__anext__(), loop=loop)
@@ -265,8 +270,13 @@ class OpenAIChat(LLM):
                 pieces.append(piece)
                 yield piece
         finally:
-            loop.run_until_complete(written.aclose())  # closes the connection: the server stops writing
-            loop.close()
+            try:
+                if step is not None and not step.done():  # interrupted while waiting (Ctrl+C): the step first
+                    step.cancel()
+                    loop.run_until_complete(asyncio.gather(step, return_exceptions=True))
+                loop.run_until_complete(written.aclose())  # closes the connection: the server stops writing
+            finally:
+                loop.close()
         completion = Completion(("".join(pieces),), counts)
         self.usage.add(completion)
         if usage is not None:
@@ -302,15 +312,13 @@ class OpenAIChat(LLM):
             while True:
                 endpoint = await self.pool.acquire()
                 written = 0
-                outcome = "abandoned"
+                outcome, wait = "abandoned", None
                 try:
                     async with client.stream("POST", f"{endpoint.url}/chat/completions", json=payload) as response:
                         if response.status_code >= 400:
                             await response.aread()
-                            if response.status_code in RETRYABLE_STATUS:
-                                raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}")
-                            outcome = "answered"
-                            raise_for_status(response, endpoint.url)
+                            outcome = "answered"  # a 4xx is an answer (a retryable status says otherwise below)
+                            raise_for_status(response, endpoint.url)  # too long, retryable, or an error
                         if "text/event-stream" not in response.headers.get("content-type", "text/event-stream"):
                             # a server that does not stream answers whole: its answer is the one piece
                             await response.aread()
@@ -326,7 +334,10 @@ class OpenAIChat(LLM):
                     outcome = "answered"
                     return
                 except (httpx.TimeoutException, httpx.TransportError, _Retryable) as exc:
-                    outcome = "failed"
+                    retryable = exc if isinstance(exc, _Retryable) else _Retryable(str(exc) or type(exc).__name__)
+                    # an unusable body says nothing of the server's health: it is not set aside for it
+                    outcome = "failed" if retryable.of_endpoint else "answered"
+                    wait = retryable.wait
                     if written:
                         raise LLMError(f"{endpoint.url}: the answer broke off after {written} piece(s): "
                                        f"{exc}") from exc
@@ -335,8 +346,11 @@ class OpenAIChat(LLM):
                         raise LLMError(f"{self.base_url}: gave up after {len(failures)} attempt(s); last error: "
                                        f"{failures[-1]}") from exc
                     self.usage.retries += 1
+                    if not retryable.of_endpoint:  # this request's own backoff, with full jitter
+                        limit = min(self.pool.backoff_max, self.pool.backoff_base * 2 ** (len(failures) - 1))
+                        await asyncio.sleep(random.uniform(0, limit))
                 finally:
-                    self.pool.release(endpoint, outcome)
+                    self.pool.release(endpoint, outcome, wait)
 
     async def _within(self, answers: "asyncio.Future[list[Completion]]", limit: CallLimit) -> list[Completion]:
         """``answers`` once they come, or :class:`LLMTimeout` past the limit's deadline, :class:`LLMCancelled` once

@@ -21,7 +21,7 @@ class LLMOptions:
     #: the server's base URL(s); several (or ``@FILE``) make a pool of replicas of the same model
     base_url: tuple[str, ...] = ()
     api_key_env: str = "OPENAI_API_KEY"
-    #: seconds a call may take
+    #: seconds the server may stay silent (to connect, or between two parts of an answer)
     timeout: float = 120.0
     #: read and write the response cache (answers to the same request are not asked again)
     cache: bool = True

@@ -147,8 +147,11 @@ def paced(reader: Reader, pipeline: Pipeline, request: SummarizeRequest) -> Iter
         raise
     if reader.pace is not None and pipeline.llm is not None and answered:
         usage, timings = answered[0]["usage"], answered[0]["timings"]
+        # a streamed answer may come without the server's count of its prompt: the context's, in its tokens
+        prompt_tokens = usage.get("prompt_tokens") or int(answered[0]["context"]["tokens"]
+                                                           * (pipeline.llm.prompt_token_ratio or 1.0))
         if not usage.get("cached"):
-            reader.pace.record(int(usage.get("prompt_tokens", 0)), float(timings.get("llm_s", 0)))
+            reader.pace.record(int(prompt_tokens), float(timings.get("llm_s", 0)))
 
 
 def pipeline_options(reader: Reader, request: SummarizeRequest) -> PipelineOptions:
@@ -194,7 +197,8 @@ def printed_image(reader: Reader, document_id: str, page: int, width: int) -> by
 
 def _original_pdf(reader: Reader, document_id: str) -> bytes:
     """The file a PDF document was read from: where its source says (a relative source from the folder the
-    service runs in), and only when it is still the file that was indexed."""
+    service runs in), and, for documents indexed with the file's SHA-256, only when it is still that file (an
+    index built before the digest was kept has nothing to check it by)."""
     import hashlib
     from pathlib import Path
 

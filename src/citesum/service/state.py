@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from citesum.errors import BudgetError
 from citesum.index.store import Index
 from citesum.llm.base import LLM
 from citesum.service.config import ServiceConfig
@@ -89,7 +90,10 @@ class Service:
         from citesum.pipeline import Pipeline, PipelineOptions
 
         pipeline = Pipeline(self.index, PipelineOptions(summarizer="llm"), llm=self.llm)
-        return pipeline.budget_for("", default), pipeline.budget_for("", largest)
+        try:
+            return pipeline.budget_for("", default), pipeline.budget_for("", largest)
+        except BudgetError:  # the window cannot hold the prompt and the answer: each summary says so
+            return default, largest
 
     def offers(self) -> dict[str, Any]:
         """What a request may ask for here: the retrievers (``lightpal`` once ``citesum graph`` has built the index's

@@ -211,23 +211,24 @@ class LLMSummarizer:
         prompt = self.prompt(query, context)
         started = time.perf_counter()
         usage: dict[str, int] = {}
-        output, sent = "", 0
+        output = ""
+        sent: list[str] = []  # the texts of the bullets given so far
         for piece in self.llm.stream(self._request(prompt), usage):
             output += piece
-            if "\n" not in piece or not has_bullet_lines(output):
+            if "\n" not in piece:
                 continue
-            whole = parse_output(output[:output.rindex("\n")], context.numbers).bullets  # lines that have ended
-            answering, _ = self._answering(query, whole[sent:], context)
-            yield from answering
-            sent = len(whole)
+            ended = output[:output.rindex("\n")]  # the lines written whole: the last one may be half-written
+            if says_no_answer(ended) or not has_bullet_lines(ended):
+                continue  # an abstention, or a preamble before any bullet: nothing to give yet
+            for bullet in self._answering(query, parse_output(ended, context.numbers).bullets, context)[0]:
+                if bullet.text not in sent:
+                    sent.append(bullet.text)
+                    yield bullet
         summary = self._summary_of(query, context, prompt, output, usage,
                                    {"llm_s": round(time.perf_counter() - started, 4)})
         if summary is None:  # no usable bullet: asked again, whole, as summarize asks
             summary = self._summarize_fitted(query, context)
-            yield from summary.bullets
-        else:
-            # the last line, which no line break ended
-            yield from self._answering(query, parse_output(output, context.numbers).bullets[sent:], context)[0]
+        yield from (bullet for bullet in summary.bullets if bullet.text not in sent)  # the last line, or the rest
         self._learn(query, context, dict(summary.usage))
         yield replace(summary, notes=(*notes, *summary.notes)) if notes else summary
 

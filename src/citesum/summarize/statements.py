@@ -13,6 +13,7 @@ later packed into a context that must still be cited. So a group's summary here 
 
 from __future__ import annotations
 
+import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
@@ -125,7 +126,10 @@ class LLMStatements:
 
         # every group at once, whatever its size: the workers keep the backend busy
         with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
-            answers = list(pool.map(one, groups, sizes))
+            # each call in the caller's context (a copy each): a service request's time limit, or its client
+            # leaving, reaches the model calls made on the pool's threads
+            futures = [pool.submit(contextvars.copy_context().run, one, group, size) for group, size in zip(groups, sizes)]
+            answers = [future.result() for future in futures]
         out = []
         for number, (group, size, answer) in enumerate(zip(groups, sizes, answers, strict=True)):
             if isinstance(answer, str):

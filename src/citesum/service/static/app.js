@@ -227,6 +227,8 @@ async function streamSummary(request) {
         throw new ApiError(data.status, data.error, data.detail);
       }
     }
+    // the stream ended without its answer (a proxy's time limit, a worker that died): say so, not a short answer
+    if (!done) throw new Error("The answer was cut off before it was complete; ask again.");
     return done;
   } catch (error) {
     if (error.name !== "AbortError") throw error;
