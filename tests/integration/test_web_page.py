@@ -409,7 +409,7 @@ def test_stop_ends_the_model_writing(page: Any, tmp_path: Path, haystack: Any, s
 
 
 def test_a_pdf_citation_shows_the_printed_page_with_the_sentence_marked(page: Any, tmp_path: Path,
-                                                                        real_files: Path) -> None:
+                                                                        real_files: Path, screenshots: Path) -> None:
     """A real scanned-and-OCR'd PDF (pypdf's test files): the citation opens the page the sentence is printed
     on, and the marked boxes hold the sentence's characters on that page."""
     import re
@@ -460,6 +460,8 @@ def test_a_pdf_citation_shows_the_printed_page_with_the_sentence_marked(page: An
                   for x0, y0, x1, y1 in boxes]
         assert all(part in letters(evidence) for part in inside)  # every box holds the evidence's own words
         assert sum(map(len, inside)) >= 20
+        page.locator("#doc-page .box").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshots / "printed-page.png"))
         # the text view still shows the sentence marked in the extracted text
         page.click("#view-text")
         expect(page.locator("#doc-text mark")).to_be_visible()
