@@ -26,7 +26,6 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import free_port, git_state, write_result  # noqa: E402
-from llm_server_defaults import CITESUM, _wait_for  # noqa: E402
+from _common import git_state, write_result  # noqa: E402
+from llm_server_defaults import demo_served_by_smollm2  # noqa: E402
 
 def _flush(llm_url: str) -> None:
     """Another prompt answered: the server's cached prompt is no longer the next one's."""
@@ -97,8 +96,6 @@ def service_first_bullet_s(url: str, question: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    from citesum.demo.haystack import generate_haystack
-    from citesum.llm.llamacpp import packaged_smollm2_path
     from citesum.llm.options import LLMOptions
     from citesum.pipeline import Pipeline, PipelineOptions
 
@@ -106,57 +103,35 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=8192, help="the llama.cpp server's context (its --n_ctx)")
     parser.add_argument("--rounds", type=int, default=2, help="times each question is timed each way")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        demo = folder / "demo"
-        subprocess.run([CITESUM, "demo", "--dir", str(demo)], check=True, capture_output=True, timeout=900)
-        questions = list(generate_haystack(documents=60, seed=0).queries.items())  # what `citesum demo` builds
-        llama_port, serve_port = free_port(), free_port()
-        llama_log, serve_log = folder / "llama.log", folder / "serve.log"
-        llama = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", packaged_smollm2_path(),
-                                  "--host", "127.0.0.1", "--port", str(llama_port), "--n_ctx", str(args.n_ctx),
-                                  "--model_alias", "smollm2"], stdout=open(llama_log, "wb"), stderr=subprocess.STDOUT)
-        llm_url = f"http://127.0.0.1:{llama_port}/v1"
-        serve = None
-        try:
-            _wait_for(f"{llm_url}/models", llama, llama_log)
-            serve = subprocess.Popen([CITESUM, "serve", "--index", str(demo / "index"), "--port", str(serve_port),
-                                      "--llm", "openai", "--model", "smollm2", "--base-url", llm_url],
-                                     stdout=open(serve_log, "wb"), stderr=subprocess.STDOUT)
-            url = f"http://127.0.0.1:{serve_port}"
-            _wait_for(url + "/health", serve, serve_log)
-            # the prompts the service sends: the same pipeline, window and options, built here
-            options = PipelineOptions(summarizer="llm", verify=True,
-                                      llm=LLMOptions(model="smollm2", base_url=(llm_url,), cache=False))
-            pipeline = Pipeline(demo / "index", options)
-            rows = []
-            for topic, question in questions:
-                with pipeline.index.read() as view:
-                    context, _, _ = pipeline._context(question, view, None, None)
-                prompt = pipeline.summarizer.prompt(question, context)  # type: ignore[attr-defined]
-                for round_number in range(args.rounds):
-                    _flush(llm_url)
-                    alone = model_stream(llm_url, prompt, options.max_tokens)
-                    _flush(llm_url)
-                    served = service_first_bullet_s(url, question)
-                    model_first = (written_by(alone["checkpoints"], served["first_bullet"])
-                                   if served["first_bullet"] else None)
-                    ratio = served["first_bullet_s"] / model_first if served["first_bullet_s"] and model_first else None
-                    rows.append({"topic": topic, "question": question, "round": round_number,
-                                 "model_first_bullet_s": model_first, "model_whole_s": alone["whole_s"],
-                                 "first_bullet": served["first_bullet"], "model_output": alone["output"],
-                                 "service_first_bullet_s": served["first_bullet_s"], "service_done_s": served["done_s"],
-                                 "bullets": served["bullets"], "ratio": ratio,
-                                 "prompt_tokens": pipeline.tokenizer.count(prompt),
-                                 # the same context both ways (the service's budget may follow the model's pace)
-                                 "model_context_tokens": context.token_count,
-                                 "service_context_tokens": served["context_tokens"]})
-                    print(json.dumps(rows[-1]), flush=True)
-        finally:
-            for process in (serve, llama):
-                if process is not None:
-                    process.terminate()
-                    process.wait(timeout=30)
+    with tempfile.TemporaryDirectory() as tmp, demo_served_by_smollm2(Path(tmp), args.n_ctx) as served:
+        llm_url, url = served.llm_url, served.url
+        # the prompts the service sends: the same pipeline, window and options, built here
+        options = PipelineOptions(summarizer="llm", verify=True,
+                                  llm=LLMOptions(model="smollm2", base_url=(llm_url,), cache=False))
+        pipeline = Pipeline(served.demo / "index", options)
+        rows = []
+        for topic, question in served.questions:
+            with pipeline.index.read() as view:
+                context, _, _ = pipeline._context(question, view, None, None)
+            prompt = pipeline.summarizer.prompt(question, context)  # type: ignore[attr-defined]
+            for round_number in range(args.rounds):
+                _flush(llm_url)
+                alone = model_stream(llm_url, prompt, options.max_tokens)
+                _flush(llm_url)
+                service = service_first_bullet_s(url, question)
+                model_first = (written_by(alone["checkpoints"], service["first_bullet"])
+                               if service["first_bullet"] else None)
+                ratio = service["first_bullet_s"] / model_first if service["first_bullet_s"] and model_first else None
+                rows.append({"topic": topic, "question": question, "round": round_number,
+                             "model_first_bullet_s": model_first, "model_whole_s": alone["whole_s"],
+                             "first_bullet": service["first_bullet"], "model_output": alone["output"],
+                             "service_first_bullet_s": service["first_bullet_s"], "service_done_s": service["done_s"],
+                             "bullets": service["bullets"], "ratio": ratio,
+                             "prompt_tokens": pipeline.tokenizer.count(prompt),
+                             # the same context both ways (the service's budget may follow the model's pace)
+                             "model_context_tokens": context.token_count,
+                             "service_context_tokens": service["context_tokens"]})
+                print(json.dumps(rows[-1]), flush=True)
     ratios = [row["ratio"] for row in rows if row["ratio"] is not None]
     write_result("streaming", {
         "command": "python benchmarks/streaming.py" + (f" --n-ctx {args.n_ctx}" if args.n_ctx != 8192 else "")
