@@ -367,7 +367,7 @@ def printed_page(data: bytes, page: int, text: str | None = None) -> PrintedPage
         boxes: list[tuple[float, float, float, float]] = []
         if text:
             textpage = drawn.get_textpage()
-            for start, end in _find_letters(textpage.get_text_range(0, textpage.count_chars()), text):
+            for start, end in _find_letters(_char_text(textpage), text):
                 for number in range(textpage.count_rects(start, end - start)):
                     left, bottom, right, top = textpage.get_rect(number)
                     boxes.append((_fraction(left, width), _fraction(height - top, height),
@@ -375,6 +375,14 @@ def printed_page(data: bytes, page: int, text: str | None = None) -> PrintedPage
         return PrintedPage(page, len(document), width, height, boxes)
     finally:
         document.close()
+
+
+def _char_text(textpage: Any) -> str:
+    """The page's text one character per PDFium character index, the indices its boxes are asked by (the text
+    of ``get_text_range`` is counted in text indices, which need not be the same)."""
+    import pypdfium2.raw as pdfium
+
+    return "".join(chr(pdfium.FPDFText_GetUnicode(textpage.raw, i) or 0xFFFD) for i in range(textpage.count_chars()))
 
 
 def _page(document: Any, page: int) -> Any:
