@@ -226,21 +226,32 @@ class Pipeline:
             documents = context_documents(Summary((), context), view)
             yield StreamEvent("context", {"query": query, "context": context_response(context), "notes": list(notes),
                                           "sources": sources_response(context, documents, source_of)})
-            verifier = context_verifier(context, confirm=self._confirm())
+            checking = self.options.verify or self.options.repairs
+            verifier = context_verifier(context, confirm=self._confirm()) if checking else None
+            checked: dict[str, tuple[Bullet, VerifiedBullet]] = {}  # by the bullet's text, as written
             first: float | None = None
             summary: Summary | None = None
             for item in self._written(query, context, packing):
                 if isinstance(item, Summary):
                     summary = item
                     continue
-                bullet, checked = check_bullet(verifier, context, item, self.options.repairs)
+                if verifier is not None:
+                    checked[item.text] = check_bullet(verifier, context, item, self.options.repairs)
+                bullet, verified = checked.get(item.text, (item, None))
                 first = first if first is not None else time.perf_counter() - started
-                yield StreamEvent("bullet", bullet_response(bullet, context, documents, checked))
+                yield StreamEvent("bullet", bullet_response(bullet, context, documents, verified))
             assert summary is not None, "a summarizer's stream ends with its summary"
             summary = self._noted(summary, notes)
             if first is not None:
                 summary = replace(summary, timings={**summary.timings, "first_bullet_s": round(first, 4)})
-            answer = self._answer(query, view, summary)
+            if verifier is not None and summary.context is context:
+                # each bullet checked once: as it was sent, or now (one the stream did not give)
+                pairs = [checked.get(b.text) or check_bullet(verifier, context, b, self.options.repairs)
+                         for b in summary.bullets]
+                summary = replace(summary, bullets=tuple(b for b, _ in pairs))
+                answer = Answer(query, summary, tuple(v for _, v in pairs), documents)
+            else:  # unchecked, or the summarizer cut the context to its model's window: checked against that
+                answer = self._answer(query, view, summary)
             yield StreamEvent("done", answer.to_json(source_of=source_of, include_context=include_context))
 
     def _written(self, query: str, context: Context, packing: float) -> Iterator[Bullet | Summary]:
