@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import AsyncIterator
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -14,6 +15,7 @@ from citesum.service.models import SearchRequest, SummarizeRequest, checked_text
 from citesum.service.routes.common import Running, encoded, within_limits
 
 router = APIRouter()
+log = logging.getLogger("citesum.service")
 
 
 @router.post("/search", summary="Ranked units (or documents) for a query")
@@ -48,6 +50,8 @@ async def summarize_stream(request: SummarizeRequest, service: Running) -> Respo
                 yield event
         except Exception as exc:  # the stream has begun: the error is its last event
             failure = failure_of(exc)
+            if failure is None:
+                log.exception("unexpected error in a streamed answer")
             status, label = (failure.status, failure.label) if failure else (500, "internal error")
             detail = str(exc) if failure else f"{type(exc).__name__} (the server log has the details)"
             yield event_bytes("error", {"status": status, "error": label, "detail": service.hide.json(detail)})
