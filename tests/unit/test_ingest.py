@@ -257,3 +257,20 @@ def test_the_html_cleaner_is_a_direct_dependency() -> None:
              for requirement in pyproject["project"]["dependencies"]}
     assert "lxml-html-clean" in names
     import lxml_html_clean  # noqa: F401  (installed: the HTML reader can clean)
+
+
+def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(tmp_path: Path) -> None:
+    """/usr/share/doc is full of them: README, NEWS, README.Debian. Before, each was an 'unsupported format'."""
+    from citesum.ingest import ingest_paths
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "README").write_text("Avahi notes\n===========\n\nAvahi finds services on a local network.\n")
+    (folder / "README.FHS").write_text("The files of this package follow the Filesystem Hierarchy Standard.\n")
+    (folder / "data").write_bytes(b"\x00\x01\x02binary\x00" * 50)
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    documents, report = ingest_paths([folder])
+    assert {d.id: d.title for d in documents} == {"README": "Avahi notes", "README.FHS": "README.FHS"}
+    assert all(d.format == "txt" for d in documents)
+    reasons = {Path(f.path).name: f.reason for f in report.skipped}
+    assert reasons == {"data": "binary content, not text", "photo.png": "unsupported format '.png'"}

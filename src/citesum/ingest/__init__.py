@@ -14,16 +14,17 @@ import fnmatch
 import functools
 import os
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Iterable, Iterator, Sequence
 
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import FileReport, IngestOptions, IngestReport, path_text, shown
-from citesum.ingest.formats import READERS
+from citesum.ingest.formats import READERS, Reader, plain_text_name, read_plain
 from citesum.parallel import BatchExecutor, InProcess
 from citesum.types import Document
 
 __all__ = ["FILE_KEY", "UPLOAD_KEY", "FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths",
+           "reader_for",
            "ingest_file", "is_missing", "iter_documents", "path_text", "shown"]
 
 SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
@@ -33,14 +34,21 @@ FILE_KEY = "file"
 UPLOAD_KEY = "upload"
 
 
+def reader_for(name: str) -> Reader | None:
+    """The reader of a file of this name: by its extension, or as plain text for a name without one (README,
+    NEWS.Debian); None for a format not read."""
+    suffix = PurePath(name).suffix.lower()
+    return READERS.get(suffix) or (read_plain if plain_text_name(name) else None)
+
+
 def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[Document], FileReport]:
     """Read one file; never raises for bad content, the report says what went wrong."""
     shown_path = path_text(path)
-    reader = READERS.get(path.suffix.lower())
+    reader = reader_for(path.name)
     if reader is None:
         return [], FileReport(shown_path, "skipped", reason=f"unsupported format '{path.suffix or path.name}'",
                               document_id=doc_id)
-    fmt = path.suffix.lower().lstrip(".")
+    fmt = "txt" if reader is read_plain else path.suffix.lower().lstrip(".")
 
     def skipped(reason: str, unreadable: bool) -> tuple[list[Document], FileReport]:
         return [], FileReport(shown_path, "skipped", reason=reason, format=fmt, document_id=doc_id,

@@ -95,6 +95,27 @@ def read_source(data: bytes, doc_id: str, path: Path, options: IngestOptions) ->
     return [_document(doc_id, path_text(path.name), text, path, path.suffix.lower().lstrip("."))], []
 
 
+#: conventional names of plain-text files that have no extension or an extension of their own
+#: (README.Debian, NEWS.gz's unpacked NEWS, INSTALL.txt is .txt already)
+PLAIN_TEXT_NAMES = frozenset({"AUTHORS", "CHANGELOG", "CHANGES", "CONTRIBUTING", "COPYING", "COPYRIGHT", "CREDITS",
+                              "HACKING", "HISTORY", "INSTALL", "LICENCE", "LICENSE", "NEWS", "NOTICE", "README",
+                              "RELEASE-NOTES", "THANKS", "TODO"})
+
+
+def read_plain(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """A file without a known extension whose content is text (README, NEWS, README.Debian): read as plain
+    text, titled by its first heading, else by its file name; binary content is refused as such."""
+    text = _require_text(decode_text(data))
+    return [_document(doc_id, text_title(text) or path_text(path.name), text, path, "txt")], []
+
+
+def plain_text_name(name: str) -> bool:
+    """Whether a file of this name, with no reader for its extension, is read as plain text: it has no
+    extension, or its stem is a conventional plain-text name (README.FHS, changelog.Debian)."""
+    stem, dot, _ = name.partition(".")
+    return bool(stem) and (not dot or stem.upper() in PLAIN_TEXT_NAMES)
+
+
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
     browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from citesum.errors import IndexStoreError
-from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, shown
+from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, reader_for, shown
 from citesum.service import reader as read_work
 from citesum.service.jobs import STAGING
 from citesum.service.routes.common import Running, SafeJSONResponse
@@ -49,7 +49,7 @@ def _checked_names(files: list[Any]) -> tuple[list[tuple[str, Any]], list[dict[s
         except ValueError as exc:
             refused.append({"path": shown(file.filename or ""), "reason": f"file name refused: {exc}"})
             continue
-        if Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
+        if reader_for(name) is None:
             refused.append({"path": name, "reason": f"not a supported format ('{Path(name).suffix or name}')"})
         elif any(name == kept for kept, _ in accepted):
             refused.append({"path": name, "reason": "the same file name twice in one upload"})
