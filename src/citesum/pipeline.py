@@ -223,7 +223,7 @@ class Pipeline:
         started = time.perf_counter()
         with self.index.read() as view:
             context, notes, packing = self._context(query, view, budget, None)
-            documents = context_documents(Summary((), context), view)
+            documents = context_documents(context, view)
             yield StreamEvent("context", {"query": query, "context": context_response(context), "notes": list(notes),
                                           "sources": sources_response(context, documents, source_of)})
             checking = self.options.verify or self.options.repairs
@@ -280,7 +280,7 @@ class Pipeline:
         checks: Sequence[VerifiedBullet] = ()
         if self.options.verify or self.options.repairs:
             summary, checks = check_summary(summary, repair=self.options.repairs, confirm=self._confirm())
-        return Answer(query, summary, tuple(checks), context_documents(summary, view))
+        return Answer(query, summary, tuple(checks), context_documents(summary.context, view))
 
     def _context(self, query: str, view: IndexReader, budget: int | None,
                  relevance: Mapping[str, float] | None) -> tuple[Context, tuple[str, ...], float]:

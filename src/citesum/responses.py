@@ -69,9 +69,9 @@ def _described(document: Document | None, source_of: SourceOf) -> dict[str, str]
     return {"title": document.title if document else "", "source": source_of(document) if document else ""}
 
 
-def context_documents(summary: Summary, view: IndexReader) -> dict[str, Document]:
-    """The documents of ``summary``'s context by id, read from ``view`` (what :func:`summary_response` names)."""
-    return {d.id: d for d in view.documents_by_id([b.document_id for b in summary.context.blocks])}
+def context_documents(context: Context, view: IndexReader) -> dict[str, Document]:
+    """The documents of ``context`` by id, read from ``view`` (what :func:`summary_response` names)."""
+    return {d.id: d for d in view.documents_by_id([b.document_id for b in context.blocks])}
 
 
 def summary_response(summary: Summary, documents: Mapping[str, Document], *, query: str,

@@ -346,9 +346,8 @@ class OpenAIChat(LLM):
                         raise LLMError(f"{self.base_url}: gave up after {len(failures)} attempt(s); last error: "
                                        f"{failures[-1]}") from exc
                     self.usage.retries += 1
-                    if not retryable.of_endpoint:  # this request's own backoff, with full jitter
-                        limit = min(self.pool.backoff_max, self.pool.backoff_base * 2 ** (len(failures) - 1))
-                        await asyncio.sleep(random.uniform(0, limit))
+                    if not retryable.of_endpoint:
+                        await self._own_backoff(len(failures))
                 finally:
                     self.pool.release(endpoint, outcome, wait)
 
@@ -365,6 +364,12 @@ class OpenAIChat(LLM):
                 raise LLMCancelled(f"{self.base_url}: the request was given up; the call was cancelled")
             await asyncio.wait({answers}, timeout=LIMIT_POLL_S if left is None else min(LIMIT_POLL_S, left))
         return list(answers.result())
+
+    async def _own_backoff(self, failures: int) -> None:
+        """A request's own wait before its next try, after ``failures`` of its own (not of the endpoint: an
+        unusable body): exponential, with full jitter."""
+        limit = min(self.pool.backoff_max, self.pool.backoff_base * 2 ** (failures - 1))
+        await asyncio.sleep(random.uniform(0, limit))
 
     async def _with_retries(self, client: Any, request: ChatRequest) -> Completion:
         """Send ``request`` until an answer, retrying transient failures. The pool delays the retry: the
@@ -387,9 +392,8 @@ class OpenAIChat(LLM):
                 if len(failures) > self.max_retries:
                     break
                 self.usage.retries += 1
-                if not exc.of_endpoint:  # this request's own backoff, with full jitter
-                    limit = min(self.pool.backoff_max, self.pool.backoff_base * 2 ** (len(failures) - 1))
-                    await asyncio.sleep(random.uniform(0, limit))
+                if not exc.of_endpoint:
+                    await self._own_backoff(len(failures))
                 continue
             except LLMError:
                 self.pool.release(endpoint)  # a 4xx: an answer, not retried

@@ -171,10 +171,7 @@ def pipeline_options(reader: Reader, request: SummarizeRequest) -> PipelineOptio
 
 def document(reader: Reader, document_id: str, evidence: str | None) -> dict[str, Any]:
     with reader.index.read() as view:
-        try:
-            found = view.document(document_id)
-        except KeyError:
-            raise NotFound(f"no document '{document_id}' in the index") from None
+        found = _document(view, document_id)
         pieces = None if evidence is None else _closest_passages(view, found, evidence)
     return document_response(found, source_of=relative_source, evidence=evidence, pieces=pieces)
 
@@ -205,10 +202,7 @@ def _original_pdf(reader: Reader, document_id: str) -> bytes:
     from citesum.ingest.pdf import FILE_DIGEST
 
     with reader.index.read() as view:
-        try:
-            found = view.document(document_id)
-        except KeyError:
-            raise NotFound(f"no document '{document_id}' in the index") from None
+        found = _document(view, document_id)
     if found.format != "pdf":
         raise NotFound(f"'{document_id}' is not a PDF: its text is what can be shown")
     try:
@@ -221,6 +215,14 @@ def _original_pdf(reader: Reader, document_id: str) -> bytes:
         raise NotFound(f"the file of '{document_id}' has changed since it was indexed: index it again to see its "
                        "pages")
     return data
+
+
+def _document(view: IndexView, document_id: str) -> Document:
+    """The document of ``document_id``, or :class:`NotFound` (a 404) naming it."""
+    try:
+        return view.document(document_id)
+    except KeyError:
+        raise NotFound(f"no document '{document_id}' in the index") from None
 
 
 def _closest_passages(view: IndexView, document: Document, statement: str) -> list[tuple[int, str]]:
