@@ -159,3 +159,76 @@ def test_an_faqs_question_heads_its_answer() -> None:
                                                _context(faq, MANUAL))
     assert [b.text for b in summary.bullets][:1] == [
         "Its stream functions process any amount of input correctly, a buffer at a time."]
+
+
+CLOSURE_API = """The Closure API
+===============
+
+You may see old code referring to ffi_prep_closure.  This
+function is deprecated, as it cannot handle the need for separate
+writable and executable addresses.
+
+ffi_prep_closure_loc prepares a closure for use; it takes the closure, the
+call interface, the function to call and its user data.
+"""
+MAN_DB_FAQ = """Why use man-db instead of man?
+==============================
+
+The man and man-db
+packages forked from a common code base in the mid-1990s.  The original goal
+of man-db was, as indicated by the name, to add database caching to manual
+page searches.  The increase in computer performance has considerably
+outpaced the growth of manual page collections, so some people now ask what
+the point is of using man-db rather than man.
+"""
+SHELL_README = """Shellmath
+=========
+
+Bash does not understand floating point arithmetic.  Use bc instead, or the
+functions of this library, which add, subtract, multiply and divide decimal
+numbers in pure Bash.
+"""
+
+
+def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason() -> None:
+    from citesum.summarize.extractive import expected_answer, holds_answer
+
+    assert expected_answer("Why is ffi_prep_closure deprecated?") == "reason"
+    assert expected_answer("How often does man-db rebuild its database?") == "frequency"
+    assert expected_answer("On what date did Vicksburg surrender?") == "quantity"
+    assert expected_answer("How many columns can a table have?") == "quantity"
+    assert expected_answer("Is libffi thread-safe?") is None
+    assert holds_answer("This function is deprecated, as it cannot handle the need.", "reason")
+    assert not holds_answer("You may see old code referring to ffi_prep_closure.", "reason")
+    terms = _terms({"ffi_prep_closur": 2, "deprec": 1, "closur": 6, "old": 4, "code": 20})
+    summary = ExtractiveSummarizer().summarize("Why is ffi_prep_closure deprecated?",
+                                               _context(CLOSURE_API, MANUAL, terms=terms))
+    # before: "You may see old code referring to ffi_prep_closure.", which names it and gives no reason
+    assert [b.text for b in summary.bullets][:1] == [
+        "This function is deprecated, as it cannot handle the need for separate writable and executable addresses."]
+
+
+def test_a_how_often_question_no_sentence_answers_is_abstained_on() -> None:
+    terms = _terms({"man": 30, "db": 12, "rebuild": 0, "manual": 20, "page": 25, "index": 4, "databas": 3})
+    summary = ExtractiveSummarizer().summarize("How often does man-db rebuild its manual page index database?",
+                                               _context(MAN_DB_FAQ, MANUAL, terms=terms))
+    # before: "The original goal of man-db was, as indicated by the name, to add database caching to manual page
+    # searches.", about its database, and saying nothing of how often
+    assert summary.abstained and summary.bullets == () and summary.leads
+
+
+def test_a_question_most_of_whose_words_no_document_uses_is_abstained_on() -> None:
+    from citesum.summarize.extractive import absent_words
+
+    terms = _terms({"point": 4, "float": 2, "arithmet": 2, "bash": 30, "thread": 5, "safe": 5})
+    assert absent_words("What is the boiling point of mercury?", terms) == ["boiling", "mercury"]
+    summary = ExtractiveSummarizer().summarize("What is the boiling point of mercury?",
+                                               _context(SHELL_README, MANUAL, terms=terms))
+    # before: "Bash does not understand floating point arithmetic.", for holding "point", the one word of the
+    # question the documents use (a word no document uses weighed nothing)
+    assert summary.abstained and summary.bullets == ()
+    assert "no document mentions 'boiling', 'mercury'" in summary.notes[0]
+    # a paraphrase stays answerable: one word of three the documents lack does not sink the rest
+    answered = ExtractiveSummarizer().summarize("Does Bash understand floating point maths?",
+                                                _context(SHELL_README, MANUAL, terms=terms))
+    assert [b.text for b in answered.bullets][:1] == ["Bash does not understand floating point arithmetic."]
