@@ -24,6 +24,7 @@ DEBIAN_FILES = {
     "Thread-Safety.html": ("libffi-dev", "/usr/share/doc/libffi-dev/html/Thread-Safety.html"),
     "The-Closure-API.html": ("libffi-dev", "/usr/share/doc/libffi-dev/html/The-Closure-API.html"),
     "libtasn1.pdf": ("libtasn1-doc", "/usr/share/doc/libtasn1-doc/libtasn1.pdf"),  # a TeX manual, page headers
+    "bashref.pdf": ("bash-doc", "/usr/share/doc/bash-doc/bashref.pdf"),  # a Texinfo manual with code examples
 }
 CITESUM = [sys.executable, "-m", "citesum.cli"]
 
@@ -151,3 +152,23 @@ def test_a_pdf_manual_gives_whole_sentences_never_its_headings_or_definitions(re
         assert bullet in text and re.search(r"[.!?][\"')\]]*$", bullet), bullet
         assert not re.match(r"\d+(?:\.\d+)*\s", bullet) and "[Function]" not in bullet, bullet
     assert all(_source_of(answer, c).endswith("libtasn1.pdf") for b in answer["bullets"] for c in b["citations"])
+
+
+def test_a_pdf_heading_as_wide_as_half_a_line_is_not_run_into_the_sentence_below(real_index: Path) -> None:
+    # the Bash manual's heading "Invoked as an interactive login shell, or with --login" is longer than half
+    # the median line (its code examples make lines short), and was run into the paragraph below it
+    stored = _document_text(real_index, "bashref.pdf")
+    assert "--login When Bash is invoked" not in stored and "--login\n\nWhen Bash is invoked" in stored
+    text = _flat(stored)
+    answer = _ask(real_index, "Which file does Bash read first when it is invoked as an interactive login shell?")
+    bullets = [b["text"] for b in answer["bullets"]]
+    assert bullets and bullets[0].startswith("When Bash is invoked as an interactive login shell"), bullets
+    assert "/etc/profile" in bullets[0] and bullets[0] in text and bullets[0].endswith(".")
+    assert "\n\nWhen Bash is invoked as an interactive login shell" in stored  # a paragraph of its own
+
+
+def test_a_question_about_what_no_document_uses_gets_no_bullet(real_index: Path) -> None:
+    answer = _ask(real_index, "What is the boiling point of mercury?")
+    # before: "Bash does not understand floating point arithmetic."-style bullets, for the word "point"
+    assert answer["bullets"] == [] and answer["abstained"] is True
+    assert "'boiling'" in answer["notes"][0] and "'mercury'" in answer["notes"][0]

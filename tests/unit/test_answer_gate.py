@@ -232,3 +232,20 @@ def test_a_question_most_of_whose_words_no_document_uses_is_abstained_on() -> No
     answered = ExtractiveSummarizer().summarize("Does Bash understand floating point maths?",
                                                 _context(SHELL_README, MANUAL, terms=terms))
     assert [b.text for b in answered.bullets][:1] == ["Bash does not understand floating point arithmetic."]
+
+
+DBUS_NEWS = """D-Bus 1.5.8
+
+• New API: dbus_setenv(), a simple wrapper around setenv().
+  Note that this is not thread-safe. (fd.o #39196, Simon)
+
+• Add GetConnectionCredentials() method (fd.o #54445, Simon)
+"""
+
+
+def test_a_specific_answer_cites_only_documents_that_say_it_of_what_was_asked() -> None:
+    terms = _terms({"libffi": 3, "thread": 8, "safe": 8, "note": 20})
+    summary = ExtractiveSummarizer().summarize("Is libffi thread-safe?", _context(MANUAL, DBUS_NEWS, terms=terms))
+    assert summary.bullets[0].text == "libffi is not completely thread-safe."
+    # before: it cited the D-Bus news too, whose "this is not thread-safe" is said of dbus_setenv()
+    assert summary.bullets[0].citations == ("d1",)

@@ -212,7 +212,8 @@ def clean_pages(pages: list[str]) -> CleanText:
         removed += len(drop)
         kept.append([line for n, line in enumerate(lines) if n not in drop])
     widths = [len(line.strip()) for lines in kept for line in lines if line.strip()]
-    full = statistics.median(widths) if widths else 0
+    # the width a wrapped line runs to: code, tables and headings make the median line shorter than that
+    full = statistics.quantiles(widths, n=10)[-1] if len(widths) > 1 else (widths[0] if widths else 0)
     parts: list[str] = []
     length = 0
     starts: list[int] = []
@@ -294,15 +295,19 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
     if (short and _SENTENCE_END.search(previous)) or _LIST_ITEM.match(line):
         return "\n\n", False
     # a heading ("Details", "2.3 Arguments") stands apart from the text before and after it
+    # ...and a line well short of the text's width that ends no sentence, before one that starts with a
+    # capital, is a heading too ("Invoked as an interactive login shell, or with --login" above "When Bash is
+    # invoked ..."): a paragraph's wrapped lines run to the width, and its last line ends its sentence
     if (_SENTENCE_END.search(previous) and _is_heading(line, full_width)) or \
-            (_is_heading(previous, full_width) and line[:1].isupper()):
+            (_is_heading(previous, full_width, 0.7) and line[:1].isupper()):
         return "\n\n", False
     return " ", False
 
 
-def _is_heading(line: str, full_width: float) -> bool:
-    """A short line that starts with a capital or a section number and ends no sentence."""
-    return (len(line) < 0.5 * full_width and not _SENTENCE_END.search(line) and not line.endswith(",")
+def _is_heading(line: str, full_width: float, share: float = 0.5) -> bool:
+    """A line shorter than ``share`` of the text's width that starts with a capital or a section number and
+    ends no sentence."""
+    return (len(line) < share * full_width and not _SENTENCE_END.search(line) and not line.endswith(",")
             and (line[:1].isupper() or bool(_SECTION_NUMBER.match(line))))
 
 

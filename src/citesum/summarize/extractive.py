@@ -170,6 +170,7 @@ class _Sentence:
     speaker: str | None = None  # who said it, in a transcript
     relevance: float = 0.0
     terms: frozenset[str] = frozenset()  # its analysed words (BM25's analyser)
+    about: frozenset[str] = frozenset()  # its words and its section's: what it speaks of
     section: str = ""  # its document's title and the heading above it
     coverage: float = 0.0  # the share of the question's words it holds, its section's counting less
     answer: float = 0.0  # how well it answers: coverage and relevance mixed
@@ -549,15 +550,16 @@ class ExtractiveSummarizer:
         overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets))
         absent = self.options.absent_weight
         answers = answer_scores(query, token_sets, terms, absent)
+        # "Thread Safety" above "It is not completely safe": the section says what the sentence is about
+        sections = [frozenset(t) | words for t, words in zip(tokenize([s.section for s in sentences]), token_sets)]
         if self.options.section_weight:
-            # "Thread Safety" above "It is not completely safe": the section says what the sentence is about
-            sections = [frozenset(t) | words for t, words in zip(tokenize([s.section for s in sentences]), token_sets)]
             answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent) - answers)
         answers = answers.tolist()
         expected = expected_answer(query)
-        for sentence, similarity, overlap, words, answer in zip(sentences, cosine.tolist(), overlaps.tolist(),
-                                                               token_sets, answers):
+        for sentence, similarity, overlap, words, about, answer in zip(
+                sentences, cosine.tolist(), overlaps.tolist(), token_sets, sections, answers):
             sentence.terms = words
+            sentence.about = about
             sentence.coverage = answer
             relevance = 0.5 * similarity + 0.5 * overlap
             # The block score scales, never adds: a sentence with nothing of the query in it stays irrelevant
@@ -599,7 +601,7 @@ class ExtractiveSummarizer:
         return groups
 
     def _citations(self, group: _Group, representative: int, sentences: list[_Sentence],
-                   vectors: np.ndarray) -> list[int]:
+                   vectors: np.ndarray, query_terms: set[str], specific: bool) -> list[int]:
         """The context numbers of the documents that state the bullet's own sentence: a group grows by
         similarity to its first sentence, so some members state a neighbouring fact; a document is cited when
         one of its members is the same fact as the representative (the grouping's own test) and holds at least
@@ -607,11 +609,17 @@ class ExtractiveSummarizer:
         name different libraries), closest first, at most ``max_citations``, in context order."""
         closest: dict[int, float] = {}
         words = sentences[representative].terms
+        # for a specific question, the question's words the bullet speaks of ("libffi" in "libffi is not
+        # completely thread-safe."): a document that says "this is not thread-safe" of something else does not
+        # state it. A broad question's facts are paraphrased across documents that need not repeat its words
+        # (on the SummHay haystacks the rule for every question cost citation recall and gained no precision)
+        subject = sentences[representative].about & query_terms if specific else frozenset()
         for i in group.members:
             similarity = 1.0 if i == representative else float(vectors[i] @ vectors[representative])
             if i == representative or (
                     self._same_fact(sentences[representative], sentences[i], similarity)
-                    and len(words & sentences[i].terms) >= self.options.cite_word_share * len(words)):
+                    and len(words & sentences[i].terms) >= self.options.cite_word_share * len(words)
+                    and subject <= sentences[i].about):
                 number = sentences[i].number
                 closest[number] = max(closest.get(number, -1.0), similarity)
         cited = sorted(closest, key=lambda number: -closest[number])[: self.options.max_citations]
@@ -665,7 +673,7 @@ class ExtractiveSummarizer:
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
                 too_long.append(len(text.split()))
                 continue
-            numbers = self._citations(group, representative, sentences, vectors)
+            numbers = self._citations(group, representative, sentences, vectors, query_terms, specific)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
             words += len(text.split())
             if most is not None and len(bullets) >= most:
