@@ -21,12 +21,12 @@ def test_paths_are_hidden_whatever_the_index_folder_was_called(tmp_path: Path, m
     for given in (Path("ix"), served, Path(".")):
         if given == Path("."):
             monkeypatch.chdir(served)
-        hide = PathHider(given, given / "uploads")
+        hide = PathHider((given, given / "uploads"))
         said = hide(f"no space to write {served}/gen-3/x.npy; the index at {served} is unchanged; 2.5 s later")
         assert said == "no space to write gen-3/x.npy; the index at ix is unchanged; 2.5 s later", given
         assert hide(f"cannot read {served}/uploads/a b.pdf") == "cannot read a b.pdf"
         assert hide("the file segments/x.npy of ix, prefix/x") == "the file segments/x.npy of ix, prefix/x"
-    hide = PathHider(served, served / "uploads")
+    hide = PathHider((served, served / "uploads"))
     assert hide("llm:llamacpp:/opt/models/smol.gguf") == "llm:llamacpp:smol.gguf"
     assert hide("milvus:/srv/data/m.db, /var/a/b;(/tmp/q/r.txt)") == "milvus:m.db, b;(r.txt)"
     assert hide("http://127.0.0.1:8080/v1/chat/completions failed") == "http://127.0.0.1:8080/v1/chat/completions failed"

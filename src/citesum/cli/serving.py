@@ -12,12 +12,16 @@ from citesum.errors import CitesumError
 
 
 @click.command()
-@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False))
+@click.option("--index", "index_dirs", required=True, multiple=True, metavar="DIR | NAME=DIR",
+              help="The index to serve; repeat as NAME=DIR to serve several collections (the first is the default).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; any non-loopback address needs a token.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--token-file", type=click.Path(dir_okay=False), default=None,
               help="File whose first line is the bearer token clients must send (else $CITESUM_TOKEN).")
+@click.option("--tokens", "tokens_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="JSON file of tokens, each with a name, a role (read or write) and its collections; read "
+                   "again on SIGHUP (see the service guide).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
               help="Host name clients use to reach the service (repeatable; '*' for any). Default: the loopback "
                    "names, plus this machine's names and addresses when --host is not loopback.")
@@ -58,7 +62,8 @@ from citesum.errors import CitesumError
                    "waiting for its request is closed to make room.")
 @click.option("--max-connections-per-client", type=click.IntRange(min=1), default=256, show_default=True,
               help="Open connections from one address (a reverse proxy is one address: raise it behind one).")
-def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_hosts: Sequence[str], docs: bool,
+def serve(index_dirs: Sequence[str], host: str, port: int, token_file: str | None, tokens_file: str | None,
+          allowed_hosts: Sequence[str], docs: bool,
           workers: int | None, search_workers: int | None, worker_kind: str | None, queue: int, timeout: float,
           llm_timeout: float,
           max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
@@ -69,16 +74,15 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
 
     if backend is None and window is not None:
         raise CitesumError("--window is the LLM's context window: give it with --llm")
-    from citesum.index.store import Index
-
-    if Index.open(index_dir).store.one_process_at_a_time:  # a milvus-lite file: worker processes cannot share it
-        if worker_kind == "process":
-            raise CitesumError("this index keeps its searches in a milvus-lite file, which serves one process at a "
-                               "time: serve it with --worker-kind thread (the default for it), or move it to a "
-                               "Milvus server")
-        worker_kind = "thread"
+    if tokens_file and token_file:
+        raise CitesumError("give either --token-file (one token for everything) or --tokens (tokens by role and "
+                           "collection)")
+    indexes = _collections(index_dirs)
+    worker_kind = _worker_kind(indexes, worker_kind)
     config = ServiceConfig(
-        host=host, token=read_token(token_file), allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
+        host=host, token=None if tokens_file else read_token(token_file),
+        tokens_file=Path(tokens_file) if tokens_file else None,
+        allowed_hosts=tuple(allowed_hosts) or None, docs=docs, queue=queue,
         timeout_s=timeout, llm_timeout_s=llm_timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
         uploads_dir=Path(uploads_dir) if uploads_dir else None, max_connections=max_connections,
@@ -86,23 +90,17 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
         max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),
         **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
     listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
-    llm = None
-    if backend is not None:
-        from citesum.llm.options import LLMOptions
-
-        # the model call may take the whole --llm-timeout (the request's deadline cancels it then)
-        llm = LLMOptions(backend=backend, model=model, base_url=tuple(base_url), timeout=llm_timeout,  # type: ignore[arg-type]
-                         window=window).build_fitted()
-        if llm is None:
-            raise CitesumError("--llm openai needs the server's model name: give --model")
-        click.echo(f"the model's window: {llm.context_window:,} tokens ({llm.context_window_source})", err=True)
+    llm = None if backend is None else _model(backend, model, base_url, llm_timeout, window)
     from citesum.service.app import create_app
 
-    app = create_app(index_dir, config, llm=llm)
+    app = create_app(indexes, config, llm=llm)
+    if tokens_file:
+        _reload_on_hangup(app.access)
     from citesum.service.connections import limit_repeated_logs, uvicorn_server
 
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    click.echo(f"serving {index_dir} at {where}" + (" (token required)" if config.token else ""), err=True)
+    served = indexes if isinstance(indexes, str) else ", ".join(f"{name}={path}" for name, path in indexes.items())
+    click.echo(f"serving {served} at {where}" + (" (token required)" if app.access.required else ""), err=True)
     try:
         server = uvicorn_server(app, config)  # configures uvicorn's logging, whose handlers are then limited
         limit_repeated_logs()
@@ -110,6 +108,55 @@ def serve(index_dir: str, host: str, port: int, token_file: str | None, allowed_
     except KeyboardInterrupt:
         pass  # Ctrl+C: uvicorn has shut down gracefully and raises it again on the way out
     click.echo("stopped", err=True)
+
+
+def _model(backend: str, model: str | None, base_url: Sequence[str], llm_timeout: float, window: int | None) -> Any:
+    """The LLM writing summaries, its window said."""
+    from citesum.llm.options import LLMOptions
+
+    # the model call may take the whole --llm-timeout (the request's deadline cancels it then)
+    llm = LLMOptions(backend=backend, model=model, base_url=tuple(base_url), timeout=llm_timeout,  # type: ignore[arg-type]
+                     window=window).build_fitted()
+    if llm is None:
+        raise CitesumError("--llm openai needs the server's model name: give --model")
+    click.echo(f"the model's window: {llm.context_window:,} tokens ({llm.context_window_source})", err=True)
+    return llm
+
+
+def _collections(values: Sequence[str]) -> str | dict[str, str]:
+    """``--index`` values: one folder, or collections by name (NAME=DIR each)."""
+    if len(values) == 1 and "=" not in values[0]:
+        return values[0]
+    named: dict[str, str] = {}
+    for value in values:
+        name, equals, path = value.partition("=")
+        if not equals or not name or not path:
+            raise CitesumError(f"--index {value!r}: to serve several indexes, name each one: --index NAME=DIR")
+        if name in named:
+            raise CitesumError(f"--index: the collection name '{name}' is given twice")
+        named[name] = path
+    return named
+
+
+def _worker_kind(indexes: str | dict[str, str], asked: str | None) -> str | None:
+    """Threads for an index whose store serves one process at a time (a milvus-lite file)."""
+    from citesum.index.store import Index
+
+    for path in [indexes] if isinstance(indexes, str) else list(indexes.values()):
+        if Index.open(path).store.one_process_at_a_time:  # worker processes cannot share it
+            if asked == "process":
+                raise CitesumError(f"the index {path} keeps its searches in a milvus-lite file, which serves one "
+                                   "process at a time: serve it with --worker-kind thread (the default for it), or "
+                                   "move it to a Milvus server")
+            return "thread"
+    return asked
+
+
+def _reload_on_hangup(access: Any) -> None:
+    """``kill -HUP`` reads the tokens file again (a revoked token is refused from then on)."""
+    import signal
+
+    signal.signal(signal.SIGHUP, lambda *_: access.reload())
 
 
 def _listen(host: str, port: int) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Mapping
 
 from citesum.errors import MissingExtraError
 from citesum.llm.base import LLM
@@ -38,24 +38,23 @@ WRITER_STOP_S = 30.0
 __all__ = ["create_app"]
 
 
-def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, llm: LLM | None = None) -> Any:
-    """The service over the index at ``index_path`` (an ASGI app: FastAPI behind the request guard).
+def create_app(indexes: str | Path | Mapping[str, str | Path], config: ServiceConfig | None = None, *,
+               llm: LLM | None = None) -> Any:
+    """The service over the index at ``indexes`` (an ASGI app: FastAPI behind the request guard), or over
+    several indexes by collection name (``{"handbook": "ix/handbook", ...}``).
 
     With ``llm``, summaries are written by it and their citations repaired against the context; else by the
     offline extractive summarizer. Summarizer and model are fixed here, never chosen by a request."""
-    service = Service.open(index_path, config or ServiceConfig(), llm)
+    service = Service.open(indexes, config or ServiceConfig(), llm)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await service.searches.warm_up()
         await service.summaries.warm_up()
         yield
-        await run_in_threadpool(service.jobs.close, WRITER_STOP_S)
         service.searches.shutdown()
         service.summaries.shutdown()
-        # nothing reads or writes now: the log is merged, so that a copy of the folder (to read-only media, say)
-        # opens as it is
-        await run_in_threadpool(service.index.merge_log)
+        await run_in_threadpool(service.close, WRITER_STOP_S)
 
     docs = service.config.docs
     app = FastAPI(title="citesum", summary="Query-focused summaries with verified citations",
@@ -65,4 +64,4 @@ def create_app(index_path: str | Path, config: ServiceConfig | None = None, *, l
     failures.install(app, service)
     for routes in (page, health, reading, writing):
         app.include_router(routes.router)
-    return Guard(app, service.config)
+    return Guard(app, service.config, service.access)

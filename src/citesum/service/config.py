@@ -79,6 +79,8 @@ class ServiceConfig:
 
     host: str = "127.0.0.1"
     token: str | None = None
+    #: a tokens file (:mod:`citesum.service.access`): each token's role and collections, reloaded on SIGHUP
+    tokens_file: Path | None = None
     #: Host header names accepted (default: :func:`default_allowed_hosts` of ``host``); ``("*",)`` accepts any
     allowed_hosts: tuple[str, ...] | None = None
     docs: bool = False
@@ -129,10 +131,10 @@ class ServiceConfig:
     max_connections_per_client: int = 256
 
     def __post_init__(self) -> None:
-        if self.token is None and not is_loopback(self.host):
+        if self.token is None and self.tokens_file is None and not is_loopback(self.host):
             raise ConfigError(
                 f"refusing to serve on {self.host or '*'} without a token: anyone who can reach that address "
-                f"could read and change the index; give --token-file FILE or set ${TOKEN_ENV} "
+                f"could read and change the index; give --token-file FILE or --tokens FILE, or set ${TOKEN_ENV} "
                 "(or serve on 127.0.0.1)")
         for name in ("workers", "search_workers", "max_json_bytes", "max_upload_bytes", "max_upload_files",
                      "max_query_chars", "max_query_tokens", "max_k", "max_budget", "min_words", "max_words",

@@ -39,9 +39,11 @@ class PathHider:
     whole; over HTTP they tell a stranger how the server is laid out. A path as the operator gave it, relative
     (``--index ix``), says nothing of the server and stays."""
 
-    def __init__(self, index_dir: Path, uploads_dir: Path) -> None:
+    def __init__(self, *served: tuple[Path, Path]) -> None:
+        """``served``: each served collection's (index folder, uploads folder)."""
         roots: list[tuple[str, str]] = []
-        for folder, shown in ((uploads_dir, ""), (index_dir, None)):
+        for folder, shown in [pair for index_dir, uploads_dir in served
+                              for pair in ((uploads_dir, ""), (index_dir, None))]:
             for absolute in dict.fromkeys((str(folder.absolute()), str(folder.resolve()))):
                 roots.append((absolute + "/", ""))
                 roots.append((absolute, folder.resolve().name if shown is None else shown))

@@ -1,22 +1,22 @@
 """The service's front door, as plain ASGI middleware: every request passes here before FastAPI parses it.
 
-In order: the Host header must be a well-formed, allowed name (DNS rebinding); the bearer token must match (when
-one is set; the page and its assets are public, they hold no data); a state-changing request that carries an
-``Origin`` must come from the service's own origin (scheme, host and port: a page on another local port is a
-foreign site); the body must fit its limit, checked on ``Content-Length`` before a byte is read. A JSON body is
-read here whole (it is small), within a time limit, and must be UTF-8 JSON sent as ``application/json``; an
-upload is counted while it streams. Refusals are JSON ``{"error", "detail"}`` like every other error.
+In order: the Host header must be a well-formed, allowed name (DNS rebinding); the bearer token must be one the
+service knows, when it has any (:mod:`citesum.service.access`; its principal goes with the request; the page and
+its assets are public, they hold no data); a state-changing request that carries an ``Origin`` must come from
+the service's own origin (scheme, host and port: a page on another local port is a foreign site); the body must
+fit its limit, checked on ``Content-Length`` before a byte is read. A JSON body is read here whole (it is small),
+within a time limit, and must be UTF-8 JSON sent as ``application/json``; an upload is counted while it streams. Refusals are JSON ``{"error", "detail"}`` like every other error.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import re
 from typing import Any, Awaitable, Callable, MutableMapping
 from urllib.parse import urlsplit
 
+from citesum.service.access import EVERYONE, Access, Principal
 from citesum.service.config import ServiceConfig
 from citesum.service.errors import BodyTimeout, BodyTooLarge, error_body
 
@@ -56,15 +56,30 @@ def host_name(value: str) -> str | None:
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, config: ServiceConfig) -> None:
+    def __init__(self, app: ASGIApp, config: ServiceConfig, access: Access | None = None) -> None:
         self.app = app
         self.config = config
-        self._token = config.token.encode() if config.token else None
+        self.access = access if access is not None else Access(config.token)
 
     def _public(self, path: str) -> bool:
         if path in ("/", "/favicon.ico") or path.startswith("/static/"):
             return True
         return self.config.docs and (path in ("/docs", "/openapi.json") or path.startswith("/docs/"))
+
+    async def _principal(self, headers: dict[str, str], send: Send) -> Principal | None:
+        """Who the bearer token is (everyone, on a service without tokens); None once refused (401, 403)."""
+        if not self.access.required:
+            return EVERYONE
+        given = headers.get("authorization", "")
+        if not given.lower().startswith("bearer "):
+            await send_error(send, 401, "unauthorized", "this service needs 'Authorization: Bearer <token>'",
+                             [(b"www-authenticate", b'Bearer realm="citesum"')])
+            return None
+        found = self.access.principal(given[7:].strip())
+        if found is None:
+            await send_error(send, 403, "forbidden", "the bearer token is not valid",
+                             [(b"www-authenticate", b'Bearer realm="citesum", error="invalid_token"')])
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -85,16 +100,10 @@ class Guard:
                              f"this service does not answer to the host name '{host}' (DNS rebinding protection); "
                              "the operator can add it with --allowed-host")
             return
-        if self._token is not None and not self._public(path):
-            given = headers.get("authorization", "")
-            if not given.lower().startswith("bearer "):
-                await send_error(send, 401, "unauthorized", "this service needs 'Authorization: Bearer <token>'",
-                                 [(b"www-authenticate", b'Bearer realm="citesum"')])
-                return
-            if not hmac.compare_digest(given[7:].strip().encode("latin-1"), self._token):
-                await send_error(send, 403, "forbidden", "the bearer token is not valid",
-                                 [(b"www-authenticate", b'Bearer realm="citesum", error="invalid_token"')])
-                return
+        principal = EVERYONE if self._public(path) else await self._principal(headers, send)
+        if principal is None:
+            return
+        scope.setdefault("state", {})["principal"] = principal  # what the routes may let it do
         origin = headers.get("origin")
         if method not in SAFE_METHODS and origin is not None \
                 and not _same_origin(origin, scope.get("scheme", "http"), raw_host):

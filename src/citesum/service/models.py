@@ -36,6 +36,8 @@ def checked_text(value: str, what: str = "the query") -> str:
 class QueryRequest(StrictModel):
     query: str = Field(description="The question, or what to look for.")
     retriever: str = Field("hybrid", max_length=200, description="Retriever name, as in `citesum search`.")
+    collection: str | None = Field(None, max_length=64, description="The collection to read (default: the first "
+                                                                    "one the token holds).")
 
     @field_validator("query")
     @classmethod
@@ -46,6 +48,9 @@ class QueryRequest(StrictModel):
 class SearchRequest(QueryRequest):
     k: int = Field(10, ge=1, description="How many units (or documents) to return.")
     documents: bool = Field(False, description="Rank documents (by their best units) instead of units.")
+    collections: list[str] | None = Field(None, min_length=1, max_length=64, description=(
+        "Search several collections at once (instead of `collection`): their rankings are merged by reciprocal "
+        "rank, each hit naming its collection."))
 
 
 class SummarizeRequest(QueryRequest):

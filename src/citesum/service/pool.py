@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from citesum.service import reader as read_work
 from citesum.service.config import WorkerKind
 from citesum.service.errors import ClientLeft, Overloaded, RequestTimeout, WorkerDied
-from citesum.service.reader import Reader
+from citesum.service.reader import Readers
 
 log = logging.getLogger("citesum.service")
 #: how long before a request's time limit its LLM calls are cancelled (at most: a tenth of a short limit)
@@ -32,16 +32,17 @@ DEADLINE_MARGIN_S = 0.5
 CLIENT_POLL_S = 0.5
 
 
-def _ready(reader: Reader) -> bool:
+def _ready(readers: Readers) -> bool:
     return True
 
 
 class ReadPool:
-    """Runs the functions of :mod:`citesum.service.reader` on ``workers`` threads or processes."""
+    """Runs the functions of :mod:`citesum.service.reader` on ``workers`` threads or processes, each on the
+    reader of the collection a request names: the workers are shared by every collection of the service."""
 
-    def __init__(self, reader: Reader, workers: int, queue: int, timeout_s: float,
+    def __init__(self, readers: Readers, workers: int, queue: int, timeout_s: float,
                  kind: WorkerKind = "process", niceness: int = 0) -> None:
-        self.reader = reader
+        self.readers = readers
         self.niceness = niceness
         self.workers = workers
         self.kind = kind
@@ -58,15 +59,14 @@ class ReadPool:
         # spawn, not fork: the server process already runs threads (a forked child could inherit held locks)
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=read_work.start_worker,
-                                   initargs=(str(self.reader.index.path), self.reader.llm,
-                                             self.reader.default_budget, self.niceness, self.reader.pace,
-                                             self.reader.summary_index))
+                                   initargs=(self.readers.paths(), self.readers.llm, self.readers.default_budget,
+                                             self.niceness, self.readers.pace, self.readers.summary_indexes))
 
     async def warm_up(self) -> None:
         """Start every worker and load what the first request needs, before the server takes requests."""
         loop = asyncio.get_running_loop()
         if self.kind == "thread":
-            await loop.run_in_executor(self._executor, self.reader.warm_up)
+            await loop.run_in_executor(self._executor, self.readers.warm_up)
             return
         # one task per worker at once: each finds no idle worker and starts a new one (whose initializer
         # warms it up); a worker that could not open the index answers its task with the reason
@@ -84,21 +84,22 @@ class ReadPool:
         """Seconds until the queue ahead of a new request has been worked off, at the recent pace."""
         return max(1, math.ceil(self._mean_s * (self._busy - self.workers + 1) / self.workers))
 
-    async def run_json(self, function: Callable[..., Any], *args: Any,
+    async def run_json(self, collection: str | None, function: Callable[..., Any], *args: Any,
                        client_left: Callable[[], Awaitable[bool]] | None = None) -> bytes:
         """``function(reader, *args)`` on a worker, as JSON bytes (see :func:`~citesum.service.reader.timed_json`)."""
-        seconds, encoded = await self.run(read_work.timed_json, function, *args, client_left=client_left)
+        seconds, encoded = await self.run(collection, read_work.timed_json, function, *args, client_left=client_left)
         self._mean_s = 0.9 * self._mean_s + 0.1 * seconds
         return encoded  # type: ignore[no-any-return]
 
-    async def run(self, function: Callable[..., Any], *args: Any,
+    async def run(self, collection: str | None, function: Callable[..., Any], *args: Any,
                   client_left: Callable[[], Awaitable[bool]] | None = None) -> Any:
-        """``function(reader, *args)`` on a worker; raises :class:`Overloaded` at capacity, :class:`RequestTimeout`
+        """``function(reader, *args)`` on a worker, with the reader of ``collection`` (None: the readers of every
+        collection, for a request over several); raises :class:`Overloaded` at capacity, :class:`RequestTimeout`
         past the deadline (the work then finishes in the background and keeps its place until it does, so slow
         requests cannot overfill the machine) and :class:`WorkerDied` when its worker process died. With
         ``client_left`` (whether the client has gone), a thread worker's LLM calls are cancelled once it has."""
         given_up = threading.Event() if client_left is not None and self.kind == "thread" else None
-        future, executor = self._admit(given_up, function, *args)
+        future, executor = self._admit(collection, given_up, function, *args)
         outcome = self._outcome(future)
         work = asyncio.shield(outcome)
         try:
@@ -115,19 +116,19 @@ class ReadPool:
             self._restart(executor)
             raise WorkerDied() from None
 
-    async def run_stream(self, function: Callable[..., None], *args: Any) -> AsyncIterator[bytes]:
+    async def run_stream(self, collection: str, function: Callable[..., None], *args: Any) -> AsyncIterator[bytes]:
         """What ``function(reader, *args, emit)`` gives ``emit``, as it comes: a thread worker's events one by
         one, a worker process's all at once when it is done (see :func:`~citesum.service.reader.collected`).
         Admitted, timed and refused as :meth:`run`; closing the iterator (the client left) gives the work up,
         and its LLM calls are cancelled."""
         if self.kind != "thread":
-            for event in await self.run(read_work.collected, function, *args):
+            for event in await self.run(collection, read_work.collected, function, *args):
                 yield event
             return
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[bytes] = asyncio.Queue()
         given_up = threading.Event()
-        future, _ = self._admit(given_up, function, *args,
+        future, _ = self._admit(collection, given_up, function, *args,
                                 lambda event: loop.call_soon_threadsafe(events.put_nowait, event))
         outcome = self._outcome(future)
         deadline = time.monotonic() + self.timeout_s
@@ -151,7 +152,7 @@ class ReadPool:
                 given_up.set()  # the client left, or the time is up: the model stops writing
                 future.cancel()
 
-    def _admit(self, given_up: threading.Event | None, function: Callable[..., Any],
+    def _admit(self, collection: str | None, given_up: threading.Event | None, function: Callable[..., Any],
                *args: Any) -> tuple[Future[Any], Executor]:
         """``function(reader, *args)`` submitted to a worker, counted busy until it ends (and the executor it
         went to); :class:`Overloaded` at capacity. A pool a dead worker broke earlier is restarted, once."""
@@ -162,10 +163,10 @@ class ReadPool:
         executor = self._executor
         try:
             try:
-                future = self._submit(executor, given_up, function, *args)
+                future = self._submit(executor, collection, given_up, function, *args)
             except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set, once
                 executor = self._restart(executor)
-                future = self._submit(executor, given_up, function, *args)
+                future = self._submit(executor, collection, given_up, function, *args)
         except BaseException:
             self._busy -= 1
             raise
@@ -195,14 +196,16 @@ class ReadPool:
                 raise ClientLeft()
         return work.result()
 
-    def _submit(self, executor: Executor, given_up: threading.Event | None, function: Callable[..., Any],
-                *args: Any) -> Future[Any]:
+    def _submit(self, executor: Executor, collection: str | None, given_up: threading.Event | None,
+                function: Callable[..., Any], *args: Any) -> Future[Any]:
         # the work's LLM calls end just before the request's time limit: the worker says the model was too slow
         # (and its connection to the model is closed) before the limit answers 504 in its place
         deadline = time.time() + self.timeout_s - min(DEADLINE_MARGIN_S, self.timeout_s / 10)
         if self.kind == "thread":
-            return executor.submit(read_work.by_deadline, self.reader, deadline, given_up, function, *args)
-        return executor.submit(read_work.in_worker, read_work.by_deadline, deadline, None, function, *args)
+            return executor.submit(read_work.on_collection, self.readers, collection, deadline, given_up, function,
+                                   *args)
+        return executor.submit(read_work.in_worker, read_work.on_collection, collection, deadline, None, function,
+                               *args)
 
     def _restart(self, broken: Executor) -> Executor:
         """New workers in place of ``broken`` — unless another request already replaced it: every request of

@@ -96,11 +96,70 @@ class Reader:
         get_embedder("wordllama")  # the extractive summarizer's and the citation verifier's
 
 
+class Readers:
+    """The readers of a service's collections, by name: each opened on its first request (a worker process
+    opens only the collections it is asked about, and maps only their files). One model and one pace serve
+    them all: the pace is the model's, whatever it reads."""
+
+    def __init__(self, sources: dict[str, Index | str], llm: LLM | None, default_budget: int,
+                 pace: ModelPace | None = None, summary_indexes: dict[str, str] | None = None) -> None:
+        self.sources = sources
+        self.llm = llm
+        self.default_budget = default_budget
+        self.pace = pace
+        self.summary_indexes = summary_indexes or {}
+        self._open: dict[str, Reader] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.sources)
+
+    def paths(self) -> dict[str, str]:
+        """Each collection's index folder: what a worker process opens."""
+        return {name: str(source.path if isinstance(source, Index) else source)
+                for name, source in self.sources.items()}
+
+    def reader(self, name: str) -> Reader:
+        with self._lock:
+            if name not in self._open:
+                source = self.sources[name]
+                index = source if isinstance(source, Index) else Index.open(source)
+                self._open[name] = Reader(index, self.llm, self.default_budget, self.pace,
+                                          self.summary_indexes.get(name))
+            return self._open[name]
+
+    def warm_up(self) -> None:
+        """The first collection's generation and the embedders: what every request needs first."""
+        self.reader(self.names[0]).warm_up()
+
+
 def search(reader: Reader, request: SearchRequest) -> dict[str, Any]:
     with reader.index.read() as view:
         ranker = get_retriever(request.retriever, view)
         return search_response(ranker, view, request.query, request.k, documents=request.documents,
                                source_of=relative_source)
+
+
+#: reciprocal rank fusion's constant (Cormack et al.): how much a first place outweighs a tenth
+RRF_K = 60
+
+
+def search_across(readers: Readers, collections: list[str], request: SearchRequest) -> dict[str, Any]:
+    """:func:`search` on each of ``collections``, the rankings merged by reciprocal rank (their scores are not
+    on one scale: each collection's BM25 statistics are its own), each hit or document naming its collection."""
+    started = time.perf_counter()
+    merged: list[tuple[float, int, dict[str, Any]]] = []
+    key, retriever = ("documents" if request.documents else "hits"), request.retriever
+    for order, name in enumerate(collections):
+        found = search(readers.reader(name), request)
+        retriever = found["retriever"]
+        merged += [(1.0 / (RRF_K + item["rank"]), order, {**item, "collection": name}) for item in found[key]]
+    merged.sort(key=lambda entry: (-entry[0], entry[1], entry[2]["rank"]))
+    ranked = [{**item, "rank": rank, "score": round(fused, 6)}
+              for rank, (fused, _, item) in enumerate(merged[: request.k], start=1)]
+    return {"query": request.query, "retriever": retriever, "collections": collections,
+            "seconds": round(time.perf_counter() - started, 6), key: ranked}
 
 
 def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
@@ -244,8 +303,8 @@ def exists(reader: Reader, document_id: str) -> bool:
         return bool(view.documents_by_id([document_id]))
 
 
-def by_deadline(reader: Reader, deadline: float, given_up: threading.Event | None, function: Callable[..., Any],
-                *args: Any) -> Any:
+def by_deadline(reader: Reader | Readers, deadline: float, given_up: threading.Event | None,
+                function: Callable[..., Any], *args: Any) -> Any:
     """``function(reader, *args)``, whose LLM calls are cancelled at ``deadline`` (``time.time()``) or once
     ``given_up`` is set (a thread worker's request whose client left): the connection to the model is closed,
     and the model stops writing an answer nobody will read."""
@@ -276,19 +335,28 @@ def one_thread_each() -> None:
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 
+def on_collection(readers: Readers, collection: str | None, deadline: float, given_up: threading.Event | None,
+                  function: Callable[..., Any], *args: Any) -> Any:
+    """``function(reader, *args)`` with the reader of ``collection`` (with None: ``function(readers, *args)``, a
+    request over several collections), by ``deadline`` (:func:`by_deadline`)."""
+    return by_deadline(readers if collection is None else readers.reader(collection), deadline, given_up, function,
+                       *args)
+
+
 # ---- worker processes ---------------------------------------------------------------------------------------
-_reader: Reader | None = None
+_readers: Readers | None = None
 _startup_error: CitesumError | None = None
 
 
-def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness: int,
-                 pace: ModelPace | None = None, summary_index: str | None = None) -> None:
-    """Initializer of a worker process: its own index object (one SQLite connection), summarizer and models.
-    A failure is kept and raised by each request (a 503 with the reason), never left to break the pool."""
+def start_worker(index_paths: dict[str, str], llm: LLM | None, default_budget: int, niceness: int,
+                 pace: ModelPace | None = None, summary_indexes: dict[str, str] | None = None) -> None:
+    """Initializer of a worker process: its own index objects (one SQLite connection each, opened on a
+    collection's first request), summarizer and models. A failure is kept and raised by each request (a 503
+    with the reason), never left to break the pool."""
     import os
     import signal
 
-    global _reader, _startup_error
+    global _readers, _startup_error
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C stops the server, which stops its workers
     # ``niceness`` > 0 for the summary workers: summaries are the long requests, so the searches (and the
     # server process) get the CPU first when both want it.
@@ -296,8 +364,8 @@ def start_worker(index_path: str, llm: LLM | None, default_budget: int, niceness
     one_thread_each()
     _exit_with_parent()
     try:
-        _reader = Reader(Index.open(index_path), llm, default_budget, pace, summary_index)
-        _reader.warm_up()
+        _readers = Readers(dict(index_paths), llm, default_budget, pace, summary_indexes)
+        _readers.warm_up()
     except CitesumError as exc:
         _startup_error = exc
 
@@ -319,8 +387,8 @@ def _exit_with_parent(every_s: float = 1.0) -> None:
 
 
 def in_worker(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(reader, *args)`` with this worker process's reader."""
+    """``function(readers, *args)`` with this worker process's readers."""
     if _startup_error is not None:
         raise _startup_error
-    assert _reader is not None, "start_worker did not run"
-    return function(_reader, *args)
+    assert _readers is not None, "start_worker did not run"
+    return function(_readers, *args)

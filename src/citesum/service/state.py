@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import threading
 import time
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from citesum.errors import BudgetError
+from citesum.errors import BudgetError, ConfigError
 from citesum.index.store import Index
 from citesum.llm.base import LLM
+from citesum.service.access import Access, Principal
 from citesum.service.config import ServiceConfig
 from citesum.service.errors import PathHider
 from citesum.service.jobs import JobQueue
 from citesum.service.pool import ReadPool
-from citesum.service.reader import ModelPace, Reader
+from citesum.service.reader import ModelPace, Reader, Readers
 
 #: how much lower the summary workers' CPU priority is than the search workers' (Unix niceness)
 SUMMARY_NICENESS = 10
@@ -45,36 +47,99 @@ class IntegrityCheck:
         return list(self._problems)
 
 
+#: a collection's name: what a URL and a JSON field carry
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def collection_sources(indexes: str | Path | Mapping[str, str | Path]) -> dict[str, Path]:
+    """The collections to serve, by name: one index folder (named by its folder's name) or several by name
+    (``citesum serve --index NAME=DIR`` repeated). ConfigError for a name a URL could not carry."""
+    if isinstance(indexes, (str, Path)):
+        path = Path(indexes)
+        name = path.resolve().name
+        return {name if _NAME.match(name) else "index": path}
+    if not indexes:
+        raise ConfigError("no index to serve")
+    for name in indexes:
+        if not _NAME.match(name):
+            raise ConfigError(f"collection name {name!r}: use letters, digits, '.', '_' and '-' (at most 64, "
+                              "starting with a letter or digit)")
+    return {name: Path(path) for name, path in indexes.items()}
+
+
+@dataclass
+class Collection:
+    """One served index with its writer's job queue and uploads folder."""
+
+    name: str
+    index: Index
+    jobs: JobQueue
+    uploads_dir: Path
+    integrity: IntegrityCheck
+
+
 @dataclass
 class Service:
     config: ServiceConfig
-    index: Index
+    #: the served indexes by name, in the order given (the first is a request's default)
+    collections: dict[str, Collection]
+    access: Access
     #: the model writing summaries; None: the offline extractive summarizer
     llm: LLM | None
-    reader: Reader
-    #: the two lanes: summaries take far longer than searches, which never wait behind them
+    readers: Readers
+    #: the two lanes, shared by the collections: summaries take far longer than searches, which never wait
+    #: behind them
     searches: ReadPool
     summaries: ReadPool
-    jobs: JobQueue
-    uploads_dir: Path
     #: what clients are told has no server path in it
     hide: PathHider
-    integrity: IntegrityCheck
 
     @classmethod
-    def open(cls, index_path: str | Path, config: ServiceConfig, llm: LLM | None) -> "Service":
-        index = Index.open(index_path)
-        uploads_dir = Path(config.uploads_dir or index.path / "uploads")
-        reader = Reader(index, llm, config.default_budget, ModelPace(config.llm_timeout_s) if llm else None,
-                        str(config.summary_index) if config.summary_index else None)
+    def open(cls, indexes: str | Path | Mapping[str, str | Path], config: ServiceConfig,
+             llm: LLM | None) -> "Service":
+        sources = collection_sources(indexes)
+        if config.summary_index is not None and len(sources) > 1:
+            raise ConfigError("--summary-index is the summary index of one index: serve it with one --index")
+        access = Access(config.token, config.tokens_file, list(sources))
+        collections = {}
+        for name, path in sources.items():
+            index = Index.open(path)
+            uploads = Path(config.uploads_dir) / name if config.uploads_dir and len(sources) > 1 else \
+                Path(config.uploads_dir or index.path / "uploads")
+            jobs = JobQueue(index, uploads, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
+            collections[name] = Collection(name, index, jobs, uploads, IntegrityCheck(index, config.integrity_every_s))
+        first = next(iter(collections))
+        readers = Readers({name: c.index for name, c in collections.items()}, llm, config.default_budget,
+                          ModelPace(config.llm_timeout_s) if llm else None,
+                          {first: str(config.summary_index)} if config.summary_index else None)
+        searches = ReadPool(readers, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
         # the summary workers also yield the CPU to the search workers (a higher niceness)
-        searches = ReadPool(reader, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
-        summaries = ReadPool(reader, config.workers, config.queue,
+        summaries = ReadPool(readers, config.workers, config.queue,
                              config.llm_timeout_s if llm else config.timeout_s, config.worker_kind,
                              niceness=SUMMARY_NICENESS)
-        jobs = JobQueue(index, uploads_dir, max_pending=config.max_pending_jobs, lock_wait_s=config.lock_wait_s)
-        return cls(config, index, llm, reader, searches, summaries, jobs, uploads_dir,
-                   PathHider(index.path, uploads_dir), IntegrityCheck(index, config.integrity_every_s))
+        hide = PathHider(*[(c.index.path, c.uploads_dir) for c in collections.values()])
+        return cls(config, collections, access, llm, readers, searches, summaries, hide)
+
+    @property
+    def default(self) -> Collection:
+        return next(iter(self.collections.values()))
+
+    @property
+    def reader(self) -> Reader:
+        """The first collection's reader (its budget is every collection's: the model's)."""
+        return self.readers.reader(self.default.name)
+
+    def held(self, principal: Principal) -> list[Collection]:
+        """The collections ``principal`` may see, in the service's order."""
+        return [c for name, c in self.collections.items() if principal.holds(name)]
+
+    def close(self, stop_s: float) -> None:
+        """Stop the writers (letting the job in hand finish for ``stop_s``) and merge each index's log, so that
+        a copy of a folder (to read-only media, say) opens as it is."""
+        for collection in self.collections.values():
+            collection.jobs.close(stop_s)
+        for collection in self.collections.values():
+            collection.index.merge_log()
 
     @property
     def summarizer_name(self) -> str:
@@ -89,14 +154,14 @@ class Service:
             return default, largest
         from citesum.pipeline import Pipeline, PipelineOptions
 
-        pipeline = Pipeline(self.index, PipelineOptions(summarizer="llm"), llm=self.llm)
+        pipeline = Pipeline(self.default.index, PipelineOptions(summarizer="llm"), llm=self.llm)
         try:
             return pipeline.budget_for("", default), pipeline.budget_for("", largest)
         except BudgetError:  # the window cannot hold the prompt and the answer: each summary says so
             return default, largest
 
-    def offers(self) -> dict[str, Any]:
-        """What a request may ask for here: the retrievers (``lightpal`` once ``citesum graph`` has built the index's
+    def offers(self, collection: Collection) -> dict[str, Any]:
+        """What a request on ``collection`` may ask for: the retrievers (``lightpal`` once ``citesum graph`` has built the index's
         passage graph, ``raptor`` once ``citesum tree`` has built its tree), the summarizers (``llm`` with a
         model), and Summary RAG (with a summary index)."""
         from citesum.pipeline import RAPTOR
@@ -107,7 +172,7 @@ class Service:
         built = {"lightpal": GRAPH_FILE, RAPTOR: TREE_FILE}  # the retrievers that read a file of their own
         # oracle ranks by a request's relevance judgments, which the API does not take
         retrievers = [name for name in [*RETRIEVER_NAMES, RAPTOR]
-                      if name != "oracle" and (name not in built or (self.index.path / built[name]).exists())]
+                      if name != "oracle" and (name not in built or (collection.index.path / built[name]).exists())]
         return {"retrievers": retrievers,
                 "summarizers": ["extractive", "readagent"] if self.llm is None else ["llm", "extractive", "readagent"],
                 "summary_index": self.config.summary_index is not None}

@@ -1,4 +1,5 @@
-"""What the routes share: the service as a dependency, JSON answers, and the check of a request's limits."""
+"""What the routes share: the service as a dependency, the collection a request may use, JSON answers, and the
+check of a request's limits."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from fastapi.responses import JSONResponse, Response
 from citesum.errors import ConfigError
 from citesum.service.errors import json_bytes
 from citesum.service.models import SearchRequest, SummarizeRequest, check_limits
-from citesum.service.state import Service
+from citesum.service.access import EVERYONE, Principal
+from citesum.service.state import Collection, Service
 
 
 def service_of(request: Request) -> Service:
@@ -40,3 +42,27 @@ def within_limits(service: Service, request: SearchRequest | SummarizeRequest) -
         check_limits(service.config, request)
     except ConfigError as exc:
         raise HTTPException(422, str(exc)) from None
+
+
+def principal_of(request: Request) -> Principal:
+    """Who sent the request (the guard put it there); everyone, on a service without tokens."""
+    return getattr(request.state, "principal", EVERYONE)  # type: ignore[no-any-return]
+
+
+def collection_for(service: Service, request: Request, name: str | None, *, write: bool = False) -> Collection:
+    """The collection ``name`` (default: the first the sender holds), if the sender holds it: else 404, as for a
+    collection that does not exist, so a token cannot learn what else is served. ``write``: uploads and
+    deletions, which a ``read`` token is refused (403)."""
+    principal = principal_of(request)
+    held = service.held(principal)
+    if name is None:
+        if not held:
+            raise HTTPException(404, "this token holds no collection")
+        found = held[0]
+    elif name in service.collections and principal.holds(name):
+        found = service.collections[name]
+    else:
+        raise HTTPException(404, f"no collection '{name}'")
+    if write and not principal.writes:
+        raise HTTPException(403, "this token may read this collection, not change it (its role is 'read')")
+    return found

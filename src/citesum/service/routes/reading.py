@@ -12,35 +12,47 @@ from citesum.service import reader as read_work
 from citesum.service.errors import event_bytes
 from citesum.service.failures import failure_of
 from citesum.service.models import SearchRequest, SummarizeRequest, checked_text
-from citesum.service.routes.common import Running, encoded, within_limits
+from citesum.service.routes.common import Running, collection_for, encoded, within_limits
 
 router = APIRouter()
 log = logging.getLogger("citesum.service")
 
 
+#: a collection a GET or DELETE reads (default: the first one the token holds)
+CollectionName = Query(None, max_length=64, description="The collection (default: the first one the token holds).")
+
+
 @router.post("/search", summary="Ranked units (or documents) for a query")
-async def search(request: SearchRequest, service: Running) -> Response:
+async def search(request: SearchRequest, http: Request, service: Running) -> Response:
     within_limits(service, request)
-    return encoded(await service.searches.run_json(read_work.search, request))
+    if request.collections is not None:
+        if request.collection is not None:
+            raise HTTPException(422, "give either collection or collections, not both")
+        names = list(dict.fromkeys(collection_for(service, http, name).name for name in request.collections))
+        return encoded(await service.searches.run_json(None, read_work.search_across, names, request))
+    name = collection_for(service, http, request.collection).name
+    return encoded(await service.searches.run_json(name, read_work.search, request))
 
 
 @router.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
 async def summarize(request: SummarizeRequest, http: Request, service: Running) -> Response:
     within_limits(service, request)
+    name = collection_for(service, http, request.collection).name
     # a summary by a model can take minutes: a client that leaves meanwhile frees the model's slot
-    return encoded(await service.summaries.run_json(read_work.summarize, request,
+    return encoded(await service.summaries.run_json(name, read_work.summarize, request,
                                                     client_left=http.is_disconnected if service.llm else None))
 
 
 @router.post("/summarize/stream", summary="The summary as server-sent events: sources, each bullet, the whole answer",
              response_class=StreamingResponse)
-async def summarize_stream(request: SummarizeRequest, service: Running) -> Response:
+async def summarize_stream(request: SummarizeRequest, http: Request, service: Running) -> Response:
     """``context`` (the numbered sources), then a ``bullet`` event for each bullet as soon as it is written and
     its citations checked, then ``done`` with what ``/summarize`` answers. An error before the first event is
     an error status, as ``/summarize`` gives it; one after it is an ``error`` event. A client that disconnects
     cancels the model's writing."""
     within_limits(service, request)
-    events = service.summaries.run_stream(read_work.summarize_stream, request)
+    name = collection_for(service, http, request.collection).name
+    events = service.summaries.run_stream(name, read_work.summarize_stream, request)
     first = await anext(events)  # a refused or failed request is answered with its status, not a stream
 
     async def body() -> AsyncIterator[bytes]:
@@ -63,25 +75,29 @@ async def summarize_stream(request: SummarizeRequest, service: Running) -> Respo
 
 
 @router.get("/printed/{document_id:path}", summary="A page of a PDF as printed, with the boxes of `evidence` on it")
-async def printed(service: Running, document_id: str, page: int = Query(..., ge=1, le=100_000),
-                  evidence: str | None = Query(None, description="A sentence of the document's text.")) -> Response:
+async def printed(service: Running, http: Request, document_id: str, page: int = Query(..., ge=1, le=100_000),
+                  evidence: str | None = Query(None, description="A sentence of the document's text."),
+                  collection: str | None = CollectionName) -> Response:
+    name = collection_for(service, http, collection).name
     _check_evidence(service, evidence)
-    return encoded(await service.searches.run_json(read_work.printed, document_id, page, evidence))
+    return encoded(await service.searches.run_json(name, read_work.printed, document_id, page, evidence))
 
 
 @router.get("/printed-image/{document_id:path}", summary="A page of a PDF drawn as a PNG image")
-async def printed_image(service: Running, document_id: str, page: int = Query(..., ge=1, le=100_000),
-                        width: int = Query(1000, ge=100, le=2000)) -> Response:
-    image = await service.searches.run(read_work.printed_image, document_id, page, width)
+async def printed_image(service: Running, http: Request, document_id: str, page: int = Query(..., ge=1, le=100_000),
+                        width: int = Query(1000, ge=100, le=2000), collection: str | None = CollectionName) -> Response:
+    name = collection_for(service, http, collection).name
+    image = await service.searches.run(name, read_work.printed_image, document_id, page, width)
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
 
 
 @router.get("/documents/{document_id:path}", summary="One document; with `evidence`, the sentence stating it")
-async def document(service: Running, document_id: str, evidence: str | None = Query(
-        None, description="A statement: the response gives the sentence of the document that best states it.")
-) -> Response:
+async def document(service: Running, http: Request, document_id: str, evidence: str | None = Query(
+        None, description="A statement: the response gives the sentence of the document that best states it."),
+        collection: str | None = CollectionName) -> Response:
+    name = collection_for(service, http, collection).name
     _check_evidence(service, evidence)
-    return encoded(await service.searches.run_json(read_work.document, document_id, evidence))
+    return encoded(await service.searches.run_json(name, read_work.document, document_id, evidence))
 
 
 def _check_evidence(service: Running, evidence: str | None) -> None:

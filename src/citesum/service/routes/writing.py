@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
@@ -16,7 +16,7 @@ from citesum.errors import IndexStoreError
 from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, reader_for, shown
 from citesum.service import reader as read_work
 from citesum.service.jobs import STAGING
-from citesum.service.routes.common import Running, SafeJSONResponse
+from citesum.service.routes.common import Running, SafeJSONResponse, collection_for, principal_of
 
 router = APIRouter()
 
@@ -71,12 +71,14 @@ def _saved(staging: Path, accepted: list[tuple[str, Any]]) -> list[tuple[str, Pa
 
 
 @router.post("/documents", status_code=202, summary="Upload files; they are indexed by a background job")
-async def upload(request: Request, service: Running) -> Response:
+async def upload(request: Request, service: Running, collection: str | None = Query(
+        None, max_length=64, description="The collection to add the files to (default: the token's first).")) -> Response:
+    target = collection_for(service, request, collection, write=True)
     if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
         raise HTTPException(415, "upload files as multipart/form-data (field 'files')")
-    config, jobs = service.config, service.jobs
+    config, jobs = service.config, target.jobs
     form = await request.form(max_files=config.max_upload_files, max_fields=10)
-    staging = service.uploads_dir / STAGING / uuid.uuid4().hex
+    staging = target.uploads_dir / STAGING / uuid.uuid4().hex
     try:
         files = [f for f in form.getlist("files") if not isinstance(f, str)]
         accepted, refused = _checked_names(files)
@@ -93,23 +95,28 @@ async def upload(request: Request, service: Running) -> Response:
         raise
     finally:
         await form.close()
-    return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "files": [n for n, _ in accepted],
-                             "refused": refused}, status_code=202, headers={"Location": f"/jobs/{job.id}"})
+    return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "collection": target.name,
+                             "files": [n for n, _ in accepted], "refused": refused}, status_code=202,
+                            headers={"Location": f"/jobs/{job.id}"})
 
 
 @router.get("/jobs/{job_id}", summary="Progress and per-file report of an upload or delete job")
-async def job_status(job_id: str, service: Running) -> Response:
-    job = service.jobs.get(job_id)
-    if job is None:
-        raise HTTPException(404, f"no job '{job_id}' (jobs are kept while the service runs)")
-    return SafeJSONResponse(service.hide.json(job.to_json()))
+async def job_status(job_id: str, request: Request, service: Running) -> Response:
+    # a job of a collection the token does not hold is as unknown as one that never was
+    for collection in service.held(principal_of(request)):
+        job = collection.jobs.get(job_id)
+        if job is not None:
+            return SafeJSONResponse(service.hide.json({**job.to_json(), "collection": collection.name}))
+    raise HTTPException(404, f"no job '{job_id}' (jobs are kept while the service runs)")
 
 
 @router.delete("/documents/{document_id:path}", summary="Delete a document (waits for the commit)")
-async def delete(document_id: str, service: Running) -> Response:
-    if not await service.searches.run(read_work.exists, document_id):
+async def delete(document_id: str, request: Request, service: Running, collection: str | None = Query(
+        None, max_length=64, description="The collection it is in (default: the token's first).")) -> Response:
+    target = collection_for(service, request, collection, write=True)
+    if not await service.searches.run(target.name, read_work.exists, document_id):
         raise HTTPException(404, f"no document '{document_id}' in the index")
-    jobs = service.jobs
+    jobs = target.jobs
     job = jobs.submit("delete", jobs.delete(document_id))
     if not await run_in_threadpool(jobs.wait, job, service.config.timeout_s):
         return SafeJSONResponse({"job": job.id, "status": f"/jobs/{job.id}", "state": job.state}, status_code=202)
