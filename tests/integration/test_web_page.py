@@ -519,3 +519,66 @@ def test_an_answer_is_kept_as_markdown_and_as_a_link_that_asks_it_again(page: An
             again.close()
     finally:
         server.close()
+
+
+def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tmp_path: Path,
+                                                     screenshots: Path) -> None:
+    """Two collections served by name, a tokens file: a read token sees both, picks one and asks it, with no
+    upload form; a write token of one collection sees no picker and uploads to its collection."""
+    import json
+
+    from citesum.ingest import ingest_paths
+    from fixtures import write_files
+
+    folders = {}
+    for name, files in (("handbook", {"leave.md": "# Annual leave\n\nEvery employee has 25 days of annual leave a "
+                                                  "year. Unused leave days carry over, up to five days.\n"}),
+                        ("engineering", {"deploys.md": "# Deploys\n\nA deploy to production needs two approvals "
+                                                       "from the on-call team. Deploys are frozen on Fridays.\n"})):
+        documents, _ = ingest_paths([write_files(tmp_path / name / "docs", files)])
+        Index.create(tmp_path / name / "ix", IndexSettings()).add(documents)
+        folders[name] = tmp_path / name / "ix"
+    reader, writer = "dana-reads-every-collection-01", "erin-writes-engineering-0002"
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [
+        {"name": "dana", "token": reader, "role": "read", "collections": ["handbook", "engineering"]},
+        {"name": "erin", "token": writer, "role": "write", "collections": ["engineering"]}]}), encoding="utf-8")
+    server = citesum_serve(Path(f"handbook={folders['handbook']}"), tmp_path / "serve.log", "--index",
+                           f"engineering={folders['engineering']}", "--tokens", str(tokens), "--workers", "1",
+                           "--search-workers", "1", token=reader)
+    try:
+        page.goto(server.url)
+        page.fill("#token", reader)
+        page.click("#token-form button")
+        expect(page.locator("#collection-label")).to_be_visible()
+        assert page.locator("#collection option").all_inner_texts() == ["handbook", "engineering"]
+        expect(page.locator("#upload")).to_be_hidden()  # a read token adds nothing
+        page.select_option("#collection", "engineering")
+        page.fill("#query", "How many approvals does a deploy to production need?")
+        page.click("#ask-button")
+        bullet = page.locator("#bullets-list li").first
+        expect(bullet).to_contain_text("two approvals")
+        bullet.locator("button.chip").first.click()
+        expect(page.locator("#doc-text mark")).to_contain_text("two approvals")
+        page.screenshot(path=str(screenshots / "collections.png"))
+        # the link to the answer names the collection, and asks it again there
+        assert "collection=engineering" in page.locator("#answer-link").get_attribute("href")
+
+        other = browser.new_context(viewport={"width": 1280, "height": 820}).new_page()
+        other.goto(server.url)
+        other.fill("#token", writer)
+        other.click("#token-form button")
+        expect(other.locator("#status")).to_contain_text("1 documents")
+        expect(other.locator("#collection-label")).to_be_hidden()  # one collection: nothing to pick
+        note = tmp_path / "rollback.md"
+        note.write_text("# Rollback\n\nA failed deploy is rolled back with the blue-green switch.\n", encoding="utf-8")
+        other.set_input_files("#files", [str(note)])
+        other.click("#upload-button")
+        expect(other.locator("#job")).to_contain_text("searchable now", timeout=60_000)
+        other.context.close()
+        page.select_option("#collection", "handbook")
+        expect(page.locator("#status")).to_contain_text("1 documents")
+        page.select_option("#collection", "engineering")
+        expect(page.locator("#status")).to_contain_text("2 documents")  # erin's upload, in her collection only
+    finally:
+        server.close()

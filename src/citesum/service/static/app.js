@@ -95,14 +95,35 @@ function utf16Offset(text, codePoints) {
   return units;
 }
 
+// The collection asked about: the one picked (kept for the next visit), or the service's first for this token.
+function collection() { return $("collection").value; }
+
+// ``path`` with the collection picked as its ``collection`` parameter (GET and upload requests name it so).
+function inCollection(path) {
+  if (!collection()) return path;
+  return path + (path.includes("?") ? "&" : "?") + "collection=" + encodeURIComponent(collection());
+}
+
+function showCollections(collections) {
+  const names = collections.map((c) => c.name);
+  const wanted = new URLSearchParams(location.search).get("collection") || localStorage.getItem("citesum-collection");
+  fillSelect($("collection"), names);
+  if (wanted && names.includes(wanted) && !$("collection").dataset.filled) $("collection").value = wanted;
+  $("collection").dataset.filled = "1";
+  $("collection-label").hidden = names.length < 2;  // one collection: nothing to pick
+  return collections.find((c) => c.name === collection()) || collections[0];
+}
+
 async function refreshStatus() {
   try {
     const health = await api("/health");
     summarizer = health.summarizer;
     const model = health.model || {};
-    $("status").textContent = `${health.documents} documents · ${health.units} passages · ` +
+    const shown = health.collections && health.collections.length ? showCollections(health.collections) : health;
+    $("status").textContent = `${shown.documents} documents · ${shown.units} passages · ` +
       `summarizer: ${health.summarizer}` + (model.window ? ` (window ${model.window} tokens)` : "") +
       (model.budget_note ? ` · ${model.budget_note}` : "");
+    $("upload").hidden = health.role === "read";  // a read token may not add documents
     // the service's default budget (lowered for a slow model) applies unless one is typed in
     const budget = $("budget");
     budget.placeholder = health.limits.budget;
@@ -110,7 +131,7 @@ async function refreshStatus() {
     $("bullets").max = health.limits.max_bullets;
     $("k").max = health.limits.max_k;
     $("files").accept = health.limits.extensions.join(",");  // the picker offers the formats the service reads
-    if (health.offers) showOffers(health.offers);
+    if (shown.offers) showOffers(shown.offers);
   } catch (error) {
     $("status").textContent = error.status === 503 ? `index unavailable: ${error.message}` : "not connected";
   }
@@ -172,10 +193,12 @@ async function ask(event) {
   else setBusy("Reading the documents and writing the summary…");
   try {
     if (searching) {
-      renderHits(await api("/search", { method: "POST", json: {
-        query, retriever: $("retriever").value, k: Number($("k").value) || 10 } }));
+      const request = { query, retriever: $("retriever").value, k: Number($("k").value) || 10 };
+      if (collection()) request.collection = collection();
+      renderHits(await api("/search", { method: "POST", json: request }));
     } else {
       const request = { query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 };
+      if (collection()) request.collection = collection();
       if ($("budget").value) request.budget = Number($("budget").value);
       if ($("summarizer").value) request.summarizer = $("summarizer").value;
       if (!$("summary-index-label").hidden && $("summary-index").checked) request.summary_index = true;
@@ -326,7 +349,7 @@ function answerMarkdown(answer) {
 function answerLink(request) {
   const url = new URL(location.pathname, location.origin);
   url.searchParams.set("q", request.query);
-  for (const key of ["retriever", "bullets", "budget", "summarizer"]) {
+  for (const key of ["collection", "retriever", "bullets", "budget", "summarizer"]) {
     if (request[key] !== undefined) url.searchParams.set(key, String(request[key]));
   }
   if (request.summary_index) url.searchParams.set("summary_index", "1");
@@ -434,7 +457,7 @@ function idPath(documentId) { return documentId.split("/").map(encodeURIComponen
 async function openDocument(documentId, { start, end, from, note, page, evidence }) {
   showError(null);
   try {
-    const doc = await api("/documents/" + idPath(documentId));
+    const doc = await api(inCollection("/documents/" + idPath(documentId)));
     $("doc-title").textContent = doc.title || doc.id;
     $("doc-source").textContent = doc.source;
     $("doc-note").textContent = note || "";
@@ -488,9 +511,10 @@ async function showPrintedPage(documentId, page, evidence, note) {
   try {
     const query = new URLSearchParams({ page: String(page) });
     if (evidence) query.set("evidence", evidence);
-    const printed = await api(`/printed/${idPath(documentId)}?${query}`);
+    const printed = await api(inCollection(`/printed/${idPath(documentId)}?${query}`));
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
-    const response = await fetch(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`, { headers });
+    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`),
+                                 { headers });
     if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
     if (pageImage) URL.revokeObjectURL(pageImage);
     pageImage = URL.createObjectURL(await response.blob());
@@ -536,7 +560,7 @@ async function upload(event) {
   const status = $("job");
   status.textContent = "Uploading…";
   try {
-    const accepted = await api("/documents", { method: "POST", body: form });
+    const accepted = await api(inCollection("/documents"), { method: "POST", body: form });
     await followJob(accepted.job, status);
     $("files").value = "";
     refreshStatus();
@@ -588,6 +612,12 @@ document.addEventListener("DOMContentLoaded", () => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("ask").requestSubmit(); }
   });
   for (const radio of document.querySelectorAll("input[name=mode]")) radio.addEventListener("change", showMode);
+  $("collection").addEventListener("change", () => {
+    localStorage.setItem("citesum-collection", collection());
+    $("answer").hidden = true;  // an answer from another collection is not this one's
+    $("results").hidden = true;
+    refreshStatus();
+  });
   $("upload").addEventListener("submit", upload);
   $("token-form").addEventListener("submit", useToken);
   $("close-doc").addEventListener("click", closeDocument);
