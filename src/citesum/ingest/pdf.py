@@ -219,6 +219,7 @@ def clean_pages(pages: list[str]) -> CleanText:
     starts: list[int] = []
     joined = 0
     last, soft_last, pending_break = "", False, False
+    opens = True  # whether the last line began a paragraph or followed a sentence's end
     for lines in kept:
         page_start = None
         for line in lines:
@@ -231,8 +232,11 @@ def clean_pages(pages: list[str]) -> CleanText:
             joined += inner.count(_SOFT_BREAK)  # PDFium joined the line itself: "vis\ufffeitors"
             body = _INNER_BREAK.sub(lambda m: m.group(1) + _hyphen(m.group(1), m.group(2), vocabulary) + m.group(2),
                                     inner).replace(_SOFT_BREAK, "")
+            next_opens = True
             if parts:
-                glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary)
+                glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
+                                                                             opens)
+                next_opens = glue == "\n\n" or bool(_SENTENCE_END.search(last))
                 if rejoined and not soft_last:  # a plain hyphen ends the previous line: it goes
                     parts[-1] = parts[-1][:-1]
                     length -= 1
@@ -243,7 +247,7 @@ def clean_pages(pages: list[str]) -> CleanText:
                 page_start = length
             parts.append(body)
             length += len(body)
-            last, soft_last, pending_break = body, soft_end, False
+            last, soft_last, pending_break, opens = body, soft_end, False, next_opens
         starts.append(length if page_start is None else page_start)
     return CleanText("".join(parts), starts, removed, joined)
 
@@ -280,10 +284,11 @@ def _hyphen(before: str, after: str, vocabulary: Counter[str]) -> str:
 
 
 def _glue(previous: str, soft_break: bool, line: str, full_width: float,
-          vocabulary: Counter[str]) -> tuple[str, bool]:
+          vocabulary: Counter[str], previous_opens: bool = False) -> tuple[str, bool]:
     """What goes between the previous line and ``line`` (the previous line's hyphen at its end taken off when
     PDFium marked it, ``soft_break``): nothing (a word broken at the line end joined again: then True), a
-    hyphen (a compound broken at its hyphen), a space (the same paragraph) or a blank line (a new paragraph)."""
+    hyphen (a compound broken at its hyphen), a space (the same paragraph) or a blank line (a new paragraph).
+    ``previous_opens``: the previous line began a paragraph or followed a sentence's end."""
     if soft_break or (previous.endswith("-") and line[:1].islower()):
         before = _WORD_BEFORE_HYPHEN.search(previous if not soft_break else previous + "-")
         after = _WORD_AFTER.match(line)
@@ -295,20 +300,28 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
     if (short and _SENTENCE_END.search(previous)) or _LIST_ITEM.match(line):
         return "\n\n", False
     # a heading ("Details", "2.3 Arguments") stands apart from the text before and after it
-    # ...and a line well short of the text's width that ends no sentence, before one that starts with a
-    # capital, is a heading too ("Invoked as an interactive login shell, or with --login" above "When Bash is
-    # invoked ..."): a paragraph's wrapped lines run to the width, and its last line ends its sentence
+    # ...and so is a line well short of the text's width that opens after a sentence's end and ends no sentence,
+    # before one that starts with a capital ("Invoked as an interactive login shell, or with --login" above "When
+    # Bash is invoked ..."): a paragraph's wrapped lines run to the width, and its last line ends its sentence. A
+    # short line inside a sentence (ragged or OCR'd text, before a name) is no heading
     if (_SENTENCE_END.search(previous) and _is_heading(line, full_width)) or \
-            (_is_heading(previous, full_width, 0.7) and line[:1].isupper()):
+            (_is_heading(previous, full_width, 0.7 if previous_opens else 0.5) and line[:1].isupper()):
         return "\n\n", False
     return " ", False
 
 
+#: a line ending in a word that needs what follows ("A report creeps into camp that" above "Johnston is
+#: coming"): a sentence going on, not a heading
+_ENDS_OPEN = re.compile(r"\b(?:a|an|the|and|or|but|nor|of|to|in|on|at|by|for|with|from|that|which|who|whom|whose|as|"
+                        r"is|are|was|were|be|been|if|than|then|so|into|onto|over|under|upon|about|its|their|his|her|"
+                        r"our|your|my|this|these|those|not|no|when|where|while)$", re.IGNORECASE)
+
+
 def _is_heading(line: str, full_width: float, share: float = 0.5) -> bool:
     """A line shorter than ``share`` of the text's width that starts with a capital or a section number and
-    ends no sentence."""
+    ends neither a sentence nor with a word that needs what follows (:data:`_ENDS_OPEN`)."""
     return (len(line) < share * full_width and not _SENTENCE_END.search(line) and not line.endswith(",")
-            and (line[:1].isupper() or bool(_SECTION_NUMBER.match(line))))
+            and not _ENDS_OPEN.search(line) and (line[:1].isupper() or bool(_SECTION_NUMBER.match(line))))
 
 
 def page_of(page_starts: list[int], offset: int) -> int:
