@@ -72,6 +72,23 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("holdout", "holdout (held out: run once after the second round's choices)"))
 
 
+def collections_memory() -> str:
+    """Memory and /search latency of the largest collection alone and of four together."""
+    data = _load("collections_memory")
+    rows = [[label, f"{run['pss_mb']:g}", f"{run['anon_mb']:g}", f"{run['file_mb']:g}",
+             f"{run['search_p50_ms']:g} / {run['search_p95_ms']:g}"]
+            for label, run in ((f"{data['largest']} alone", data["alone"]),
+                               (f"{', '.join(data['collections'])} together", data["together"]))]
+    sizes = ", ".join(f"{name} {size:g} MB" for name, size in data["collections"].items())
+    return (_table(["served", "memory (PSS, MB)", "anonymous", "file-backed",
+                    f"/search p50 / p95 ms on {data['largest']}"], rows)
+            + f"\n\nIndex folders on disk: {sizes}. Four together / the largest alone: {data['ratio_to_alone']:g}x "
+            f"(anonymous memory: {data['anon_ratio_to_alone']:g}x); the goal, 1.1x the largest alone plus the "
+            f"others' files ({data['others_on_disk_mb']:g} MB), is {data['goal_mb']:g} MB. The other three "
+            "collections are small: what a collection costs beyond its files is shown, not how large ones add "
+            "up.\n\n" + _provenance(data))
+
+
 def realdocs_round() -> str:
     """The second round of answer rules on each split: the code it started from, and after."""
     after, start = _load("realdocs"), _load("realdocs_round_start")
@@ -1415,6 +1432,7 @@ def results() -> str:
 
 TABLES: dict[str, Callable[[], str]] = {
     "llm-defaults": llm_defaults, "realdocs": realdocs, "realdocs-round": realdocs_round,
+    "collections-memory": collections_memory,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
     # docs/ingestion.md
