@@ -29,7 +29,7 @@ from citesum.responses import (SourceOf, bullet_response, context_documents, con
 from citesum.summarize import ANSWER_TOKENS, Summarizer, build_context, summarize_context, summarizer_for
 from citesum.summarize.verify import check_bullet, check_summary, context_verifier
 from citesum.tokens import Tokenizer, get_tokenizer
-from citesum.types import Bullet, Context, Document, Summary
+from citesum.types import Bullet, Context, ContextBlock, Document, Summary, TermFrequencies
 
 if TYPE_CHECKING:
     from citesum.llm.likelihood import Likelihood
@@ -347,3 +347,62 @@ class Pipeline:
 
 __all__ = ["Answer", "DEFAULT_BUDGET", "Pipeline", "PipelineOptions", "SUMMARIZER_NAMES", "StreamEvent",
            "repair_by_default"]
+
+
+# ---- several indexes at once --------------------------------------------------------------------------------
+
+def answer_across(parts: Mapping[str, Pipeline], query: str, *, budget: int | None = None) -> Answer:
+    """Answer ``query`` from several indexes at once (a service's collections, by name): each index gets an
+    equal share of the budget for its own context (their retrieval scores are not on one scale, so the shares
+    are not chosen by score), the contexts are numbered as one, and the first pipeline's summarizer writes the
+    answer and checks its citations. A document's id becomes ``NAME/ID`` (two indexes may both hold a
+    ``README.md``); leads and citations name it so."""
+    from contextlib import ExitStack
+
+    if not parts:
+        raise ConfigError("no index to answer from")
+    first = next(iter(parts.values()))
+    whole = first.budget_for(query, budget)
+    share = max(1, whole // len(parts))
+    blocks: list[ContextBlock] = []
+    documents: dict[str, Document] = {}
+    terms: list[TermFrequencies] = []
+    notes: list[str] = []
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        for name, pipeline in parts.items():
+            view = stack.enter_context(pipeline.index.read())
+            context, more, _ = pipeline._context(query, view, share, None)
+            notes += [f"{name}: {note}" for note in more]
+            for block in context.blocks:
+                blocks.append(_renamed(block, name, len(blocks) + 1))
+            documents.update({f"{name}/{key}": replace(document, id=f"{name}/{key}")
+                              for key, document in context_documents(context, view).items()})
+            if context.terms is not None:
+                terms.append(context.terms)
+    merged = Context(tuple(blocks), first.options.order, whole, sum(b.token_count for b in blocks),
+                     _joined_terms(terms) if len(terms) == len(parts) else None)
+    summary = first._noted(summarize_context(query, merged, first.summarizer,
+                                             retrieve_pack_s=time.perf_counter() - started), notes)
+    checks: Sequence[VerifiedBullet] = ()
+    if first.options.verify or first.options.repairs:
+        summary, checks = check_summary(summary, repair=first.options.repairs, confirm=first._confirm())
+    return Answer(query, summary, tuple(checks), documents)
+
+
+def _renamed(block: ContextBlock, name: str, number: int) -> ContextBlock:
+    """``block`` numbered ``number`` in a context of several indexes, its document named ``NAME/ID``."""
+    document_id = f"{name}/{block.document_id}"
+    return replace(block, number=number, document_id=document_id,
+                   passages=tuple(replace(p, id=f"{name}/{p.id}", document_id=document_id) for p in block.passages))
+
+
+def _joined_terms(parts: Sequence[TermFrequencies]) -> TermFrequencies:
+    """The term statistics of a context joined from several indexes' contexts: units and holdings added (a term
+    one context does not hold counts what the others know of it)."""
+    holding: dict[str, tuple[int, int]] = {}
+    for part in parts:
+        for term, (in_context, in_collection) in part.holding.items():
+            was = holding.get(term, (0, 0))
+            holding[term] = (was[0] + in_context, was[1] + in_collection)
+    return TermFrequencies(sum(p.context_units for p in parts), sum(p.collection_units for p in parts), holding)

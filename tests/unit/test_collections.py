@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -226,5 +225,26 @@ def test_serve_refuses_collections_it_cannot_name(served: dict[str, Path]) -> No
         create_app({"../x": served["handbook"]}, ServiceConfig(worker_kind="thread"))
 
 
-if sys.platform == "win32":  # pragma: no cover
-    pytest.skip("SIGHUP is a POSIX signal", allow_module_level=True)
+def test_a_summary_from_several_collections_cites_each_by_its_name(client: TestClient) -> None:
+    both = ["handbook", "engineering"]
+    for question, cited, words in (("How many approvals does a deploy to production need?", "engineering/deploys.md",
+                                    "two approvals"),
+                                   ("How many days of annual leave does an employee have?", "handbook/leave.md",
+                                    "25 days")):
+        answer = client.post("/summarize", json={"query": question, "collections": both}, headers=_as(CAROL))
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        # the context holds both collections' documents, each named by its collection
+        sources = {s["document_id"] for s in body["sources"].values()}
+        assert {s.split("/", 1)[0] for s in sources} == set(both), sources
+        assert body["bullets"] and body["bullets"][0]["citations"] == [cited] and words in body["bullets"][0]["text"]
+        # each citation's evidence is found in its own collection's document
+        assert all(e["supported"] for b in body["bullets"] for e in b["evidence"])
+    # a token that holds one of them cannot ask the other through it; a stream reads one collection
+    question = {"query": "How many approvals does a deploy need?", "collections": both}
+    refused = client.post("/summarize", json=question, headers=_as(ALICE))
+    assert refused.status_code == 404 and refused.json()["detail"] == "no collection 'engineering'"
+    stream = client.post("/summarize/stream", json=question, headers=_as(CAROL))
+    assert stream.status_code == 422 and "one collection" in stream.json()["detail"]
+    assert client.post("/summarize", json={**question, "collection": "handbook"},
+                       headers=_as(CAROL)).status_code == 422  # one or the other, not both

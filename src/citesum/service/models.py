@@ -65,6 +65,9 @@ class SummarizeRequest(QueryRequest):
                           "Default: the LLM when the service has one, else extractive.")
     summary_index: bool = Field(False, description="Summary RAG: retrieve over the service's summary index "
                                                    "(`citesum serve --summary-index`); budget and order do not apply.")
+    collections: list[str] | None = Field(None, min_length=1, max_length=64, description=(
+        "Answer from several collections at once (instead of `collection`): each gets an equal share of the "
+        "budget, and a cited document's id is `COLLECTION/ID`."))
 
 
 def check_limits(config: ServiceConfig, request: SearchRequest | SummarizeRequest) -> None:

@@ -170,6 +170,19 @@ def summarize(reader: Reader, request: SummarizeRequest) -> dict[str, Any]:
     return answered[0]
 
 
+def summarize_across(readers: Readers, collections: list[str], request: SummarizeRequest) -> dict[str, Any]:
+    """:func:`summarize` from several collections at once (:func:`~citesum.pipeline.answer_across`)."""
+    from citesum.pipeline import answer_across
+
+    first = readers.reader(collections[0])
+    parts = {name: Pipeline(readers.reader(name).index, pipeline_options(first, request), llm=first.llm)
+             for name in collections}
+    with paced(first, parts[collections[0]], request) as answered:
+        answered.append(answer_across(parts, request.query, budget=request.budget or first.budget()).to_json(
+            source_of=relative_source, include_context=False))
+    return answered[0]
+
+
 def summarize_stream(reader: Reader, request: SummarizeRequest, emit: Callable[[bytes], None]) -> None:
     """:func:`summarize` as server-sent events, each given to ``emit`` as soon as it is made (see
     :meth:`~citesum.pipeline.Pipeline.stream`)."""

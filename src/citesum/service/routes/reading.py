@@ -25,10 +25,8 @@ CollectionName = Query(None, max_length=64, description="The collection (default
 @router.post("/search", summary="Ranked units (or documents) for a query")
 async def search(request: SearchRequest, http: Request, service: Running) -> Response:
     within_limits(service, request)
-    if request.collections is not None:
-        if request.collection is not None:
-            raise HTTPException(422, "give either collection or collections, not both")
-        names = list(dict.fromkeys(collection_for(service, http, name).name for name in request.collections))
+    names = _several(service, http, request)
+    if names is not None:
         return encoded(await service.searches.run_json(None, read_work.search_across, names, request))
     name = collection_for(service, http, request.collection).name
     return encoded(await service.searches.run_json(name, read_work.search, request))
@@ -37,10 +35,14 @@ async def search(request: SearchRequest, http: Request, service: Running) -> Res
 @router.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
 async def summarize(request: SummarizeRequest, http: Request, service: Running) -> Response:
     within_limits(service, request)
-    name = collection_for(service, http, request.collection).name
     # a summary by a model can take minutes: a client that leaves meanwhile frees the model's slot
-    return encoded(await service.summaries.run_json(name, read_work.summarize, request,
-                                                    client_left=http.is_disconnected if service.llm else None))
+    client_left = http.is_disconnected if service.llm else None
+    names = _several(service, http, request)
+    if names is not None:
+        return encoded(await service.summaries.run_json(None, read_work.summarize_across, names, request,
+                                                        client_left=client_left))
+    name = collection_for(service, http, request.collection).name
+    return encoded(await service.summaries.run_json(name, read_work.summarize, request, client_left=client_left))
 
 
 @router.post("/summarize/stream", summary="The summary as server-sent events: sources, each bullet, the whole answer",
@@ -51,6 +53,8 @@ async def summarize_stream(request: SummarizeRequest, http: Request, service: Ru
     an error status, as ``/summarize`` gives it; one after it is an ``error`` event. A client that disconnects
     cancels the model's writing."""
     within_limits(service, request)
+    if request.collections is not None:
+        raise HTTPException(422, "a streamed answer reads one collection: ask /summarize for several at once")
     name = collection_for(service, http, request.collection).name
     events = service.summaries.run_stream(name, read_work.summarize_stream, request)
     first = await anext(events)  # a refused or failed request is answered with its status, not a stream
@@ -98,6 +102,15 @@ async def document(service: Running, http: Request, document_id: str, evidence: 
     name = collection_for(service, http, collection).name
     _check_evidence(service, evidence)
     return encoded(await service.searches.run_json(name, read_work.document, document_id, evidence))
+
+
+def _several(service: Running, http: Request, request: SearchRequest | SummarizeRequest) -> list[str] | None:
+    """The collections a request over several names (each one the token must hold), or None."""
+    if request.collections is None:
+        return None
+    if request.collection is not None:
+        raise HTTPException(422, "give either collection or collections, not both")
+    return list(dict.fromkeys(collection_for(service, http, name).name for name in request.collections))
 
 
 def _check_evidence(service: Running, evidence: str | None) -> None:
