@@ -133,3 +133,30 @@ def write_result(name: str, payload: dict[str, Any]) -> Path:
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(ROOT)}")
     return path
+
+
+class CitesumServer:
+    """``citesum serve ARGUMENTS`` (the console script of this environment) on a free loopback port, ready once
+    its ``/health`` answers 200."""
+
+    def __init__(self, arguments: Sequence[str], start_s: float = 180) -> None:
+        import httpx
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        citesum = Path(sys.executable).parent / "citesum"
+        self.process = subprocess.Popen([str(citesum), "serve", *arguments, "--port", str(self.port)],
+                                        stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + start_s
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.3)
+        self.close()
+        raise RuntimeError("the server did not start")
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (SHARED_DATA, document_index_folders, free_port, news_haystacks,  # noqa: E402
+from _common import (SHARED_DATA, CitesumServer, document_index_folders, news_haystacks,  # noqa: E402
                      process_tree_files, write_result)
 
 MEETING = SHARED_DATA / "odsum" / "meeting"
@@ -70,31 +69,6 @@ def _pss_mb(pid: int) -> dict[str, float]:
             "file_mb": round(totals["Pss_File"] / 1024, 1)}
 
 
-class Served:
-    def __init__(self, arguments: list[str]) -> None:
-        import httpx
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        citesum = Path(sys.executable).parent / "citesum"
-        self.process = subprocess.Popen([str(citesum), "serve", *arguments, "--port", str(self.port)],
-                                        stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            try:
-                health = httpx.get(f"{self.url}/health", timeout=5)
-                if health.status_code == 200:
-                    self.search_workers = health.json()["workers"]["search"]["capacity"]
-                    return
-            except httpx.TransportError:
-                time.sleep(0.3)
-        raise RuntimeError("the server did not start")
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
 def _search(url: str, body: dict[str, Any]) -> float:
     import httpx
 
@@ -106,7 +80,7 @@ def _search(url: str, body: dict[str, Any]) -> float:
 
 def _measure(arguments: list[str], collections: list[str], largest: str, queries: list[str], searches: int,
              touch: int) -> dict[str, Any]:
-    server = Served(arguments)
+    server = CitesumServer(arguments)
     try:
         workers = 2  # citesum serve's default on this machine's cores; the searches go to every worker
         with ThreadPoolExecutor(max_workers=workers) as pool:

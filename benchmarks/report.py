@@ -69,7 +69,7 @@ _REALDOCS_COLUMNS = [("bullets_per_question", "bullets / question", ""), ("fragm
 
 #: the splits and what each was to the choices of the answer rules
 _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tuned on in the second round)"),
-                    ("holdout", "holdout (held out: run once after the second round's choices)"))
+                    ("holdout", "holdout (held out: run after the second round's choices)"))
 
 
 def collections_memory() -> str:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import SHARED_DATA, free_port, process_tree_files, process_tree_rss_mb, write_result  # noqa: E402
+from _common import SHARED_DATA, CitesumServer, process_tree_files, process_tree_rss_mb, write_result  # noqa: E402
 
 MEETING = SHARED_DATA / "odsum" / "meeting"
 #: clients start this many seconds apart in all, as load tools ramp up: started in the same millisecond, 32
@@ -78,29 +78,9 @@ def _cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-class Server:
+def _server(index: Path, worker_kind: str) -> CitesumServer:
     """``citesum serve`` with its defaults (workers, queue, limits), but for the kind of workers."""
-
-    def __init__(self, index: Path, worker_kind: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        citesum = Path(sys.executable).parent / "citesum"
-        self.process = subprocess.Popen([str(citesum), "serve", "--index", str(index), "--port", str(self.port),
-                                         "--worker-kind", worker_kind], stderr=subprocess.DEVNULL)
-        import httpx
-
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.3)
-        raise RuntimeError("the server did not start")
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
+    return CitesumServer(["--index", str(index), "--worker-kind", worker_kind], start_s=120)
 
 
 def _requests(queries: list[str], searches: int, summaries: int) -> list[tuple[str, dict[str, Any]]]:
@@ -161,7 +141,7 @@ async def _load(url: str, requests: list[tuple[str, dict[str, Any]]], concurrenc
     return result
 
 
-def _phase(server: Server, index: Path, requests: list[tuple[str, dict[str, Any]]], concurrency: int,
+def _phase(server: CitesumServer, index: Path, requests: list[tuple[str, dict[str, Any]]], concurrency: int,
            updating: bool, max_seconds: float) -> dict[str, Any]:
     before = process_tree_rss_mb(server.process.pid)
     updater = None
@@ -183,13 +163,13 @@ def _phase(server: Server, index: Path, requests: list[tuple[str, dict[str, Any]
     return result
 
 
-def _generation(server: Server) -> int:
+def _generation(server: CitesumServer) -> int:
     import httpx
 
     return int(httpx.get(f"{server.url}/health", timeout=30).json()["generation"])
 
 
-def _huge_body(server: Server) -> dict[str, Any]:
+def _huge_body(server: CitesumServer) -> dict[str, Any]:
     import httpx
 
     body = b'{"query": "' + b"w" * (20 * 1024 * 1024) + b'"}'
@@ -222,7 +202,7 @@ def main() -> None:
 
     queries = [q.text for q in load_dataset("odsum-meeting", str(MEETING)).queries]
     requests = _requests(queries, args.searches, args.summaries)
-    server = Server(index, worker_kind=args.worker_kind)
+    server = _server(index, args.worker_kind)
     try:
         asyncio.run(_load(server.url, requests[:24], 4, 120))  # warm-up: models, artifacts, connections
         phases = {}
