@@ -572,9 +572,13 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         expect(other.locator("#collection-label")).to_be_hidden()  # one collection: nothing to pick
         note = tmp_path / "rollback.md"
         note.write_text("# Rollback\n\nA failed deploy is rolled back with the blue-green switch.\n", encoding="utf-8")
-        other.set_input_files("#files", [str(note)])
+        image = tmp_path / "diagram.png"
+        image.write_bytes(b"\x89PNG\r\n\x1a\n")
+        other.set_input_files("#files", [str(note), str(image)])  # a mixed batch: each file on its own
         other.click("#upload-button")
         expect(other.locator("#job")).to_contain_text("searchable now", timeout=60_000)
+        assert other.locator("#job li[data-status=refused]").inner_text().startswith("diagram.png: refused")
+        assert "1 document" in other.locator("#job li[data-status=ingested]").inner_text()
         other.context.close()
         page.select_option("#collection", "handbook")
         expect(page.locator("#status")).to_contain_text("1 documents")
