@@ -276,11 +276,16 @@ class Pipeline:
         return replace(summary, notes=(*notes, *summary.notes)) if notes else summary
 
     def _answer(self, query: str, view: IndexReader, summary: Summary) -> Answer:
-        """The answer of ``summary``: its citations checked (and repaired) when the options ask."""
+        """The answer of ``summary``, from ``view``: see :meth:`_checked`."""
+        return self._checked(query, summary, context_documents(summary.context, view))
+
+    def _checked(self, query: str, summary: Summary, documents: Mapping[str, Document]) -> Answer:
+        """The answer of ``summary`` (whose context's documents are ``documents``): its citations checked (and
+        repaired) when the options ask."""
         checks: Sequence[VerifiedBullet] = ()
         if self.options.verify or self.options.repairs:
             summary, checks = check_summary(summary, repair=self.options.repairs, confirm=self._confirm())
-        return Answer(query, summary, tuple(checks), context_documents(summary.context, view))
+        return Answer(query, summary, tuple(checks), documents)
 
     def _context(self, query: str, view: IndexReader, budget: int | None,
                  relevance: Mapping[str, float] | None) -> tuple[Context, tuple[str, ...], float]:
@@ -380,14 +385,12 @@ def answer_across(parts: Mapping[str, Pipeline], query: str, *, budget: int | No
                               for key, document in context_documents(context, view).items()})
             if context.terms is not None:
                 terms.append(context.terms)
-    merged = Context(tuple(blocks), first.options.order, whole, sum(b.token_count for b in blocks),
+    # each collection's blocks in its own order, one collection after the other
+    merged = Context(tuple(blocks), f"{first.options.order}, by collection", whole, sum(b.token_count for b in blocks),
                      _joined_terms(terms) if len(terms) == len(parts) else None)
     summary = first._noted(summarize_context(query, merged, first.summarizer,
                                              retrieve_pack_s=time.perf_counter() - started), notes)
-    checks: Sequence[VerifiedBullet] = ()
-    if first.options.verify or first.options.repairs:
-        summary, checks = check_summary(summary, repair=first.options.repairs, confirm=first._confirm())
-    return Answer(query, summary, tuple(checks), documents)
+    return first._checked(query, summary, documents)
 
 
 def _renamed(block: ContextBlock, name: str, number: int) -> ContextBlock:

@@ -44,7 +44,8 @@ from citesum.errors import CitesumError
                    "one, said in /health and on the page.")
 @click.option("--max-upload-mb", type=click.FloatRange(min=0, min_open=True), default=25.0, show_default=True)
 @click.option("--uploads", "uploads_dir", type=click.Path(file_okay=False), default=None,
-              help="Where uploaded files are kept (default: INDEX/uploads).")
+              help="Where uploaded files are kept (default: INDEX/uploads; with several collections, DIR/NAME "
+                   "for each).")
 @click.option("--max-budget", type=click.IntRange(min=1), default=None,
               help="Largest context budget a request may ask (default: what the summarizer can use).")
 @click.option("--llm", "backend", type=click.Choice(["openai", "llamacpp"]), default=None,
@@ -125,7 +126,7 @@ def _model(backend: str, model: str | None, base_url: Sequence[str], llm_timeout
 
 def _collections(values: Sequence[str]) -> str | dict[str, str]:
     """``--index`` values: one folder, or collections by name (NAME=DIR each)."""
-    if len(values) == 1 and "=" not in values[0]:
+    if len(values) == 1 and ("=" not in values[0] or Path(values[0]).is_dir()):  # a folder may have "=" in its name
         return values[0]
     named: dict[str, str] = {}
     for value in values:
@@ -153,7 +154,8 @@ def _worker_kind(indexes: str | dict[str, str], asked: str | None) -> str | None
 
 
 def _reload_on_hangup(access: Any) -> None:
-    """``kill -HUP`` reads the tokens file again (a revoked token is refused from then on)."""
+    """``kill -HUP`` reads the tokens file again (a revoked token is refused from then on); the reload catches
+    every error itself, so the signal never breaks the code it interrupts."""
     import signal
 
     signal.signal(signal.SIGHUP, lambda *_: access.reload())

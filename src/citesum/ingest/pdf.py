@@ -213,7 +213,8 @@ def clean_pages(pages: list[str]) -> CleanText:
         kept.append([line for n, line in enumerate(lines) if n not in drop])
     widths = [len(line.strip()) for lines in kept for line in lines if line.strip()]
     # the width a wrapped line runs to: code, tables and headings make the median line shorter than that
-    full = statistics.quantiles(widths, n=10)[-1] if len(widths) > 1 else (widths[0] if widths else 0)
+    full = (statistics.quantiles(widths, n=10, method="inclusive")[-1] if len(widths) > 1
+            else widths[0] if widths else 0)
     parts: list[str] = []
     length = 0
     starts: list[int] = []

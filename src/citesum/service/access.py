@@ -9,9 +9,11 @@ The file is JSON::
 
 A token grants its ``role`` on its ``collections`` (``"*"``: all of the service's). ``read`` searches, summarizes
 and reads documents; ``write`` also uploads and deletes. A collection a token does not hold answers 404, as one
-that does not exist does, so a token cannot learn what else the service holds. Tokens are compared in constant
-time, and every token of the file is compared (no early exit). The file is read again on SIGHUP: a revoked token
-is refused from then on; a file that no longer reads well is reported and the tokens in force stay.
+that does not exist does, so a token cannot learn what else the service holds. Tokens are kept and compared as
+their SHA-256 digests, in constant time (digests are all as long: the time says nothing of a token's length),
+and every token of the file is compared (no early exit). ``citesum serve`` reads the file again on SIGHUP: a
+revoked token is refused from then on; a file that no longer reads well is reported and the tokens in force
+stay.
 
 Kept free of FastAPI, like :mod:`citesum.service.config`, so that ``citesum serve`` checks the file before it
 starts anything.
@@ -19,6 +21,7 @@ starts anything.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -39,8 +42,8 @@ EVERY = "*"
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a request comes from: a name (for the operator's log, never the token), a role, and the collections
-    it holds (None: every collection)."""
+    """Who a request comes from: a name (the operator's label of the token, which is never shown), a role, and
+    the collections it holds (None: every collection)."""
 
     name: str
     role: Role
@@ -75,8 +78,8 @@ def _entry(raw: Any, number: int, known: Collection[str]) -> tuple[bytes, Princi
         raise ConfigError(f"{where}: the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters "
                           "without spaces (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
     role = raw.get("role")
-    if role not in ROLES:
-        raise ConfigError(f"{where}: role must be 'read' or 'write', not {role!r}")
+    if role not in ROLES:  # what it holds is not repeated: a token pasted in the wrong place would be shown
+        raise ConfigError(f"{where}: role must be 'read' or 'write'")
     collections = raw.get("collections")
     if collections == EVERY:
         held = None
@@ -88,7 +91,11 @@ def _entry(raw: Any, number: int, known: Collection[str]) -> tuple[bytes, Princi
         held = frozenset(collections)
     else:
         raise ConfigError(f"{where}: collections must be a list of collection names, or \"*\" for all")
-    return token.encode("ascii"), Principal(name.strip(), role, held)
+    return _digest(token), Principal(name.strip(), role, held)
+
+
+def _digest(token: str | bytes) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "replace") if isinstance(token, str) else token).digest()
 
 
 def read_tokens(path: Path, collections: Collection[str]) -> list[tuple[bytes, Principal]]:
@@ -103,8 +110,8 @@ def read_tokens(path: Path, collections: Collection[str]) -> list[tuple[bytes, P
     if not isinstance(data, dict) or not isinstance(data.get("tokens"), list):
         raise ConfigError(f"the tokens file {path} must be an object with a list 'tokens'")
     entries = [_entry(raw, number, collections) for number, raw in enumerate(data["tokens"], start=1)]
-    tokens = [token for token, _ in entries]
-    if len(set(tokens)) != len(tokens):
+    digests = [digest for digest, _ in entries]
+    if len(set(digests)) != len(digests):
         raise ConfigError(f"the tokens file {path} gives one token twice")
     return entries
 
@@ -121,7 +128,7 @@ class Access:
         self.collections = tuple(collections)
         self._lock = threading.Lock()
         self._entries: list[tuple[bytes, Principal]] = (
-            [(token.encode("ascii"), EVERYONE)] if token is not None else
+            [(_digest(token), EVERYONE)] if token is not None else
             read_tokens(tokens_file, self.collections) if tokens_file is not None else [])
 
     @property
@@ -131,13 +138,10 @@ class Access:
 
     def principal(self, given: str) -> Principal | None:
         """Who ``given`` (a bearer token) is, or None. Every token is compared, each in constant time."""
-        try:
-            candidate = given.encode("ascii")
-        except UnicodeEncodeError:
-            candidate = b""
+        candidate = _digest(given)
         found = None
-        for token, principal in self._entries:
-            if hmac.compare_digest(candidate, token):
+        for digest, principal in self._entries:
+            if hmac.compare_digest(candidate, digest):
                 found = principal
         return found
 
@@ -148,8 +152,9 @@ class Access:
             return False
         try:
             entries = read_tokens(self.tokens_file, self.collections)
-        except ConfigError as exc:
-            log.error("the tokens file was not reloaded, the tokens in force stay: %s", exc)
+        except Exception as exc:  # noqa: BLE001 (a signal handler: nothing may escape into the code it interrupted)
+            reason = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__} while reading it"
+            log.error("the tokens file was not reloaded, the tokens in force stay: %s", reason)
             return False
         with self._lock:
             self._entries = entries

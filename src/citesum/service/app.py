@@ -1,8 +1,9 @@
-"""The HTTP API and the web page over one index (FastAPI).
+"""The HTTP API and the web page over one index, or over several collections by name (FastAPI).
 
-Reads run in two lanes of workers (processes by default, see :mod:`citesum.service.pool`), each request on
-its own pinned generation of the index: one lane for summaries, one for searches and documents, so a search
-never waits behind a summary. Writes (uploads, deletions) run as jobs on one writer thread.
+Reads run in two lanes of workers (processes by default, see :mod:`citesum.service.pool`) that every collection
+shares, each request on its own pinned generation of its collection's index: one lane for summaries, one for
+searches and documents, so a search never waits behind a summary. Writes (uploads, deletions) run as jobs on
+one writer thread per collection. Who may read or write which collection is :mod:`citesum.service.access`'s.
 Every error is JSON ``{"error", "detail"}`` with a status that says whose fault it is: 400/408/413/415/422 for
 the request, 401/403 for credentials, 404 for what does not exist, 502 for a failing LLM server, 503 with
 ``Retry-After`` when the service is at capacity or the index is unavailable, 504 past the deadline

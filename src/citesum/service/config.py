@@ -79,7 +79,8 @@ class ServiceConfig:
 
     host: str = "127.0.0.1"
     token: str | None = None
-    #: a tokens file (:mod:`citesum.service.access`): each token's role and collections, reloaded on SIGHUP
+    #: a tokens file (:mod:`citesum.service.access`): each token's role and collections (``citesum serve`` reads
+    #: it again on SIGHUP)
     tokens_file: Path | None = None
     #: Host header names accepted (default: :func:`default_allowed_hosts` of ``host``); ``("*",)`` accepts any
     allowed_hosts: tuple[str, ...] | None = None
@@ -118,7 +119,8 @@ class ServiceConfig:
     lock_wait_s: float = 300.0
     #: /health re-runs SQLite's quick_check of the database (it reads every page) at most this often
     integrity_every_s: float = 60.0
-    #: where uploaded files are kept (default: ``uploads`` inside the index folder)
+    #: where uploaded files are kept (default: ``uploads`` inside the index folder); with several collections,
+    #: a folder of each collection's name in it
     uploads_dir: Path | None = None
     #: Summary RAG's summary index of the served index (``citesum summary-index``): requests may retrieve over it
     summary_index: Path | None = None

@@ -5,7 +5,8 @@ service knows, when it has any (:mod:`citesum.service.access`; its principal goe
 its assets are public, they hold no data); a state-changing request that carries an ``Origin`` must come from
 the service's own origin (scheme, host and port: a page on another local port is a foreign site); the body must
 fit its limit, checked on ``Content-Length`` before a byte is read. A JSON body is read here whole (it is small),
-within a time limit, and must be UTF-8 JSON sent as ``application/json``; an upload is counted while it streams. Refusals are JSON ``{"error", "detail"}`` like every other error.
+within a time limit, and must be UTF-8 JSON sent as ``application/json``; an upload is counted while it streams.
+Refusals are JSON ``{"error", "detail"}`` like every other error.
 """
 
 from __future__ import annotations

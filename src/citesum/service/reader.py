@@ -325,7 +325,7 @@ def by_deadline(reader: Reader | Readers, deadline: float, given_up: threading.E
         return function(reader, *args)
 
 
-def timed_json(reader: Reader, function: Callable[..., Any], *args: Any) -> tuple[float, bytes]:
+def timed_json(reader: Reader | Readers, function: Callable[..., Any], *args: Any) -> tuple[float, bytes]:
     """(seconds of work, ``function(reader, *args)`` as JSON). Encoded by the worker, not by the server's event
     loop, which then only copies bytes; timed here, so the server's Retry-After counts work, not waiting."""
     started = time.perf_counter()
@@ -371,6 +371,7 @@ def start_worker(index_paths: dict[str, str], llm: LLM | None, default_budget: i
 
     global _readers, _startup_error
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C stops the server, which stops its workers
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the server reads its tokens again; its workers go on
     # ``niceness`` > 0 for the summary workers: summaries are the long requests, so the searches (and the
     # server process) get the CPU first when both want it.
     os.nice(niceness)

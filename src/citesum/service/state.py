@@ -1,12 +1,15 @@
-"""What one running service holds: its settings, the index, the summarizer's model, the two lanes of read
-workers, the writer's job queue, and what it says to clients. Built once by :func:`citesum.service.app.create_app`
-and kept in ``app.state``; the routes reach it through :func:`citesum.service.routes.common.service_of`."""
+"""What one running service holds: its settings, its collections (each an index with its writer's job queue and
+uploads folder), who may use which (:mod:`citesum.service.access`), the summarizer's model, the two lanes of
+read workers the collections share, and what it says to clients. Built once by
+:func:`citesum.service.app.create_app` and kept in ``app.state``; the routes reach it through
+:func:`citesum.service.routes.common.service_of`."""
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -47,6 +50,7 @@ class IntegrityCheck:
         return list(self._problems)
 
 
+log = logging.getLogger("citesum.service")
 #: a collection's name: what a URL and a JSON field carry
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -64,6 +68,11 @@ def collection_sources(indexes: str | Path | Mapping[str, str | Path]) -> dict[s
         if not _NAME.match(name):
             raise ConfigError(f"collection name {name!r}: use letters, digits, '.', '_' and '-' (at most 64, "
                               "starting with a letter or digit)")
+    named: dict[Path, str] = {}
+    for name, path in indexes.items():  # two names of one folder: two writers, and a token of one reads both
+        other = named.setdefault(Path(path).resolve(), name)
+        if other != name:
+            raise ConfigError(f"the collections '{other}' and '{name}' are one index folder: serve it once")
     return {name: Path(path) for name, path in indexes.items()}
 
 
@@ -81,7 +90,7 @@ class Collection:
 @dataclass
 class Service:
     config: ServiceConfig
-    #: the served indexes by name, in the order given (the first is a request's default)
+    #: the served indexes by name, in the order given (a request's default: the first its token holds)
     collections: dict[str, Collection]
     access: Access
     #: the model writing summaries; None: the offline extractive summarizer
@@ -134,12 +143,17 @@ class Service:
         return [c for name, c in self.collections.items() if principal.holds(name)]
 
     def close(self, stop_s: float) -> None:
-        """Stop the writers (letting the job in hand finish for ``stop_s``) and merge each index's log, so that
-        a copy of a folder (to read-only media, say) opens as it is."""
+        """Stop the writers (letting the jobs in hand finish, within ``stop_s`` in all) and merge each index's
+        log, so that a copy of a folder (to read-only media, say) opens as it is. One collection's failure does
+        not keep the others from closing."""
+        deadline = time.monotonic() + stop_s
         for collection in self.collections.values():
-            collection.jobs.close(stop_s)
+            collection.jobs.close(max(0.0, deadline - time.monotonic()))
         for collection in self.collections.values():
-            collection.index.merge_log()
+            try:
+                collection.index.merge_log()
+            except Exception:  # noqa: BLE001 (the next start merges it; the others still close)
+                log.exception("could not merge the log of the collection '%s'", collection.name)
 
     @property
     def summarizer_name(self) -> str:
@@ -161,9 +175,9 @@ class Service:
             return default, largest
 
     def offers(self, collection: Collection) -> dict[str, Any]:
-        """What a request on ``collection`` may ask for: the retrievers (``lightpal`` once ``citesum graph`` has built the index's
-        passage graph, ``raptor`` once ``citesum tree`` has built its tree), the summarizers (``llm`` with a
-        model), and Summary RAG (with a summary index)."""
+        """What a request on ``collection`` may ask for: the retrievers (``lightpal`` once ``citesum graph`` has
+        built the index's passage graph, ``raptor`` once ``citesum tree`` has built its tree), the summarizers
+        (``llm`` with a model), and Summary RAG (with a summary index)."""
         from citesum.pipeline import RAPTOR
         from citesum.raptor import TREE_FILE
         from citesum.retrieve import RETRIEVER_NAMES

@@ -314,8 +314,9 @@ _EXPECTS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     ("frequency", re.compile(r"\bhow (?:often|frequently)\b", re.IGNORECASE)),
     ("quantity", re.compile(
         r"\bhow (?:many|much|long|large|big|fast|far|old|small|high|low|wide|deep)\b|"
-        r"\bwhat (?:is |are |was |were )?(?:the )?(?:maximum|minimum|max|min|largest|smallest|biggest|size|speed|"
-        r"number|percentage|version|year|date|limit|rate|amount|count|price|cost)\b|"
+        r"\bwhat (?:is |are |was |were )?(?:the )?(?:(?:maximum|minimum|max|min|largest|smallest|biggest)\b|"
+        r"(?:size|speed|number|percentage|version|year|date|limit|rate|amount|count|price|cost)"
+        r"(?=\s+(?:of|in|for|does|do|did|is|was|can|will)\b|\W*$))|"
         r"\b(?:on|in|at|by|since|until) what (?:date|year|day|time|version)\b|\bwhich (?:version|year|date)\b",
         re.IGNORECASE)),
 )
@@ -616,7 +617,7 @@ class ExtractiveSummarizer:
         # completely thread-safe."): a document that says "this is not thread-safe" of something else does not
         # state it. A broad question's facts are paraphrased across documents that need not repeat its words
         # (on the SummHay haystacks the rule for every question cost citation recall and gained no precision)
-        subject = sentences[representative].about & query_terms if specific else frozenset()
+        subject = sentences[representative].about & (query_terms - _question_frame()) if specific else frozenset()
         for i in group.members:
             similarity = 1.0 if i == representative else float(vectors[i] @ vectors[representative])
             if i == representative or (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from citesum.errors import ConfigError
@@ -22,6 +22,8 @@ def service_of(request: Request) -> Service:
 
 #: a route's parameter that is the running service
 Running = Annotated[Service, Depends(service_of)]
+#: the collection a request that has no JSON body names (``?collection=``)
+CollectionName = Query(None, max_length=64, description="The collection (default: the first one the token holds).")
 
 
 class SafeJSONResponse(JSONResponse):

@@ -12,14 +12,10 @@ from citesum.service import reader as read_work
 from citesum.service.errors import event_bytes
 from citesum.service.failures import failure_of
 from citesum.service.models import SearchRequest, SummarizeRequest, checked_text
-from citesum.service.routes.common import Running, collection_for, encoded, within_limits
+from citesum.service.routes.common import CollectionName, Running, collection_for, encoded, within_limits
 
 router = APIRouter()
 log = logging.getLogger("citesum.service")
-
-
-#: a collection a GET or DELETE reads (default: the first one the token holds)
-CollectionName = Query(None, max_length=64, description="The collection (default: the first one the token holds).")
 
 
 @router.post("/search", summary="Ranked units (or documents) for a query")

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
@@ -16,7 +16,7 @@ from citesum.errors import IndexStoreError
 from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, reader_for, shown
 from citesum.service import reader as read_work
 from citesum.service.jobs import STAGING
-from citesum.service.routes.common import Running, SafeJSONResponse, collection_for, principal_of
+from citesum.service.routes.common import CollectionName, Running, SafeJSONResponse, collection_for, principal_of
 
 router = APIRouter()
 
@@ -71,8 +71,7 @@ def _saved(staging: Path, accepted: list[tuple[str, Any]]) -> list[tuple[str, Pa
 
 
 @router.post("/documents", status_code=202, summary="Upload files; they are indexed by a background job")
-async def upload(request: Request, service: Running, collection: str | None = Query(
-        None, max_length=64, description="The collection to add the files to (default: the token's first).")) -> Response:
+async def upload(request: Request, service: Running, collection: str | None = CollectionName) -> Response:
     target = collection_for(service, request, collection, write=True)
     if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
         raise HTTPException(415, "upload files as multipart/form-data (field 'files')")
@@ -111,8 +110,8 @@ async def job_status(job_id: str, request: Request, service: Running) -> Respons
 
 
 @router.delete("/documents/{document_id:path}", summary="Delete a document (waits for the commit)")
-async def delete(document_id: str, request: Request, service: Running, collection: str | None = Query(
-        None, max_length=64, description="The collection it is in (default: the token's first).")) -> Response:
+async def delete(document_id: str, request: Request, service: Running,
+                 collection: str | None = CollectionName) -> Response:
     target = collection_for(service, request, collection, write=True)
     if not await service.searches.run(target.name, read_work.exists, document_id):
         raise HTTPException(404, f"no document '{document_id}' in the index")
