@@ -62,7 +62,8 @@ _QUESTION_FRAME_WORDS = (
     "happen happening happened doing done do does say says said tell describe explain mean means key main "
     "insight insights discuss discussed discusses mention mentioned regarding according document documents "
     "know way ways thing things anything something information details detail aspect aspects covered cover "
-    "described explained faq manual guide readme specification documentation docs page article report paper")
+    "described explained faq manual guide readme specification documentation docs page article report paper "
+    "did much many far often")  # "how much / many / far / often" asks for an amount, named by no document
 
 
 @cache
@@ -136,7 +137,7 @@ class ExtractiveOptions:
     #: nothing is stated (an abstention, with leads)
     abstain_below: float = 0.4
     #: the weight of a question's word that no document uses, as a share of its other words' mean weight, when
-    #: at least half of its words are such (:func:`answer_scores`): that question is about something else
+    #: most of its words are such (:func:`answer_scores`): that question is about something else
     absent_weight: float = 1.0
     #: a sentence without what the question's wording asks for (:func:`expected_answer`: a reason, a frequency,
     #: a quantity) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
@@ -367,7 +368,7 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     sentence ("Does zlib run on a GPU?"), no sentence scores high. Words that frame a question ("What is
     happening with ...") weigh nothing.
 
-    When at least half of the question's words are held by no unit of the collection, each of them weighs
+    When most of the question's words are held by no unit of the collection, each of them weighs
     ``absent_weight`` times the mean weight of the others, and counts against every sentence: "What is the
     boiling point of mercury?" is not answered by a sentence about "point" alone. Fewer missing words weigh
     nothing: such a word is more often a paraphrase, whose absence says nothing."""
@@ -388,9 +389,9 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     # subject of a question the documents cannot answer, which :func:`missing_subjects` finds first.
     idf = {word: math.log((total + 1) / (held[word] + 1)) + 0.01 if held[word] else 0.0 for word in keywords}
     present = [weight for weight in idf.values() if weight > 0]
-    # one word of several missing is likely a paraphrase ("water supply" where the documents say "water mains");
-    # most of the question's words missing, a question about something else
-    if absent_weight and present and 2 * (len(idf) - len(present)) >= len(idf):
+    # a word or two of several missing is likely a paraphrase ("water supply" where the documents say "water
+    # mains", "fall" where they say "fell"); most of the question's words missing, a question about something else
+    if absent_weight and present and 2 * (len(idf) - len(present)) > len(idf):
         typical = absent_weight * sum(present) / len(present)
         idf = {word: weight if held[word] else typical for word, weight in idf.items()}
     return weighted_keyword_share(keywords, token_sets, idf)
