@@ -86,8 +86,8 @@ class ExtractiveOptions:
     the choice (docs/answers.md). ``absent_weight``, ``untyped_answer_factor`` and the sentence that a
     referring sentence ("This function ...") takes its subject from were chosen later on ``dev`` and ``test``
     together (``test`` had been seen by then) and are reported on the ``holdout`` split, documents and
-    questions written before any of them was tried. That topic queries pass ungated was chosen looking at all three SummHay news
-    haystacks, so their figures are in-sample."""
+    questions written before any of them was tried. That topic queries pass ungated was chosen looking at all
+    three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
     max_words: int | None = None
@@ -255,9 +255,9 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
     its section: the document's title, the heading above it in its passage, and the sentence before it when it
-    opens by referring back to it ("This function ..."). A block of passages is cut
-    passage by passage: each is a run of whole units of its document, and joining them would run a heading at
-    one's end into the next one's first sentence."""
+    opens by referring back to it ("This function ..."). A block of passages is cut passage by passage: each is
+    a run of whole units of its document, and joining them would run a heading at one's end into the next one's
+    first sentence."""
     passages = [p.text for p in block.passages]
     for text in passages if passages and "\n".join(passages) == block.text else [block.text]:
         heading = previous = ""
