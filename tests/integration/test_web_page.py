@@ -551,7 +551,7 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         page.fill("#token", reader)
         page.click("#token-form button")
         expect(page.locator("#collection-label")).to_be_visible()
-        assert page.locator("#collection option").all_inner_texts() == ["handbook", "engineering"]
+        assert page.locator("#collection option").all_inner_texts() == ["handbook", "engineering", "all of them"]
         expect(page.locator("#upload")).to_be_hidden()  # a read token adds nothing
         page.select_option("#collection", "engineering")
         page.fill("#query", "How many approvals does a deploy to production need?")
@@ -584,5 +584,24 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         expect(page.locator("#status")).to_contain_text("1 documents")
         page.select_option("#collection", "engineering")
         expect(page.locator("#status")).to_contain_text("2 documents")  # erin's upload, in her collection only
+
+        # every collection at once: the answer names each document's collection, and its citation opens there
+        page.select_option("#collection", "*")
+        expect(page.locator("#status")).to_contain_text("3 documents")
+        page.fill("#query", "How many days of annual leave does an employee have?")
+        with page.expect_request(lambda r: r.url.endswith("/summarize")) as sent:
+            page.click("#ask-button")
+        assert sent.value.post_data_json["collections"] == ["handbook", "engineering"]
+        bullet = page.locator("#bullets-list li").first
+        expect(bullet).to_contain_text("25 days")
+        bullet.locator("button.chip").first.click()
+        expect(page.locator("#doc-text mark")).to_contain_text("25 days")
+        page.check("input[name=mode][value=search]")
+        page.fill("#query", "blue-green switch rollback")
+        page.click("#ask-button")
+        first = page.locator("#hits li").first
+        expect(first).to_contain_text("Rollback")
+        first.locator("button").click()
+        expect(page.locator("#doc-text mark")).to_contain_text("blue-green")
     finally:
         server.close()

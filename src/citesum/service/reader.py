@@ -147,7 +147,9 @@ RRF_K = 60
 
 def search_across(readers: Readers, collections: list[str], request: SearchRequest) -> dict[str, Any]:
     """:func:`search` on each of ``collections``, the rankings merged by reciprocal rank (their scores are not
-    on one scale: each collection's BM25 statistics are its own), each hit or document naming its collection."""
+    on one scale: each collection's BM25 statistics are its own), each hit or document naming its collection.
+    Places that tie (each collection's first) are ordered by their own scores: a hybrid ranking scores higher
+    what both of its retrievers found than what one found, which says more than the collections' order."""
     started = time.perf_counter()
     merged: list[tuple[float, int, dict[str, Any]]] = []
     key, retriever = ("documents" if request.documents else "hits"), request.retriever
@@ -155,7 +157,7 @@ def search_across(readers: Readers, collections: list[str], request: SearchReque
         found = search(readers.reader(name), request)
         retriever = found["retriever"]
         merged += [(1.0 / (RRF_K + item["rank"]), order, {**item, "collection": name}) for item in found[key]]
-    merged.sort(key=lambda entry: (-entry[0], entry[1], entry[2]["rank"]))
+    merged.sort(key=lambda entry: (-entry[0], -entry[2]["score"], entry[1]))
     ranked = [{**item, "rank": rank, "score": round(fused, 6)}
               for rank, (fused, _, item) in enumerate(merged[: request.k], start=1)]
     return {"query": request.query, "retriever": retriever, "collections": collections,

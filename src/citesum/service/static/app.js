@@ -95,23 +95,49 @@ function utf16Offset(text, codePoints) {
   return units;
 }
 
-// The collection asked about: the one picked (kept for the next visit), or the service's first for this token.
+// The collection asked about: the one picked (kept for the next visit), or the service's first for this token;
+// EVERY asks all the token's collections at once.
+const EVERY = "*";
+let heldCollections = [];
+
 function collection() { return $("collection").value; }
 
-// ``path`` with the collection picked as its ``collection`` parameter (GET and upload requests name it so).
-function inCollection(path) {
-  if (!collection()) return path;
-  return path + (path.includes("?") ? "&" : "?") + "collection=" + encodeURIComponent(collection());
+// ``path`` with ``name`` (default: the collection picked) as its ``collection`` parameter (GET and upload
+// requests name it so).
+function inCollection(path, name = collection()) {
+  if (!name || name === EVERY) return path;
+  return path + (path.includes("?") ? "&" : "?") + "collection=" + encodeURIComponent(name);
+}
+
+// [collection, id] of a document named in an answer or a hit: an answer from every collection names it
+// "COLLECTION/ID"; a hit from every collection says its collection.
+function located(documentId, given) {
+  if (given) return [given, documentId];
+  if (collection() !== EVERY) return [collection(), documentId];
+  const slash = documentId.indexOf("/");
+  return [documentId.slice(0, slash), documentId.slice(slash + 1)];
+}
+
+// the request's collection, or its collections when every one is asked
+function named(request) {
+  if (collection() === EVERY) request.collections = heldCollections;
+  else if (collection()) request.collection = collection();
+  return request;
 }
 
 function showCollections(collections) {
-  const names = collections.map((c) => c.name);
+  heldCollections = collections.map((c) => c.name);
   const wanted = new URLSearchParams(location.search).get("collection") || localStorage.getItem("citesum-collection");
-  fillSelect($("collection"), names);
-  if (wanted && names.includes(wanted) && !$("collection").dataset.filled) $("collection").value = wanted;
+  const choices = heldCollections.length > 1 ? [...heldCollections, EVERY] : heldCollections;
+  fillSelect($("collection"), choices, { [EVERY]: "all of them" });
+  if (wanted && choices.includes(wanted) && !$("collection").dataset.filled) $("collection").value = wanted;
   $("collection").dataset.filled = "1";
-  $("collection-label").hidden = names.length < 2;  // one collection: nothing to pick
-  return collections.find((c) => c.name === collection()) || collections[0];
+  $("collection-label").hidden = heldCollections.length < 2;  // one collection: nothing to pick
+  const shown = collections.find((c) => c.name === collection());
+  if (shown) return shown;
+  // every collection: their documents and passages added up, the first one's offers
+  const sum = (key) => collections.reduce((total, c) => total + c[key], 0);
+  return { ...collections[0], documents: sum("documents"), units: sum("units") };
 }
 
 async function refreshStatus() {
@@ -193,16 +219,15 @@ async function ask(event) {
   else setBusy("Reading the documents and writing the summary…");
   try {
     if (searching) {
-      const request = { query, retriever: $("retriever").value, k: Number($("k").value) || 10 };
-      if (collection()) request.collection = collection();
+      const request = named({ query, retriever: $("retriever").value, k: Number($("k").value) || 10 });
       renderHits(await api("/search", { method: "POST", json: request }));
     } else {
-      const request = { query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 };
-      if (collection()) request.collection = collection();
+      const request = named({ query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 });
       if ($("budget").value) request.budget = Number($("budget").value);
       if ($("summarizer").value) request.summarizer = $("summarizer").value;
       if (!$("summary-index-label").hidden && $("summary-index").checked) request.summary_index = true;
-      const answer = await streamSummary(request);
+      // a streamed answer reads one collection: an answer from all of them comes whole
+      const answer = request.collections ? await wholeSummary(request) : await streamSummary(request);
       if (answer) showKeep(answer, request);
       if (byModel) refreshStatus();  // the model's pace may have lowered the default budget
     }
@@ -218,6 +243,13 @@ async function ask(event) {
 // The summary as the service writes it (server-sent events): the sources first, each bullet as soon as it is
 // written and its citations checked, then the whole answer. Stop cancels the request, and the model's writing.
 let stopping = null;
+
+async function wholeSummary(request) {
+  const answer = await api("/summarize", { method: "POST", json: request });
+  startAnswer();
+  renderSummary(answer);
+  return answer;
+}
 
 async function streamSummary(request) {
   const controller = new AbortController();
@@ -442,7 +474,7 @@ function renderHits(result) {
   for (const hit of result.hits) {
     list.append(element("li", {},
       element("button", { type: "button", class: "link", onclick: (event) => openDocument(hit.document_id, {
-        start: hit.char_start, end: hit.char_end, from: event.currentTarget,
+        start: hit.char_start, end: hit.char_end, from: event.currentTarget, collection: hit.collection,
         note: "Highlighted: the passage found by the search." }) },
         hit.title || hit.document_id),
       " ", element("span", { class: "meta" }, `${hit.source} · score ${hit.score.toFixed(3)}`),
@@ -454,10 +486,11 @@ function renderHits(result) {
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
-async function openDocument(documentId, { start, end, from, note, page, evidence }) {
+async function openDocument(named, { start, end, from, note, page, evidence, collection: given }) {
   showError(null);
+  const [name, documentId] = located(named, given);
   try {
-    const doc = await api(inCollection("/documents/" + idPath(documentId)));
+    const doc = await api(inCollection("/documents/" + idPath(documentId), name));
     $("doc-title").textContent = doc.title || doc.id;
     $("doc-source").textContent = doc.source;
     $("doc-note").textContent = note || "";
@@ -485,7 +518,7 @@ async function openDocument(documentId, { start, end, from, note, page, evidence
     const printable = doc.format === "pdf" && Boolean(page);
     $("doc-views").hidden = !printable;
     showView(printable ? "page" : "text");
-    if (printable) await showPrintedPage(documentId, page, evidence, note);
+    if (printable) await showPrintedPage(documentId, page, evidence, note, name);
     if (!printable) {
       if (mark) mark.scrollIntoView({ block: "center" });
       else body.scrollTop = 0;
@@ -505,15 +538,15 @@ function showView(view) {
 
 let pageImage = null;  // the object URL of the page shown, released when another is
 
-async function showPrintedPage(documentId, page, evidence, note) {
+async function showPrintedPage(documentId, page, evidence, note, name) {
   const sheet = $("doc-page");
   sheet.textContent = "";
   try {
     const query = new URLSearchParams({ page: String(page) });
     if (evidence) query.set("evidence", evidence);
-    const printed = await api(inCollection(`/printed/${idPath(documentId)}?${query}`));
+    const printed = await api(inCollection(`/printed/${idPath(documentId)}?${query}`, name));
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
-    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`),
+    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`, name),
                                  { headers });
     if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
     if (pageImage) URL.revokeObjectURL(pageImage);
@@ -553,6 +586,7 @@ async function upload(event) {
   const files = $("files").files;
   const box = $("upload-error");
   if (!files.length) { showError("Choose one or more files first.", box); return; }
+  if (collection() === EVERY) { showError("Pick the collection to add the files to.", box); return; }
   showError(null, box);
   const form = new FormData();
   for (const file of files) form.append("files", file);
