@@ -1,15 +1,16 @@
 """Real documents, real questions: cited answers over a folder of public documents of mixed formats.
 
-The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is three
-splits of different documents: ``dev`` to tune on, ``test`` to report on, and ``holdout``, on other packages'
-documents with questions nobody has tuned on, to be run rarely (``--split all`` runs dev and test; holdout runs only
-when named). Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML manuals with
-navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made manuals, a
-scanned page with OCR) and Markdown; dev and test hold DOCX too. The questions (benchmarks/realdocs/questions.json)
-were written from reading the documents: ``specific`` (one or two sentences answer), ``broad`` (several sentences
-answer; every one of the split is listed) and ``unanswerable`` (no document of the split answers). Gold sentences
-are verbatim from the text citesum extracts; a gold sentence that the index's text does not hold stops the run (the
-extraction changed or mangles it).
+The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is four
+splits of different documents: ``dev`` to tune on, ``test`` to report on, ``holdout``, on other packages' documents
+with questions nobody has tuned on, to be run rarely, and ``fresh``, on yet other packages' documents with questions
+written for the next round of work, not yet run through the summarizer (``--split all`` runs dev and test; holdout
+and fresh run only when named). Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML
+manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made
+manuals, a scanned page with OCR) and Markdown; dev, test and fresh hold DOCX too. The questions
+(benchmarks/realdocs/questions.json) were written from reading the documents: ``specific`` (one or two sentences
+answer), ``broad`` (several sentences answer; every one of the split is listed) and ``unanswerable`` (no document of
+the split answers). Gold sentences are verbatim from the text citesum extracts; a gold sentence that the index's
+text does not hold stops the run (the extraction changed or mangles it).
 
 A run gathers a split, builds an index with ``citesum index`` (one process), reads the documents' text back from
 that index, then asks every question in a process of its own as a user would, with the defaults:
@@ -31,7 +32,8 @@ per kind of question:
   has one); false abstention: the same share over answerable questions; seconds per question (the process's
   wall time, start-up included).
 
-Run:   python benchmarks/realdocs.py --split dev|test|holdout|all [--work DIR] [--out FILE] [-- SUMMARIZE ARGS...]
+Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|all [--work DIR] [--out FILE]
+                                       [-- SUMMARIZE ARGS...]
        python benchmarks/realdocs.py --split dev --check-only      (gather, index and check the gold only)
 Writes: benchmarks/results/realdocs.json (a split run again replaces that split's entry, the others stay)
 Unit tests of the metrics: python -m pytest benchmarks/realdocs/test_metrics.py
@@ -462,8 +464,8 @@ def main(argv: Sequence[str]) -> None:
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=["dev", "test", "holdout", "all"], required=True,
-                        help="all: dev and test (holdout runs only when named)")
+    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "all"], required=True,
+                        help="all: dev and test (holdout and fresh run only when named)")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where the corpus, its cache and the indexes go.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "realdocs.json")
