@@ -375,7 +375,9 @@ def test_the_page_shows_each_bullet_as_the_model_writes_it(page: Any, tmp_path: 
                                                              serve) -> None:  # type: ignore[no-untyped-def]
     sent: list[int] = []
     asked: list[dict] = []
-    server = _asking_a_streaming_model(page, tmp_path, haystack, serve(_streaming_model(BULLETS, 2.5, sent, asked)))
+    # the bullets come 4 s apart: the first one's check may take a few seconds on a loaded machine, and the page
+    # must still show it alone before the next one comes
+    server = _asking_a_streaming_model(page, tmp_path, haystack, serve(_streaming_model(BULLETS, 4.0, sent, asked)))
     try:
         # the first bullet is on the page, with its checked citation, while the model still writes the rest
         first = page.locator("#bullets-list > li").first
@@ -383,7 +385,7 @@ def test_the_page_shows_each_bullet_as_the_model_writes_it(page: Any, tmp_path: 
         assert first.locator("button.chip").count() >= 1
         expect(page.locator("#stop-button")).to_be_visible()
         assert not sent  # the model server has not finished writing
-        expect(page.locator("#bullets-list > li")).to_have_count(3, timeout=15_000)
+        expect(page.locator("#bullets-list > li")).to_have_count(3, timeout=30_000)
         expect(page.locator("#stop-button")).to_be_hidden()  # done: the whole answer replaced the stream
         assert sent == [len(BULLETS)] and len(asked) == 1
     finally:
