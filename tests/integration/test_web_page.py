@@ -598,6 +598,7 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         expect(bullet).to_contain_text("25 days")
         bullet.locator("button.chip").first.click()
         expect(page.locator("#doc-text mark")).to_contain_text("25 days")
+        assert "collection=*" in page.locator("#answer-link").get_attribute("href").replace("%2A", "*")
         page.check("input[name=mode][value=search]")
         page.fill("#query", "blue-green switch rollback")
         page.click("#ask-button")

@@ -384,6 +384,7 @@ function answerLink(request) {
   for (const key of ["collection", "retriever", "bullets", "budget", "summarizer"]) {
     if (request[key] !== undefined) url.searchParams.set(key, String(request[key]));
   }
+  if (request.collections) url.searchParams.set("collection", EVERY);
   if (request.summary_index) url.searchParams.set("summary_index", "1");
   return url.toString();
 }
@@ -486,9 +487,9 @@ function renderHits(result) {
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
-async function openDocument(named, { start, end, from, note, page, evidence, collection: given }) {
+async function openDocument(cited, { start, end, from, note, page, evidence, collection: given }) {
   showError(null);
-  const [name, documentId] = located(named, given);
+  const [name, documentId] = located(cited, given);
   try {
     const doc = await api(inCollection("/documents/" + idPath(documentId), name));
     $("doc-title").textContent = doc.title || doc.id;
