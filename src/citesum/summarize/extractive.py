@@ -421,10 +421,15 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
     the collection lacks ("supply", "housing") is more often a paraphrase of what the documents say, so a word
     counts only when the tokenizer's vocabulary, which is ordered by how often words occur, splits it into more
     than one piece. Empty without collection statistics (``terms``)."""
+    return _uncommon(absent_words(query, terms))
+
+
+def _uncommon(words: list[str]) -> list[str]:
+    """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`)."""
     from citesum.tokens import get_tokenizer
 
     tokenizer = get_tokenizer("cl100k")
-    return [word for word in absent_words(query, terms) if tokenizer.count(" " + word.lower()) > 1]
+    return [word for word in words if tokenizer.count(" " + word.lower()) > 1]
 
 
 class ExtractiveSummarizer:
@@ -461,14 +466,15 @@ class ExtractiveSummarizer:
                            timings={"summarize_s": round(time.perf_counter() - started, 4)})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors, context.terms)
-        missing = missing_subjects(query, context.terms)
+        absent = absent_words(query, context.terms)
+        missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
         form = question_form(query)
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
                       and max(s.coverage for s in sentences) < self.options.abstain_below)
         # the question's words no document uses, named when nothing answers ("no document mentions 'mercury'")
-        unused = missing or (absent_words(query, context.terms) if self.options.absent_weight else [])
+        unused = missing or (absent if self.options.absent_weight else [])
         if missing or too_little:
             return self._abstain(context, sentences, started, unused)
         best_answer = max(s.answer for s in sentences)

@@ -56,8 +56,8 @@ def collection_for(service: Service, request: Request, name: str | None, *, writ
     collection that does not exist, so a token cannot learn what else is served. ``write``: uploads and
     deletions, which a ``read`` token is refused (403)."""
     principal = principal_of(request)
-    held = service.held(principal)
     if name is None:
+        held = service.held(principal)
         if not held:
             raise HTTPException(404, "this token holds no collection")
         found = held[0]
