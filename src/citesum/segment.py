@@ -18,8 +18,8 @@ a sentence end. :func:`segments` reads the layout first:
 Every unit is a span of the original text (offsets survive, so citations and evidence point into the document
 as stored), with its kind. Only ``sentence`` units state facts; headings, items that are not sentences, table
 rows, code and boilerplate never do. Stock news filler ("declined to comment") and a text narrating itself
-("This article delves into ...", "In conclusion, ...") are sentences of the kind ``boilerplate``: true, and
-saying nothing a reader asked for.
+("This article delves into ...", "In conclusion, ...") and a cross-reference ("See Section 7.9, ...", "For more
+details, see ...") are sentences of the kind ``boilerplate``: true, and saying nothing a reader asked for.
 
 The rules are ours and tested (tests/unit/test_segment.py) rather than a segmenter from the registry: the
 summarizer cuts every context block at query time, and the whole-collection segmenters we know of (pysbd) cost
@@ -81,6 +81,14 @@ _META = re.compile(
     r"\b(?:delves?|explores?|examines?|looks? at|discuss(?:es)?|covers?|describes?|will|aims?|seeks?|takes?)\b|"
     r"(?:(?:but |now )?let(?:'|’)?s|let us|we will|we'll|we now) (?:delve|dive|explore|examine|take a (?:closer |deeper )?look|look)\b|"
     r"in conclusion\b|to conclude\b|in summary\b|in sum\b)",
+    re.IGNORECASE,
+)
+#: a cross-reference ("See Section 7.9, ...", "For more details, see the FAQ."): it says where a fact is, not the
+#: fact, so a reader who asked is sent on rather than answered
+_POINTER = re.compile(
+    r"\W*(?:\d{1,3}\s+)?(?:(?:please\s+)?(?:see|refer to)\b|"
+    r"for (?:more|further|additional|complete|full|other)?\s*(?:information|details|discussion|explanation|examples?)\b"
+    r"[^.]{0,120}?\b(?:see|refer to|consult)\b)",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -331,7 +339,8 @@ def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> 
     start, end = trimmed(text, start, end)
     if end <= start:
         return
-    if kind in ("sentence", "item") and (_FILLER.search(text, start, end) or _META.match(text, start, end)):
+    if kind in ("sentence", "item") and (_FILLER.search(text, start, end) or _META.match(text, start, end)
+                                         or _POINTER.match(text, start, end)):
         kind = "boilerplate"
     out.append(Segment(start, end, kind))
 

@@ -3,6 +3,8 @@ question's form, abstention with leads, whole sentences quoted as written, and t
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from citesum.llm.fake import FakeLLM
@@ -249,3 +251,61 @@ def test_a_specific_answer_cites_only_documents_that_say_it_of_what_was_asked() 
     assert summary.bullets[0].text == "libffi is not completely thread-safe."
     # before: it cited the D-Bus news too, whose "this is not thread-safe" is said of dbus_setenv()
     assert summary.bullets[0].citations == ("d1",)
+
+
+def _titled(*documents: tuple[str, str], terms: TermFrequencies | None = None) -> Context:
+    """A context of one block per (title, text)."""
+    context = _context(*(text for _, text in documents), terms=terms)
+    blocks = tuple(dataclasses.replace(block, title=title) for block, (title, _) in zip(context.blocks, documents))
+    return dataclasses.replace(context, blocks=blocks)
+
+
+CURL_FAQ = """curl and libcurl are released under a MIT/X derivative license. The license is very liberal.
+curl can follow redirects when it is told to with the --location option.
+"""
+ATTRS_DOCS = """attrs is the Python package that will bring back the joy of writing classes by relieving you
+from the drudgery of implementing object protocols. While Data Classes are implementing features from attrs
+every now and then, their presence is dependent on the Python version, not the package version.
+"""
+
+
+def test_a_specific_answer_speaks_of_what_the_question_names() -> None:
+    from citesum.summarize.extractive import named_subjects
+
+    context = _titled(("curl FAQ", CURL_FAQ), ("attrs documentation", ATTRS_DOCS))
+    assert named_subjects("What license is attrs released under?", context) == {"attr"}
+    summary = ExtractiveSummarizer().summarize("What license is attrs released under?", context)
+    # before: "curl and libcurl are released under a MIT/X derivative license.", the licence of another program
+    assert summary.abstained and summary.bullets == (), [b.text for b in summary.bullets]
+    answered = ExtractiveSummarizer().summarize("What license is curl released under?", context)
+    assert [b.text for b in answered.bullets][:1] == ["curl and libcurl are released under a MIT/X derivative license."]
+
+
+def test_the_asker_is_no_word_of_the_question() -> None:
+    from citesum.summarize.extractive import answer_scores
+    from citesum.index.lexical import tokenize
+
+    sentence = frozenset(tokenize(["Key bindings in Tkinter work only when the widget has the focus."])[0])
+    # before: "my" weighed as much as "key" and held no sentence, so no sentence covered the whole question
+    question = "Why don't my key bindings work in Tkinter?"
+    terms = _terms({word: 5 for word in tokenize([question])[0]} | {"my": 40})  # the FAQ says "my" often
+    assert answer_scores(question, [sentence], terms)[0] == pytest.approx(1.0)
+
+
+def test_a_word_the_documents_write_apart_is_not_absent() -> None:
+    from citesum.summarize.extractive import absent_words
+
+    terms = _terms({"attr": 30, "python": 20, "data": 10, "class": 25, "librari": 5, "standard": 5, "now": 9,
+                    "has": 40, "would": 8, "still": 6, "use": 50})
+    question = "Now that Python has dataclasses in the standard library, why would I still use attrs?"
+    assert absent_words(question, terms) == ["dataclasses"]
+    assert absent_words(question, terms, [ATTRS_DOCS]) == []
+    summary = ExtractiveSummarizer().summarize(question, _titled(("attrs documentation", ATTRS_DOCS), terms=terms))
+    # before: abstained, "no document mentions 'dataclasses'"
+    assert not summary.abstained and summary.bullets
+    # written apart counts as written; a short name is never found by chance in two short words; nor is a word
+    # whose pieces the text holds only far apart
+    assert absent_words("Does libffi run on WebAssembly?", _terms({"libffi": 3, "run": 9}), ["web assembly"]) == []
+    assert absent_words("Is zstd supported?", _terms({"support": 3}), ["zs td"]) == ["zstd"]
+    assert absent_words("Does libffi run on WebAssembly?", _terms({"libffi": 3, "run": 9}),
+                        ["the web page and the assembly code"]) == ["WebAssembly"]

@@ -77,3 +77,49 @@ def test_a_page_with_too_little_for_a_main_content_keeps_all_its_text(tmp_path: 
     path = tmp_path / "short.html"
     path.write_text("<html><body><p>Closed on Monday.</p></body></html>", encoding="utf-8")
     assert _read(path).text == "Closed on Monday."
+
+
+# the shape of a Texinfo manual's page (makeinfo --html) and of a DocBook FAQ's chapter, as Debian ships them
+TEXINFO_PAGE = """<!DOCTYPE html><html><head><title>Thread Safety (libffi)</title></head><body lang="en">
+<div class="section" id="Thread-Safety">
+<div class="header"><p>
+Previous: <a href="Closure-Example.html" rel="prev">Closure Example</a>, Up: <a href="Using-libffi.html"
+rel="up">Using libffi</a> &nbsp; [<a href="Index.html" title="Index" rel="index">Index</a>]</p>
+</div>
+<hr>
+<span id="Thread-Safety-1"></span><h3 class="section">2.7 Thread Safety</h3>
+
+<p><code>libffi</code> is not completely thread-safe.  However, many parts are,
+and if you follow some simple rules, you can use it safely in a
+multi-threaded program.
+</p>
+<ul>
+<li> <code>ffi_prep_cif</code> may modify the <code>ffi_type</code> objects passed to
+it.  It is best to ensure that only a single thread prepares a given
+<code>ffi_cif</code> at a time.
+</li></ul>
+<span id="Closures-1"></span><h4 class="subsection">2.7.1 Closures</h4>
+<p>Closures may be used from several threads at once, as long as each
+thread owns the trampoline it calls through, which the library allocates.
+</p>
+</div></body></html>"""
+
+def test_a_manual_pages_headings_are_kept_above_their_text(tmp_path: Path) -> None:
+    path = tmp_path / "Thread-Safety.html"
+    path.write_text(TEXINFO_PAGE.replace("</div></body>", '</div><div class="sidebar" role="navigation"><h3>Next '
+                                         'topic</h3><p><a href="Index.html">The index of the manual</a></p></div>'
+                                         "</body>"), encoding="utf-8")
+    text = _read(path).text
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    # before: the extractor of main content dropped both, and the text below them lost what it is about
+    for heading, first_words in [("2.7 Thread Safety", "libffi is not completely thread-safe."),
+                                 ("2.7.1 Closures", "Closures may be used from several threads")]:
+        assert heading in lines, text
+        after = lines[lines.index(heading) + 1:]
+        assert after[0] == "" and after[1].startswith(first_words), text  # its own line, a blank, its text
+    assert "Next topic" not in text  # a sidebar's heading stays out with its sidebar
+    # the segmenter then reads it as the heading of the sentences below
+    from citesum.segment import segments
+
+    kinds = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
+    assert kinds["2.7 Thread Safety"] == "heading" and kinds["2.7.1 Closures"] == "heading"

@@ -181,7 +181,84 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     included. On pages held out (Debian's DocBook manuals, looked at only after the choice) it led as well."""
     html = decode_text(data)
     title, text = html_to_text(html)
-    return [_document(doc_id, title or _stem(path), _require_text(_main_content(html) or text), path, "html")], []
+    main = _main_content(html)
+    if main:
+        main = with_headings(main, html)
+    return [_document(doc_id, title or _stem(path), _require_text(main or text), path, "html")], []
+
+
+class _Headings(HTMLParser):
+    """The page's headings (<h1>-<h6>), each with the first words of the text after it."""
+
+    _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, str]] = []  # (heading, the words that follow it)
+        self._heading: list[str] | None = None
+        self._skip_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._SKIP:
+            self._skip_depth += 1
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._heading = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._SKIP and self._skip_depth:
+            self._skip_depth -= 1
+        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+            heading = " ".join("".join(self._heading).replace("\u00b6", " ").replace("\uf0c1", " ").split())
+            if heading:
+                self.found.append((heading, ""))
+            self._heading = None
+
+    def handle_data(self, data: str) -> None:
+        if self._skip_depth:
+            return
+        if self._heading is not None:
+            self._heading.append(data)
+        elif self.found and len(self.found[-1][1].split()) < _HEADING_ANCHOR_WORDS:
+            heading, after = self.found[-1]
+            self.found[-1] = (heading, f"{after} {data}")
+
+
+#: how many words after a heading find its place in the main content
+_HEADING_ANCHOR_WORDS = 6
+
+
+def with_headings(main: str, html: str) -> str:
+    """The main content with the headings it lost put back. trafilatura drops the headings of many manual
+    pages (Texinfo's numbered sections, Sphinx's titles, a DocBook FAQ's questions), and a heading says what the
+    text below it is about: each heading missing from ``main`` is put on a line of its own before the place
+    where the words that follow it in the page start (found in order, whitespace aside). A heading whose text
+    the main content does not hold (a sidebar's "Next topic") stays out."""
+    parser = _Headings()
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # an unparsable page keeps what trafilatura found
+        return main
+    out: list[str] = []
+    done = 0
+    for heading, after in parser.found:
+        words = re.findall(r"\S+", after)[:_HEADING_ANCHOR_WORDS]
+        kept = re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t]*$")
+        if len(words) < 2 or kept.search(main):  # kept on lines of its own, however wrapped
+            continue
+        anchor = re.compile(r"\s+".join(re.escape(word) for word in words))
+        found = anchor.search(main, done)
+        if found is None:
+            continue
+        start = main.rfind("\n", done, found.start()) + 1 or done  # the start of its line
+        start = max(start, done)
+        out.append(main[done:start])
+        before = "".join(out[-2:])[-2:]
+        out.append(("" if not before or before == "\n\n" else "\n" if before.endswith("\n") else "\n\n")
+                   + f"{heading}\n\n")
+        done = start
+    out.append(main[done:])
+    return "".join(out)
 
 
 #: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a

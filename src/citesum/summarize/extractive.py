@@ -40,7 +40,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Iterator, Literal
+from typing import Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -63,7 +63,9 @@ _QUESTION_FRAME_WORDS = (
     "insight insights discuss discussed discusses mention mentioned regarding according document documents "
     "know way ways thing things anything something information details detail aspect aspects covered cover "
     "described explained faq manual guide readme specification documentation docs page article report paper "
-    "did much many far often")  # "how much / many / far / often" asks for an amount, named by no document
+    "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
+    "my me mine your yours you we our us "  # the asker, whom no document names ("Why don't my key bindings work?")
+    "don't doesn't didn't isn't aren't wasn't can't cannot wouldn't shouldn't couldn't")  # its doubt (not "won't": "won")
 
 
 @cache
@@ -143,6 +145,10 @@ class ExtractiveOptions:
     #: a quantity) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
     #: gives a reason, not by one that names X; 1 turns it off
     untyped_answer_factor: float = 0.7
+    #: a specific question's sentence that does not speak of what the question names (:func:`named_subjects`:
+    #: "attrs" in "What license is attrs released under?") has its answer score scaled by this: curl's licence
+    #: does not answer it; 1 turns it off
+    off_subject_factor: float = 0.5
     #: sentences listed as leads when nothing answers
     leads: int = 3
 
@@ -156,7 +162,7 @@ class ExtractiveOptions:
         if not 0 < self.specific_share <= 1:
             raise ConfigError(f"specific_share must be in (0, 1], got {self.specific_share}")
         for name in ("coverage_weight", "section_weight", "min_answer", "specific_ratio", "broad_ratio", "abstain_below",
-                     "cite_word_share", "absent_weight", "untyped_answer_factor"):
+                     "cite_word_share", "absent_weight", "untyped_answer_factor", "off_subject_factor"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
@@ -397,22 +403,55 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     return weighted_keyword_share(keywords, token_sets, idf)
 
 
+def named_subjects(query: str, context: Context) -> frozenset[str]:
+    """The question's words (analysed) that name what some of the retrieved documents are about: in a context
+    document's title, and held by at most half of the context's documents ("attrs" in "What license is attrs
+    released under?", over attrs' and curl's manuals; not "install", which every manual's text uses, nor a name
+    that every document shares). A sentence answers such a question only when it, its heading or its
+    document's title names them too."""
+    if not context.blocks:
+        return frozenset()
+    keywords = set(tokenize([query])[0]) - _question_frame()
+    titles: set[str] = set()
+    for words in tokenize([block.title for block in context.blocks]):
+        titles.update(words)
+    candidates = keywords & titles
+    if not candidates:
+        return frozenset()
+    documents: dict[str, set[str]] = {}
+    for block, words in zip(context.blocks, tokenize([f"{b.title}\n{b.text}" for b in context.blocks])):
+        documents.setdefault(block.document_id, set()).update(candidates.intersection(words))
+    return frozenset(word for word in candidates
+                     if 2 * sum(word in held for held in documents.values()) <= len(documents))
+
+
 _SURFACE_WORD = re.compile(r"[^\W_][\w+.#-]*[^\W_]|[^\W_]")
 
 
-def absent_words(query: str, terms: TermFrequencies | None) -> list[str]:
+def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str] = ()) -> list[str]:
     """The question's words (as written) that no unit of the collection holds, frame words aside ("What is
-    the boiling point of mercury?" over a shell manual: "boiling", "mercury"). Empty without collection
-    statistics (``terms``)."""
+    the boiling point of mercury?" over a shell manual: "boiling", "mercury"), nor any of ``texts`` (the
+    context's) writes apart ("dataclasses" where the documents say "Data Classes", "filesystem" where they say
+    "file-system"). Empty without collection statistics (``terms``)."""
     if terms is None:
         return []
     frame = _question_frame()
     absent = []
     for word in dict.fromkeys(_SURFACE_WORD.findall(query)):
         stems = [stem for stem in tokenize([word])[0] if stem not in frame]
-        if stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems):
+        if stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems) and not _written_apart(word, texts):
             absent.append(word)
     return absent
+
+
+def _written_apart(word: str, texts: Sequence[str]) -> bool:
+    """Whether one of ``texts`` writes ``word`` as two words, with a space, hyphen or underscore between them."""
+    letters = re.sub(r"\W|_", "", word)
+    if len(letters) < 6:
+        return False
+    apart = re.compile("|".join(rf"\b{re.escape(letters[:i])}[ \t_-]{re.escape(letters[i:])}"
+                                for i in range(3, len(letters) - 2)), re.IGNORECASE)
+    return any(apart.search(text) for text in texts)
 
 
 def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
@@ -466,9 +505,14 @@ class ExtractiveSummarizer:
                            timings={"summarize_s": round(time.perf_counter() - started, 4)})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors, context.terms)
-        absent = absent_words(query, context.terms)
+        absent = absent_words(query, context.terms, [block.text for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
         form = question_form(query)
+        if form == "specific" and self.options.off_subject_factor < 1:
+            subjects = named_subjects(query, context)
+            for sentence in sentences:
+                if subjects and not subjects & sentence.about:
+                    sentence.answer *= self.options.off_subject_factor
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
