@@ -266,6 +266,7 @@ curl can follow redirects when it is told to with the --location option.
 ATTRS_DOCS = """attrs is the Python package that will bring back the joy of writing classes by relieving you
 from the drudgery of implementing object protocols. While Data Classes are implementing features from attrs
 every now and then, their presence is dependent on the Python version, not the package version.
+Nevertheless, there are still reasons to prefer attrs over Data Classes in the standard library.
 """
 
 
@@ -309,3 +310,28 @@ def test_a_word_the_documents_write_apart_is_not_absent() -> None:
     assert absent_words("Is zstd supported?", _terms({"support": 3}), ["zs td"]) == ["zstd"]
     assert absent_words("Does libffi run on WebAssembly?", _terms({"libffi": 3, "run": 9}),
                         ["the web page and the assembly code"]) == ["WebAssembly"]
+
+
+def test_a_question_asked_after_what_it_states_is_a_question_not_a_topic() -> None:
+    from citesum.summarize.extractive import asked_clause, expected_answer
+
+    # before: each was a topic (no question word at its start), answered with five ungated bullets
+    for question, form in [("I deleted a lot of rows but my SQLite file did not shrink: why?", "specific"),
+                           ("As an administrator, where should software that I build myself go?", "specific"),
+                           ("A site sets its login cookie from JavaScript; will curl see that cookie?", "specific"),
+                           ('curl fails with "certificate verify failed"; what causes that and how do I fix it?',
+                            "broad")]:
+        assert question_form(question) == form, question
+    assert asked_clause("In a UTF-8 locale, s/.*// in sed does not empty the line; why?") == "why?"
+    assert expected_answer("In a UTF-8 locale, s/.*// in sed does not empty the line; why?") == "reason"
+    # what states and never asks stays a topic, whatever its commas
+    for topic in ["Impact of fuel types, tyres and weather on performance?", "SVB's collapse: causes and effects",
+                  "Is Elon Musk's impact mentioned?"]:
+        assert question_form(topic) == "topic", topic
+    deleted = ("If you delete a lot of data and want to shrink the database file, run the VACUUM command. "
+               "SQLite is not directly comparable to client/server SQL database engines such as MySQL or Oracle. "
+               "As of version 3.6.19, SQLite supports foreign key constraints.")
+    summary = ExtractiveSummarizer().summarize("I deleted a lot of rows but my SQLite file did not shrink: why?",
+                                               _titled(("SQLite FAQ", deleted)))
+    assert [b.text for b in summary.bullets] == [
+        "If you delete a lot of data and want to shrink the database file, run the VACUUM command."]

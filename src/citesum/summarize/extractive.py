@@ -309,12 +309,33 @@ def question_form(query: str) -> QuestionForm:
     * ``topic``: whatever the documents say of a subject, named rather than asked about ("Impact of fuel types
       on performance?", "Is X discussed?", "SVB's collapse"): its facts need not share its words.
     """
-    if _BROAD_OPENING.search(query):
-        return "broad"
-    if _BROAD_ENDING.search(query) or not _SPECIFIC_OPENING.search(query):
+    if _BROAD_ENDING.search(query):
         return "topic"
-    plural = _WH_PLURAL.search(query)
+    asked = asked_clause(query)
+    if _BROAD_OPENING.search(asked):
+        return "broad"
+    if not _SPECIFIC_OPENING.search(asked):
+        return "topic"
+    plural = _WH_PLURAL.search(asked)
     return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
+
+
+_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+")
+
+
+def asked_clause(query: str) -> str:
+    """The clause of ``query`` that asks: the query itself when it opens with a question word, or else the
+    first clause after a semicolon, colon, comma or dash that does ("I deleted rows but the file did not
+    shrink: why?", "As an administrator, where should my own software go?", "A site sets a cookie from
+    JavaScript; will curl see it?"). A query whose clauses all state ("Impact of fuel types on
+    performance?") is returned whole: a topic."""
+    if _SPECIFIC_OPENING.match(query) or _BROAD_OPENING.match(query):
+        return query
+    for found in _CLAUSE_BREAK.finditer(query):
+        clause = query[found.end():]
+        if _SPECIFIC_OPENING.match(clause) or _BROAD_OPENING.match(clause):
+            return clause
+    return query
 
 
 AnswerKind = Literal["reason", "frequency", "quantity"]
@@ -350,8 +371,9 @@ def expected_answer(query: str) -> AnswerKind | None:
     """What the answer to ``query`` must hold, when its wording says: a reason ("Why is X deprecated?"), how
     often ("How often does man-db rebuild its database?") or a quantity ("How many columns…?", "On what
     date…?"); None for the rest."""
+    asked = asked_clause(query)
     for kind, pattern in _EXPECTS:
-        if pattern.search(query):
+        if pattern.search(asked):
             return kind
     return None
 
