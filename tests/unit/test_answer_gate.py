@@ -335,3 +335,28 @@ def test_a_question_asked_after_what_it_states_is_a_question_not_a_topic() -> No
                                                _titled(("SQLite FAQ", deleted)))
     assert [b.text for b in summary.bullets] == [
         "If you delete a lot of data and want to shrink the database file, run the VACUUM command."]
+
+
+SQLITE_FAQ = """(12) I deleted a lot of data but the database file did not get any smaller. Is this a bug?
+No. When you delete information from an SQLite database, the unused disk space is added to an internal
+"free-list" and is reused the next time you insert data.
+(20) I accidentally deleted some important information from my SQLite database. How can I recover it?
+If you have a backup copy of your database file, recover the information from your backup.
+SQLite stores its pages in one file. It deletes nothing at once. It reuses the space. Who would want it otherwise?
+"""
+
+
+def test_an_faqs_question_with_its_premise_heads_the_answer_and_is_never_stated() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _context(SQLITE_FAQ).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # before: "I accidentally deleted some important information from my SQLite database." was a fact to state
+    assert not any(sentence.startswith("I ") for sentence in stated)
+    assert ("I accidentally deleted some important information from my SQLite database. How can I recover it?"
+            in stated["If you have a backup copy of your database file, recover the information from your backup."])
+    # a paragraph that ends on a question after several statements keeps its statements
+    assert "SQLite stores its pages in one file." in stated
+    summary = ExtractiveSummarizer().summarize("What can I do if I deleted data from my SQLite database by mistake?",
+                                               _context(SQLITE_FAQ))
+    assert summary.bullets and not any(b.text.startswith("I ") for b in summary.bullets)

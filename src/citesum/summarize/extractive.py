@@ -47,7 +47,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import STATABLE, is_whole_sentence, segments
+from citesum.segment import STATABLE, Segment, is_whole_sentence, segments
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
@@ -265,24 +265,51 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
     its section: the document's title, the heading above it in its passage, and the sentence before it when it
-    opens by referring back to it ("This function ..."). A block of passages is cut passage by passage: each is
-    a run of whole units of its document, and joining them would run a heading at one's end into the next one's
-    first sentence."""
+    opens by referring back to it ("This function ..."). A sentence that the question ending its line follows
+    ("I deleted a lot of data but the file did not get any smaller. Is this a bug?") is that question's
+    premise: part of a heading, not a fact. A block of passages is cut passage by passage: each is a run of
+    whole units of its document, and joining them would run a heading at one's end into the next one's first
+    sentence."""
     passages = [p.text for p in block.passages]
     for text in passages if passages and "\n".join(passages) == block.text else [block.text]:
-        heading = previous = ""
-        for unit in segments(text):
+        heading = previous = premise = ""
+        units = segments(text)
+        for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
-            asks = sentence.rstrip().endswith("?") or bool(_FAQ_QUESTION.match(sentence))
-            if unit.kind == "heading" or (asks and unit.kind in STATABLE):
-                heading = sentence  # an FAQ's question heads its answer as a heading heads its section
-                previous = ""
+            if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
+                heading = f"{premise} {sentence}".strip()  # an FAQ's question heads its answer as a heading its section
+                previous = premise = ""
+                continue
+            if unit.kind in STATABLE and _premise_of_next(text, units, number):
+                premise = f"{premise} {sentence}".strip()
                 continue
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
             previous = sentence if unit.kind in STATABLE else ""
             if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
                 yield sentence, f"{block.title}\n{heading}\n{referent}"
+
+
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or bool(_FAQ_QUESTION.match(sentence))
+
+
+def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
+    """Whether ``units[number]`` is on a line of at most three units that a question ends ("(12) I deleted a lot
+    of data but the database file did not get any smaller. Is this a bug?"): an FAQ's question with its
+    premise. A paragraph that closes on a question after several statements is not one."""
+    start = text.rfind("\n", 0, units[number].start) + 1
+    end = text.find("\n", units[number].end)
+    end = len(text) if end < 0 else end
+    line = [u for u in units if u.start >= start and u.end <= end]
+    return (2 <= len(line) <= _PREMISE_LINE_UNITS and line[-1] is not units[number]
+            and all(u.kind in STATABLE for u in line) and _asks(text[line[-1].start:line[-1].end])
+            and _LINE_MARKER.fullmatch(text, start, line[0].start) is not None and not text[line[-1].end:end].strip())
+
+
+_PREMISE_LINE_UNITS = 3
+#: what may open a line before its first unit: nothing, or a list marker ("(20)", "12.", "-")
+_LINE_MARKER = re.compile(r"\s*(?:[-*+•]|\(?\d{1,3}[.)]|\(?[A-Za-z]\)|Q[:.])?\s*")
 
 
 QuestionForm = Literal["specific", "broad", "topic"]
