@@ -149,9 +149,9 @@ class ExtractiveOptions:
     #: a quantity) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
     #: gives a reason, not by one that names X; 1 turns it off
     untyped_answer_factor: float = 0.7
-    #: a specific question's sentence that does not speak of what the question names (:func:`named_subjects`:
-    #: "attrs" in "What license is attrs released under?") has its answer score scaled by this: curl's licence
-    #: does not answer it; 1 turns it off
+    #: the sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs" in "What license is
+    #: attrs released under?") has its answer score scaled by this: curl's licence does not answer it; 1 turns it
+    #: off. A topic ("Is X discussed?") is not asked of one thing, and keeps its score
     off_subject_factor: float = 0.5
     #: sentences listed as leads when nothing answers
     leads: int = 3
@@ -561,7 +561,7 @@ class ExtractiveSummarizer:
         absent = absent_words(query, context.terms, [block.text for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
         form = question_form(query)
-        if form == "specific" and self.options.off_subject_factor < 1:
+        if form != "topic" and self.options.off_subject_factor < 1:
             subjects = named_subjects(query, context)
             for sentence in sentences:
                 if subjects and not subjects & sentence.about:
