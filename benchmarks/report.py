@@ -68,8 +68,9 @@ _REALDOCS_COLUMNS = [("bullets_per_question", "bullets / question", ""), ("fragm
 
 
 #: the splits and what each was to the choices of the answer rules
-_REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tuned on in the second round)"),
-                    ("holdout", "holdout (held out: run after the second round's choices)"))
+_REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tuned on from the second round)"),
+                    ("holdout", "holdout (held out in the second round, tuned on in the third)"),
+                    ("fresh", "fresh (held out: run once, after the third round's choices)"))
 
 
 def collections_memory() -> str:
@@ -90,16 +91,16 @@ def collections_memory() -> str:
 
 
 def realdocs_round() -> str:
-    """The second round of answer rules on each split: the code it started from, and after."""
+    """This round of answer rules on each split: the code it started from, and after."""
     after, start = _load("realdocs"), _load("realdocs_round_start")
     keys = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
     rows = [[role, *[f"{_cell(start['splits'][split]['metrics']['all'].get(key), unit)} → "
                      f"**{_cell(after['splits'][split]['metrics']['all'].get(key), unit)}**" for key, _, unit in keys]]
             for split, role in _REALDOCS_SPLITS]
-    run = dict(start["splits"]["holdout"]["run"])
+    run = dict(start["splits"]["fresh"]["run"])
     run["command"] = re.sub(r" --citesum \S+| --out \S+| --work \S+", "", run["command"])
     return (_table(["split (all questions)", *[label for _, label, _ in keys]], rows) + "\n\n"
-            + _provenance(run, after["splits"]["holdout"]["run"])
+            + _provenance(run, after["splits"]["fresh"]["run"])
             + " Each cell: the round's start → **after** (`--citesum` set to a `citesum` of the code the round "
             "started from).")
 
@@ -1389,7 +1390,7 @@ def results() -> str:
     speed, scale = _load("speed"), _load("scale")
     repair, judge = _load("citation_repair_held_out"), _load("offline_judge")
     stored = {(row["retriever"], row["model"]): row["joint"] for row in baselines["rows"]}
-    test = realdocs["splits"]["holdout"]["metrics"]["all"]
+    test = realdocs["splits"]["fresh"]["metrics"]["all"]
     c1, c32 = service["phases"]["c1"], service["phases"]["c32"]
     big = speed["results"]["generated_100000"]
     hybrid = scale["search"]["search"]["hybrid"]

@@ -64,8 +64,10 @@ _QUESTION_FRAME_WORDS = (
     "know way ways thing things anything something information details detail aspect aspects covered cover "
     "described explained faq manual guide readme specification documentation docs page article report paper "
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
-    "my me mine your yours you we our us "  # the asker, whom no document names ("Why don't my key bindings work?")
-    "don't doesn't didn't isn't aren't wasn't can't cannot wouldn't shouldn't couldn't")  # its doubt (not "won't": "won")
+    # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt (not "won't",
+    # whose stem is "won")
+    "my me mine your yours you we our us don't doesn't didn't isn't aren't wasn't can't cannot wouldn't shouldn't "
+    "couldn't")
 
 
 @cache
@@ -165,8 +167,9 @@ class ExtractiveOptions:
             raise ConfigError(f"max_citations must be >= 1, got {self.max_citations}")
         if not 0 < self.specific_share <= 1:
             raise ConfigError(f"specific_share must be in (0, 1], got {self.specific_share}")
-        for name in ("coverage_weight", "section_weight", "min_answer", "specific_ratio", "broad_ratio", "abstain_below",
-                     "cite_word_share", "absent_weight", "untyped_answer_factor", "off_subject_factor"):
+        for name in ("coverage_weight", "section_weight", "min_answer", "specific_ratio", "broad_ratio",
+                     "abstain_below", "cite_word_share", "absent_weight", "untyped_answer_factor",
+                     "off_subject_factor"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
@@ -277,7 +280,8 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
-                heading = f"{premise} {sentence}".strip()  # an FAQ's question heads its answer as a heading its section
+                # an FAQ's question (with its premise) heads its answer as a heading heads its section
+                heading = f"{premise} {sentence}".strip()
                 previous = premise = ""
                 continue
             if unit.kind in STATABLE and _premise_of_next(text, units, number):
@@ -304,7 +308,8 @@ def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
     line = [u for u in units if u.start >= start and u.end <= end]
     return (2 <= len(line) <= _PREMISE_LINE_UNITS and line[-1] is not units[number]
             and all(u.kind in STATABLE for u in line) and _asks(text[line[-1].start:line[-1].end])
-            and _LINE_MARKER.fullmatch(text, start, line[0].start) is not None and not text[line[-1].end:end].strip())
+            and _LINE_MARKER.fullmatch(text, start, line[0].start) is not None
+            and not text[line[-1].end:end].strip())
 
 
 _PREMISE_LINE_UNITS = 3
@@ -461,7 +466,7 @@ def named_subjects(query: str, context: Context) -> frozenset[str]:
     document's title, and held by at most half of the context's documents ("attrs" in "What license is attrs
     released under?", over attrs' and curl's manuals; not "install", which every manual's text uses, nor a name
     that every document shares). A sentence answers such a question only when it, its heading or its
-    document's title names them too."""
+    document's title names one of them."""
     if not context.blocks:
         return frozenset()
     keywords = set(tokenize([query])[0]) - _question_frame()
@@ -492,7 +497,8 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
     absent = []
     for word in dict.fromkeys(_SURFACE_WORD.findall(query)):
         stems = [stem for stem in tokenize([word])[0] if stem not in frame]
-        if stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems) and not _written_apart(word, texts):
+        if (stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems)
+                and not _written_apart(word, texts)):
             absent.append(word)
     return absent
 
