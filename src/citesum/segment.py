@@ -84,11 +84,14 @@ _META = re.compile(
     re.IGNORECASE,
 )
 #: a cross-reference ("See Section 7.9, ...", "For more details, see the FAQ."): it says where a fact is, not the
-#: fact, so a reader who asked is sent on rather than answered
+#: fact, so a reader who asked is sent on rather than answered. What it points at is a place in a text: a
+#: capitalised title, a section, chapter or appendix, a manual page ("deb-triggers(5)"), "below" or "above"
+_POINTER_TARGET = (r"(?:also\s+)?(?:(?:the|this|that|its|their)\s+\S|more\b|below\b|above\b|section\b|chapter\b|"
+                   r"appendix\b|§|[\w.-]+\(\d\w*\)|(?-i:[A-Z\d\"'“‘`<]))")
 _POINTER = re.compile(
-    r"\W*(?:\d{1,3}\s+)?(?:(?:please\s+)?(?:see|refer to)\b|"
-    r"for (?:more|further|additional|complete|full|other)?\s*(?:information|details|discussion|explanation|examples?)\b"
-    r"[^.]{0,120}?\b(?:see|refer to|consult)\b)",
+    r"\W*(?:\d{1,3}\s+)?(?:please\s+)?(?:see|refer to)\s+" + _POINTER_TARGET + "|"
+    r"\W*for (?:more|further|additional|complete|full)?\s*(?:information|details|discussion|explanation)\b"
+    r"(?:[^.]|\.\w){0,120}?,\s*(?:please\s+)?(?:see|refer to|consult)\s+" + _POINTER_TARGET,
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")

@@ -10,6 +10,7 @@ import pytest
 from citesum.llm.fake import FakeLLM
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, missing_subjects, question_form
 from citesum.summarize.llm import LLMSummarizer
+from citesum.errors import ConfigError
 from citesum.types import Context, ContextBlock, Passage, TermFrequencies
 
 MANUAL = """Thread Safety
@@ -360,3 +361,33 @@ def test_an_faqs_question_with_its_premise_heads_the_answer_and_is_never_stated(
     summary = ExtractiveSummarizer().summarize("What can I do if I deleted data from my SQLite database by mistake?",
                                                _context(SQLITE_FAQ))
     assert summary.bullets and not any(b.text.startswith("I ") for b in summary.bullets)
+
+
+def test_the_named_subject_rule_is_a_knob_and_spares_topics() -> None:
+    context = _titled(("curl FAQ", CURL_FAQ), ("attrs documentation", ATTRS_DOCS))
+    off = ExtractiveSummarizer(ExtractiveOptions(off_subject_factor=1.0)).summarize(
+        "What license is attrs released under?", context)
+    assert [b.text for b in off.bullets][:1] == ["curl and libcurl are released under a MIT/X derivative license."]
+    # a topic is not asked of one thing: its sentences keep their scores
+    topic = ExtractiveSummarizer().summarize("Licenses of attrs and curl discussed?", context)
+    assert "curl and libcurl are released under a MIT/X derivative license." in [b.text for b in topic.bullets]
+    with pytest.raises(ConfigError):
+        ExtractiveOptions(off_subject_factor=2.0)
+
+
+def test_frame_words_leave_the_words_the_stemmer_shares_with_documents() -> None:
+    from citesum.summarize.extractive import _question_frame
+
+    frame = _question_frame()
+    assert {"my", "your", "don"} <= frame
+    assert not {"us", "mine", "won"} & frame  # "the US", "mining", "who won"
+
+
+def test_a_rhetorical_question_ending_a_paragraph_keeps_its_statements() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    text = ("Git stores each commit as a snapshot of the whole tree, not as a diff. Why does that matter?\n"
+            "Q: Is the store safe? The store is safe from power loss.\n")
+    [block] = _context(text).blocks
+    stated = [sentence for sentence, _ in _statable_sentences(block, 3)]
+    assert "Git stores each commit as a snapshot of the whole tree, not as a diff." in stated

@@ -123,3 +123,25 @@ def test_a_manual_pages_headings_are_kept_above_their_text(tmp_path: Path) -> No
 
     kinds = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
     assert kinds["2.7 Thread Safety"] == "heading" and kinds["2.7.1 Closures"] == "heading"
+
+
+def test_headings_go_back_once_and_before_their_own_words() -> None:
+    from citesum.ingest.formats import with_headings
+
+    page = ("<html><body><h2>2.7 Thread Safety</h2><h3>2.7.1 Closures</h3><p><code>libffi</code>'s closures are "
+            "<em>safe</em> to call from any thread.</p><p>Options are listed below. And more.</p><h2>Options</h2>"
+            "<p>Options are listed below. For real.</p><ul><li><h4>Installation</h4></li><li>Installation notes are "
+            "on the web site.</li></ul><h2>Kept</h2><p>A heading the extractor kept is not doubled.</p>"
+            "<aside><h3>Next topic</h3><p>Chapter 13 and the rest of it</p></aside></body></html>")
+    main = ("libffi's closures are safe to call from any thread.\nOptions are listed below. And more.\n"
+            "Options are listed below. For real.\n- Installation notes are on the web site.\nKept\n"
+            "A heading the extractor kept is not doubled.")
+    assert with_headings(main, page) == (
+        # a heading followed at once by another goes with it; inline markup does not hide the words after it
+        "2.7 Thread Safety\n\n2.7.1 Closures\n\nlibffi's closures are safe to call from any thread.\n"
+        # the words that follow it, not the same words earlier
+        "Options are listed below. And more.\n\nOptions\n\nOptions are listed below. For real.\n"
+        # before the line when only a list marker opens it
+        "\nInstallation\n\n- Installation notes are on the web site.\nKept\n"
+        "A heading the extractor kept is not doubled.")
+    assert with_headings("Some text.", "<h1>unclosed <b") == "Some text."  # what cannot be placed stays out

@@ -103,6 +103,10 @@ def test_a_line_of_prose_between_paragraphs_is_not_taken_for_a_heading() -> None
     text = "The first paragraph ends here.\n\nThe manual lists the options\nthat the command accepts.\n"
     assert _units(text) == [("sentence", "The first paragraph ends here."),
                             ("sentence", "The manual lists the options that the command accepts.")]
+    # a pointer is not a heading either: one unit, of its own kind
+    text = "The first paragraph ends here.\n\nSee the manual for the options\nthat the command accepts.\n"
+    assert _units(text) == [("sentence", "The first paragraph ends here."),
+                            ("boilerplate", "See the manual for the options that the command accepts.")]
 
 
 def test_whole_sentences() -> None:
@@ -157,3 +161,9 @@ def test_a_cross_reference_is_boilerplate_not_a_fact() -> None:
             "Seeing the log is enough.")
     kinds = [kind for kind, _ in _units(text)]
     assert kinds == ["boilerplate", "boilerplate", "boilerplate", "boilerplate", "sentence", "sentence"]
+    # "see" and "refer to" in instructions and facts that point nowhere
+    text = ("For example, to see hidden files, run ls -a. For details of the protocol, the client must consult the "
+            "server first. Refer to a disk by its UUID in /etc/fstab, so that renaming it does no harm. Please see "
+            "a doctor if the fever lasts more than three days. See whether the file exists before you open it. For "
+            "further discussion of the bug, which corrupted data in version 2.1, see the changelog.")
+    assert [kind for kind, _ in _units(text)] == ["sentence"] * 5 + ["boilerplate"]

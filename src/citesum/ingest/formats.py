@@ -188,26 +188,27 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
 
 
 class _Headings(HTMLParser):
-    """The page's headings (<h1>-<h6>), each with the first words of the text after it."""
+    """The page's headings (<h1>-<h6>), each with the start of the text after it."""
 
     _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+    _HEADING = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: list[tuple[str, str]] = []  # (heading, the words that follow it)
+        self.found: list[tuple[str, str]] = []  # (heading, the text that follows it, its first characters)
         self._heading: list[str] | None = None
         self._skip_depth = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self._SKIP:
             self._skip_depth += 1
-        elif re.fullmatch(r"h[1-6]", tag):
+        elif tag in self._HEADING:
             self._heading = []
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self._SKIP and self._skip_depth:
             self._skip_depth -= 1
-        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+        elif tag in self._HEADING and self._heading is not None:
             heading = " ".join("".join(self._heading).replace("\u00b6", " ").replace("\uf0c1", " ").split())
             if heading:
                 self.found.append((heading, ""))
@@ -218,47 +219,61 @@ class _Headings(HTMLParser):
             return
         if self._heading is not None:
             self._heading.append(data)
-        elif self.found and len(self.found[-1][1].split()) < _HEADING_ANCHOR_WORDS:
+        elif self.found and len(self.found[-1][1]) < _HEADING_ANCHOR_CHARACTERS:
             heading, after = self.found[-1]
-            self.found[-1] = (heading, f"{after} {data}")
+            self.found[-1] = (heading, after + data)  # "<code>libffi</code>'s" is one word
 
 
 #: how many words after a heading find its place in the main content
 _HEADING_ANCHOR_WORDS = 6
+_HEADING_ANCHOR_CHARACTERS = 200
 
 
 def with_headings(main: str, html: str) -> str:
     """The main content with the headings it lost put back. trafilatura drops the headings of many manual
-    pages (Texinfo's numbered sections, Sphinx's titles, a DocBook FAQ's questions), and a heading says what the
-    text below it is about: each heading missing from ``main`` is put on a line of its own before the place
-    where the words that follow it in the page start (found in order, whitespace aside). A heading whose text
-    the main content does not hold (a sidebar's "Next topic") stays out."""
+    pages (Texinfo's numbered sections, a DocBook FAQ's questions), and a heading says what the text below it
+    is about: each heading missing from ``main`` is put on a line of its own right before the words that follow
+    it in the page (found in order, whitespace aside); a heading followed at once by another goes with it. A
+    heading whose text the main content does not hold (a sidebar's "Next topic") stays out."""
     parser = _Headings()
     try:
         parser.feed(html)
         parser.close()
     except Exception:  # an unparsable page keeps what trafilatura found
         return main
+    lines = {" ".join(line.split()) for line in main.splitlines()}
+    flat = " ".join(main.split())
     out: list[str] = []
-    done = 0
+    done = 0  # main is copied up to here
+    pending: list[str] = []  # headings with no text of their own before the next heading
     for heading, after in parser.found:
-        words = re.findall(r"\S+", after)[:_HEADING_ANCHOR_WORDS]
-        kept = re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t]*$")
-        if len(words) < 2 or kept.search(main):  # kept on lines of its own, however wrapped
+        if heading in lines or (heading in flat and _kept_wrapped(heading, main)):
+            pending = []
             continue
-        anchor = re.compile(r"\s+".join(re.escape(word) for word in words))
-        found = anchor.search(main, done)
+        words = after.split()[:_HEADING_ANCHOR_WORDS]
+        if len(words) < 2:
+            pending.append(heading)
+            continue
+        found = re.compile(r"\s+".join(map(re.escape, words))).search(main, done)
         if found is None:
+            pending = []
             continue
-        start = main.rfind("\n", done, found.start()) + 1 or done  # the start of its line
-        start = max(start, done)
-        out.append(main[done:start])
-        before = "".join(out[-2:])[-2:]
-        out.append(("" if not before or before == "\n\n" else "\n" if before.endswith("\n") else "\n\n")
-                   + f"{heading}\n\n")
-        done = start
+        line_start = max(main.rfind("\n", 0, found.start()) + 1, done)
+        # before its line when only a list marker opens the line ("- Installation ..."), else right before it
+        at = line_start if re.fullmatch(r"[\s\W]{0,4}", main[line_start:found.start()]) else found.start()
+        out.append(main[done:at])
+        copied = "".join(out[-2:])
+        gap = "" if not copied or copied.endswith("\n\n") else "\n" if copied.endswith("\n") else "\n\n"
+        out.append(gap + "\n\n".join([*pending, heading]) + "\n\n")
+        pending = []
+        done = at
     out.append(main[done:])
     return "".join(out)
+
+
+def _kept_wrapped(heading: str, main: str) -> bool:
+    """Whether ``main`` holds ``heading`` on lines of its own, however wrapped."""
+    return re.search(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t]*$", main) is not None
 
 
 #: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a

@@ -34,6 +34,7 @@ No LLM and no network: it runs on the packaged embedder and is what ``citesum su
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
@@ -64,9 +65,9 @@ _QUESTION_FRAME_WORDS = (
     "know way ways thing things anything something information details detail aspect aspects covered cover "
     "described explained faq manual guide readme specification documentation docs page article report paper "
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
-    # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt (not "won't",
-    # whose stem is "won")
-    "my me mine your yours you we our us don't doesn't didn't isn't aren't wasn't can't cannot wouldn't shouldn't "
+    # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
+    # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
+    "my me your yours you we our don't doesn't didn't isn't aren't wasn't can't cannot wouldn't shouldn't "
     "couldn't")
 
 
@@ -299,22 +300,23 @@ def _asks(sentence: str) -> bool:
 
 
 def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
-    """Whether ``units[number]`` is on a line of at most three units that a question ends ("(12) I deleted a lot
-    of data but the database file did not get any smaller. Is this a bug?"): an FAQ's question with its
-    premise. A paragraph that closes on a question after several statements is not one."""
+    """Whether ``units[number]`` is on a line of at most three units that an FAQ's number opens and a question
+    ends ("(12) I deleted a lot of data but the database file did not get any smaller. Is this a bug?"): the
+    question's premise."""
     start = text.rfind("\n", 0, units[number].start) + 1
     end = text.find("\n", units[number].end)
     end = len(text) if end < 0 else end
     line = [u for u in units if u.start >= start and u.end <= end]
     return (2 <= len(line) <= _PREMISE_LINE_UNITS and line[-1] is not units[number]
             and all(u.kind in STATABLE for u in line) and _asks(text[line[-1].start:line[-1].end])
-            and _LINE_MARKER.fullmatch(text, start, line[0].start) is not None
+            and _FAQ_NUMBER.fullmatch(text, start, line[0].start) is not None
             and not text[line[-1].end:end].strip())
 
 
 _PREMISE_LINE_UNITS = 3
-#: what may open a line before its first unit: nothing, or a list marker ("(20)", "12.", "-")
-_LINE_MARKER = re.compile(r"\s*(?:[-*+•]|\(?\d{1,3}[.)]|\(?[A-Za-z]\)|Q[:.])?\s*")
+#: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
+#: has no such number, and keeps its statements
+_FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[:.])\s*")
 
 
 QuestionForm = Literal["specific", "broad", "topic"]
@@ -340,34 +342,42 @@ def question_form(query: str) -> QuestionForm:
       missing?", "How does X work and what are its drawbacks?");
     * ``topic``: whatever the documents say of a subject, named rather than asked about ("Impact of fuel types
       on performance?", "Is X discussed?", "SVB's collapse"): its facts need not share its words.
+
+    A question asked after what it states is read by the clause that asks (:func:`asked_clause`).
     """
-    if _BROAD_ENDING.search(query):
-        return "topic"
     asked = asked_clause(query)
     if _BROAD_OPENING.search(asked):
         return "broad"
-    if not _SPECIFIC_OPENING.search(asked):
+    if _BROAD_ENDING.search(query) or not _SPECIFIC_OPENING.search(asked):
         return "topic"
     plural = _WH_PLURAL.search(asked)
     return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
 
 
 _CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+")
+#: the clauses looked at for the one that asks: a question states a few things before it asks
+_CLAUSES_LOOKED_AT = 8
 
 
 def asked_clause(query: str) -> str:
-    """The clause of ``query`` that asks: the query itself when it opens with a question word, or else the
-    first clause after a semicolon, colon, comma or dash that does ("I deleted rows but the file did not
-    shrink: why?", "As an administrator, where should my own software go?", "A site sets a cookie from
-    JavaScript; will curl see it?"). A query whose clauses all state ("Impact of fuel types on
-    performance?") is returned whole: a topic."""
-    if _SPECIFIC_OPENING.match(query) or _BROAD_OPENING.match(query):
+    """The clause of ``query`` that asks: the query itself when it opens with a question word, or else, for a
+    query that ends with a question mark, the first of its next clauses (after a semicolon, colon, comma or
+    dash) that does ("I deleted rows but the file did not shrink: why?", "As an administrator, where should
+    my own software go?", "A site sets a cookie from JavaScript; will curl see it?"). A query whose clauses
+    all state ("Impact of fuel types on performance?") or that asks nothing ("Tesla's Berlin factory, where
+    production started in 2022") is returned whole: a topic."""
+    if _asks_question(query) or not query.rstrip().endswith("?"):
         return query
-    for found in _CLAUSE_BREAK.finditer(query):
+    for found in itertools.islice(_CLAUSE_BREAK.finditer(query), _CLAUSES_LOOKED_AT):
         clause = query[found.end():]
-        if _SPECIFIC_OPENING.match(clause) or _BROAD_OPENING.match(clause):
+        if _asks_question(clause):
             return clause
     return query
+
+
+def _asks_question(text: str) -> bool:
+    """Whether ``text`` opens as a question does (a question word, or a request such as "Describe ...")."""
+    return bool(_SPECIFIC_OPENING.match(text) or _BROAD_OPENING.match(text))
 
 
 AnswerKind = Literal["reason", "frequency", "quantity"]
@@ -504,13 +514,18 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
-    """Whether one of ``texts`` writes ``word`` as two words, with a space, hyphen or underscore between them."""
+    """Whether one of ``texts`` writes ``word`` as two whole words of three letters or more, with a space, a line
+    break, a hyphen or an underscore between them ("Data Classes", "file-system"). A word of over
+    ``_LONGEST_JOINED`` letters (a pasted token, a hash) is no two words joined."""
     letters = re.sub(r"\W|_", "", word)
-    if len(letters) < 6:
+    if not _SHORTEST_JOINED <= len(letters) <= _LONGEST_JOINED:
         return False
-    apart = re.compile("|".join(rf"\b{re.escape(letters[:i])}[ \t_-]{re.escape(letters[i:])}"
-                                for i in range(3, len(letters) - 2)), re.IGNORECASE)
+    apart = re.compile(r"\b(?:" + "|".join(rf"{re.escape(letters[:i])}[\s_-]+{re.escape(letters[i:])}"
+                                           for i in range(3, len(letters) - 2)) + r")\b", re.IGNORECASE)
     return any(apart.search(text) for text in texts)
+
+
+_SHORTEST_JOINED, _LONGEST_JOINED = 6, 40
 
 
 def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
@@ -567,11 +582,10 @@ class ExtractiveSummarizer:
         absent = absent_words(query, context.terms, [block.text for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
         form = question_form(query)
-        if form != "topic" and self.options.off_subject_factor < 1:
-            subjects = named_subjects(query, context)
-            for sentence in sentences:
-                if subjects and not subjects & sentence.about:
-                    sentence.answer *= self.options.off_subject_factor
+        subjects = named_subjects(query, context) if form != "topic" else frozenset()
+        for sentence in sentences if subjects else []:
+            if not subjects & sentence.about:
+                sentence.answer *= self.options.off_subject_factor
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
