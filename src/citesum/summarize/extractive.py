@@ -152,9 +152,11 @@ class ExtractiveOptions:
     #: a quantity) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
     #: gives a reason, not by one that names X; 1 turns it off
     untyped_answer_factor: float = 0.7
-    #: the sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs" in "What license is
-    #: attrs released under?") has its answer score scaled by this: curl's licence does not answer it; 1 turns it
-    #: off. A topic ("Is X discussed?") is not asked of one thing, and keeps its score
+    #: a specific question's sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs"
+    #: in "What license is attrs released under?") has its answer score scaled by this: curl's licence does not
+    #: answer it; 1 turns it off. A broad question or a topic keeps its scores: their facts are gathered across
+    #: documents that need not name it (over tree summaries, "What is happening with the city's water supply?"
+    #: lost every fact to "city", a word of some titles)
     off_subject_factor: float = 0.5
     #: sentences listed as leads when nothing answers
     leads: int = 3
@@ -582,7 +584,7 @@ class ExtractiveSummarizer:
         absent = absent_words(query, context.terms, [block.text for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
         form = question_form(query)
-        subjects = named_subjects(query, context) if form != "topic" else frozenset()
+        subjects = named_subjects(query, context) if form == "specific" else frozenset()
         for sentence in sentences if subjects else []:
             if not subjects & sentence.about:
                 sentence.answer *= self.options.off_subject_factor
