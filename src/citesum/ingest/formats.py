@@ -178,7 +178,8 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     visible text when it finds no main content. Chosen by measurement on Python's documentation pages, which
     mark their main content (measured by benchmarks/ingest_quality.py): trafilatura kept more of the main
     content's words than readability-lxml, and no boilerplate; the whole text keeps all of it, boilerplate
-    included. On pages held out (Debian's DocBook manuals, looked at only after the choice) it led as well."""
+    included. On pages held out (Debian's DocBook manuals, looked at only after the choice) it led as well. The
+    headings it drops are put back (:func:`with_headings`)."""
     html = decode_text(data)
     title, text = html_to_text(html)
     main = _main_content(html)
@@ -195,7 +196,7 @@ class _Headings(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: list[tuple[str, str]] = []  # (heading, the text that follows it, its first characters)
+        self.found: list[tuple[str, str]] = []  # (heading, the first characters of the text that follows it)
         self._heading: list[str] | None = None
         self._skip_depth = 0
 
@@ -224,7 +225,8 @@ class _Headings(HTMLParser):
             self.found[-1] = (heading, after + data)  # "<code>libffi</code>'s" is one word
 
 
-#: how many words after a heading find its place in the main content
+#: how many words after a heading find its place in the main content, and how much of the text after it is kept
+#: to find them in
 _HEADING_ANCHOR_WORDS = 6
 _HEADING_ANCHOR_CHARACTERS = 200
 
