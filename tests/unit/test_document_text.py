@@ -145,3 +145,8 @@ def test_headings_go_back_once_and_before_their_own_words() -> None:
         "\nInstallation\n\n- Installation notes are on the web site.\nKept\n"
         "A heading the extractor kept is not doubled.")
     assert with_headings("Some text.", "<h1>unclosed <b") == "Some text."  # what cannot be placed stays out
+    # a Sphinx heading the extractor kept with its permalink mark is kept once (it was put back a second time)
+    sphinx = ('<h2>Basic Value Options<a class="headerlink" href="#basic">\u00b6</a></h2><p>The most basic option '
+              "is a value option, which accepts one argument.</p>")
+    kept = "Basic Value Options\u00b6\nThe most basic option is a value option, which accepts one argument."
+    assert with_headings(kept, sphinx) == kept

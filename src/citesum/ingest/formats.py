@@ -210,7 +210,7 @@ class _Headings(HTMLParser):
         if tag in self._SKIP and self._skip_depth:
             self._skip_depth -= 1
         elif tag in self._HEADING and self._heading is not None:
-            heading = " ".join("".join(self._heading).replace("\u00b6", " ").replace("\uf0c1", " ").split())
+            heading = _heading_text("".join(self._heading))
             if heading:
                 self.found.append((heading, ""))
             self._heading = None
@@ -243,7 +243,7 @@ def with_headings(main: str, html: str) -> str:
         parser.close()
     except Exception:  # an unparsable page keeps what trafilatura found
         return main
-    lines = {" ".join(line.split()) for line in main.splitlines()}
+    lines = {_heading_text(line) for line in main.splitlines()}
     flat = " ".join(main.split())
     out: list[str] = []
     done = 0  # main is copied up to here
@@ -273,9 +273,18 @@ def with_headings(main: str, html: str) -> str:
     return "".join(out)
 
 
+def _heading_text(text: str) -> str:
+    """A heading's words, without the permalink marks that Sphinx puts after it ("¶", or an icon font's)."""
+    return " ".join(text.translate(_PERMALINK_MARKS).split())
+
+
+_PERMALINK_MARKS = str.maketrans({"\u00b6": " ", "\uf0c1": " "})
+
+
 def _kept_wrapped(heading: str, main: str) -> bool:
-    """Whether ``main`` holds ``heading`` on lines of its own, however wrapped."""
-    return re.search(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t]*$", main) is not None
+    """Whether ``main`` holds ``heading`` on lines of its own, however wrapped (a permalink mark may follow)."""
+    return re.search(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t\u00b6\uf0c1]*$",
+                     main) is not None
 
 
 #: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a
