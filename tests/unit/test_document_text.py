@@ -150,3 +150,42 @@ def test_headings_go_back_once_and_before_their_own_words() -> None:
               "is a value option, which accepts one argument.</p>")
     kept = "Basic Value Options\u00b6\nThe most basic option is a value option, which accepts one argument."
     assert with_headings(kept, sphinx) == kept
+
+
+def test_a_forms_tables_inside_table_cells_are_read_once(tmp_path: Path) -> None:
+    import docx
+
+    # a work procedure laid out as a form: its text sits in tables inside the cells of an outer table, one of
+    # them in a cell merged across two rows
+    document = docx.Document()
+    outer = document.add_table(rows=2, cols=2)
+    outer.cell(0, 0).text = "Task: Lay down tubulars"
+    merged = outer.cell(0, 1).merge(outer.cell(1, 1))
+    steps = merged.add_table(rows=2, cols=2)
+    for r, (step, activity) in enumerate([("1", "Check the elevator and slip size before the lift."),
+                                          ("2", "Latch the elevators to the stump and raise the string.")]):
+        steps.cell(r, 0).text, steps.cell(r, 1).text = step, activity
+    outer.cell(1, 0).add_table(rows=1, cols=1).cell(0, 0).text = "Wear a safety harness on the rig floor."
+    path = tmp_path / "procedure.docx"
+    document.save(path)
+    text = _read(path).text
+    # before: only "Task: Lay down tubulars"; every step and control was left out
+    for row in ("1 | Check the elevator and slip size before the lift.",
+                "2 | Latch the elevators to the stump and raise the string.", "Wear a safety harness on the rig floor."):
+        assert text.count(row) == 1, text
+    assert text.index("Task: Lay down tubulars") < text.index("1 | Check the elevator")
+
+
+def test_tables_nested_past_the_limit_are_left_out_and_said(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    cell = document.add_table(rows=1, cols=1).cell(0, 0)
+    for level in range(30):  # a hostile file: thirty tables, each inside the one cell of the last
+        cell.text = f"level {level}"
+        cell = cell.add_table(rows=1, cols=1).cell(0, 0)
+    path = tmp_path / "deep.docx"
+    document.save(path)
+    documents, report = ingest_file(path, path.name, IngestOptions())
+    assert report.status == "ingested" and "tables nested more than 8 deep in table cells" in report.reason
+    assert "level 8" in documents[0].text and "level 9" not in documents[0].text

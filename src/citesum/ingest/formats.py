@@ -416,9 +416,10 @@ def read_docx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     try:
         document = docx.Document(io.BytesIO(data))
         blocks = []
+        problems: list[str] = []
         for item in document.iter_inner_content():
             if isinstance(item, Table):
-                blocks += _table_rows(item)
+                blocks += _table_rows(item, problems)
             elif item.text.strip():
                 blocks.append(" ".join(item.text.split()))
         notes = _docx_notes(document)
@@ -427,22 +428,42 @@ def read_docx(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     if notes:
         blocks += ["Notes", *notes]
     title = document.core_properties.title or _stem(path)
-    return [_document(doc_id, title, _require_text("\n\n".join(blocks)), path, "docx")], []
+    return [_document(doc_id, title, _require_text("\n\n".join(blocks)), path, "docx")], problems
 
 
-def _table_rows(table: Any) -> list[str]:
+def _table_rows(table: Any, problems: list[str], depth: int = 0) -> list[str]:
+    """A table's rows (``cell | cell``), each followed by the rows of the tables nested in its cells (a form
+    lays its text out in tables inside table cells, which a cell's own text leaves out), at most
+    ``_NESTED_TABLES`` deep; what lies deeper is left out and said in ``problems``."""
     rows = []
+    seen: set[Any] = set()  # a merged cell is repeated for each column and row it spans: its tables are read once
     for row in table.rows:
         cells: list[str] = []
+        nested: list[str] = []
         for cell in row.cells:
             text = " ".join(cell.text.split())
             if not cells or text != cells[-1]:  # python-docx repeats a merged cell for each column it spans
                 cells.append(text)
+            if cell._tc in seen:  # the elements are kept, so their identities hold
+                continue
+            seen.add(cell._tc)
+            if cell.tables and depth == _NESTED_TABLES:
+                problem = f"tables nested more than {_NESTED_TABLES} deep in table cells"
+                if problem not in problems:
+                    problems.append(problem)
+                continue
+            for inner in cell.tables:
+                nested += _table_rows(inner, problems, depth + 1)
         while cells and not cells[-1]:  # "T2 | " for a row whose last cells are empty
             cells.pop()
         if any(cells):
             rows.append(" | ".join(cells))
+        rows += nested
     return rows
+
+
+#: how deep tables inside table cells are read: a form nests two or three; a hostile file many more
+_NESTED_TABLES = 8
 
 
 def _docx_notes(document: Any) -> list[str]:
