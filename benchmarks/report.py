@@ -70,7 +70,7 @@ _REALDOCS_COLUMNS = [("bullets_per_question", "bullets / question", ""), ("fragm
 #: the splits and what each was to the choices of the answer rules
 _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tuned on from the second round)"),
                     ("holdout", "holdout (held out in the second round, tuned on in the third)"),
-                    ("fresh", "fresh (held out: run once, after the third round's choices)"))
+                    ("fresh", "fresh (held out from the third round's choices, run after them)"))
 
 
 def collections_memory() -> str:
