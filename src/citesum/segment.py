@@ -85,7 +85,9 @@ _META = re.compile(
 )
 #: a cross-reference ("See Section 7.9, ...", "For more details, see the FAQ."): it says where a fact is, not the
 #: fact, so a reader who asked is sent on rather than answered. What it points at is a place in a text: a
-#: capitalised title, a section, chapter or appendix, a manual page ("deb-triggers(5)"), "below" or "above"
+#: capitalised title, "the ..." ("see the dpkg manual"), a section, chapter or appendix, a manual page
+#: ("deb-triggers(5)"), "more", "below" or "above"; "see a doctor" and "to see hidden files, run ls -a" are no
+#: pointers
 _POINTER_TARGET = (r"(?:also\s+)?(?:(?:the|this|that|its|their)\s+\S|more\b|below\b|above\b|section\b|chapter\b|"
                    r"appendix\b|§|[\w.-]+\(\d\w*\)|(?-i:[A-Z\d\"'“‘`<]))")
 _POINTER = re.compile(
