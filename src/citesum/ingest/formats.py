@@ -191,7 +191,7 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
 class _Headings(HTMLParser):
     """The page's headings (<h1>-<h6>), each with the start of the text after it."""
 
-    _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+    _SKIP = _HTMLText._SKIP  # what a browser does not show
     _HEADING = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
     def __init__(self) -> None:

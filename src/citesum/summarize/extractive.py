@@ -482,15 +482,14 @@ def named_subjects(query: str, context: Context) -> frozenset[str]:
     if not context.blocks:
         return frozenset()
     keywords = set(tokenize([query])[0]) - _question_frame()
-    titles: set[str] = set()
-    for words in tokenize([block.title for block in context.blocks]):
-        titles.update(words)
-    candidates = keywords & titles
+    titles = tokenize([block.title for block in context.blocks])
+    candidates = keywords & set().union(*titles)
     if not candidates:
         return frozenset()
     documents: dict[str, set[str]] = {}
-    for block, words in zip(context.blocks, tokenize([f"{b.title}\n{b.text}" for b in context.blocks])):
-        documents.setdefault(block.document_id, set()).update(candidates.intersection(words))
+    for block, title, words in zip(context.blocks, titles, tokenize([b.text for b in context.blocks])):
+        held = documents.setdefault(block.document_id, set())
+        held.update(candidates.intersection(title), candidates.intersection(words))
     return frozenset(word for word in candidates
                      if 2 * sum(word in held for held in documents.values()) <= len(documents))
 
