@@ -13,7 +13,10 @@ a sentence end. :func:`segments` reads the layout first:
 * consecutive prose lines (and a list item's continuation lines) are one paragraph, whatever their wrapping
   (a title right above its paragraph, as HTML text gives it, is a heading, not the paragraph's first line),
   and a paragraph is cut into sentences by rule: at ``.``, ``!`` or ``?`` followed by a space, never after a
-  known abbreviation or an initial (a number's or a name's dot has no space after it).
+  known abbreviation or an initial (a number's or a name's dot has no space after it), nor after a dotted
+  number that opens a sentence ("4.6. When I paste ...");
+* a table of contents' entries, each followed by its dot leader (". . . . 82"), are headings, and the leaders
+  boilerplate.
 
 Every unit is a span of the original text (offsets survive, so citations and evidence point into the document
 as stored), with its kind. Only ``sentence`` units state facts; headings, items that are not sentences, table
@@ -78,7 +81,8 @@ _FILLER = re.compile(
 #: ..."): it announces what others state
 _META = re.compile(
     r"\W*(?:(?:in )?(?:this|the present) (?:article|piece|post|report|essay|section|chapter|paper|document)\b[^.]{0,40}?"
-    r"\b(?:delves?|explores?|examines?|looks? at|discuss(?:es)?|covers?|describes?|will|aims?|seeks?|takes?)\b|"
+    r"\b(?:delves?|explores?|examines?|looks? at|discuss(?:es)?|covers?|describes?|will|aims?|seeks?|takes?|"
+    r"strives?|tries|attempts?|highlights?|outlines?|summari[sz]es|introduces?|presents?)\b|"
     r"(?:(?:but |now )?let(?:'|’)?s|let us|we will|we'll|we now) (?:delve|dive|explore|examine|take a (?:closer |deeper )?look|look)\b|"
     r"in conclusion\b|to conclude\b|in summary\b|in sum\b)",
     re.IGNORECASE,
@@ -148,6 +152,8 @@ _ABBREVIATIONS = frozenset(
 
 
 _NEXT_WORD = re.compile(r"\s+(\S)")
+#: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
+_SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)
 
 
@@ -172,6 +178,8 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
         if following is None:
             continue
         if match.group(0)[0] == ".":
+            if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
+                continue
             word = _word_before(text, sentence_start, match.start()).lower().lstrip("(\"'“")
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.fullmatch(word):
                 continue
@@ -327,7 +335,36 @@ def segments(text: str) -> list[Segment]:
                 last += 1
         _append(text, start, lines[last][1], kind, out)
         number = last + 1
-    return out
+    return _contents_entries(text, out)
+
+
+#: a dot leader of a table of contents, cut at each ". " into units of dots alone
+_LEADER = re.compile(r"[.\s]+")
+#: the dots in a row that make a leader rather than an ellipsis (". . .")
+_LEADER_DOTS = 3
+
+
+def _contents_entries(text: str, units: list[Segment]) -> list[Segment]:
+    """``units`` with a table of contents' entries as headings and its dot leaders as boilerplate: a PDF's
+    contents page runs "I get an error about undefined yywrap(). . . . . . 82 How can I ..." into one
+    paragraph, whose entries name sections and state nothing."""
+    kinds = [unit.kind for unit in units]
+    dots = [unit.kind in STATABLE and _LEADER.fullmatch(text, unit.start, unit.end) is not None for unit in units]
+    number = 0
+    while number < len(units):
+        if not dots[number]:
+            number += 1
+            continue
+        last = number
+        while last + 1 < len(units) and dots[last + 1]:
+            last += 1
+        if last - number + 1 >= _LEADER_DOTS:
+            kinds[number:last + 1] = ["boilerplate"] * (last - number + 1)
+            if number and kinds[number - 1] in STATABLE:
+                kinds[number - 1] = "heading"
+        number = last + 1
+    return [unit if unit.kind == kind else Segment(unit.start, unit.end, kind)
+            for unit, kind in zip(units, kinds)]
 
 
 def trimmed(text: str, start: int, end: int) -> tuple[int, int]:

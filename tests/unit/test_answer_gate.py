@@ -392,3 +392,84 @@ def test_a_rhetorical_question_ending_a_paragraph_keeps_its_statements() -> None
     [block] = _context(text).blocks
     stated = [sentence for sentence, _ in _statable_sentences(block, 3)]
     assert "Git stores each commit as a snapshot of the whole tree, not as a diff." in stated
+
+
+NANO_FAQ = """4.5. How do I select text for or paste text from the clipboard when nano's mouse support is turned on?
+Try holding down the Shift key and selecting or pasting the text as you normally would.
+4.6. When I paste text into a document, each line gets indented further than the last. Why? And how can I stop this?
+You have the autoindent feature turned on. Hit Meta-I to turn it off, paste your text, and then hit Meta-I again to
+turn it back on.
+"""
+
+
+def test_a_numbered_faq_line_with_two_questions_heads_its_answer() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _context(NANO_FAQ).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # before: "4.6." was a sentence of its own, and the premise after it a fact to state
+    assert not any("each line gets indented" in sentence for sentence in stated)
+    assert ("4.6. When I paste text into a document, each line gets indented further than the last. Why? And how "
+            "can I stop this?") in stated["You have the autoindent feature turned on."]
+    summary = ExtractiveSummarizer().summarize(
+        "Whenever I paste code into nano, every line gets indented a bit more than the last; how do I stop that?",
+        _titled(("The nano FAQ", NANO_FAQ)))
+    texts = [b.text for b in summary.bullets]
+    assert texts and set(texts) <= {"You have the autoindent feature turned on.", "Hit Meta-I to turn it off, paste "
+                                    "your text, and then hit Meta-I again to turn it back on."}, texts
+
+
+def test_a_name_in_capitals_no_document_uses_is_a_missing_subject() -> None:
+    terms = _terms({"convert": 5, "packag": 40, "debian": 30})
+    assert missing_subjects("How do I convert an RPM package into a Debian package?", terms) == ["RPM"]
+    # a common word in capitals at a sentence's start is no name
+    assert missing_subjects("Convert a package to Debian's format?", terms) == []
+
+
+PAM_GUIDE = """pam_access - logdaemon style login access control
+
+All module types (account, auth, password and session) are provided.
+
+The pam_access PAM module is mainly for access management.
+
+pam_debug - debug the PAM stack
+
+All module types (auth, account, password and session) are provided.
+
+The pam_debug PAM module is intended as a debugging aide for determining how the PAM stack is operating.
+
+pam_env - set/unset environment variables
+
+The auth and session module types are provided.
+
+This module allows the (un)setting of environment variables.
+"""
+
+
+def test_a_sentence_a_manual_repeats_is_one_bullet() -> None:
+    # the Linux-PAM guide says which module types each module provides, in the same words for most
+    for question in ("What are the four kinds of PAM modules (account, auth, password, session), and what does each "
+                     "one do?", "What does the Linux-PAM guide say about module types?"):
+        summary = ExtractiveSummarizer().summarize(question, _titled(("The Linux-PAM guide", PAM_GUIDE)))
+        texts = [b.text for b in summary.bullets]
+        assert len([t for t in texts if t.startswith("All module types")]) == 1, texts
+
+
+MAKING_PATCHES = """Tips for Patch Producers
+
+To save people from partially applying a patch before other patches that should have gone before it, you can
+make the first patch in the patch file update a file that must be changed by every patch.
+Take care to not send out reversed patches, since these make people wonder whether they have already applied
+the patch.
+"""
+
+
+def test_a_word_in_a_documents_path_is_no_missing_subject() -> None:
+    # diffutils' manual speaks of "diff" and never names the package; its pages sit in a folder "diffutils"
+    terms = _terms({"patch": 6, "appli": 4, "peopl": 3, "make": 20, "manual": 2, "advis": 1, "other": 9})
+    question = "What does the diffutils manual advise when I make patches for other people to apply?"
+    context = _titled(("Making Patches (Comparing and Merging Files)", MAKING_PATCHES), terms=terms)
+    assert "(no document mentions 'diffutils')" in ExtractiveSummarizer().summarize(question, context).notes[0]
+    block = dataclasses.replace(context.blocks[0], document_id="diffutils/Making-Patches.html")
+    summary = ExtractiveSummarizer().summarize(question, dataclasses.replace(context, blocks=(block,)))
+    assert not any("diffutils" in note for note in summary.notes)

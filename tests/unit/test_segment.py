@@ -167,3 +167,37 @@ def test_a_cross_reference_is_boilerplate_not_a_fact() -> None:
             "a doctor if the fever lasts more than three days. See whether the file exists before you open it. For "
             "further discussion of the bug, which corrupted data in version 2.1, see the changelog.")
     assert [kind for kind, _ in _units(text)] == ["sentence"] * 5 + ["boilerplate"]
+
+
+def test_a_contents_page_names_sections_and_states_nothing() -> None:
+    # flex's manual as PDF text gives its contents page: entries, dot leaders and page numbers run together
+    text = ("Can I include comments in the \"rules\" section of the file? . . . . . . . . . 82 I get an error about "
+            "undefined yywrap(). . . . . . . . . . . . . 82 How can I change the matching pattern at run time? . . "
+            ". . . . . 82\n\nI get an error about undefined yywrap().\n\nYou must supply a yywrap() function of your "
+            "own, or link to libfl.a (which provides one). He paused. . . and went on.")
+    units = _units(text)
+    assert ("heading", "82 I get an error about undefined yywrap().") in units
+    dots = [kind for kind, unit in units if unit == "."]
+    assert dots.count("boilerplate") == 28 and dots.count("sentence") == 2  # an ellipsis is no leader
+    assert ("sentence", "You must supply a yywrap() function of your own, or link to libfl.a (which provides "
+                        "one).") in units
+    # an ellipsis is no leader: the sentence before it stays a sentence
+    assert ("sentence", "He paused.") in units
+
+
+def test_a_dotted_number_opens_its_sentence() -> None:
+    # nano's FAQ: "4.6." numbers the question; cut off as a sentence of its own, a passage could start after it
+    text = ("4.6. When I paste text into a document, each line gets indented further than the last. Why? And how "
+            "can I stop this?\nYou have the autoindent feature turned on. It was added in version 1.2. Set it off.")
+    units = _units(text)
+    assert units[0] == ("sentence", "4.6. When I paste text into a document, each line gets indented further than "
+                                    "the last.")
+    assert ("sentence", "It was added in version 1.2.") in units and ("sentence", "Set it off.") in units
+
+
+def test_a_document_describing_itself_states_nothing() -> None:
+    # SQLite's page on its quirks opens so
+    text = ("This document strives to highlight the principal differences between SQLite and other SQL "
+            "implementations, as an aid to developers. This section outlines the rules. SQLite does not have a "
+            "separate BOOLEAN data type.")
+    assert [kind for kind, _ in _units(text)] == ["boilerplate", "boilerplate", "sentence"]

@@ -279,14 +279,17 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     passages = [p.text for p in block.passages]
     for text in passages if passages and "\n".join(passages) == block.text else [block.text]:
         heading = previous = premise = ""
+        asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
                 # an FAQ's question (with its premise) heads its answer as a heading heads its section
-                heading = f"{premise} {sentence}".strip()
+                heading = " ".join(part for part in (heading if asked else "", premise, sentence) if part)
                 previous = premise = ""
+                asked = unit.kind != "heading"
                 continue
+            asked = False
             if unit.kind in STATABLE and _premise_of_next(text, units, number):
                 premise = f"{premise} {sentence}".strip()
                 continue
@@ -302,19 +305,24 @@ def _asks(sentence: str) -> bool:
 
 
 def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
-    """Whether ``units[number]`` is on a line of at most three units that an FAQ's number opens and a question
-    ends ("(12) I deleted a lot of data but the database file did not get any smaller. Is this a bug?"): the
-    question's premise."""
+    """Whether ``units[number]`` is a statement on a line that an FAQ's number opens and questions end, with
+    at most three statements before them ("(12) I deleted a lot of data but the database file did not get any
+    smaller. Is this a bug?", "4.6. When I paste text, each line gets indented further. Why? And how can I stop
+    this?"): the questions' premise."""
     start = text.rfind("\n", 0, units[number].start) + 1
     end = text.find("\n", units[number].end)
     end = len(text) if end < 0 else end
     line = [u for u in units if u.start >= start and u.end <= end]
-    return (2 <= len(line) <= _PREMISE_LINE_UNITS and line[-1] is not units[number]
-            and all(u.kind in STATABLE for u in line) and _asks(text[line[-1].start:line[-1].end])
-            and _FAQ_NUMBER.fullmatch(text, start, line[0].start) is not None
+    numbered = _FAQ_NUMBER.match(text, start, end)  # before the line's first unit ("(12)" marks an item) or in it
+    asking = [_asks(text[u.start:u.end]) for u in line]
+    statements = asking.index(True) if True in asking else len(line)
+    return (1 <= statements <= _PREMISE_LINE_UNITS and statements < len(line) and all(asking[statements:])
+            and units[number] in line[:statements] and all(u.kind in STATABLE for u in line)
+            and numbered is not None and numbered.end() >= line[0].start
             and not text[line[-1].end:end].strip())
 
 
+#: the most statements a line's questions take as their premise
 _PREMISE_LINE_UNITS = 3
 #: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
 #: has no such number, and keeps its statements
@@ -497,19 +505,23 @@ def named_subjects(query: str, context: Context) -> frozenset[str]:
 _SURFACE_WORD = re.compile(r"[^\W_][\w+.#-]*[^\W_]|[^\W_]")
 
 
-def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str] = ()) -> list[str]:
+def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str] = (),
+                 names: Sequence[str] = ()) -> list[str]:
     """The question's words (as written) that no unit of the collection holds, frame words aside ("What is
     the boiling point of mercury?" over a shell manual: "boiling", "mercury"), nor any of ``texts`` (the
     context's) writes apart ("dataclasses" where the documents say "Data Classes", "filesystem" where they say
-    "file-system"). Empty without collection statistics (``terms``)."""
+    "file-system"), nor any of ``names`` (the context's documents' paths and titles) holds: the pages of
+    diffutils' manual, in a folder "diffutils", speak of "diff" and never name the package. Empty without
+    collection statistics (``terms``)."""
     if terms is None:
         return []
     frame = _question_frame()
+    named = {word for name in names for word in re.findall(r"[^\W_]+", name.lower())}
     absent = []
     for word in dict.fromkeys(_SURFACE_WORD.findall(query)):
         stems = [stem for stem in tokenize([word])[0] if stem not in frame]
         if (stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems)
-                and not _written_apart(word, texts)):
+                and word.lower() not in named and not _written_apart(word, texts)):
             absent.append(word)
     return absent
 
@@ -539,11 +551,14 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
 
 
 def _uncommon(words: list[str]) -> list[str]:
-    """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`)."""
+    """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`),
+    or that are written as names are: with two capitals or more ("RPM", "GPU", "WebAssembly"), which a common
+    word is only at a sentence's start or in a shout."""
     from citesum.tokens import get_tokenizer
 
     tokenizer = get_tokenizer("cl100k")
-    return [word for word in words if tokenizer.count(" " + word.lower()) > 1]
+    return [word for word in words
+            if tokenizer.count(" " + word.lower()) > 1 or sum(c.isupper() for c in word) >= 2]
 
 
 class ExtractiveSummarizer:
@@ -580,7 +595,8 @@ class ExtractiveSummarizer:
                            timings={"summarize_s": round(time.perf_counter() - started, 4)})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors, context.terms)
-        absent = absent_words(query, context.terms, [block.text for block in context.blocks])
+        absent = absent_words(query, context.terms, [block.text for block in context.blocks],
+                              [f"{block.document_id} {block.title}" for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
         form = question_form(query)
         subjects = named_subjects(query, context) if form == "specific" else frozenset()
@@ -784,6 +800,7 @@ class ExtractiveSummarizer:
         by_number = {s.number: s.document_id for s in sentences}
         bullets: list[Bullet] = []
         too_long: list[int] = []
+        stated: set[frozenset[str]] = set()  # the analysed words of each bullet's sentence
         words = 0
         for group in sorted(relevant, key=lambda g: weights[id(g)], reverse=True):
             quotable = [i for i in group.members if len(sentences[i].text.split()) <= self.options.max_bullet_words]
@@ -799,6 +816,12 @@ class ExtractiveSummarizer:
             text = quote_sentence(sentences[representative].text)
             if sentences[representative].speaker:  # a transcript: say who said it
                 text = f"{sentences[representative].speaker.capitalize()}: {text}"
+            if sentences[representative].terms in stated:
+                # a manual repeats a sentence in each of its sections ("All module types (account, auth, ...) are
+                # provided."): one document's two sentences are never grouped, as they are most often two
+                # neighbouring facts, but the same words in another order are one fact
+                continue
+            stated.add(sentences[representative].terms)
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
                 too_long.append(len(text.split()))
                 continue
