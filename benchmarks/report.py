@@ -70,7 +70,8 @@ _REALDOCS_COLUMNS = [("bullets_per_question", "bullets / question", ""), ("fragm
 #: the splits and what each was to the choices of the answer rules
 _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tuned on from the second round)"),
                     ("holdout", "holdout (held out in the second round, tuned on in the third)"),
-                    ("fresh", "fresh (held out from the third round's choices, run after them)"))
+                    ("fresh", "fresh (held out in the third round, tuned on in the fourth)"),
+                    ("next", "next (held out from the fourth round's choices, run after them)"))
 
 
 def collections_memory() -> str:
@@ -97,10 +98,10 @@ def realdocs_round() -> str:
     rows = [[role, *[f"{_cell(start['splits'][split]['metrics']['all'].get(key), unit)} → "
                      f"**{_cell(after['splits'][split]['metrics']['all'].get(key), unit)}**" for key, _, unit in keys]]
             for split, role in _REALDOCS_SPLITS]
-    run = dict(start["splits"]["fresh"]["run"])
+    run = dict(start["splits"]["next"]["run"])
     run["command"] = re.sub(r" --citesum \S+| --out \S+| --work \S+", "", run["command"])
     return (_table(["split (all questions)", *[label for _, label, _ in keys]], rows) + "\n\n"
-            + _provenance(run, after["splits"]["fresh"]["run"])
+            + _provenance(run, after["splits"]["next"]["run"])
             + " Each cell: the round's start → **after** (`--citesum` set to a `citesum` of the code the round "
             "started from).")
 
@@ -1390,7 +1391,7 @@ def results() -> str:
     speed, scale = _load("speed"), _load("scale")
     repair, judge = _load("citation_repair_held_out"), _load("offline_judge")
     stored = {(row["retriever"], row["model"]): row["joint"] for row in baselines["rows"]}
-    test = realdocs["splits"]["fresh"]["metrics"]["all"]
+    test = realdocs["splits"]["next"]["metrics"]["all"]
     c1, c32 = service["phases"]["c1"], service["phases"]["c32"]
     big = speed["results"]["generated_100000"]
     hybrid = scale["search"]["search"]["hybrid"]
