@@ -473,3 +473,15 @@ def test_a_word_in_a_documents_path_is_no_missing_subject() -> None:
     block = dataclasses.replace(context.blocks[0], document_id="diffutils/Making-Patches.html")
     summary = ExtractiveSummarizer().summarize(question, dataclasses.replace(context, blocks=(block,)))
     assert not any("diffutils" in note for note in summary.notes)
+
+
+def test_a_question_after_a_sentence_that_states_is_read_by_the_question() -> None:
+    from citesum.summarize.extractive import asked_clause
+
+    # questions as people write them in a bug tracker: what happened, then what they ask
+    question = "My program is launched by a wrapper shell script, and Memcheck reports nothing. How do I fix this?"
+    assert asked_clause(question) == "How do I fix this?"
+    assert question_form(question) == "specific"
+    assert question_form("Memcheck sorts leaked memory into several categories. Which ones should I fix?") == "broad"
+    # a topic stays a topic
+    assert question_form("Memcheck's leak categories. Impact on large programs?") == "topic"

@@ -368,16 +368,17 @@ def question_form(query: str) -> QuestionForm:
     return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
 
 
-_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+")
+_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|(?<=[.!?])\s+")
 #: the clauses looked at for the one that asks: a question states a few things before it asks
 _CLAUSES_LOOKED_AT = 8
 
 
 def asked_clause(query: str) -> str:
     """The clause of ``query`` that asks: the query itself when it opens with a question word, or else, for a
-    query that ends with a question mark, the first of its next clauses (after a semicolon, colon, comma or
-    dash) that does ("I deleted rows but the file did not shrink: why?", "As an administrator, where should
-    my own software go?", "A site sets a cookie from JavaScript; will curl see it?"). A query whose clauses
+    query that ends with a question mark, the first of its next clauses (after a semicolon, colon, comma,
+    dash or a sentence's end) that does ("I deleted rows but the file did not shrink: why?", "As an
+    administrator, where should my own software go?", "A site sets a cookie from JavaScript; will curl see
+    it?", "I write past the end of a stack array and Memcheck says nothing. Should I worry?"). A query whose clauses
     all state ("Impact of fuel types on performance?") or that asks nothing ("Tesla's Berlin factory, where
     production started in 2022") is returned whole: a topic."""
     if _asks_question(query) or not query.rstrip().endswith("?"):
