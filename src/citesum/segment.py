@@ -208,6 +208,11 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     fenced = False
     for number, (start, end) in enumerate(lines):
         line = text[start:end]
+        if not fenced and _UNDERLINE.match(line) and number and kinds[-1] in ("prose", "heading"):
+            # the line above is a heading, underlined; "~~~~" under a title is no code fence (Valgrind's FAQ)
+            kinds[-1] = "heading"
+            kinds.append("underline")
+            continue
         if _FENCE.match(line):
             fenced = not fenced
             kinds.append("code")
@@ -216,9 +221,6 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds.append("code")
         elif not line.strip():
             kinds.append("blank")
-        elif _UNDERLINE.match(line) and number and kinds[-1] in ("prose", "heading"):
-            kinds[-1] = "heading"  # the line above is a heading, underlined
-            kinds.append("underline")
         elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith("¶"):  # "¶": a Sphinx heading's anchor
             kinds.append("heading")
         elif _is_boilerplate_line(line):
@@ -274,6 +276,30 @@ def _titles_above_prose(text: str, lines: list[tuple[int, int]], kinds: list[_Li
         number = block_end + 1
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> None:
+    """Mark as code the lines indented deeper than a line of prose ending with a colon, right below it: what a
+    manual shows ("Memory leak messages look like this:" above a log, an HTML ``<pre>`` that keeps its
+    indentation), read as prose, would run a log's last line into the next sentence. The lines of a paragraph
+    indented as a whole (the curl FAQ's) are indented as deep as its colon's line, and stay prose."""
+    number = 0
+    while number + 1 < len(lines):
+        line = text[slice(*lines[number])]
+        if kinds[number] == "prose" and line.rstrip().endswith(":"):
+            depth = _indent(line)
+            last = number
+            while (last + 1 < len(lines) and kinds[last + 1] in ("prose", "table", "code")
+                   and _indent(text[slice(*lines[last + 1])]) > depth):
+                last += 1
+            for inside in range(number + 1, last + 1):
+                kinds[inside] = "code"
+            number = last
+        number += 1
+
+
 def _is_field(text: str, lines: list[tuple[int, int]], number: int) -> bool:
     """A short "Key: value" line that is no sentence ("Version: 1.2", not "Note: the library is thread-safe.")."""
     if number >= len(lines):
@@ -305,6 +331,7 @@ def segments(text: str) -> list[Segment]:
     lines = _lines(text)
     kinds = _classify(text, lines)
     _titles_above_prose(text, lines, kinds)
+    _literal_blocks(text, lines, kinds)
     out: list[Segment] = []
     number = 0
     while number < len(lines):

@@ -201,3 +201,25 @@ def test_a_document_describing_itself_states_nothing() -> None:
             "implementations, as an aid to developers. This section outlines the rules. SQLite does not have a "
             "separate BOOLEAN data type.")
     assert [kind for kind, _ in _units(text)] == ["boilerplate", "boilerplate", "sentence"]
+
+
+def test_a_tilde_underline_opens_no_code_block() -> None:
+    # Valgrind's FAQ underlines its title with tildes; read as a fence, the rest of the FAQ was one block of code,
+    # which the chunker then cut anywhere, so passages (and bullets) started inside sentences
+    text = ("Valgrind FAQ\n~~~~~~~~~~~~\n\nPrior to version 3.4.0, the answer was \"we don't know\". As of 3.4.0, "
+            "try using the\n--track-origins=yes option. It will run slower than usual.\n\n~~~\ncode here\n~~~\n")
+    units = _units(text)
+    assert units[0] == ("heading", "Valgrind FAQ ~~~~~~~~~~~~")  # the underline goes with its heading
+    assert ("sentence", "As of 3.4.0, try using the --track-origins=yes option.") in units
+    assert ("code", "~~~ code here ~~~") in units  # a fence after a blank line is still a fence
+
+
+def test_an_indented_listing_after_a_colon_is_code() -> None:
+    # Valgrind's quick start (HTML): a <pre> log keeps its indentation below "look like this:"
+    text = ("Memory leak messages look like this:\n  ==19182== 40 bytes in 1 blocks are definitely lost\n"
+            "  ==19182==    by 0x80483AB: main (a.c:11)\nThe stack trace tells you where the leaked memory was "
+            "allocated.\n\n  A paragraph indented as a whole says this:\n  it goes on at the same depth.\n")
+    units = _units(text)
+    assert units[1][0] == "code"
+    assert ("sentence", "The stack trace tells you where the leaked memory was allocated.") in units
+    assert ("sentence", "A paragraph indented as a whole says this: it goes on at the same depth.") in units
