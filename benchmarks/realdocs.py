@@ -1,11 +1,12 @@
 """Real documents, real questions: cited answers over a folder of public documents of mixed formats.
 
-The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is five
+The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is six
 splits of different documents: ``dev`` to tune on, ``test`` to report on, ``holdout``, on other packages' documents
 with questions nobody has tuned on, to be run rarely, ``fresh``, on yet other packages' documents, held out from the
-third round of answer rules and run after it, and ``next``, on still other packages' documents with questions kept
-unseen for the next round, never yet run through the summarizer (``--split all`` runs dev and test; holdout, fresh and next
-run only when named). Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML manuals
+third round of answer rules and run after it, ``next``, on still other packages' documents, held out from the fourth
+round and run after it, and ``sixth``, on yet other packages' documents with questions kept unseen for the fifth
+round, never yet run through the summarizer (``--split all`` runs dev and test; holdout, fresh, next and sixth run
+only when named). Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML manuals
 with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made manuals, a
 scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too. The questions
 (benchmarks/realdocs/questions.json) were written from reading the documents: ``specific`` (one or two sentences
@@ -33,7 +34,7 @@ per kind of question:
   has one); false abstention: the same share over answerable questions; seconds per question (the process's
   wall time, start-up included).
 
-Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|next|all [--work DIR] [--out FILE]
+Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|next|sixth|all [--work DIR] [--out FILE]
                                        [-- SUMMARIZE ARGS...]
        python benchmarks/realdocs.py --split dev --check-only      (gather, index and check the gold only)
 Writes: benchmarks/results/realdocs.json (a split run again replaces that split's entry, the others stay)
@@ -465,8 +466,8 @@ def main(argv: Sequence[str]) -> None:
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "all"], required=True,
-                        help="all: dev and test (holdout, fresh and next run only when named)")
+    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "sixth", "all"], required=True,
+                        help="all: dev and test (holdout, fresh, next and sixth run only when named)")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where the corpus, its cache and the indexes go.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "realdocs.json")

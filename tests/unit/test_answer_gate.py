@@ -380,7 +380,7 @@ def test_frame_words_leave_the_words_the_stemmer_shares_with_documents() -> None
     from citesum.summarize.extractive import _question_frame
 
     frame = _question_frame()
-    assert {"my", "your", "don"} <= frame
+    assert {"my", "your", "don", "am"} <= frame  # "What am I missing?"
     assert not {"us", "mine", "won"} & frame  # "the US", "mining", "who won"
 
 
@@ -485,3 +485,36 @@ def test_a_question_after_a_sentence_that_states_is_read_by_the_question() -> No
     assert question_form("Memcheck sorts leaked memory into several categories. Which ones should I fix?") == "broad"
     # a topic stays a topic
     assert question_form("Memcheck's leak categories. Impact on large programs?") == "topic"
+
+
+FLEX_FAQ = """Flex is not matching my patterns in the same order that I defined them.
+
+flex picks the rule that matches the most text (i.e., the longest possible input string). This is because flex
+uses an entirely different matching technique ("deterministic finite automata") that actually does all of the
+matching simultaneously, in parallel. A side-effect of this parallel matching is that when the input matches more
+than one rule, flex scanners pick the rule that matched the most text.
+If you want flex to choose a shorter match, then you can work around this behavior by expanding your short rule to
+match more text, then put back the extra.
+"""
+
+
+def test_a_long_question_is_answered_by_a_sentence_holding_its_rarest_words() -> None:
+    from citesum.index.lexical import tokenize
+    from citesum.summarize.extractive import answer_scores
+
+    # it tells what happened before it asks: more words than the sentences that answer it hold
+    question = ("flex is not matching my rules in the order I wrote them; how does it choose between rules, and how "
+                "can I make it pick the one I want?")
+    terms = _terms({"flex": 30, "match": 25, "rule": 12, "order": 6, "wrote": 2, "choos": 3, "between": 15,
+                    "make": 40, "pick": 2, "one": 60, "want": 10, "text": 30, "input": 20}, units=300)
+    sentence = frozenset(tokenize(["If you want flex to choose a shorter match, then you can work around this "
+                                   "behavior by expanding your short rule to match more text, then put back the "
+                                   "extra."])[0])
+    every_word = answer_scores(question, [sentence], terms)[0]
+    assert every_word < answer_scores(question, [sentence], terms, most_words=7)[0] <= 1.0
+    context = _titled(("Lexical Analysis With Flex", FLEX_FAQ), terms=terms)
+    assert ExtractiveSummarizer(ExtractiveOptions(answer_words=None)).summarize(question, context).abstained
+    texts = [b.text for b in ExtractiveSummarizer().summarize(question, context).bullets]
+    assert texts and all(t.startswith(("A side-effect", "If you want flex")) for t in texts), texts
+    with pytest.raises(ConfigError):
+        ExtractiveOptions(answer_words=0)
