@@ -518,3 +518,36 @@ def test_a_long_question_is_answered_by_a_sentence_holding_its_rarest_words() ->
     assert texts and all(t.startswith(("A side-effect", "If you want flex")) for t in texts), texts
     with pytest.raises(ConfigError):
         ExtractiveOptions(answer_words=0)
+
+
+VALGRIND_FAQ = """4.1. My program uses the C++ STL and string classes. Valgrind reports
+'still reachable' memory leaks involving these classes at the exit of
+the program, but there should be none.
+
+First of all: relax, it's probably not a bug, but a feature. Many
+implementations of the C++ standard libraries use their own memory pool
+allocators.
+
+4.2. The stack traces given by Memcheck (or another tool) aren't
+helpful. How can I improve them?
+
+If they're not long enough, use --num-callers to make them longer.
+
+4.3. Valgrind 3.4 added origin tracking. It costs
+some speed.
+
+Origin tracking is on with --track-origins=yes.
+"""
+
+
+def test_a_hard_wrapped_faq_entry_heads_its_answer() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _context(VALGRIND_FAQ).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # the asker's case, wrapped over lines, with or without a question after it, is no fact
+    assert not any(s.startswith(("4.1. My program", "Valgrind reports", "4.2.")) for s in stated), list(stated)
+    assert "STL and string classes" in stated["First of all: relax, it's probably not a bug, but a feature."]
+    assert "How can I improve them?" in stated["If they're not long enough, use --num-callers to make them longer."]
+    # a numbered paragraph that states, not in the asker's words, keeps its facts
+    assert "It costs some speed." in {" ".join(s.split()) for s in stated}

@@ -306,6 +306,8 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
             if unit.kind in STATABLE and _premise_of_next(text, units, number):
                 premise = f"{premise} {sentence}".strip()
                 continue
+            if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
+                heading, premise = premise, ""
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
             previous = sentence if unit.kind in STATABLE else ""
@@ -318,25 +320,38 @@ def _asks(sentence: str) -> bool:
 
 
 def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
-    """Whether ``units[number]`` is a statement on a line that an FAQ's number opens and questions end, with
-    at most three statements before them ("(12) I deleted a lot of data but the database file did not get any
-    smaller. Is this a bug?", "4.6. When I paste text, each line gets indented further. Why? And how can I stop
-    this?"): the questions' premise."""
-    start = text.rfind("\n", 0, units[number].start) + 1
-    end = text.find("\n", units[number].end)
-    end = len(text) if end < 0 else end
-    line = [u for u in units if u.start >= start and u.end <= end]
-    numbered = _FAQ_NUMBER.match(text, start, end)  # before the line's first unit ("(12)" marks an item) or in it
-    asking = [_asks(text[u.start:u.end]) for u in line]
-    statements = asking.index(True) if True in asking else len(line)
-    return (1 <= statements <= _PREMISE_LINE_UNITS and statements < len(line) and all(asking[statements:])
-            and units[number] in line[:statements] and all(u.kind in STATABLE for u in line)
-            and numbered is not None and numbered.end() >= line[0].start
-            and not text[line[-1].end:end].strip())
+    """Whether ``units[number]`` is a statement on a line, or in a hard-wrapped paragraph, that an FAQ's number
+    opens and questions end, with at most three statements before them ("(12) I deleted a lot of data but the
+    database file did not get any smaller. Is this a bug?", "4.6. When I paste text, each line gets indented
+    further. Why? And how can I stop this?"): the questions' premise. A numbered paragraph of the asker's
+    statements alone, standing above its answer, is one too ("4.1. My program uses the C++ STL and string
+    classes. Valgrind reports 'still reachable' memory leaks ... but there should be none.")."""
+    unit = units[number]
+    line_start = text.rfind("\n", 0, unit.start) + 1
+    line_end = text.find("\n", unit.end)
+    paragraph_start, paragraph_end = text.rfind("\n\n", 0, unit.start), text.find("\n\n", unit.end)
+    bounds = [(line_start, len(text) if line_end < 0 else line_end)]
+    if paragraph_end >= 0:  # a paragraph with a blank line after it: its answer follows
+        bounds.append((paragraph_start + 2 if paragraph_start >= 0 else 0, paragraph_end))
+    for start, end in bounds:
+        line = [u for u in units if u.start >= start and u.end <= end]
+        numbered = _FAQ_NUMBER.match(text, start, end)  # before the first unit ("(12)" marks an item) or in it
+        if (not line or numbered is None or numbered.end() < line[0].start or text[line[-1].end:end].strip()
+                or not all(u.kind in STATABLE for u in line)):
+            continue
+        asking = [_asks(text[u.start:u.end]) for u in line]
+        statements = asking.index(True) if True in asking else len(line)
+        if not (1 <= statements <= _PREMISE_LINE_UNITS and unit in line[:statements] and all(asking[statements:])):
+            continue
+        if statements < len(line) or (end == paragraph_end and _ASKER.match(text, numbered.end())):
+            return True
+    return False
 
 
 #: the most statements a line's questions take as their premise
 _PREMISE_LINE_UNITS = 3
+#: the asker speaking of their own case, as an FAQ's entry opens ("My program uses ...", "I get an error ...")
+_ASKER = re.compile(r"(?:my|i|when i|if i|i'm|i've)\b", re.IGNORECASE)
 #: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
 #: has no such number, and keeps its statements
 _FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[:.])\s*")
