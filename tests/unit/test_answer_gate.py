@@ -551,3 +551,12 @@ def test_a_hard_wrapped_faq_entry_heads_its_answer() -> None:
     assert "How can I improve them?" in stated["If they're not long enough, use --num-callers to make them longer."]
     # a numbered paragraph that states, not in the asker's words, keeps its facts
     assert "It costs some speed." in {" ".join(s.split()) for s in stated}
+
+
+def test_a_plural_after_a_word_naming_its_kind_asks_for_several_things() -> None:
+    for broad in ("Which pip commands let me inspect, list and clean out pip's cache?",
+                  "Which environment variables change how fontconfig behaves?", "What APIs does libjpeg-turbo offer?"):
+        assert question_form(broad) == "broad", broad
+    for specific in ("What license is attrs released under?", "What does this option do?",
+                     "What version does dpkg need?"):
+        assert question_form(specific) == "specific", specific

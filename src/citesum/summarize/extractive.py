@@ -365,7 +365,11 @@ _BROAD_OPENING = re.compile(
     r"what (?:does|do|did) .{1,80} (?:say|report|write|tell)\b)|\bwhat (?:are|were)\b", re.IGNORECASE)
 _BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported)\W*$",
                            re.IGNORECASE)
-_WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(\w+s)\b", re.IGNORECASE)
+#: "Which features ...", "Which pip commands ...", "What environment variables ...": a plural noun right after
+#: "what" or "which", or after one word naming its kind (a word more, tried on the real-document splits, took
+#: "What does the ..." questions for lists)
+_WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(?:[\w+.-]+\s+)??(\w+s)\b",
+                        re.IGNORECASE)
 _SPECIFIC_OPENING = re.compile(
     r"^\W*(?:(?:in|on|at|for|with|by|from|to|under) (?:what|which)|is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
     r"whose|which|why|how|what)\b", re.IGNORECASE)
