@@ -406,9 +406,9 @@ def asked_clause(query: str) -> str:
     query that ends with a question mark, the first of its next clauses (after a semicolon, colon, comma,
     dash or a sentence's end) that does ("I deleted rows but the file did not shrink: why?", "As an
     administrator, where should my own software go?", "A site sets a cookie from JavaScript; will curl see
-    it?", "I write past the end of a stack array and Memcheck says nothing. Should I worry?"). A query whose clauses
-    all state ("Impact of fuel types on performance?") or that asks nothing ("Tesla's Berlin factory, where
-    production started in 2022") is returned whole: a topic."""
+    it?", "I write past the end of a stack array and Memcheck says nothing. Should I worry?"). A query whose
+    clauses all state ("Impact of fuel types on performance?") or that asks nothing ("Tesla's Berlin factory,
+    where production started in 2022") is returned whole: a topic."""
     if _asks_question(query) or not query.rstrip().endswith("?"):
         return query
     for found in itertools.islice(_CLAUSE_BREAK.finditer(query), _CLAUSES_LOOKED_AT):
