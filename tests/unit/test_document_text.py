@@ -189,3 +189,99 @@ def test_tables_nested_past_the_limit_are_left_out_and_said(tmp_path: Path) -> N
     documents, report = ingest_file(path, path.name, IngestOptions())
     assert report.status == "ingested" and "tables nested more than 8 deep in table cells" in report.reason
     assert "level 8" in documents[0].text and "level 9" not in documents[0].text
+
+
+GETTEXT_FAQ = """<html><head><title>GNU gettext FAQ</title></head><body>
+<h1>GNU gettext FAQ</h1>
+<p>This is a list of Frequently Asked Questions about GNU gettext, written for people who use it to translate
+the messages of their programs, and for the maintainers of packages that use it to do so.</p>
+<h3>General</h3>
+<p>Where is the mailing list? The bug-gettext list is archived on the web, and you may occasionally also see
+bug-gnu-gettext, which is an alias of bug-gettext. Questions and bug reports are welcome there.</p>
+<p>Where is the newest gettext source? The newest gettext release is available on ftp.gnu.org and its mirrors,
+and prereleases are announced on the autotools-announce mailing list for those who want to test them.</p>
+<p>If you want to live on the bleeding edge, you can also use the development sources, but note that building
+from there requires a number of prerequisite tools that a release tarball does not need.</p>
+<h3>Problems building GNU gettext</h3>
+<h4><a name="building_install"></a>&ldquo;make install&rdquo; fails</h4>
+&ldquo;<span style="font-family: monospace;">make install DESTDIR=<span
+ style="font-style: italic;">/some/tempdir</span></span>&rdquo; can fail with
+an error message relating to <span style="font-family: monospace;">libgettextlib</span>
+or <span style="font-family: monospace;">libgettextsrc</span>, or can
+silently fail to install <span style="font-family: monospace;">libgettextsrc</span>.<br>
+<h4>On Solaris, I get a build error</h4>
+libtool doesn't support linking C++ libraries with some versions of GCC. As a workaround, you can configure
+gettext with the option <span style="font-family: monospace;">--disable-libasprintf</span>.<br>
+<blockquote>If you have a backup copy of your database file, recover the information
+  from your backup.
+  <p>If you do not have a backup, recovery is very difficult.</p></blockquote>
+<h4>How do I make use of gettext in my package?</h4>
+It's not as difficult as it sounds. Here's the recipe for C or C++ based packages.<br>
+<ul>
+  <li>Add an invocation of <span style="font-family: monospace;">AM_GNU_GETTEXT([external])</span>
+to the package's <span style="font-family: monospace;">configure.{ac,in}</span> file.</li>
+  <li>In the source file defining the main() function of the program, add these lines to the header<br>
+    <div style="margin-left: 40px;"><code><span style="font-family: monospace;">#include &lt;locale.h&gt;</span><br>
+    <span style="font-family: monospace;">#include "gettext.h"</span></code><br>
+    </div>
+and these lines near the beginning of the main() function:<br>
+    <div style="margin-left: 40px;"><code><span style="font-family: monospace;">setlocale (LC_ALL, "");</span>
+    </code></div></li>
+</ul>
+</body></html>
+"""
+
+
+def test_text_outside_any_paragraph_is_kept(tmp_path: Path) -> None:
+    # GNU gettext's FAQ puts each answer right after its <h4>, in no <p>: on the whole FAQ (not on this excerpt)
+    # the main-content extractor dropped most of them. Each such run goes in a <p> of its own, where it stood
+    import lxml.html
+
+    from citesum.ingest.formats import _loose_text_in_paragraphs
+
+    page = lxml.html.document_fromstring(_loose_text_in_paragraphs(GETTEXT_FAQ))
+    paragraphs = [" ".join(p.text_content().split()) for p in page.iter("p")]
+    assert ("“make install DESTDIR=/some/tempdir” can fail with an error message relating to libgettextlib or "
+            "libgettextsrc, or can silently fail to install libgettextsrc.") in paragraphs
+    assert "It's not as difficult as it sounds. Here's the recipe for C or C++ based packages." in paragraphs
+    headings = [" ".join(h.text_content().split()) for h in page.iter("h4")]
+    assert headings[0] == "“make install” fails"
+    assert page.xpath("//h4[1]/following-sibling::*[1]")[0].tag == "p"  # the answer stays below its question
+    path = tmp_path / "FAQ.html"
+    path.write_text(GETTEXT_FAQ, encoding="utf-8")
+    text = " ".join(_read(path).text.split())
+    assert ("“make install DESTDIR=/some/tempdir” can fail with an error message relating to libgettextlib or "
+            "libgettextsrc, or can silently fail to install libgettextsrc.") in text
+    assert "you can configure gettext with the option --disable-libasprintf." in text
+    assert "If you have a backup copy of your database file, recover the information from your backup." in text
+    assert "If you do not have a backup, recovery is very difficult." in text
+
+
+def test_loose_text_is_put_in_paragraphs_in_linear_time() -> None:
+    import time
+
+    from citesum.ingest.formats import _loose_text_in_paragraphs
+
+    page = "<html><body>" + "".join(f"loose text number {i} that is long enough to be a paragraph<hr>"
+                                     for i in range(40_000)) + "</body></html>"
+    started = time.perf_counter()
+    assert _loose_text_in_paragraphs(page).count("<p>") == 40_000
+    assert time.perf_counter() - started < 10  # 0.8 s here; a quadratic layout took 12 s
+    assert _loose_text_in_paragraphs("<p>nothing loose</p>") == "<p>nothing loose</p>"
+
+
+def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) -> None:
+    # sudo's TROUBLESHOOTING.md: an underlined title above "####" questions; unattended-upgrades' README.md
+    # opens with a blank line
+    sudo = tmp_path / "TROUBLESHOOTING.md"
+    sudo.write_text("Troubleshooting tips and FAQ for Sudo\n=====================================\n\n#### When I "
+                    "run sudo it says I am not allowed to run a command\n\nYou are not in the sudoers file.\n",
+                    encoding="utf-8")
+    assert _read(sudo).title == "Troubleshooting tips and FAQ for Sudo"
+    readme = tmp_path / "README.md"
+    readme.write_text("\nUnattended upgrades\n===================\n\nThis script upgrades packages.\n",
+                      encoding="utf-8")
+    assert _read(readme).title == "Unattended upgrades"
+    plain = tmp_path / "notes.md"
+    plain.write_text("Just a line of notes, no heading at all.\n", encoding="utf-8")
+    assert _read(plain).title == "notes"

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import lzma
+import itertools
 import re
 import sys
 import zipfile
@@ -303,19 +304,130 @@ def _main_content(html: str) -> str:
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
     try:
         # favor_recall: on the Python documentation pages it kept more of the content at the same precision
-        return trafilatura.extract(html, include_tables=True, include_comments=False, favor_recall=True,
-                                   prune_xpath=_NOT_MAIN_CONTENT) or ""
+        return trafilatura.extract(_loose_text_in_paragraphs(html), include_tables=True, include_comments=False,
+                                   favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
         return ""
+
+
+#: elements that start a block of their own: text between them, outside any of them, is a paragraph of its own
+_BLOCKS = frozenset({"address", "article", "aside", "blockquote", "center", "dd", "details", "dir", "div", "dl",
+                     "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+                     "header", "hr", "li", "main", "menu", "nav", "noscript", "ol", "p", "pre", "script", "section",
+                     "style", "table", "ul"})
+#: where a page may hold text outside any paragraph
+_LOOSE_TEXT_HOLDERS = ("body", "div", "blockquote", "section", "article", "main", "center")
+#: the shortest loose text made a paragraph (shorter runs are labels, separators and the like)
+_LOOSE_TEXT_CHARACTERS = 40
+
+
+def _loose_text_in_paragraphs(html: str) -> str:
+    """The page with each run of text that stands outside any paragraph (directly under <body> or a <div>,
+    between headings, lists and tables, with its links and <br>s) put in a <p> of its own. trafilatura keeps
+    the text of paragraphs and drops such runs: GNU gettext's FAQ, written with an answer right after each
+    <h4>, lost most of its answers, and zlib's usage example and gnuplot's pages their first paragraphs. The
+    page as it was when nothing is loose (or it cannot be parsed)."""
+    import lxml.html
+
+    try:
+        root = lxml.html.document_fromstring(html)
+    except Exception:  # lxml raises many kinds of errors on odd pages
+        return html
+    changed = False
+    for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
+        changed |= _wrap_loose_runs(holder)
+    return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+def _wrap_loose_runs(holder: Any) -> bool:
+    """Put each long enough run of ``holder``'s content outside its block children (its own text, a block
+    child's tail, the inline children up to the next block child) in a new <p> where it stood, its line breaks
+    made spaces as a browser shows them. The children are laid out again in one pass. Whether any was."""
+    import lxml.html
+
+    children = list(holder)
+    laid_out: list[Any] = []
+    paragraph = None  # the <p> that the inline children met go into, while a long enough run lasts
+    wrapped: list[Any] = []  # the new <p>s
+
+    def opened(text: str | None, start: int) -> Any:
+        """A new <p> for a run that starts with ``text`` and the inline children from ``children[start]`` up to
+        the next block, when the run is long enough; else None."""
+        following = (children[number] for number in range(start, len(children)))
+        inline = list(itertools.takewhile(lambda node: not _is_block(node), following))
+        words = " ".join(((text or "") + "".join(n.text_content() + (n.tail or "") for n in inline)).split())
+        if len(words) < _LOOSE_TEXT_CHARACTERS:
+            return None
+        new = lxml.html.Element("p")
+        new.text = re.sub(r"\s+", " ", text) if text else text
+        laid_out.append(new)
+        wrapped.append(new)
+        return new
+
+    if holder.text and holder.text.strip():
+        paragraph = opened(holder.text, 0)
+        if paragraph is not None:
+            holder.text = None
+    for number, child in enumerate(children):
+        if _is_block(child):
+            laid_out.append(child)
+            paragraph = None
+            if child.tail and child.tail.strip():
+                paragraph = opened(child.tail, number + 1)
+                if paragraph is not None:
+                    child.tail = None
+        elif paragraph is None and (number == 0 or _is_block(children[number - 1])):  # a run starts here
+            paragraph = opened(None, number)
+            if paragraph is None:
+                laid_out.append(child)
+            else:
+                paragraph.append(child)
+        elif paragraph is None:
+            laid_out.append(child)
+        else:
+            paragraph.append(child)
+    if not wrapped:
+        return False
+    for node in wrapped:
+        for inner in node.iter():
+            if inner.tag != "pre" and inner is not node:
+                inner.text = re.sub(r"\s+", " ", inner.text) if inner.text else inner.text
+                inner.tail = re.sub(r"\s+", " ", inner.tail) if inner.tail else inner.tail
+    holder[:] = laid_out
+    return True
+
+
+def _is_block(node: Any) -> bool:
+    """Whether ``node`` starts a block of its own (a comment or processing instruction counts as one: no text)."""
+    return not isinstance(node.tag, str) or node.tag.lower() in _BLOCKS
+
+
+#: a Markdown heading: "# Title" (its level in the #s), or a line underlined with = (level 1) or - (level 2)
+_MARKDOWN_TITLE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$|"
+                             r"^([^\n#>|-].*?)[ \t]*\n(={3,}|-{3,})[ \t]*$", re.MULTILINE)
+
+
+def markdown_title(source: str) -> str:
+    """The title of a Markdown text: its first heading of the highest level it uses ("Troubleshooting tips and
+    FAQ for Sudo" underlined with =, above "#### Why does sudo ...?"), in either syntax; "" without one."""
+    headings = []
+    for found in _MARKDOWN_TITLE.finditer(source[:50_000]):
+        if found.group(1):
+            headings.append((len(found.group(1)), found.group(2)))
+        else:
+            headings.append((1 if found.group(4)[0] == "=" else 2, found.group(3)))
+    if not headings:
+        return ""
+    top = min(level for level, _ in headings)
+    return " ".join(next(text for level, text in headings if level == top).split())
 
 
 def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     import markdown
 
     source = decode_text(data)
-    heading = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", source, flags=re.MULTILINE)
     _, text = html_to_text(markdown.markdown(source, extensions=["tables"]))
-    return [_document(doc_id, heading.group(1) if heading else _stem(path), _require_text(text), path, "md")], []
+    return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
 
 
 def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
