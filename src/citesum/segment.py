@@ -208,7 +208,8 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     fenced = False
     for number, (start, end) in enumerate(lines):
         line = text[start:end]
-        if not fenced and _UNDERLINE.match(line) and number and kinds[-1] in ("prose", "heading"):
+        if (not fenced and _UNDERLINE.match(line) and number and kinds[-1] in ("prose", "heading")
+                and _underlines(line, text[slice(*lines[number - 1])])):
             # the line above is a heading, underlined; "~~~~" under a title is no code fence (Valgrind's FAQ)
             kinds[-1] = "heading"
             kinds.append("underline")
@@ -276,15 +277,23 @@ def _titles_above_prose(text: str, lines: list[tuple[int, int]], kinds: list[_Li
         number = block_end + 1
 
 
+def _underlines(line: str, above: str) -> bool:
+    """Whether ``line`` (a run of one mark) underlines ``above``: "=" or "-" always do; a run of "~", which also
+    opens a fenced code block ("run this:" above "~~~"), only when it is about as long as the line above."""
+    stripped = line.strip()
+    return not stripped.startswith("~") or len(stripped) >= 0.8 * len(above.strip())
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
 def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> None:
-    """Mark as code the lines indented deeper than a line of prose ending with a colon, right below it: what a
-    manual shows ("Memory leak messages look like this:" above a log, an HTML ``<pre>`` that keeps its
-    indentation), read as prose, would run a log's last line into the next sentence. The lines of a paragraph
-    indented as a whole (the curl FAQ's) are indented as deep as its colon's line, and stay prose."""
+    """Mark as code the lines indented deeper than a line of prose ending with a colon, right below it, when
+    none of them ends a sentence: what a manual shows ("Memory leak messages look like this:" above a log, an
+    HTML ``<pre>`` that keeps its indentation), read as prose, would run a log's last line into the next
+    sentence. A quotation indented below its colon ("As the manual puts it:") ends its sentences and stays
+    prose, and so do the lines of a paragraph indented as a whole (the curl FAQ's), as deep as its colon's."""
     number = 0
     while number + 1 < len(lines):
         line = text[slice(*lines[number])]
@@ -294,8 +303,10 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
             while (last + 1 < len(lines) and kinds[last + 1] in ("prose", "table", "code")
                    and _indent(text[slice(*lines[last + 1])]) > depth):
                 last += 1
-            for inside in range(number + 1, last + 1):
-                kinds[inside] = "code"
+            listing = range(number + 1, last + 1)
+            if not any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip()) for inside in listing):
+                for inside in listing:
+                    kinds[inside] = "code"
             number = last
         number += 1
 
@@ -385,7 +396,9 @@ def _contents_entries(text: str, units: list[Segment]) -> list[Segment]:
         last = number
         while last + 1 < len(units) and dots[last + 1]:
             last += 1
-        if last - number + 1 >= _LEADER_DOTS:
+        following = text[units[last + 1].start:units[last + 1].end] if last + 1 < len(units) else ""
+        # a leader leads to a page number ("... . . . 82 How can I ..."): an ellipsis ". . . ." leads to words
+        if last - number + 1 >= _LEADER_DOTS and following[:1].isdigit():
             kinds[number:last + 1] = ["boilerplate"] * (last - number + 1)
             if number and kinds[number - 1] in STATABLE:
                 kinds[number - 1] = "heading"

@@ -553,10 +553,29 @@ def test_a_hard_wrapped_faq_entry_heads_its_answer() -> None:
     assert "It costs some speed." in {" ".join(s.split()) for s in stated}
 
 
-def test_a_plural_after_a_word_naming_its_kind_asks_for_several_things() -> None:
-    for broad in ("Which pip commands let me inspect, list and clean out pip's cache?",
-                  "Which environment variables change how fontconfig behaves?", "What APIs does libjpeg-turbo offer?"):
-        assert question_form(broad) == "broad", broad
-    for specific in ("What license is attrs released under?", "What does this option do?",
-                     "What version does dpkg need?"):
+def test_a_verb_ending_in_s_is_no_plural() -> None:
+    # "Which file contains ...?" asks for one file: a word after "which" followed by a verb ending in s
+    for specific in ("Which file contains the settings?", "Which package provides libfoo?",
+                     "What flag enables verbose output?", "What license is attrs released under?"):
         assert question_form(specific) == "specific", specific
+    assert question_form("Which features is libffi missing?") == "broad"
+
+def test_steps_question_indexes_and_different_facts_are_left_as_they_are() -> None:
+    from citesum.summarize.extractive import _statable_sentences, answer_scores
+    from citesum.index.lexical import tokenize
+
+    steps = ("1. I installed nginx from the package.\n\n2. I edited the config file.\n\n3. I reloaded nginx with "
+             "systemctl.\n\nThen it served the page.\n\n3.1. I/O scheduling is done by the kernel's block layer.\n\n"
+             "More text.\n")
+    [block] = _context(steps).blocks
+    stated = [sentence for sentence, _ in _statable_sentences(block, 3)]
+    assert "I reloaded nginx with systemctl." in stated  # a list's step, not an FAQ's entry
+    assert "3.1. I/O scheduling is done by the kernel's block layer." in stated  # "I/O" is not the asker
+    index = "How do I install it?\nHow do I remove it?\nHow do I install it?\nRun the installer from the menu.\n"
+    [block] = _context(index).blocks
+    assert dict(_statable_sentences(block, 3))["Run the installer from the menu."] == "D1\nHow do I install it?\n"
+    # a question about something else keeps all its words, capped or not
+    terms = _terms({"point": 5})
+    question = "What is the boiling point of mercury at sea level in kelvin and celsius degrees?"
+    sentence = frozenset(tokenize(["The point is moot."])[0])
+    assert answer_scores(question, [sentence], terms, 1.0, 7)[0] == answer_scores(question, [sentence], terms, 1.0)[0]

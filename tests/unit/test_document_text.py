@@ -285,3 +285,15 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
     plain = tmp_path / "notes.md"
     plain.write_text("Just a line of notes, no heading at all.\n", encoding="utf-8")
     assert _read(plain).title == "notes"
+
+
+def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written(tmp_path: Path) -> None:
+    from citesum.ingest.formats import _loose_text_in_paragraphs, markdown_title
+
+    assert markdown_title("---\ntitle: My page\nlayout: post\n---\n\n## Install\n") == "My page"
+    assert markdown_title("---\nlayout: post\n---\n\n## Install\n") == "Install"
+    assert markdown_title("```\nfoo\n===\n```\n\n## Real title\n") == "Real title"
+    # an old page's <font> around its whole body holds blocks: it is no run of loose text
+    page = ("<html><body><font face=Arial><h1>Tool manual</h1><p>First paragraph of the manual is here.</p>"
+            "<pre><code>a\nb</code></pre><p>Second paragraph, which is long enough.</p></font></body></html>")
+    assert _loose_text_in_paragraphs(page) == page

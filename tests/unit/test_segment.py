@@ -223,3 +223,12 @@ def test_an_indented_listing_after_a_colon_is_code() -> None:
     assert units[1][0] == "code"
     assert ("sentence", "The stack trace tells you where the leaked memory was allocated.") in units
     assert ("sentence", "A paragraph indented as a whole says this: it goes on at the same depth.") in units
+
+
+def test_fences_ellipses_and_quotations_keep_their_kinds() -> None:
+    # a short "~~~" below a line opens a code block; an ellipsis of four dots leads to words, not a page number;
+    # an indented quotation below its colon ends its sentences and stays prose
+    assert ("code", "~~~ pip install foo ~~~") in _units("run this:\n~~~\npip install foo\n~~~\nThen it works.")
+    assert ("sentence", "He said the law was clear.") in _units("He said the law was clear. . . . The judge agreed.")
+    quoted = _units("As the manual puts it:\n    The file is opened read-only. Writes to it fail with EBADF.\n")
+    assert ("sentence", "Writes to it fail with EBADF.") in quoted

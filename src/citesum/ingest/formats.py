@@ -388,34 +388,56 @@ def _wrap_loose_runs(holder: Any) -> bool:
             paragraph.append(child)
     if not wrapped:
         return False
-    for node in wrapped:
-        for inner in node.iter():
-            if inner.tag != "pre" and inner is not node:
-                inner.text = re.sub(r"\s+", " ", inner.text) if inner.text else inner.text
+    for node in wrapped:  # (a run holds no block, so no <pre>; a <textarea> keeps its lines)
+        for inner in node.iterdescendants():
+            if not any(isinstance(up.tag, str) and up.tag.lower() == "textarea" for up in inner.iterancestors()):
+                if inner.tag != "textarea":
+                    inner.text = re.sub(r"\s+", " ", inner.text) if inner.text else inner.text
                 inner.tail = re.sub(r"\s+", " ", inner.tail) if inner.tail else inner.tail
     holder[:] = laid_out
     return True
 
 
 def _is_block(node: Any) -> bool:
-    """Whether ``node`` starts a block of its own (a comment or processing instruction counts as one: no text)."""
-    return not isinstance(node.tag, str) or node.tag.lower() in _BLOCKS
-
-
-#: a Markdown heading: "# Title" (its level in the #s), or a line underlined with = (level 1) or - (level 2)
-_MARKDOWN_TITLE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$|"
-                             r"^([^\n#>|-].*?)[ \t]*\n(={3,}|-{3,})[ \t]*$", re.MULTILINE)
+    """Whether ``node`` starts a block of its own: a block element, an inline one that holds blocks (an old
+    page's <font> around its whole body), or a comment or processing instruction (no text)."""
+    if not isinstance(node.tag, str) or node.tag.lower() in _BLOCKS:
+        return True
+    return any(isinstance(inner.tag, str) and inner.tag.lower() in _BLOCKS for inner in node.iterdescendants())
 
 
 def markdown_title(source: str) -> str:
     """The title of a Markdown text: its first heading of the highest level it uses ("Troubleshooting tips and
-    FAQ for Sudo" underlined with =, above "#### Why does sudo ...?"), in either syntax; "" without one."""
-    headings = []
-    for found in _MARKDOWN_TITLE.finditer(source[:50_000]):
-        if found.group(1):
-            headings.append((len(found.group(1)), found.group(2)))
-        else:
-            headings.append((1 if found.group(4)[0] == "=" else 2, found.group(3)))
+    FAQ for Sudo" underlined with =, above "#### Why does sudo ...?"), in either syntax, or its front matter's
+    ``title:``; "" without one. Fenced code and the front matter are no headings. Read line by line, in linear
+    time on any line."""
+    lines = source[:50_000].splitlines()
+    if lines and lines[0].strip() in ("---", "+++"):  # front matter: "title: ..." in it names the page
+        closing = next((n for n in range(1, len(lines)) if lines[n].strip() == lines[0].strip()), None)
+        if closing is not None:
+            for line in lines[1:closing]:
+                key, _, value = line.partition(":" if lines[0].strip() == "---" else "=")
+                if key.strip().lower() == "title" and value.strip().strip("\"'"):
+                    return " ".join(value.strip().strip("\"'").split())
+            lines = lines[closing + 1:]
+    headings: list[tuple[int, str]] = []
+    fenced = False
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not stripped:
+            continue
+        if stripped.startswith("#"):
+            marks = len(stripped) - len(stripped.lstrip("#"))
+            text = stripped[marks:].rstrip(" \t#").strip()
+            if 1 <= marks <= 6 and stripped[marks:marks + 1] in (" ", "\t") and text:
+                headings.append((marks, text))
+            continue
+        following = lines[number + 1].strip() if number + 1 < len(lines) else ""
+        if len(following) >= 3 and set(following) in ({"="}, {"-"}) and not stripped.startswith((">", "|", "-")):
+            headings.append((1 if following[0] == "=" else 2, stripped))
     if not headings:
         return ""
     top = min(level for level, _ in headings)

@@ -294,16 +294,19 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         heading = previous = premise = ""
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
+        lines_seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
-                # an FAQ's question (with its premise) heads its answer as a heading heads its section
-                heading = " ".join(part for part in (heading if asked else "", premise, sentence) if part)
+                # an FAQ's question (with its premise) heads its answer as a heading heads its section; a second
+                # question on its line goes with it, one on a line of its own starts another
+                same_line = asked and "\n" not in text[units[number - 1].end:unit.start]
+                heading = " ".join(part for part in (heading if same_line else "", premise, sentence) if part)
                 previous = premise = ""
                 asked = unit.kind != "heading"
                 continue
             asked = False
-            if unit.kind in STATABLE and _premise_of_next(text, units, number):
+            if unit.kind in STATABLE and _premise_of_next(text, units, number, lines_seen):
                 premise = f"{premise} {sentence}".strip()
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
@@ -319,13 +322,16 @@ def _asks(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_FAQ_QUESTION.match(sentence))
 
 
-def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
+def _premise_of_next(text: str, units: list[Segment], number: int,
+                     seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] | None = None) -> bool:
     """Whether ``units[number]`` is a statement on a line, or in a hard-wrapped paragraph, that an FAQ's number
     opens and questions end, with at most three statements before them ("(12) I deleted a lot of data but the
     database file did not get any smaller. Is this a bug?", "4.6. When I paste text, each line gets indented
     further. Why? And how can I stop this?"): the questions' premise. A numbered paragraph of the asker's
-    statements alone, standing above its answer, is one too ("4.1. My program uses the C++ STL and string
-    classes. Valgrind reports 'still reachable' memory leaks ... but there should be none.")."""
+    statements alone, standing above its unnumbered answer, is one too ("4.1. My program uses the C++ STL and
+    string classes. Valgrind reports 'still reachable' memory leaks ... but there should be none."). ``seen``
+    keeps what each line and paragraph holds, for the next units of the same text."""
+    seen = {} if seen is None else seen
     unit = units[number]
     line_start = text.rfind("\n", 0, unit.start) + 1
     line_end = text.find("\n", unit.end)
@@ -334,24 +340,52 @@ def _premise_of_next(text: str, units: list[Segment], number: int) -> bool:
     if paragraph_end >= 0:  # a paragraph with a blank line after it: its answer follows
         bounds.append((paragraph_start + 2 if paragraph_start >= 0 else 0, paragraph_end))
     for start, end in bounds:
-        line = [u for u in units if u.start >= start and u.end <= end]
-        numbered = _FAQ_NUMBER.match(text, start, end)  # before the first unit ("(12)" marks an item) or in it
-        if (not line or numbered is None or numbered.end() < line[0].start or text[line[-1].end:end].strip()
+        if (start, end) not in seen:
+            first = _first_unit(units, start)
+            last = first
+            while last < len(units) and units[last].end <= end:
+                last += 1
+            asking = [_asks(text[u.start:u.end]) for u in units[first:last]]
+            numbered = _FAQ_NUMBER.match(text, start, end)  # before the first unit ("(12)" marks an item) or in it
+            seen[(start, end)] = (first, last, asking, None if numbered is None else numbered.end())
+        first, last, asking, number_end = seen[(start, end)]
+        line = units[first:last]
+        if (not line or number_end is None or number_end < line[0].start or text[line[-1].end:end].strip()
                 or not all(u.kind in STATABLE for u in line)):
             continue
-        asking = [_asks(text[u.start:u.end]) for u in line]
         statements = asking.index(True) if True in asking else len(line)
-        if not (1 <= statements <= _PREMISE_LINE_UNITS and unit in line[:statements] and all(asking[statements:])):
+        if not (1 <= statements <= _PREMISE_LINE_UNITS and first <= number < first + statements
+                and all(asking[statements:])):
             continue
-        if statements < len(line) or (end == paragraph_end and _ASKER.match(text, numbered.end())):
+        if statements < len(line):
+            return True
+        # the asker's case alone: an entry numbered as an FAQ's are ("4.1.", "(12)", "Q3:"; "3." numbers a
+        # step), whose answer follows unnumbered
+        answer = _FAQ_NUMBER.match(text, end + 2) if end == paragraph_end else None
+        if (end == paragraph_end and _ASKER.match(text, number_end)
+                and _ENTRY_NUMBER.match(text, start, number_end) and (answer is None or not answer.group().strip())):
             return True
     return False
 
 
+def _first_unit(units: list[Segment], start: int) -> int:
+    """The index of the first of ``units`` (in order) that starts at or after ``start``."""
+    low, high = 0, len(units)
+    while low < high:
+        middle = (low + high) // 2
+        if units[middle].start < start:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+#: how an FAQ numbers an entry, unlike a list's steps: "4.1.", "(12)", "Q3:"
+_ENTRY_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})+[.)]?|Q\d{0,3}[:.])")
 #: the most statements a line's questions take as their premise
 _PREMISE_LINE_UNITS = 3
 #: the asker speaking of their own case, as an FAQ's entry opens ("My program uses ...", "I get an error ...")
-_ASKER = re.compile(r"(?:my|i|when i|if i|i'm|i've)\b", re.IGNORECASE)
+_ASKER = re.compile(r"(?:my|i|when i|if i|i'm|i've)(?![\w/.'’-])", re.IGNORECASE)
 #: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
 #: has no such number, and keeps its statements
 _FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[:.])\s*")
@@ -365,11 +399,9 @@ _BROAD_OPENING = re.compile(
     r"what (?:does|do|did) .{1,80} (?:say|report|write|tell)\b)|\bwhat (?:are|were)\b", re.IGNORECASE)
 _BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported)\W*$",
                            re.IGNORECASE)
-#: "Which features ...", "Which pip commands ...", "What environment variables ...": a plural noun right after
-#: "what" or "which", or after one word naming its kind (a word more, tried on the real-document splits, took
-#: "What does the ..." questions for lists)
-_WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(?:[\w+.-]+\s+)??(\w+s)\b",
-                        re.IGNORECASE)
+#: "Which features ...": a plural noun right after "what" or "which" (one word before it, as in "Which pip
+#: commands ...", took "Which file contains ...?" for a list: a verb ends in s too)
+_WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(\w+s)\b", re.IGNORECASE)
 _SPECIFIC_OPENING = re.compile(
     r"^\W*(?:(?:in|on|at|for|with|by|from|to|under) (?:what|which)|is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
     r"whose|which|why|how|what)\b", re.IGNORECASE)
@@ -513,10 +545,12 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     present = [weight for weight in idf.values() if weight > 0]
     # a word or two of several missing is likely a paraphrase ("water supply" where the documents say "water
     # mains", "fall" where they say "fell"); most of the question's words missing, a question about something else
-    if absent_weight and present and 2 * (len(idf) - len(present)) > len(idf):
+    about_else = bool(absent_weight and present and 2 * (len(idf) - len(present)) > len(idf))
+    if about_else:
         typical = absent_weight * sum(present) / len(present)
         idf = {word: weight if held[word] else typical for word, weight in idf.items()}
-    if most_words is not None and len(keywords) > most_words:
+    # (a question about something else keeps all its words: its missing ones must count against every sentence)
+    if most_words is not None and len(keywords) > most_words and not about_else:
         enough = sum(sorted(idf.values(), reverse=True)[:most_words])
         if enough > 0:
             return np.minimum(1.0, np.array([sum(idf[k] for k in keywords & tokens) for tokens in token_sets]) / enough)
@@ -844,7 +878,7 @@ class ExtractiveSummarizer:
         by_number = {s.number: s.document_id for s in sentences}
         bullets: list[Bullet] = []
         too_long: list[int] = []
-        stated: set[frozenset[str]] = set()  # the analysed words of each bullet's sentence
+        stated: set[tuple[str, ...]] = set()  # the words of each bullet's sentence, as written, in order
         words = 0
         for group in sorted(relevant, key=lambda g: weights[id(g)], reverse=True):
             quotable = [i for i in group.members if len(sentences[i].text.split()) <= self.options.max_bullet_words]
@@ -860,12 +894,14 @@ class ExtractiveSummarizer:
             text = quote_sentence(sentences[representative].text)
             if sentences[representative].speaker:  # a transcript: say who said it
                 text = f"{sentences[representative].speaker.capitalize()}: {text}"
-            if sentences[representative].terms in stated:
+            words_as_written = tuple(sorted(re.findall(r"\w+", text.lower())))
+            if words_as_written in stated:
                 # a manual repeats a sentence in each of its sections ("All module types (account, auth, ...) are
                 # provided."): one document's two sentences are never grouped, as they are most often two
-                # neighbouring facts, but the same words in another order are one fact
+                # neighbouring facts, but the same words in another order are one fact ("not", a number or an
+                # option's letter makes another)
                 continue
-            stated.add(sentences[representative].terms)
+            stated.add(words_as_written)
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
                 too_long.append(len(text.split()))
                 continue
