@@ -579,3 +579,19 @@ def test_steps_question_indexes_and_different_facts_are_left_as_they_are() -> No
     question = "What is the boiling point of mercury at sea level in kelvin and celsius degrees?"
     sentence = frozenset(tokenize(["The point is moot."])[0])
     assert answer_scores(question, [sentence], terms, 1.0, 7)[0] == answer_scores(question, [sentence], terms, 1.0)[0]
+
+
+def test_an_faq_entry_ending_a_passage_heads_the_answer_the_next_one_opens_with() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    # the chunker cut Valgrind's FAQ after the entry, before its answer
+    first = ("4.1. My program uses the C++ STL and string classes. Valgrind reports\n'still reachable' memory "
+             "leaks involving these classes at the exit of\nthe program, but there should be none.")
+    second = "First of all: relax, it's probably not a bug, but a feature. Many\nimplementations pool memory."
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 30), Passage("d1::1", "d1", 1, len(first) + 2,
+                                                                             len(first) + 2 + len(second), second, 15))
+    text = f"{first}\n{second}"
+    block = ContextBlock(1, "d1", "Valgrind FAQ", text, 45, passages, 1.0)
+    stated = dict(_statable_sentences(block, 3))
+    assert not any(sentence.startswith(("4.1.", "Valgrind reports")) for sentence in stated), list(stated)
+    assert "STL and string classes" in stated["First of all: relax, it's probably not a bug, but a feature."]

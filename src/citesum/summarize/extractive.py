@@ -290,8 +290,16 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     whole units of its document, and joining them would run a heading at one's end into the next one's first
     sentence."""
     passages = [p.text for p in block.passages]
-    for text in passages if passages and "\n".join(passages) == block.text else [block.text]:
-        heading = previous = premise = ""
+    texts = passages if passages and "\n".join(passages) == block.text else [block.text]
+    pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
+    for text, following in zip(texts, [*texts[1:], ""]):
+        # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
+        # of one passage has its answer at the start of the next
+        if following and not text.endswith("\n"):
+            text_ahead = f"{text}\n\n{following[:_ANSWER_LOOKED_AT]}"
+        else:
+            text_ahead = text
+        heading, previous, premise, pending = "", "", pending, ""
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
         lines_seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
@@ -306,7 +314,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 asked = unit.kind != "heading"
                 continue
             asked = False
-            if unit.kind in STATABLE and _premise_of_next(text, units, number, lines_seen):
+            if unit.kind in STATABLE and _premise_of_next(text_ahead, units, number, lines_seen):
                 premise = f"{premise} {sentence}".strip()
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
@@ -316,6 +324,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
             previous = sentence if unit.kind in STATABLE else ""
             if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
                 yield sentence, f"{block.title}\n{heading}\n{referent}"
+        pending = premise
 
 
 def _asks(sentence: str) -> bool:
@@ -380,6 +389,8 @@ def _first_unit(units: list[Segment], start: int) -> int:
     return low
 
 
+#: the characters of the next passage looked at for the answer to an FAQ's entry that ends a passage
+_ANSWER_LOOKED_AT = 200
 #: how an FAQ numbers an entry, unlike a list's steps: "4.1.", "(12)", "Q3:"
 _ENTRY_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})+[.)]?|Q\d{0,3}[:.])")
 #: the most statements a line's questions take as their premise
