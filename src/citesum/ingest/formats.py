@@ -9,8 +9,8 @@ import csv
 import hashlib
 import io
 import json
-import lzma
 import itertools
+import lzma
 import re
 import sys
 import zipfile
@@ -346,6 +346,7 @@ def _wrap_loose_runs(holder: Any) -> bool:
     import lxml.html
 
     children = list(holder)
+    blocks = [_is_block(child) for child in children]  # each child looked at once
     laid_out: list[Any] = []
     paragraph = None  # the <p> that the inline children met go into, while a long enough run lasts
     wrapped: list[Any] = []  # the new <p>s
@@ -353,8 +354,8 @@ def _wrap_loose_runs(holder: Any) -> bool:
     def opened(text: str | None, start: int) -> Any:
         """A new <p> for a run that starts with ``text`` and the inline children from ``children[start]`` up to
         the next block, when the run is long enough; else None."""
-        following = (children[number] for number in range(start, len(children)))
-        inline = list(itertools.takewhile(lambda node: not _is_block(node), following))
+        inline_numbers = itertools.takewhile(lambda number: not blocks[number], range(start, len(children)))
+        inline = [children[number] for number in inline_numbers]
         words = " ".join(((text or "") + "".join(n.text_content() + (n.tail or "") for n in inline)).split())
         if len(words) < _LOOSE_TEXT_CHARACTERS:
             return None
@@ -369,14 +370,14 @@ def _wrap_loose_runs(holder: Any) -> bool:
         if paragraph is not None:
             holder.text = None
     for number, child in enumerate(children):
-        if _is_block(child):
+        if blocks[number]:
             laid_out.append(child)
             paragraph = None
             if child.tail and child.tail.strip():
                 paragraph = opened(child.tail, number + 1)
                 if paragraph is not None:
                     child.tail = None
-        elif paragraph is None and (number == 0 or _is_block(children[number - 1])):  # a run starts here
+        elif paragraph is None and (number == 0 or blocks[number - 1]):  # a run starts here
             paragraph = opened(None, number)
             if paragraph is None:
                 laid_out.append(child)

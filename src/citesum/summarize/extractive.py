@@ -34,6 +34,7 @@ No LLM and no network: it runs on the packaged embedder and is what ``citesum su
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import re
@@ -350,7 +351,7 @@ def _premise_of_next(text: str, units: list[Segment], number: int,
         bounds.append((paragraph_start + 2 if paragraph_start >= 0 else 0, paragraph_end))
     for start, end in bounds:
         if (start, end) not in seen:
-            first = _first_unit(units, start)
+            first = bisect.bisect_left(units, start, key=lambda u: u.start)
             last = first
             while last < len(units) and units[last].end <= end:
                 last += 1
@@ -375,18 +376,6 @@ def _premise_of_next(text: str, units: list[Segment], number: int,
                 and _ENTRY_NUMBER.match(text, start, number_end) and (answer is None or not answer.group().strip())):
             return True
     return False
-
-
-def _first_unit(units: list[Segment], start: int) -> int:
-    """The index of the first of ``units`` (in order) that starts at or after ``start``."""
-    low, high = 0, len(units)
-    while low < high:
-        middle = (low + high) // 2
-        if units[middle].start < start:
-            low = middle + 1
-        else:
-            high = middle
-    return low
 
 
 #: the characters of the next passage looked at for the answer to an FAQ's entry that ends a passage
