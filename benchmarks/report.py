@@ -97,14 +97,16 @@ def realdocs_round() -> str:
     """This round of answer rules on each split: the code it started from, and after."""
     after, start = _load("realdocs"), _load("realdocs_round_start")
     keys = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
-    rows = [[role, *[f"{_cell(start['splits'][split]['metrics']['all'].get(key), unit)} → "
-                     f"**{_cell(after['splits'][split]['metrics']['all'].get(key), unit)}**" for key, _, unit in keys]]
-            for split, role in _REALDOCS_SPLITS]
+
+    def row(role: str, split: str, now: dict[str, Any]) -> list[str]:
+        was = start["splits"][split]["metrics"]["all"]
+        return [role, *[f"{_cell(was.get(key), unit)} → **{_cell(now['metrics']['all'].get(key), unit)}**"
+                        for key, _, unit in keys]]
+
+    rows = [row(role, split, after["splits"][split]) for split, role in _REALDOCS_SPLITS]
     for split, role in (("next", "next, its first run (held out from the fourth round's first choices)"),
                         ("sixth", "sixth, its first run (held out from every choice)")):
-        first = _load(f"realdocs_{split}_held_out")["splits"][split]
-        rows.append([role, *[f"{_cell(start['splits'][split]['metrics']['all'].get(key), unit)} → "
-                             f"**{_cell(first['metrics']['all'].get(key), unit)}**" for key, _, unit in keys]])
+        rows.append(row(role, split, _load(f"realdocs_{split}_held_out")["splits"][split]))
     run = dict(start["splits"]["sixth"]["run"])
     run["command"] = re.sub(r" --citesum \S+| --out \S+| --work \S+", "", run["command"])
     return (_table(["split (all questions)", *[label for _, label, _ in keys]], rows) + "\n\n"
