@@ -466,8 +466,9 @@ def main(argv: Sequence[str]) -> None:
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "sixth", "all"], required=True,
-                        help="all: dev and test (holdout, fresh, next and sixth run only when named)")
+    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "all"],
+                        required=True, help="all: dev and test (holdout, fresh, next, sixth and seventh run only when "
+                        "named)")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where the corpus, its cache and the indexes go.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "realdocs.json")
