@@ -122,7 +122,8 @@ def main() -> None:
                 for name in JUDGES}
         if not args.no_minilm:
             lines, cited = run(haystacks[held_out], prepared[held_out], {
-                "specific_share": share, "max_citations": MAX_CITATIONS[0], "relevance_embedder": "minilm"})
+                "specific_share": share, "max_citations": MAX_CITATIONS[0], "relevance_embedder": "minilm",
+                "relevance_candidates": None})
             fold["held_out_scores_minilm_relevance"] = {
                 name: scored(judge_summaries([haystacks[held_out]], [lines], judge)[1], cited)
                 for name, judge in judges.items()}

@@ -44,10 +44,11 @@ VARIANTS = [("wordllama", 0.3), ("wordllama", 0.5), ("minilm relevance", 0.3), (
 
 
 def summarizer(variant: str, floor: float, bullets: int | None) -> ExtractiveSummarizer:
-    """The extractive summarizer of one variant (``minilm relevance``: MiniLM scores, wordllama groups)."""
+    """The extractive summarizer of one variant (``minilm relevance``: MiniLM scores every sentence, wordllama
+    groups them)."""
     if variant == "minilm relevance":
         return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, min_relative_relevance=floor,
-                                                      relevance_embedder="minilm"))
+                                                      relevance_embedder="minilm", relevance_candidates=None))
     return ExtractiveSummarizer(ExtractiveOptions(bullets=bullets, min_relative_relevance=floor),
                                 embedder=get_embedder(variant))
 

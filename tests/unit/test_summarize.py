@@ -422,3 +422,55 @@ def test_sentences_can_be_scored_by_another_embedder_than_the_one_that_groups_th
     assert "41 percent" in bullet.text
     with pytest.raises(ConfigError, match="specific_share"):
         ExtractiveOptions(specific_share=0)
+
+
+class _FavouringEmbedder(Embedder):
+    """A contextual embedder stand-in that records what it encodes and puts the sentences holding ``favoured``
+    on the query's direction, every other sentence at a right angle to it."""
+
+    name = "favouring"
+    dim = 2
+
+    def __init__(self, favoured: str) -> None:
+        self.favoured, self.encoded = favoured, []
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.encoded += list(texts)
+        return np.array([[1.0, 0.0] if self.favoured in t else [0.0, 1.0] for t in texts], dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return np.array([1.0, 0.0], dtype=np.float32)
+
+
+def test_a_contextual_embedder_scores_again_only_the_first_candidates_by_the_static_answer_score() -> None:
+    texts = ["The reservoir at Lakemont is leaking water at the north dam, engineers said on Monday.",
+             "Crews will seal the cracked north dam of the Lakemont reservoir with clay to stop the water leaking.",
+             "The Lakemont reservoir supplies water to forty thousand homes in the valley.",
+             "Tram fares in the city rise by ten cents from the first of next month.",
+             "The library on Elm Street opens a new reading room for children in the spring."]
+    query = "How will the city stop the Lakemont reservoir leaking water?"
+    context = _context(texts)
+
+    def scored(options: ExtractiveOptions, favouring: _FavouringEmbedder | None = None) -> list:  # type: ignore[type-arg]
+        engine = ExtractiveSummarizer(options)
+        if favouring is not None:
+            engine._relevance_embedder = favouring  # the packaged contextual models are an extra
+        sentences = engine._sentences(context)
+        engine._score(query, sentences, engine.embedder.encode_documents([s.text for s in sentences]), context.terms)
+        return sentences
+
+    static = scored(ExtractiveOptions())
+    first, second = sorted(range(len(static)), key=lambda i: -static[i].answer)[:2]
+    favouring = _FavouringEmbedder(static[second].text)  # the contextual model prefers the static runner-up
+    rescored = scored(ExtractiveOptions(relevance_embedder="favouring", relevance_candidates=2), favouring)
+    # only the two first candidates are embedded again, and only their scores move
+    assert sorted(favouring.encoded) == sorted([static[first].text, static[second].text])
+    assert all(rescored[i].answer == static[i].answer for i in range(len(static)) if i not in (first, second))
+    # of those two, the one the contextual embedder finds closer to the question now answers best
+    assert rescored[second].answer > rescored[first].answer
+    # without a limit, every sentence is embedded again
+    every = _FavouringEmbedder(static[second].text)
+    scored(ExtractiveOptions(relevance_embedder="favouring", relevance_candidates=None), every)
+    assert len(every.encoded) == len(static)
+    with pytest.raises(ConfigError, match="relevance_candidates"):
+        ExtractiveOptions(relevance_candidates=0)

@@ -42,8 +42,8 @@ from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
               help="At most this many bullets: fewer when fewer facts answer, none when nothing does.")
 @click.option("--words", type=click.IntRange(min=1), default=DEFAULT_WORDS, show_default=True, help="Word limit.")
 @click.option("--relevance-embedder", default=None,
-              help="Extractive: score sentences against the query with this embedder (e.g. minilm, extra minilm; "
-                   "default: wordllama, which also groups them).")
+              help="Extractive: score the first candidate sentences against the query again with this embedder "
+                   "(e.g. minilm, extra minilm; default: wordllama alone, which also groups them).")
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Answer tokens.")

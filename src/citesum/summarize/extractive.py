@@ -130,6 +130,10 @@ class ExtractiveOptions:
     #: "lending" and "transit" about "buses", where wordllama's static word pieces do not; it costs a second
     #: embedding of every sentence
     relevance_embedder: str | None = None
+    #: how many sentences, the first by the answer score its own embedder gives, the ``relevance_embedder``
+    #: scores again (None: every sentence of the context). A contextual embedder costs seconds over a whole
+    #: context on two cores; what it can change is which of the first candidates answers best
+    relevance_candidates: int | None = 40
     #: a sentence's answer score mixes its coverage of the question's words (:func:`answer_scores`, absolute)
     #: with this weight and its relevance (relative to the context, on [0, 1]) with the rest
     coverage_weight: float = 0.5
@@ -178,6 +182,8 @@ class ExtractiveOptions:
             raise ConfigError(f"bullets must be >= 1, got {self.bullets}")
         if self.max_words is not None and self.max_words < 1:
             raise ConfigError(f"max_words must be >= 1, got {self.max_words}")
+        if self.relevance_candidates is not None and self.relevance_candidates < 1:
+            raise ConfigError(f"relevance_candidates must be >= 1, got {self.relevance_candidates}")
         if self.answer_words is not None and self.answer_words < 1:
             raise ConfigError(f"answer_words must be >= 1, got {self.answer_words}")
         if self.max_citations is not None and self.max_citations < 1:
@@ -205,6 +211,7 @@ class _Sentence:
     section: str = ""  # its document's title and the heading above it
     coverage: float = 0.0  # the share of the question's words it holds, its section's counting less
     answer: float = 0.0  # how well it answers: coverage and relevance mixed
+    typed: bool = True  # it holds what the question's wording asks for (a reason, a number), or it asks for none
 
 
 @dataclass
@@ -763,12 +770,9 @@ class ExtractiveSummarizer:
         Meeting's unchanged (``benchmarks/summhay_baselines.py``, ``odsum_rouge.py``). Chosen in-sample: on the
         same haystacks and ODSum dev splits it is then reported on.
         """
-        if self.options.relevance_embedder is not None:
-            vectors = self.relevance_embedder.encode_documents([s.text for s in sentences])
-        cosine = _stretch(vectors @ self.relevance_embedder.encode_query(query))
         keywords = set(tokenize([query])[0])
         token_sets = [frozenset(tokens) for tokens in tokenize([s.text for s in sentences])]
-        overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets))
+        overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets)).tolist()
         absent = self.options.absent_weight
         most = self.options.answer_words
         answers = answer_scores(query, token_sets, terms, absent, most)
@@ -777,21 +781,43 @@ class ExtractiveSummarizer:
         if self.options.section_weight:
             answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most)
                                                                - answers)
-        answers = answers.tolist()
         expected = expected_answer(query)
-        for sentence, similarity, overlap, words, about, answer in zip(
-                sentences, cosine.tolist(), overlaps.tolist(), token_sets, sections, answers):
+        for sentence, words, about, answer in zip(sentences, token_sets, sections, answers.tolist()):
             sentence.terms = words
             sentence.about = about
             sentence.coverage = answer
+            sentence.typed = expected is None or holds_answer(sentence.text, expected)
+        contextual = self.options.relevance_embedder is not None
+        if not contextual or self.options.relevance_candidates is None:
+            first = list(range(len(sentences)))
+            if contextual:
+                vectors = self.relevance_embedder.encode_documents([s.text for s in sentences])
+            similarities = _stretch(vectors @ self.relevance_embedder.encode_query(query)).tolist()
+            self._answer(sentences, first, similarities, overlaps)
+            return
+        # the static embedder ranks every sentence; the contextual one scores the first candidates again, on a
+        # [0, 1] stretch of their own, so it decides which of them answers best
+        similarities = _stretch(vectors @ self.embedder.encode_query(query)).tolist()
+        self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
+        first = sorted(range(len(sentences)), key=lambda i: -sentences[i].answer)[: self.options.relevance_candidates]
+        again = self.relevance_embedder.encode_documents([sentences[i].text for i in first])
+        self._answer(sentences, first, _stretch(again @ self.relevance_embedder.encode_query(query)).tolist(),
+                     [overlaps[i] for i in first])
+
+    def _answer(self, sentences: list[_Sentence], which: list[int], similarities: list[float],
+                overlaps: list[float]) -> None:
+        """The relevance and answer score of the sentences numbered ``which``, from their query cosines
+        (stretched) and keyword shares, given in the same order."""
+        weight = self.options.coverage_weight
+        for i, similarity, overlap in zip(which, similarities, overlaps):
+            sentence = sentences[i]
             relevance = 0.5 * similarity + 0.5 * overlap
             # The block score scales, never adds: a sentence with nothing of the query in it stays irrelevant
             # even in the best document (boilerplate such as "declined to comment").
             prior = 1.0 if sentence.block_prior is None else 0.5 + 0.5 * sentence.block_prior
             sentence.relevance = relevance * prior
-            weight = self.options.coverage_weight
             sentence.answer = weight * sentence.coverage + (1 - weight) * sentence.relevance
-            if expected is not None and not holds_answer(sentence.text, expected):
+            if not sentence.typed:
                 sentence.answer *= self.options.untyped_answer_factor
 
     def _same_fact(self, a: _Sentence, b: _Sentence, similarity: float) -> bool:
