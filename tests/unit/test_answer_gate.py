@@ -595,3 +595,25 @@ def test_an_faq_entry_ending_a_passage_heads_the_answer_the_next_one_opens_with(
     stated = dict(_statable_sentences(block, 3))
     assert not any(sentence.startswith(("4.1.", "Valgrind reports")) for sentence in stated), list(stated)
     assert "STL and string classes" in stated["First of all: relax, it's probably not a bug, but a feature."]
+
+
+def test_an_faq_entry_the_asker_states_with_no_number_heads_its_answer() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    # flex's PDF manual: an FAQ entry written as the asker's statement, run by the PDF onto the answer above it
+    flex_faq = ('Can I include comments in the "rules" section of the file?\n\nYes, just about anywhere you want '
+                "to. See the manual for the specific syntax. I get an error about undefined yywrap().\n\nYou must "
+                "supply a yywrap() function of your own, or link to libfl.a (which provides one), or use %option "
+                "noyywrap in your source to say you don’t want a yywrap() function.\n\n82 My scanner stops after the "
+                "first file.\n\nCall yyrestart() with the next file before you scan it again.\n")
+    [block] = _context(flex_faq).blocks
+    stated = dict(_statable_sentences(block, 3))
+    assert not any("I get an error" in s or "My scanner" in s for s in stated), list(stated)
+    answer = next(s for s in stated if s.startswith("You must supply a yywrap()"))
+    assert "undefined yywrap()" in stated[answer]  # the entry heads its answer
+    assert "stops after the first file" in stated["Call yyrestart() with the next file before you scan it again."]
+    assert "Yes, just about anywhere you want to." in stated
+
+    summary = ExtractiveSummarizer().summarize("Linking my flex scanner fails with an undefined reference to "
+                                               "yywrap; what should I do?", _context(flex_faq))
+    assert [b.text for b in summary.bullets][:1] == [answer]

@@ -322,7 +322,8 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 asked = unit.kind != "heading"
                 continue
             asked = False
-            if unit.kind in STATABLE and _premise_of_next(text_ahead, units, number, lines_seen):
+            if unit.kind in STATABLE and (_premise_of_next(text_ahead, units, number, lines_seen)
+                                          or _asker_speaks(text, unit)):
                 premise = f"{premise} {sentence}".strip()
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
@@ -393,6 +394,23 @@ _ENTRY_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})+[.)]?|Q\d{0,
 _PREMISE_LINE_UNITS = 3
 #: the asker speaking of their own case, as an FAQ's entry opens ("My program uses ...", "I get an error ...")
 _ASKER = re.compile(r"(?:my|i|when i|if i|i'm|i've)(?![\w/.'’-])", re.IGNORECASE)
+#: a sentence in which the asker speaks, after a page number or none: "I get an error about undefined
+#: yywrap().", "82 My program ..."
+_ASKER_OPENS = re.compile(r"\W*(?:\d{1,3}\s+)?(?:I|My|I'm|I've|I’m|I’ve)\s")
+#: a list's step number or marker, alone before a unit on its line
+_STEP_MARK = re.compile(r"[ \t]*(?:\d{1,3}[.)]|[-*•])[ \t]*")
+
+
+def _asker_speaks(text: str, unit: Segment) -> bool:
+    """Whether ``unit`` is a sentence in which the asker tells their case, as an FAQ's entry given no number
+    opens ("I get an error about undefined yywrap()." in flex's manual): it heads the answer that follows and
+    states nothing. A list's step in the first person ("3. I reloaded nginx") is no such entry."""
+    if unit.kind != "sentence" or not _ASKER_OPENS.match(text, unit.start, unit.end):
+        return False
+    line_start = text.rfind("\n", 0, unit.start) + 1
+    return not _STEP_MARK.fullmatch(text, line_start, unit.start)
+
+
 #: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
 #: has no such number, and keeps its statements
 _FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[:.])\s*")
