@@ -617,3 +617,43 @@ def test_an_faq_entry_the_asker_states_with_no_number_heads_its_answer() -> None
     summary = ExtractiveSummarizer().summarize("Linking my flex scanner fails with an undefined reference to "
                                                "yywrap; what should I do?", _context(flex_faq))
     assert [b.text for b in summary.bullets][:1] == [answer]
+
+
+DIFF_MANUAL = ("The --minimal option makes diff try harder. This gives diff further opportunities to find a minimal "
+               "output. Use the --color option to get colored output from diff, where red marks deleted lines.")
+
+
+def _diff_terms() -> TermFrequencies:
+    """diff's manual as a collection of 200 units: "diff" and "output" in most of them, "colored" in three."""
+    from citesum.index.lexical import tokenize
+
+    holding = {word: (1, 150) for word in set(tokenize([DIFF_MANUAL])[0])}
+    holding["color"] = holding["colored"] = (1, 3)
+    return TermFrequencies(3, 200, holding)
+
+
+def test_a_specific_questions_sentence_without_its_rarest_asked_word_counts_less() -> None:
+    from citesum.summarize.extractive import rarest_asked_word
+    from citesum.index.lexical import tokenize
+
+    terms = _diff_terms()
+    [colored] = tokenize(["colored"])[0]
+    assert rarest_asked_word("How do I get colored output from diff?", terms) == colored
+    # the clause that asks, not the premise: "diff" is what this asker's case names, "colored" what they ask
+    assert rarest_asked_word("My terminal shows diff in black and white. How do I get colored output?",
+                             terms) == colored
+    assert rarest_asked_word("How do I get colored output from diff?", None) is None
+    # the sentence that never says "colored" counts less; the one that says it keeps its score
+    engine = ExtractiveSummarizer()
+    context = _context(DIFF_MANUAL, terms=terms)
+    sentences = engine._sentences(context)
+    engine._score(question := "How do I get colored output from diff?", sentences,
+                  engine.embedder.encode_documents([s.text for s in sentences]), terms)
+    before = [s.answer for s in sentences]
+    engine._weigh_specific(question, context, sentences)
+    for sentence, was in zip(sentences, before):
+        held = "colored" in sentence.text
+        assert sentence.answer == pytest.approx(was if held else 0.9 * was), sentence.text
+    assert sum("colored" in s.text for s in sentences) == 1 and len(sentences) == 3
+    with pytest.raises(ConfigError, match="rarest_word_factor"):
+        ExtractiveOptions(rarest_word_factor=1.5)
