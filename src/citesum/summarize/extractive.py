@@ -130,7 +130,7 @@ class ExtractiveOptions:
     #: the embedder that scores sentences against the query; None: the summarizer's own (which also groups the
     #: sentences, with thresholds set for wordllama). A contextual one ("minilm") knows that "credit" is about
     #: "lending" and "transit" about "buses", where wordllama's static word pieces do not; it costs a second
-    #: embedding of every sentence
+    #: embedding of the first candidates (``relevance_candidates``)
     relevance_embedder: str | None = None
     #: how many sentences, the first by the answer score its own embedder gives, the ``relevance_embedder``
     #: scores again (None: every sentence of the context). A contextual embedder costs seconds over a whole
@@ -179,7 +179,7 @@ class ExtractiveOptions:
     #: lost every fact to "city", a word of some titles)
     off_subject_factor: float = 0.5
     #: a specific question's sentence that does not hold, nor its section, the rarest word of the question's
-    #: asking clause that the collection holds (:func:`rarest_asked_word`: "colored" in "How do I get colored
+    #: asking clause in the collection (:func:`rarest_asked_word`: "colored" in "How do I get colored
     #: output from diff?") has its answer score scaled by this: a sentence about diff's output that never says
     #: "colored" does not answer it; 1 turns it off. Chosen on the dev, test, holdout, fresh, next and sixth
     #: splits pooled (``benchmarks/answer_choices.py``), reported on the seventh
