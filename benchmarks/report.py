@@ -72,8 +72,8 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("holdout", "holdout (held out in the second round, tuned on in the third)"),
                     ("fresh", "fresh (held out in the third round, tuned on in the fourth)"),
                     ("next", "next (held out from the fourth round's first choices, tuned on after its first run)"),
-                    ("sixth", "sixth (held out from every rule; two fixes of extraction then drawn from its first "
-                              "run)"))
+                    ("sixth", "sixth (held out in the fourth round, tuned on in the fifth)"),
+                    ("seventh", "seventh (held out from every choice, run once)"))
 
 
 def collections_memory() -> str:
@@ -97,22 +97,37 @@ def realdocs_round() -> str:
     """This round of answer rules on each split: the code it started from, and after."""
     after, start = _load("realdocs"), _load("realdocs_round_start")
     keys = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
-
-    def row(role: str, split: str, now: dict[str, Any]) -> list[str]:
-        was = start["splits"][split]["metrics"]["all"]
-        return [role, *[f"{_cell(was.get(key), unit)} → **{_cell(now['metrics']['all'].get(key), unit)}**"
-                        for key, _, unit in keys]]
-
-    rows = [row(role, split, after["splits"][split]) for split, role in _REALDOCS_SPLITS]
-    for split, role in (("next", "next, its first run (held out from the fourth round's first choices)"),
-                        ("sixth", "sixth, its first run (held out from every choice)")):
-        rows.append(row(role, split, _load(f"realdocs_{split}_held_out")["splits"][split]))
-    run = dict(start["splits"]["sixth"]["run"])
+    rows = [[role, *[f"{_cell(start['splits'][split]['metrics']['all'].get(key), unit)} → "
+                     f"**{_cell(after['splits'][split]['metrics']['all'].get(key), unit)}**" for key, _, unit in keys]]
+            for split, role in _REALDOCS_SPLITS]
+    run = dict(start["splits"]["seventh"]["run"])
     run["command"] = re.sub(r" --citesum \S+| --out \S+| --work \S+", "", run["command"])
     return (_table(["split (all questions)", *[label for _, label, _ in keys]], rows) + "\n\n"
-            + _provenance(run, after["splits"]["sixth"]["run"])
+            + _provenance(run, after["splits"]["seventh"]["run"])
             + " Each cell: the round's start → **after** (`--citesum` set to a `citesum` of the code the round "
             "started from).")
+
+
+def realdocs_contextual() -> str:
+    """The held-out split answered offline by default and with MiniLM scoring the first candidates again."""
+    default, contextual = _load("realdocs")["splits"]["seventh"], _load("realdocs_minilm")["splits"]["seventh"]
+    rows = [[label, *[_cell(run["metrics"]["all"].get(key), unit) for key, _, unit in _REALDOCS_COLUMNS]]
+            for label, run in (("offline default", default),
+                               ("`--relevance-embedder minilm` (extra minilm)", contextual))]
+    return (_table([f"seventh ({default['metrics']['all']['questions']} questions)",
+                    *[label for _, label, _ in _REALDOCS_COLUMNS]], rows)
+            + "\n\n" + _provenance(default["run"], contextual["run"]))
+
+
+def answer_choices() -> str:
+    """The fifth round's two choices, on the six splits it was tuned on, pooled."""
+    data = _load("answer_choices")
+    keys = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
+    rows = [[setting["name"], *[_cell(setting["pooled"].get(key), unit) for key, _, unit in keys],
+             _cell(setting["median_summarize_seconds"])] for setting in data["settings"]]
+    return (_table(["setting", *[label for _, label, _ in keys], "median s / summary (models loaded)"], rows)
+            + f"\n\nThe {data['questions']} questions of the splits {', '.join(data['splits'])}, pooled (all "
+            "tuned on). " + _provenance(data))
 
 
 def realdocs() -> str:
@@ -1400,7 +1415,7 @@ def results() -> str:
     speed, scale = _load("speed"), _load("scale")
     repair, judge = _load("citation_repair_held_out"), _load("offline_judge")
     stored = {(row["retriever"], row["model"]): row["joint"] for row in baselines["rows"]}
-    test = _load("realdocs_sixth_held_out")["splits"]["sixth"]["metrics"]["all"]
+    test = _load("realdocs_seventh_held_out")["splits"]["seventh"]["metrics"]["all"]
     c1, c32 = service["phases"]["c1"], service["phases"]["c32"]
     big = speed["results"]["generated_100000"]
     hybrid = scale["search"]["search"]["hybrid"]
@@ -1443,6 +1458,7 @@ def results() -> str:
 
 TABLES: dict[str, Callable[[], str]] = {
     "llm-defaults": llm_defaults, "realdocs": realdocs, "realdocs-round": realdocs_round,
+    "realdocs-contextual": realdocs_contextual, "answer-choices": answer_choices,
     "collections-memory": collections_memory,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
