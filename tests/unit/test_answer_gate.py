@@ -597,28 +597,6 @@ def test_an_faq_entry_ending_a_passage_heads_the_answer_the_next_one_opens_with(
     assert "STL and string classes" in stated["First of all: relax, it's probably not a bug, but a feature."]
 
 
-def test_an_faq_entry_the_asker_states_with_no_number_heads_its_answer() -> None:
-    from citesum.summarize.extractive import _statable_sentences
-
-    # flex's PDF manual: an FAQ entry written as the asker's statement, run by the PDF onto the answer above it
-    flex_faq = ('Can I include comments in the "rules" section of the file?\n\nYes, just about anywhere you want '
-                "to. See the manual for the specific syntax. I get an error about undefined yywrap().\n\nYou must "
-                "supply a yywrap() function of your own, or link to libfl.a (which provides one), or use %option "
-                "noyywrap in your source to say you don’t want a yywrap() function.\n\n82 My scanner stops after the "
-                "first file.\n\nCall yyrestart() with the next file before you scan it again.\n")
-    [block] = _context(flex_faq).blocks
-    stated = dict(_statable_sentences(block, 3))
-    assert not any("I get an error" in s or "My scanner" in s for s in stated), list(stated)
-    answer = next(s for s in stated if s.startswith("You must supply a yywrap()"))
-    assert "undefined yywrap()" in stated[answer]  # the entry heads its answer
-    assert "stops after the first file" in stated["Call yyrestart() with the next file before you scan it again."]
-    assert "Yes, just about anywhere you want to." in stated
-
-    summary = ExtractiveSummarizer().summarize("Linking my flex scanner fails with an undefined reference to "
-                                               "yywrap; what should I do?", _context(flex_faq))
-    assert [b.text for b in summary.bullets][:1] == [answer]
-
-
 DIFF_MANUAL = ("The --minimal option makes diff try harder. This gives diff further opportunities to find a minimal "
                "output. Use the --color option to get colored output from diff, where red marks deleted lines.")
 
@@ -629,6 +607,10 @@ def _diff_terms() -> TermFrequencies:
 
     holding = {word: (1, 150) for word in set(tokenize([DIFF_MANUAL])[0])}
     holding["color"] = holding["colored"] = (1, 3)
+    # a question's word the retrieved passages lack, though two units elsewhere hold it; and the asker's premise
+    # word, in one unit
+    holding["terminal"] = (1, 1)
+    holding.update({word: (0, 2) for word in tokenize(["unified"])[0]})
     return TermFrequencies(3, 200, holding)
 
 
@@ -643,6 +625,11 @@ def test_a_specific_questions_sentence_without_its_rarest_asked_word_counts_less
     assert rarest_asked_word("My terminal shows diff in black and white. How do I get colored output?",
                              terms) == colored
     assert rarest_asked_word("How do I get colored output from diff?", None) is None
+    # a word no retrieved passage holds is no sentence's to hold, however rare in the collection
+    assert rarest_asked_word("How do I get colored unified output from diff?", terms) == colored
+    # two words as rare as each other: the question asks about each as precisely, so neither is held against
+    tied = TermFrequencies(3, 200, {**terms.holding, **{word: (1, 3) for word in tokenize(["deleted"])[0]}})
+    assert rarest_asked_word("How do I get colored deleted lines from diff?", tied) is None
     # the sentence that never says "colored" counts less; the one that says it keeps its score
     engine = ExtractiveSummarizer()
     context = _context(DIFF_MANUAL, terms=terms)

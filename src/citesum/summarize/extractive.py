@@ -99,8 +99,8 @@ class ExtractiveOptions:
     capitals, a word in a document's path) were drawn from the failures of all four splits and were run once on
     the ``next`` split, written before them; the question read after a sentence that states, and
     ``answer_words``, were then drawn from all five, and are reported on the ``sixth`` split. The fifth round
-    (``rarest_word_factor``, an FAQ's entry in which the asker speaks with no number) was chosen on all six
-    splits pooled and is reported on the ``seventh``, written before it and run once after it. That
+    (``rarest_word_factor``) was chosen on all six splits pooled and is reported on the ``seventh``, written
+    before it and run once after it. That
     topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
@@ -179,7 +179,7 @@ class ExtractiveOptions:
     #: lost every fact to "city", a word of some titles)
     off_subject_factor: float = 0.5
     #: a specific question's sentence that does not hold, nor its section, the rarest word of the question's
-    #: asking clause in the collection (:func:`rarest_asked_word`: "colored" in "How do I get colored
+    #: asking clause that the context holds (:func:`rarest_asked_word`: "colored" in "How do I get colored
     #: output from diff?") has its answer score scaled by this: a sentence about diff's output that never says
     #: "colored" does not answer it; 1 turns it off. Chosen on the dev, test, holdout, fresh, next and sixth
     #: splits pooled (``benchmarks/answer_choices.py``), reported on the seventh
@@ -332,8 +332,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 asked = unit.kind != "heading"
                 continue
             asked = False
-            if unit.kind in STATABLE and (_premise_of_next(text_ahead, units, number, lines_seen)
-                                          or _asker_speaks(text, unit)):
+            if unit.kind in STATABLE and _premise_of_next(text_ahead, units, number, lines_seen):
                 premise = f"{premise} {sentence}".strip()
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
@@ -404,23 +403,6 @@ _ENTRY_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})+[.)]?|Q\d{0,
 _PREMISE_LINE_UNITS = 3
 #: the asker speaking of their own case, as an FAQ's entry opens ("My program uses ...", "I get an error ...")
 _ASKER = re.compile(r"(?:my|i|when i|if i|i'm|i've)(?![\w/.'’-])", re.IGNORECASE)
-#: a sentence in which the asker speaks, after a page number or none: "I get an error about undefined
-#: yywrap().", "82 My program ..."
-_ASKER_OPENS = re.compile(r"\W*(?:\d{1,3}\s+)?(?:I|My|I'm|I've|I’m|I’ve)\s")
-#: a list's step number or marker, alone before a unit on its line
-_STEP_MARK = re.compile(r"[ \t]*(?:\d{1,3}[.)]|[-*•])[ \t]*")
-
-
-def _asker_speaks(text: str, unit: Segment) -> bool:
-    """Whether ``unit`` is a sentence in which the asker tells their case, as an FAQ's entry given no number
-    opens ("I get an error about undefined yywrap()." in flex's manual): it heads the answer that follows and
-    states nothing. A list's step in the first person ("3. I reloaded nginx") is no such entry."""
-    if unit.kind != "sentence" or not _ASKER_OPENS.match(text, unit.start, unit.end):
-        return False
-    line_start = text.rfind("\n", 0, unit.start) + 1
-    return not _STEP_MARK.fullmatch(text, line_start, unit.start)
-
-
 #: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
 #: has no such number, and keeps its statements
 _FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[:.])\s*")
@@ -621,8 +603,12 @@ def rarest_asked_word(query: str, terms: TermFrequencies | None) -> str | None:
     if terms is None:
         return None
     held = [(terms.holding[word][1], word) for word in set(tokenize([asked_clause(query)])[0]) - _question_frame()
-            if terms.holding.get(word, (0, 0))[1] > 0]
-    return min(held)[1] if held else None
+            if terms.holding.get(word, (0, 0))[0] > 0]
+    if not held:
+        return None
+    fewest = min(held)
+    # a tie leaves no word the rarest: the question asks about each of them as precisely
+    return fewest[1] if sum(count == fewest[0] for count, _ in held) == 1 else None
 
 
 _SURFACE_WORD = re.compile(r"[^\W_][\w+.#-]*[^\W_]|[^\W_]")
@@ -759,7 +745,8 @@ class ExtractiveSummarizer:
         for sentence in sentences:
             if subjects and not subjects & sentence.about:
                 sentence.answer *= self.options.off_subject_factor
-            if rarest and rarest not in sentence.about:
+            # a word a named subject already asks for is not held against a sentence twice
+            if rarest and rarest not in subjects and rarest not in sentence.about:
                 sentence.answer *= self.options.rarest_word_factor
 
     def _abstain(self, context: Context, sentences: list[_Sentence], started: float,
@@ -839,20 +826,23 @@ class ExtractiveSummarizer:
             sentence.typed = expected is None or holds_answer(sentence.text, expected)
         contextual = self.options.relevance_embedder is not None
         if not contextual or self.options.relevance_candidates is None:
-            first = list(range(len(sentences)))
             if contextual:
                 vectors = self.relevance_embedder.encode_documents([s.text for s in sentences])
             similarities = _stretch(vectors @ self.relevance_embedder.encode_query(query)).tolist()
-            self._answer(sentences, first, similarities, overlaps)
+            self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
             return
-        # the static embedder ranks every sentence; the contextual one scores the first candidates again, on a
-        # [0, 1] stretch of their own, so it decides which of them answers best
+        # the static embedder ranks every sentence; the contextual one orders the first candidates again, within
+        # the span of their static similarities, so it decides which of them answers best and none of them falls
+        # below a sentence it did not score
         similarities = _stretch(vectors @ self.embedder.encode_query(query)).tolist()
         self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
         first = sorted(range(len(sentences)), key=lambda i: -sentences[i].answer)[: self.options.relevance_candidates]
-        again = self.relevance_embedder.encode_documents([sentences[i].text for i in first])
-        self._answer(sentences, first, _stretch(again @ self.relevance_embedder.encode_query(query)).tolist(),
-                     [overlaps[i] for i in first])
+        if len(first) < 2:
+            return
+        low, high = min(similarities[i] for i in first), max(similarities[i] for i in first)
+        again = _stretch(self.relevance_embedder.encode_documents([sentences[i].text for i in first])
+                         @ self.relevance_embedder.encode_query(query))
+        self._answer(sentences, first, (low + (high - low) * again).tolist(), [overlaps[i] for i in first])
 
     def _answer(self, sentences: list[_Sentence], which: list[int], similarities: list[float],
                 overlaps: list[float]) -> None:
