@@ -100,7 +100,7 @@ class ExtractiveOptions:
     the ``next`` split, written before them; the question read after a sentence that states, and
     ``answer_words``, were then drawn from all five, and are reported on the ``sixth`` split. The fifth round
     (``rarest_word_factor``) was chosen on all six splits pooled and is reported on the ``seventh``, written
-    before it and run once after it. That
+    before it and run after it. That
     topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
@@ -832,8 +832,8 @@ class ExtractiveSummarizer:
             self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
             return
         # the static embedder ranks every sentence; the contextual one orders the first candidates again, within
-        # the span of their static similarities, so it decides which of them answers best and none of them falls
-        # below a sentence it did not score
+        # the span of their static similarities: it decides which of them answers best, on the scale the other
+        # sentences' similarities are on
         similarities = _stretch(vectors @ self.embedder.encode_query(query)).tolist()
         self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
         first = sorted(range(len(sentences)), key=lambda i: -sentences[i].answer)[: self.options.relevance_candidates]
