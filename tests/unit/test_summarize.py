@@ -467,7 +467,7 @@ def test_a_contextual_embedder_scores_again_only_the_first_candidates_by_the_sta
     assert sorted(favouring.encoded) == sorted([static[first].text, static[second].text])
     assert all(rescored[i].answer == static[i].answer for i in range(len(static)) if i not in (first, second))
     # of those two, the one the contextual embedder finds closer to the question gains, the other loses, and the
-    # one it demotes stays within the candidates' span: above every sentence it did not score again
+    # one it demotes keeps a similarity within the candidates' span (here: above every sentence not scored again)
     assert rescored[second].answer > static[second].answer and rescored[first].answer < static[first].answer
     assert rescored[first].answer >= max(rescored[i].answer for i in range(len(static)) if i not in (first, second))
     assert rescored[first].answer >= max(rescored[i].answer for i in range(len(static)) if i not in (first, second))
