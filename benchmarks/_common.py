@@ -25,6 +25,17 @@ RESULTS = ROOT / "benchmarks" / "results"
 HAYSTACKS = ["topic_news1.json", "topic_news2.json", "topic_news4.json"]
 
 
+
+def load_script(path: Path, name: str) -> Any:
+    """The Python file ``path`` (a benchmark script, not a package module) imported as module ``name``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = module  # dataclasses and pickling look a module up by name
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
 #: SummHay retrieval: whole documents in score order within this many tokens (the paper's 15K setting)
 RETRIEVAL_BUDGET = 15_000
 

@@ -23,8 +23,6 @@ Writes: benchmarks/results/answer_choices.json
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import importlib.util
 import statistics
 import sys
 import time
@@ -32,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_result  # noqa: E402
+from _common import load_script, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNING_SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth")
@@ -50,11 +48,7 @@ SETTINGS: list[tuple[str, dict[str, Any]]] = [
 
 
 def _realdocs() -> Any:
-    spec = importlib.util.spec_from_file_location("realdocs", ROOT / "benchmarks" / "realdocs.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["realdocs"] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return load_script(ROOT / "benchmarks" / "realdocs.py", "realdocs")
 
 
 def main() -> None:
@@ -83,7 +77,7 @@ def main() -> None:
         stored = rd.indexed_documents(Path(sys.executable), index)
         documents = {d["id"]: d for d in stored}
         texts = [d["text"] for d in stored]
-        pipeline = Pipeline(index, dataclasses.replace(defaults))
+        pipeline = Pipeline(index, defaults)
         for q in rd.load_questions(split):
             context = pipeline.summarize(q["question"]).summary.context  # retrieval and packing as citesum's
             for name, summarizer in summarizers.items():

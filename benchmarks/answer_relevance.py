@@ -24,7 +24,6 @@ Writes: benchmarks/results/answer_relevance.json
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -35,18 +34,14 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_result  # noqa: E402
+from _common import load_script, write_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RERANKED = 30
 
 
 def _realdocs() -> Any:
-    spec = importlib.util.spec_from_file_location("realdocs", ROOT / "benchmarks" / "realdocs.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["realdocs"] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return load_script(ROOT / "benchmarks" / "realdocs.py", "realdocs")
 
 
 def _ranks(signal: np.ndarray, gold: np.ndarray) -> int:

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import json
 import os
 import platform
@@ -61,7 +60,7 @@ from typing import Any, Iterable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _common import git_state  # noqa: E402
+from _common import git_state, load_script  # noqa: E402
 HERE = ROOT / "benchmarks" / "realdocs"
 QUESTIONS = HERE / "questions.json"
 KINDS = ("specific", "broad", "unanswerable")
@@ -273,10 +272,7 @@ def share(values: Sequence[bool]) -> float | None:
 
 
 def _load_corpus_module() -> Any:
-    spec = importlib.util.spec_from_file_location("realdocs_corpus", HERE / "corpus.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return load_script(HERE / "corpus.py", "realdocs_corpus")
 
 
 def load_questions(split: str) -> list[dict[str, Any]]:
