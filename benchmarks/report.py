@@ -66,6 +66,8 @@ _REALDOCS_COLUMNS = [("bullets_per_question", "bullets / question", ""), ("fragm
                      ("false_abstention", "answerable: abstained", "%"),
                      ("median_answer_seconds", "median s / answer (its process, first use)", "")]
 
+#: the columns of a comparison of answer rules (the fragment rate and the timing are the main table's)
+_ANSWER_COLUMNS = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
 
 #: the splits and what each was to the choices of the answer rules
 _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tuned on from the second round)"),
@@ -96,7 +98,7 @@ def collections_memory() -> str:
 def realdocs_round() -> str:
     """This round of answer rules on each split: the code it started from, and after."""
     after, start = _load("realdocs"), _load("realdocs_round_start")
-    keys = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
+    keys = _ANSWER_COLUMNS
 
     def row(label: str, split: str, now: dict[str, Any]) -> list[str]:
         was = start["splits"][split]["metrics"]["all"]
@@ -127,7 +129,7 @@ def realdocs_contextual() -> str:
 def answer_choices() -> str:
     """The fifth round's two choices, on the six splits it was tuned on, pooled."""
     data = _load("answer_choices")
-    keys = [c for c in _REALDOCS_COLUMNS if c[0] not in ("median_answer_seconds", "fragment_rate")]
+    keys = _ANSWER_COLUMNS
     rows = [[setting["name"], *[_cell(setting["pooled"].get(key), unit) for key, _, unit in keys],
              _cell(setting["median_summarize_seconds"])] for setting in data["settings"]]
     return (_table(["setting", *[label for _, label, _ in keys], "median s / summary (models loaded)"], rows)
