@@ -1,13 +1,11 @@
 """Real documents, real questions: cited answers over a folder of public documents of mixed formats.
 
-The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is six
-splits of different documents: ``dev`` to tune on, ``test`` to report on, ``holdout``, on other packages' documents
-with questions nobody has tuned on, to be run rarely, ``fresh``, on yet other packages' documents, held out from the
-third round of answer rules and run after it, ``next``, on still other packages' documents, held out from the fourth
-round and run after it, and ``sixth``, on yet other packages' documents with questions kept unseen for the fifth
-round, never yet run through the summarizer (``--split all`` runs dev and test; holdout, fresh, next and sixth run
-only when named). Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML manuals
-with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made manuals, a
+The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is eight
+splits, each of other packages' documents: ``dev`` to tune on and ``test`` to report on, then a split written for
+each later round of answer rules and held out from it, its questions unseen until the round's rules were final:
+``holdout``, ``fresh``, ``next``, ``sixth``, ``seventh`` and ``eighth`` (the sixth round's). ``--split all`` runs
+dev and test; the others run only when named. Each split holds hard-wrapped plain text (Debian's README, FAQ and
+spec files), HTML manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made manuals, a
 scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too. The questions
 (benchmarks/realdocs/questions.json) were written from reading the documents: ``specific`` (one or two sentences
 answer), ``broad`` (several sentences answer; every one of the split is listed) and ``unanswerable`` (no document of
@@ -34,7 +32,8 @@ per kind of question:
   has one); false abstention: the same share over answerable questions; seconds per question (the process's
   wall time, start-up included).
 
-Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|next|sixth|all [--work DIR] [--out FILE]
+Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|next|sixth|seventh|eighth|all [--work DIR]
+                                       [--out FILE]
                                        [-- SUMMARIZE ARGS...]
        python benchmarks/realdocs.py --split dev --check-only      (gather, index and check the gold only)
 Writes: benchmarks/results/realdocs.json (a split run again replaces that split's entry, the others stay)
@@ -462,9 +461,10 @@ def main(argv: Sequence[str]) -> None:
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "all"],
-                        required=True, help="all: dev and test (holdout, fresh, next, sixth and seventh run only when "
-                        "named)")
+    parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth",
+                                            "all"],
+                        required=True, help="all: dev and test (holdout, fresh, next, sixth, seventh and eighth run only "
+                        "when named)")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where the corpus, its cache and the indexes go.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "realdocs.json")
