@@ -5,8 +5,8 @@ splits, each of other packages' documents: ``dev`` to tune on and ``test`` to re
 each later round of answer rules and held out from it, its questions unseen until the round's rules were final:
 ``holdout``, ``fresh``, ``next``, ``sixth``, ``seventh`` and ``eighth`` (the sixth round's). ``--split all`` runs
 dev and test; the others run only when named. Each split holds hard-wrapped plain text (Debian's README, FAQ and
-spec files), HTML manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made manuals, a
-scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too. The questions
+spec files), HTML manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and
+DocBook-made manuals, a scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too. The questions
 (benchmarks/realdocs/questions.json) were written from reading the documents: ``specific`` (one or two sentences
 answer), ``broad`` (several sentences answer; every one of the split is listed) and ``unanswerable`` (no document of
 the split answers). Gold sentences are verbatim from the text citesum extracts; a gold sentence that the index's

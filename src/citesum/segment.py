@@ -53,6 +53,9 @@ class Segment:
 
 _ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\))[ \t]+(?=\S)")
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
+#: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
+#: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
+_LONE_MARKER = re.compile(r"[ \t]*[-*+•◦‣▪][ \t]*")
 _UNDERLINE = re.compile(r"[ \t]*([=\-~^*#])\1{2,}[ \t]*$")
 _MARKDOWN_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+\S")
 _TABLE_BORDER = re.compile(r"[+|]?[-=+|:]+(?: +[-=+|:]+)*[+|]?")  # matched whole on a stripped line
@@ -133,6 +136,22 @@ def _is_table_row(line: str) -> bool:
     return len(_COLUMN_GAP.findall(stripped)) >= 2
 
 
+#: the shortest line, and the fewest words, of fully justified prose
+_JUSTIFIED_CHARACTERS = 50
+_JUSTIFIED_WORDS = 7
+
+
+def _justified(text: str, lines: list[tuple[int, int]], number: int) -> bool:
+    """Whether line ``number`` is fully justified prose, its runs of spaces padding its words out to the right
+    margin (screen's FAQ): a long line of words as long as the line above or below it. The runs of spaces in
+    it are no columns of a table, which line up from row to row and leave the rows' ends ragged."""
+    line = text[slice(*lines[number])].rstrip()
+    if len(line) < _JUSTIFIED_CHARACTERS or len(line.split()) < _JUSTIFIED_WORDS:
+        return False
+    return any(0 <= other < len(lines) and len(text[slice(*lines[other])].rstrip()) == len(line)
+               for other in (number - 1, number + 1))
+
+
 def _looks_like_heading(line: str) -> bool:
     """A short line without closing punctuation: "Thread Safety", "2.3 Installation", "NOTES"."""
     stripped = line.strip()
@@ -155,6 +174,8 @@ _NEXT_WORD = re.compile(r"\s+(\S)")
 #: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)
+#: a section's number right after an opening quote or bracket ("“3.3.", "(4."): a cross-reference's title follows
+_QUOTED_NUMBER = re.compile(r"""["'“‘(\[]\d{1,3}(?:\.\d{1,3})*\.""")
 
 
 def _word_before(text: str, start: int, end: int) -> str:
@@ -180,7 +201,10 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
         if match.group(0)[0] == ".":
             if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
                 continue
-            word = _word_before(text, sentence_start, match.start()).lower().lstrip("(\"'“")
+            word = _word_before(text, sentence_start, match.start() + 1)
+            if _QUOTED_NUMBER.fullmatch(word):  # (see “3.3. Creating internal links”): a section's title follows
+                continue
+            word = word[:-1].lower().lstrip("(\"'“")
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.fullmatch(word):
                 continue
         yield sentence_start, cut
@@ -220,13 +244,13 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             continue
         if fenced:
             kinds.append("code")
-        elif not line.strip():
+        elif not line.strip() or _LONE_MARKER.fullmatch(line):
             kinds.append("blank")
         elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith("¶"):  # "¶": a Sphinx heading's anchor
             kinds.append("heading")
         elif _is_boilerplate_line(line):
             kinds.append("boilerplate")
-        elif _is_table_row(line):
+        elif _is_table_row(line) and not _justified(text, lines, number):
             kinds.append("table")
         elif _ITEM_MARKER.match(line):
             kinds.append("item")
@@ -361,8 +385,12 @@ def segments(text: str) -> list[Segment]:
                 last += 1
             end = lines[last][1]
             unit: Kind = "item" if kind == "item" else "sentence"
-            for sentence_start, sentence_end in _sentence_bounds(text, start, end):
-                _append(text, sentence_start, sentence_end, unit, out)
+            for piece_start, piece_end, fenced in _around_inline_code(text, start, end):
+                if fenced:
+                    _append(text, piece_start, piece_end, "code", out)
+                    continue
+                for sentence_start, sentence_end in _sentence_bounds(text, piece_start, piece_end):
+                    _append(text, sentence_start, sentence_end, unit, out)
             number = last + 1
             continue
         last = number
@@ -374,6 +402,21 @@ def segments(text: str) -> list[Segment]:
         _append(text, start, lines[last][1], kind, out)
         number = last + 1
     return _contents_entries(text, out)
+
+
+#: a block of code fenced within a line: an HTML page's <pre> inside a list item, whose lines the page's main
+#: text runs together ("... using folder-hooks: ``` folder-hook . 'set read_inc=1000' ... ```")
+_INLINE_CODE = re.compile(r"(?<!\S)(```|~~~)\s.*?(?<=\s)\1(?!\S)", re.DOTALL)
+
+
+def _around_inline_code(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, fenced) of the pieces of ``text[start:end]``: the prose around each fenced block of code, and
+    the block."""
+    for block in _INLINE_CODE.finditer(text, start, end):
+        yield start, block.start(), False
+        yield block.start(), block.end(), True
+        start = block.end()
+    yield start, end, False
 
 
 #: a dot leader of a table of contents, cut at each ". " into units of dots alone

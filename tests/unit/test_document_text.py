@@ -237,9 +237,9 @@ def test_text_outside_any_paragraph_is_kept(tmp_path: Path) -> None:
     # the main-content extractor dropped most of them. Each such run goes in a <p> of its own, where it stood
     import lxml.html
 
-    from citesum.ingest.formats import _loose_text_in_paragraphs
+    from citesum.ingest.formats import _prepared
 
-    page = lxml.html.document_fromstring(_loose_text_in_paragraphs(GETTEXT_FAQ))
+    page = lxml.html.document_fromstring(_prepared(GETTEXT_FAQ))
     paragraphs = [" ".join(p.text_content().split()) for p in page.iter("p")]
     assert ("“make install DESTDIR=/some/tempdir” can fail with an error message relating to libgettextlib or "
             "libgettextsrc, or can silently fail to install libgettextsrc.") in paragraphs
@@ -260,14 +260,14 @@ def test_text_outside_any_paragraph_is_kept(tmp_path: Path) -> None:
 def test_loose_text_is_put_in_paragraphs_in_linear_time() -> None:
     import time
 
-    from citesum.ingest.formats import _loose_text_in_paragraphs
+    from citesum.ingest.formats import _prepared
 
     page = "<html><body>" + "".join(f"loose text number {i} that is long enough to be a paragraph<hr>"
                                      for i in range(40_000)) + "</body></html>"
     started = time.perf_counter()
-    assert _loose_text_in_paragraphs(page).count("<p>") == 40_000
+    assert _prepared(page).count("<p>") == 40_000
     assert time.perf_counter() - started < 10  # 0.8 s here; a quadratic layout took 12 s
-    assert _loose_text_in_paragraphs("<p>nothing loose</p>") == "<p>nothing loose</p>"
+    assert _prepared("<p>nothing loose</p>") == "<p>nothing loose</p>"
 
 
 def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) -> None:
@@ -288,7 +288,7 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
 
 
 def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written(tmp_path: Path) -> None:
-    from citesum.ingest.formats import _loose_text_in_paragraphs, markdown_title
+    from citesum.ingest.formats import _prepared, markdown_title
 
     assert markdown_title("---\ntitle: My page\nlayout: post\n---\n\n## Install\n") == "My page"
     assert markdown_title("---\nlayout: post\n---\n\n## Install\n") == "Install"
@@ -296,4 +296,6 @@ def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written
     # an old page's <font> around its whole body holds blocks: it is no run of loose text
     page = ("<html><body><font face=Arial><h1>Tool manual</h1><p>First paragraph of the manual is here.</p>"
             "<pre><code>a\nb</code></pre><p>Second paragraph, which is long enough.</p></font></body></html>")
-    assert _loose_text_in_paragraphs(page) == page
+    prepared = _prepared(page)
+    assert prepared.count("<p>") == 2 and "<p>First paragraph" in prepared  # nothing new wrapped
+    assert "<pre>\n```\n<code>a\nb</code>\n```\n</pre>" in prepared  # the code is fenced

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -99,6 +100,7 @@ def looks_binary(data: bytes) -> bool:
     if b"\x00" in sample and not _is_utf16(sample):
         return True
     controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    controls -= len(_OVERSTRIKE_BYTES.findall(sample))  # a terminal's bold and underline, not binary
     return controls / len(sample) > _BINARY_CONTROL_RATIO
 
 
@@ -106,12 +108,34 @@ def _is_utf16(sample: bytes) -> bool:
     return sample.startswith((b"\xff\xfe", b"\xfe\xff"))
 
 
+#: a character struck over by another after a backspace, as nroff formats a manual or README for a terminal:
+#: bold is "P\bP", underline "_\bP" (or "P\b_")
+_OVERSTRIKE = re.compile(r"([^\x08\n])\x08([^\x08\n])")
+_OVERSTRIKE_BYTES = re.compile(rb"[^\x00-\x1f]\x08[^\x00-\x1f]")
+
+
+def without_overstrike(text: str) -> str:
+    """``text`` as a terminal shows it: each overstruck character once ("PPoossttffiixx" is read "Postfix")."""
+    if "\b" not in text:
+        return text
+    previous = None
+    while previous != text:  # "P\bP\bP" (struck twice) takes two passes
+        previous = text
+        text = _OVERSTRIKE.sub(lambda struck: struck.group(1) if struck.group(2) == "_" else struck.group(2), text)
+    return text
+
+
 def decode_text(data: bytes) -> str:
-    """Decode bytes of unknown encoding: UTF-8 (with or without BOM), UTF-16 with BOM, else detected.
+    """Decode bytes of unknown encoding: UTF-8 (with or without BOM), UTF-16 with BOM, else detected. Overstruck
+    characters are read once (:func:`without_overstrike`).
 
     Raises:
         IngestError: the bytes are binary content, not text.
     """
+    return without_overstrike(_decoded(data))
+
+
+def _decoded(data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:].decode("utf-8", errors="replace")
     if _is_utf16(data[:2]):

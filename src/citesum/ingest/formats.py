@@ -117,10 +117,26 @@ def plain_text_name(name: str) -> bool:
     return bool(stem) and (not dot or stem.upper() in PLAIN_TEXT_NAMES)
 
 
+#: the line that opens and closes a block of code in text, as Markdown writes it: the segmenter reads what it
+#: encloses as one unit of code, never as sentences
+CODE_FENCE = "```"
+_SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
+
+
+def reads_as_prose(block: str) -> bool:
+    """Whether a preformatted block holds prose (an old page's whole text in a <pre>, a quoted letter) rather
+    than code, a command or a program's output: at least two sentences end in it, one or more for every four of
+    its lines. A command's comment ("# shows the REPO_ID") ends none."""
+    lines = [line for line in block.splitlines() if line.strip()]
+    ends = len(_SENTENCE_CLOSE.findall(block))
+    return ends >= 2 and 4 * ends >= len(lines)
+
+
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
     browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
-    into the source's lines (each line break ends a sentence for chunking)."""
+    into the source's lines (each line break ends a sentence for chunking). A <pre> block of code keeps its
+    lines between code fences (:data:`CODE_FENCE`), so no sentence runs into it or out of it."""
 
     _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
     _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
@@ -132,6 +148,7 @@ class _HTMLText(HTMLParser):
         self.title = ""
         self._skip_depth = 0
         self._pre_depth = 0
+        self._pre_start = 0  # where the outermost <pre> began in parts
         self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -141,6 +158,9 @@ class _HTMLText(HTMLParser):
             self._skip_depth += 1
         elif tag == "pre":
             self._pre_depth += 1
+            if self._pre_depth == 1:
+                self._pre_start = len(self.parts)
+                self.parts.append("")  # the opening fence, once the block is known to be code
         if tag in self._BLOCK:
             self.parts.append("\n")
 
@@ -151,6 +171,9 @@ class _HTMLText(HTMLParser):
             self._skip_depth -= 1
         elif tag == "pre" and self._pre_depth:
             self._pre_depth -= 1
+            if not self._pre_depth and not reads_as_prose("".join(self.parts[self._pre_start:])):
+                self.parts[self._pre_start] = "\n" + CODE_FENCE + "\n"
+                self.parts.append("\n" + CODE_FENCE + "\n")
         if tag in self._BLOCK:
             self.parts.append("\n")
 
@@ -304,7 +327,7 @@ def _main_content(html: str) -> str:
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
     try:
         # favor_recall: on the Python documentation pages it kept more of the content at the same precision
-        return trafilatura.extract(_loose_text_in_paragraphs(html), include_tables=True, include_comments=False,
+        return trafilatura.extract(_prepared(html), include_tables=True, include_comments=False,
                                    favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
         return ""
@@ -321,22 +344,47 @@ _LOOSE_TEXT_HOLDERS = ("body", "div", "blockquote", "section", "article", "main"
 _LOOSE_TEXT_CHARACTERS = 40
 
 
-def _loose_text_in_paragraphs(html: str) -> str:
-    """The page with each run of text that stands outside any paragraph (directly under <body> or a <div>,
-    between headings, lists and tables, with its links and <br>s) put in a <p> of its own. trafilatura keeps
-    the text of paragraphs and drops such runs: GNU gettext's FAQ, written with an answer right after each
-    <h4>, lost most of its answers, and zlib's usage example and gnuplot's pages their first paragraphs. The
-    page as it was when nothing is loose (or it cannot be parsed)."""
+_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+
+
+def _prepared(html: str) -> str:
+    """The page made ready for trafilatura, which keeps the text of paragraphs and a <pre>'s lines:
+
+    * each run of text that stands outside any paragraph (directly under <body> or a <div>, between headings,
+      lists and tables, with its links and <br>s) is put in a <p> of its own. trafilatura drops such runs: GNU
+      gettext's FAQ, written with an answer right after each <h4>, lost most of its answers, and zlib's usage
+      example and gnuplot's pages their first paragraphs;
+    * each <pre> block of code is put between code fences (:data:`CODE_FENCE`), as :class:`_HTMLText` does:
+      borg's FAQ ran "borg delete --cache-only REPO" into the sentence after it.
+
+    The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
 
     try:
-        root = lxml.html.document_fromstring(html)
+        # lxml refuses a str that declares its encoding (XHTML's "<?xml ... encoding=...?>", as DocBook writes)
+        root = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1))
     except Exception:  # lxml raises many kinds of errors on odd pages
         return html
     changed = False
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
+    for block in list(root.iter("pre")):
+        changed |= _fence_code(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+def _fence_code(block: Any) -> bool:
+    """Put a <pre> (outside any other) between code fences unless it reads as prose; whether it was."""
+    if any(isinstance(up.tag, str) and up.tag.lower() == "pre" for up in block.iterancestors()):
+        return False
+    if reads_as_prose(block.text_content()):
+        return False
+    block.text = "\n" + CODE_FENCE + "\n" + (block.text or "")
+    if len(block):
+        block[-1].tail = (block[-1].tail or "") + "\n" + CODE_FENCE + "\n"
+    else:
+        block.text += "\n" + CODE_FENCE + "\n"
+    return True
 
 
 def _wrap_loose_runs(holder: Any) -> bool:
@@ -446,10 +494,14 @@ def markdown_title(source: str) -> str:
 
 
 def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    import markdown
+    """Markdown rendered by CommonMark's rules (markdown-it-py, with tables) and read as HTML. CommonMark is what
+    the files' authors write for: a code fence opens a block right below a paragraph's line and inside a list
+    item (cryptsetup's FAQ), where Python-Markdown read it as inline code and ran the commands into the
+    sentences around them."""
+    from markdown_it import MarkdownIt
 
     source = decode_text(data)
-    _, text = html_to_text(markdown.markdown(source, extensions=["tables"]))
+    _, text = html_to_text(MarkdownIt("commonmark").enable("table").render(source))
     return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
 
 
