@@ -132,6 +132,16 @@ def reads_as_prose(block: str) -> bool:
     return ends >= 2 and 4 * ends >= len(lines)
 
 
+def is_fenced(block: str, following: str) -> bool:
+    """Whether a <pre> holding ``block``, with ``following`` the page's next text, goes between code fences:
+    not when it reads as prose, nor when it is a single line that a sentence goes on after in lower case ("To
+    deactivate a virtual environment, type: [deactivate] into the terminal.")."""
+    if reads_as_prose(block):
+        return False
+    one_line = len([line for line in block.splitlines() if line.strip()]) == 1
+    return not (one_line and following.lstrip()[:1].islower())
+
+
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
     browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
@@ -149,6 +159,7 @@ class _HTMLText(HTMLParser):
         self._skip_depth = 0
         self._pre_depth = 0
         self._pre_start = 0  # where the outermost <pre> began in parts
+        self._unfenced: tuple[int, int] | None = None  # the places in parts of a closed <pre>'s fences
         self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -171,9 +182,9 @@ class _HTMLText(HTMLParser):
             self._skip_depth -= 1
         elif tag == "pre" and self._pre_depth:
             self._pre_depth -= 1
-            if not self._pre_depth and not reads_as_prose("".join(self.parts[self._pre_start:])):
-                self.parts[self._pre_start] = "\n" + CODE_FENCE + "\n"
-                self.parts.append("\n" + CODE_FENCE + "\n")
+            if not self._pre_depth:
+                self.parts.append("")  # the closing fence, once the text after the block is known
+                self._unfenced = (self._pre_start, len(self.parts) - 1)
         if tag in self._BLOCK:
             self.parts.append("\n")
 
@@ -181,9 +192,25 @@ class _HTMLText(HTMLParser):
         if self._in_title:
             self.title += data
         elif not self._skip_depth:
+            if data.strip() and self._unfenced is not None:
+                self._fence(data)
             self.parts.append(data if self._pre_depth else re.sub(r"\s+", " ", data))
 
+    def _fence(self, following: str) -> None:
+        opening, closing = self._unfenced or (0, 0)
+        self._unfenced = None
+        block = "".join(self.parts[opening:closing])
+        if is_fenced(block, following):
+            self.parts[opening] = "\n" + CODE_FENCE + "\n"
+            self.parts[closing] = "\n" + CODE_FENCE + "\n"
+        elif not reads_as_prose(block):  # a command in the middle of a sentence: the breaks around it go
+            for around in (range(opening - 1, -1, -1), range(closing, len(self.parts))):
+                for number in itertools.takewhile(lambda n: not self.parts[n].strip(), around):
+                    self.parts[number] = " "
+
     def text(self) -> str:
+        if self._unfenced is not None:  # a <pre> the page ends with
+            self._fence("")
         joined = "".join(self.parts)
         lines = (re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in joined.split("\n"))
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
@@ -374,10 +401,11 @@ def _prepared(html: str) -> str:
 
 
 def _fence_code(block: Any) -> bool:
-    """Put a <pre> (outside any other) between code fences unless it reads as prose; whether it was."""
+    """Put a <pre> (outside any other) between code fences when :func:`is_fenced`; whether it was."""
     if any(isinstance(up.tag, str) and up.tag.lower() == "pre" for up in block.iterancestors()):
         return False
-    if reads_as_prose(block.text_content()):
+    following = block.xpath("following::text()[normalize-space()][1]")
+    if not is_fenced(block.text_content(), str(following[0]) if following else ""):
         return False
     block.text = "\n" + CODE_FENCE + "\n" + (block.text or "")
     if len(block):
