@@ -41,7 +41,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Iterator, Literal, Sequence
 
 import numpy as np
@@ -450,6 +450,7 @@ _CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|(?<=[.!?])\s+")
 _CLAUSES_LOOKED_AT = 8
 
 
+@lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
 def asked_clause(query: str) -> str:
     """The clause of ``query`` that asks: the query itself when it opens with a question word, or else, for a
     query that ends with a question mark, the first of its next clauses (after a semicolon, colon, comma,
@@ -829,22 +830,22 @@ class ExtractiveSummarizer:
             if contextual:
                 vectors = self.relevance_embedder.encode_documents([s.text for s in sentences])
             similarities = _stretch(vectors @ self.relevance_embedder.encode_query(query)).tolist()
-            self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
+            self._score_answers(sentences, list(range(len(sentences))), similarities, overlaps)
             return
         # the static embedder ranks every sentence; the contextual one orders the first candidates again, within
         # the span of their static similarities: it decides which of them answers best, on the scale the other
         # sentences' similarities are on
         similarities = _stretch(vectors @ self.embedder.encode_query(query)).tolist()
-        self._answer(sentences, list(range(len(sentences))), similarities, overlaps)
+        self._score_answers(sentences, list(range(len(sentences))), similarities, overlaps)
         first = sorted(range(len(sentences)), key=lambda i: -sentences[i].answer)[: self.options.relevance_candidates]
         if len(first) < 2:
             return
         low, high = min(similarities[i] for i in first), max(similarities[i] for i in first)
         again = _stretch(self.relevance_embedder.encode_documents([sentences[i].text for i in first])
                          @ self.relevance_embedder.encode_query(query))
-        self._answer(sentences, first, (low + (high - low) * again).tolist(), [overlaps[i] for i in first])
+        self._score_answers(sentences, first, (low + (high - low) * again).tolist(), [overlaps[i] for i in first])
 
-    def _answer(self, sentences: list[_Sentence], which: list[int], similarities: list[float],
+    def _score_answers(self, sentences: list[_Sentence], which: list[int], similarities: list[float],
                 overlaps: list[float]) -> None:
         """The relevance and answer score of the sentences numbered ``which``, from their query cosines
         (stretched) and keyword shares, given in the same order."""
