@@ -285,6 +285,13 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
     plain = tmp_path / "notes.md"
     plain.write_text("Just a line of notes, no heading at all.\n", encoding="utf-8")
     assert _read(plain).title == "notes"
+    # rsnapshot's README.md: a build badge in the title, whose words ("Build Status") made "status" a subject
+    # of every question that asked about a status
+    badge = tmp_path / "rsnapshot.md"
+    badge.write_text("RSNAPSHOT [![Build Status](https://api.travis-ci.org/rsnapshot/rsnapshot.png?branch=master)]"
+                     "(https://travis-ci.org/rsnapshot/rsnapshot)\n---------\n\nrsnapshot is a filesystem snapshot "
+                     "utility. See the [manual](docs/manual.md) for more.\n", encoding="utf-8")
+    assert _read(badge).title == "RSNAPSHOT"
 
 
 def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written(tmp_path: Path) -> None:

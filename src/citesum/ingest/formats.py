@@ -518,7 +518,19 @@ def markdown_title(source: str) -> str:
     if not headings:
         return ""
     top = min(level for level, _ in headings)
-    return " ".join(next(text for level, text in headings if level == top).split())
+    return _inline_text(next(text for level, text in headings if level == top))
+
+
+#: a Markdown image (a README's build badge); a link, whose text stays
+_MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _inline_text(markdown: str) -> str:
+    """A heading's text as the page shows it: images left out, links as their text, whitespace collapsed
+    ("RSNAPSHOT [![Build Status](https://...png)](https://...)" is "RSNAPSHOT")."""
+    shown = _MARKDOWN_LINK.sub(r"\1", _MARKDOWN_IMAGE.sub("", markdown))
+    return " ".join(shown.split())
 
 
 def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
