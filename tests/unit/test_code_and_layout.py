@@ -1,0 +1,167 @@
+"""Layouts that ran code into sentences or sentences into tables (issue 44, sixth round): text formatted for a
+terminal (overstruck bold), code fences of CommonMark in a Markdown FAQ, <pre> blocks of HTML manuals (in a
+list item too, and on an XHTML page), a definition list's terms, fully justified text and a cross-reference to
+a numbered section. Each example is cut from a real file of the realdocs benchmark's seventh split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citesum.ingest import IngestOptions, ingest_file
+from citesum.segment import segments
+
+
+def _units(path: Path) -> list[tuple[str, str]]:
+    documents, report = ingest_file(path, path.name, IngestOptions())
+    assert report.status == "ingested", report.reason
+    text = documents[0].text
+    return [(unit.kind, " ".join(text[unit.start:unit.end].split())) for unit in segments(text)]
+
+
+def _bold(words: str) -> str:
+    return "".join(f"{c}\b{c}" if c.strip() else c for c in words)
+
+
+def test_overstruck_text_reads_once_and_is_not_taken_for_binary(tmp_path: Path) -> None:
+    # Postfix's DEBUG_README, formatted by nroff: headings in bold, a few in every screenful
+    headings = "".join(f"{_bold('Purpose of this document')}\n\n{'-' * 70}\n\nThe methods vary from making "
+                       "Postfix log a lot of detail, to running some\ndaemon processes under control of a call "
+                       "tracer or debugger.\n\n" for _ in range(3))
+    path = tmp_path / "DEBUG_README"
+    path.write_bytes((_bold("Postfix Debugging Howto") + "\n\n" + headings + "_\bu_\bn_\bd_\be_\br a\n")
+                     .encode())
+    units = _units(path)
+    assert ("heading", "Postfix Debugging Howto") in units  # was "PPoossttffiixx DDeebbuuggggiinngg HHoowwttoo"
+    assert ("heading", "Purpose of this document") in units
+    assert ("sentence", "The methods vary from making Postfix log a lot of detail, to running some daemon "
+                        "processes under control of a call tracer or debugger.") in units
+    assert not any("\b" in text for _, text in units)
+
+
+def test_a_markdown_code_fence_right_below_a_line_is_code(tmp_path: Path) -> None:
+    # cryptsetup's FAQ: fences at the start of a line inside a paragraph, and indented inside a list item
+    path = tmp_path / "FAQ.md"
+    path.write_text("# FAQ\n\n  To just quickly wipe file systems (old data may remain), use\n```\n"
+                    "    wipefs -a <target device>\n```\n  This can take a while.\n\n"
+                    "  * **6.2 How do I backup a LUKS header?**\n\n  Simply repack the changed directory. While "
+                    "in tmp/, do\n  the following:\n  ```\n  find . | cpio --create --format='newc' | gzip > "
+                    "../new_initrd\n  ```\n  Rename \"new_initrd\" and move it to /boot. That is it.\n",
+                    encoding="utf-8")
+    units = _units(path)
+    # Python-Markdown read the fences as inline code and ran each command into the sentence after it
+    assert ("code", "``` wipefs -a <target device> ```") in units
+    assert ("sentence", "This can take a while.") in units
+    assert ("code", "``` find . | cpio --create --format='newc' | gzip > ../new_initrd ```") in units
+    assert ('sentence', 'Rename "new_initrd" and move it to /boot.') in units
+    assert not any("wipefs" in text or "cpio" in text for kind, text in units if kind != "code")
+
+
+BORG = """<html><body><main><h1>Frequently asked questions</h1>
+<p>If you'ld decide to ignore this and accept unsafe operation for this repository, you could delete the
+manifest-timestamp and the local cache:</p>
+<pre>borg config repo id   # shows the REPO_ID
+rm ~/.config/borg/security/REPO_ID/manifest-timestamp
+borg delete --cache-only REPO</pre>
+<p>This is an unsafe and unsupported way to use borg, you have been warned.</p>
+<p>Borg keeps a cache of the chunks stored in the repository, and rebuilds it when the repository was
+modified by another client since the cache was last updated.</p>
+</main></body></html>"""
+
+
+def test_a_pre_block_of_an_html_manual_is_code_not_the_start_of_the_next_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "faq.html"
+    path.write_text(BORG, encoding="utf-8")
+    units = _units(path)
+    assert ("sentence", "This is an unsafe and unsupported way to use borg, you have been warned.") in units
+    assert [kind for kind, text in units if "borg delete --cache-only REPO" in text] == ["code"]
+
+
+MUTT = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 9. Performance Tuning</title></head><body>
+<div class="chapter"><h1>Performance Tuning</h1><div class="sect1"><h2>Reading and Writing Mailboxes</h2>
+<p>Mutt's performance when reading mailboxes can be improved in two ways:</p><ol>
+<li><p>For remote folders (IMAP and POP) as well as folders using one-file-per message storage (Maildir
+and MH), Mutt's performance can be greatly improved using header caching.</p></li>
+<li><p>Mutt provides the $read_inc and $write_inc variables to specify at which rate to update progress
+counters. It can be tuned on a folder-basis using folder-hooks:</p><pre class="screen">
+<span class="comment"># use very high $read_inc to speed up reading hcache'd maildirs</span>
+folder-hook . 'set read_inc=1000'
+<span class="comment"># use lower value for reading slower remote IMAP folders</span>
+folder-hook ^imap 'set read_inc=100'</pre></li></ol><p>
+These settings work on a per-message basis. However, as messages may greatly differ in size, even
+per-folder settings of the increment variables may not be desirable.</p></div></div></body></html>"""
+
+
+def test_a_pre_block_inside_a_list_item_of_an_xhtml_page_is_code(tmp_path: Path) -> None:
+    # mutt's DocBook manual: the page declares its encoding (lxml then refused it, so nothing was prepared),
+    # and the page's main text runs a list item's lines together, the <pre>'s too
+    path = tmp_path / "tuning.html"
+    path.write_text(MUTT, encoding="utf-8")
+    units = _units(path)
+    assert [kind for kind, text in units if "read_inc=1000" in text] == ["code"]
+    # (the page's main text puts the paragraph after the list right below the item's last line: its go on)
+    assert ("item", "These settings work on a per-message basis.") in units
+
+
+def test_a_definition_lists_term_after_a_lone_marker_is_not_run_into_the_heading_above() -> None:
+    # git's FAQ (asciidoc's <dl>) as its main text comes out: a marker alone on its line, the term below it
+    text = ("Configuration\n- \nWhat should I put in user.name?\n- You should put your personal name, generally "
+            "a form using a given name and family name.\n- \nWhat does http.postBuffer really do?\n- This option "
+            "changes the size of the buffer that Git uses when pushing data to a remote over HTTP or HTTPS.\n")
+    units = [(unit.kind, " ".join(text[unit.start:unit.end].split())) for unit in segments(text)]
+    assert ("heading", "Configuration") in units  # was the sentence "Configuration - What should I put in ...?"
+    assert ("sentence", "What should I put in user.name?") in units
+    assert ("sentence", "What does http.postBuffer really do?") in units  # was the item "- What does ..."
+
+
+SCREEN = """A:   This is a known  bug.  Unfortunatly  there   is   no   easy   fix
+     because  this  is specified in the POSIX  standard.  When  a  new
+     window is created Screen opens  up  a  new  session  because  the
+     window    has    to  get   the  pty  as a controlling terminal (a
+     session  can  only  have  one  controlling  terminal).  With  the
+     setsid()   call the   process also    creates   a   new   process
+     group.
+"""
+
+TABLE = """Option      Default     Meaning
+-a          off         show all files, hidden ones too
+-l          on          list one file per line
+"""
+
+
+def test_fully_justified_prose_is_sentences_and_aligned_columns_stay_a_table() -> None:
+    # screen's FAQ pads its words out to the right margin: its runs of spaces were read as table columns
+    units = [(unit.kind, " ".join(SCREEN[unit.start:unit.end].split())) for unit in segments(SCREEN)]
+    assert ("sentence", "Unfortunatly there is no easy fix because this is specified in the POSIX "
+                        "standard.") in units
+    assert ("sentence", "With the setsid() call the process also creates a new process group.") in units
+    assert "table" not in [kind for kind, _ in units]
+    assert {unit.kind for unit in segments(TABLE)} == {"table"}
+
+
+def test_a_cross_reference_to_a_numbered_section_does_not_end_the_sentence() -> None:
+    text = ("Furthermore, NAMED <id> stores the text of the heading for use later on when linking to it (see "
+            "“3.3. Creating internal links”). If headings are being numbered, the heading number is prepended.")
+    units = [(unit.kind, text[unit.start:unit.end]) for unit in segments(text)]
+    assert units == [("sentence", text[:text.index(" If")]), ("sentence", text[text.index("If"):])]
+
+
+def test_a_one_line_command_that_a_sentence_goes_on_after_stays_in_the_sentence(tmp_path: Path) -> None:
+    # Python's venv tutorial and borg's FAQ show a command on a line of its own in the middle of a sentence
+    page = tmp_path / "venv.html"
+    page.write_text("<html><body><main><h1>Virtual Environments and Packages</h1><p>Activating the virtual "
+                    "environment will change your shell's prompt to show what virtual environment you're using."
+                    "</p><p>To deactivate a virtual environment, type:</p><div class='highlight'><pre>deactivate\n"
+                    "</pre></div><p>into the terminal.</p><p>Managing packages is done with a program called pip, "
+                    "which installs the latest version of a package by default.</p></main></body></html>",
+                    encoding="utf-8")
+    assert ("sentence", "To deactivate a virtual environment, type: deactivate into the terminal.") in _units(page)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nTo deactivate a virtual environment, type:\n\n```\ndeactivate\n```\n\ninto the "
+                     "terminal.\n\nTo create one, run:\n\n```\npython3 -m venv tutorial-env\n```\n\nThis creates "
+                     "the tutorial-env directory.\n", encoding="utf-8")
+    units = _units(notes)
+    assert ("sentence", "To deactivate a virtual environment, type: deactivate into the terminal.") in units
+    assert ("code", "``` python3 -m venv tutorial-env ```") in units  # a capital after it: the command is apart
+    assert ("sentence", "This creates the tutorial-env directory.") in units
