@@ -644,3 +644,23 @@ def test_a_specific_questions_sentence_without_its_rarest_asked_word_counts_less
     assert sum("colored" in s.text for s in sentences) == 1 and len(sentences) == 3
     with pytest.raises(ConfigError, match="rarest_word_factor"):
         ExtractiveOptions(rarest_word_factor=1.5)
+
+
+BORG_PRUNE = """The prune command prunes a repository by deleting all archives not matching any of the specified
+retention options. This command is normally used by automated backup scripts wanting to keep a certain number of
+historic backups. As an example, "-d 7" means to keep the latest backup on each day, up to 7 most recent days
+with backups. The --keep-last N option is doing the same as --keep-secondly N and keeps the last N archives."""
+
+
+def test_a_question_about_an_option_no_passage_writes_is_abstained_on() -> None:
+    # borg's quick start names prune and its --keep-* options, never --keep-within: "keep" and "within" are
+    # everywhere, so a sentence about another option answered (the seventh realdocs split's seventh-u03)
+    summary = ExtractiveSummarizer().summarize("What does the --keep-within option of borg prune do?",
+                                               _context(BORG_PRUNE, MANUAL))
+    assert summary.abstained and summary.bullets == ()
+    assert "'--keep-within'" in summary.notes[0]
+    # the option a passage writes is asked about as before
+    answered = ExtractiveSummarizer().summarize("What does the --keep-last option of borg prune do?",
+                                                _context(BORG_PRUNE, MANUAL))
+    assert not answered.abstained
+    assert any("--keep-last N option" in bullet.text for bullet in answered.bullets)

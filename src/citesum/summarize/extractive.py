@@ -660,6 +660,24 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
     return _uncommon(absent_words(query, terms))
 
 
+#: a command-line option as a question names it: "--keep-within", "-Tpdf"
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*[A-Za-z\d]")
+
+
+def unwritten_options(query: str, texts: Sequence[str]) -> list[str]:
+    """The command-line options the question names ("What does the --keep-within option of borg prune do?")
+    that none of ``texts`` (the retrieved passages) writes, with either dash or as a configuration key
+    ("keep_within"). A question about an option is answered by a passage that names it; its other words
+    ("keep", "within") are everywhere."""
+    written = "\n".join(texts).lower()
+    unwritten = []
+    for option in dict.fromkeys(_OPTION.findall(query)):
+        name = option.lstrip("-").lower()
+        if name not in written and name.replace("-", "_") not in written:
+            unwritten.append(option)
+    return unwritten
+
+
 def _uncommon(words: list[str]) -> list[str]:
     """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`),
     or that are written as names are: with two capitals or more ("RPM", "GPU", "WebAssembly"), which a common
@@ -708,6 +726,7 @@ class ExtractiveSummarizer:
         absent = absent_words(query, context.terms, [block.text for block in context.blocks],
                               [f"{block.document_id} {block.title}" for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
+        missing += unwritten_options(query, [block.text for block in context.blocks])
         form = question_form(query)
         if form == "specific":
             self._weigh_specific(query, context, sentences)
