@@ -100,7 +100,8 @@ class ExtractiveOptions:
     the ``next`` split, written before them; the question read after a sentence that states, and
     ``answer_words``, were then drawn from all five, and are reported on the ``sixth`` split. The fifth round
     (``rarest_word_factor``) was chosen on all six splits pooled and is reported on the ``seventh``, written
-    before it and run after it. That
+    before it and run after it. The sixth round's rule (an option no retrieved passage writes,
+    :func:`unwritten_options`) was drawn from ``seventh``'s failures and is reported on the ``eighth``. That
     topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
