@@ -86,12 +86,39 @@ def test_options_that_cannot_work_are_refused_before_anything_runs(built: tuple[
         PipelineOptions(order="random")  # type: ignore[arg-type]
 
 
-def _client(index: Path, summaries: Path | None = None, llm: Any = None) -> TestClient:
+def _client(index: Path, summaries: Path | None = None, llm: Any = None,
+            relevance_embedder: str | None = None) -> TestClient:
     from citesum.service.app import create_app
     from citesum.service.config import ServiceConfig
 
-    config = ServiceConfig(worker_kind="thread", summary_index=summaries)
+    config = ServiceConfig(worker_kind="thread", summary_index=summaries, relevance_embedder=relevance_embedder)
     return TestClient(create_app(index, config, llm=llm), base_url="http://127.0.0.1:8000")
+
+
+def test_a_service_answers_with_the_relevance_embedder_it_is_served_with(built: tuple[Path, Path]) -> None:
+    # `citesum serve --relevance-embedder minilm` answers as `citesum summarize --relevance-embedder minilm`
+    pytest.importorskip("sentence_transformers")  # the minilm extra
+    from citesum import Pipeline, PipelineOptions
+
+    index = built[0]
+    direct = Pipeline(index, PipelineOptions(relevance_embedder="minilm", verify=True)).summarize(QUESTION)
+    with _client(index, relevance_embedder="minilm") as client:
+        assert client.get("/health").json()["offers"]["relevance_embedder"] == "minilm"
+        served = client.post("/summarize", json={"query": QUESTION})
+        assert served.status_code == 200, served.text
+        assert [b["text"] for b in served.json()["bullets"]] == [b.text for b in direct.bullets]
+
+
+def test_serving_with_an_embedder_that_cannot_load_stops_before_listening(built: tuple[Path, Path]) -> None:
+    import socket
+
+    with socket.socket() as taken:  # a busy port: had the server gone on to listen, it would say so instead
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        refused = CliRunner().invoke(main, ["serve", "--index", str(built[0]), "--port", str(taken.getsockname()[1]),
+                                            "--relevance-embedder", "no-such-model"])
+    assert refused.exit_code != 0
+    assert "unknown embedder 'no-such-model'" in refused.output
 
 
 def test_the_service_offers_every_retriever_and_summarizer_of_the_cli(built: tuple[Path, Path]) -> None:
@@ -102,7 +129,8 @@ def test_the_service_offers_every_retriever_and_summarizer_of_the_cli(built: tup
         offers = client.get("/health").json()["offers"]
         # every retriever of the CLI but oracle (it ranks by relevance judgments a request does not carry)
         assert offers == {"retrievers": [n for n in RETRIEVER_NAMES if n != "oracle"] + ["raptor"],
-                          "summarizers": ["extractive", "readagent"], "summary_index": True}
+                          "summarizers": ["extractive", "readagent"], "summary_index": True,
+                          "relevance_embedder": None}
         for retriever in offers["retrievers"]:
             if retriever == "promptrank":
                 continue  # its language model runs in this process: asked once below, over a few passages

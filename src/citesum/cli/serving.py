@@ -58,6 +58,9 @@ from citesum.errors import CitesumError
 @click.option("--summary-index", "summary_dir", default=None, type=click.Path(exists=True, file_okay=False),
               help="Offer Summary RAG over this summary index of the served index (citesum summary-index): a "
                    "request asks for it with summary_index.")
+@click.option("--relevance-embedder", default=None,
+              help="Extractive summaries: score the first candidate sentences against the question again with this "
+                   "embedder (e.g. minilm, extra minilm; default: wordllama alone). Loaded before the server starts.")
 @click.option("--max-connections", type=click.IntRange(min=1), default=4096, show_default=True,
               help="Open connections in all (kept below the open-file limit); past it, the oldest one still "
                    "waiting for its request is closed to make room.")
@@ -69,7 +72,7 @@ def serve(index_dirs: Sequence[str], host: str, port: int, token_file: str | Non
           llm_timeout: float,
           max_upload_mb: float, uploads_dir: str | None, max_budget: int | None, backend: str | None,
           model: str | None, base_url: Sequence[str], window: int | None, summary_dir: str | None,
-          max_connections: int, max_connections_per_client: int) -> None:
+          relevance_embedder: str | None, max_connections: int, max_connections_per_client: int) -> None:
     """Serve the web page and the HTTP API (extra 'service'): open http://HOST:PORT/ in a browser."""
     from citesum.service.config import ServiceConfig, read_token
 
@@ -87,9 +90,13 @@ def serve(index_dirs: Sequence[str], host: str, port: int, token_file: str | Non
         timeout_s=timeout, llm_timeout_s=llm_timeout, max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         worker_kind=worker_kind or ("thread" if backend else "process"),  # type: ignore[arg-type]
         uploads_dir=Path(uploads_dir) if uploads_dir else None, max_connections=max_connections,
-        summary_index=Path(summary_dir).resolve() if summary_dir else None,
+        summary_index=Path(summary_dir).resolve() if summary_dir else None, relevance_embedder=relevance_embedder,
         max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),
         **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
+    if relevance_embedder is not None:  # an unknown name or a missing extra: one clear error now, not a 503 on every request
+        from citesum.embed import get_embedder
+
+        get_embedder(relevance_embedder)
     listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
     llm = None if backend is None else _model(backend, model, base_url, llm_timeout, window)
     from citesum.service.app import create_app

@@ -124,6 +124,9 @@ class ServiceConfig:
     uploads_dir: Path | None = None
     #: Summary RAG's summary index of the served index (``citesum summary-index``): requests may retrieve over it
     summary_index: Path | None = None
+    #: the extractive summarizer scores its first candidate sentences again with this embedder (``minilm``, extra
+    #: minilm); None: wordllama alone
+    relevance_embedder: str | None = None
     #: a request's head (request line and headers) must come whole within this many seconds, or 408 and the
     #: connection is closed (:mod:`citesum.service.connections`)
     header_timeout_s: float = 10.0

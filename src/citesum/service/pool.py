@@ -60,7 +60,8 @@ class ReadPool:
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=read_work.start_worker,
                                    initargs=(self.readers.paths(), self.readers.llm, self.readers.default_budget,
-                                             self.niceness, self.readers.pace, self.readers.summary_indexes))
+                                             self.niceness, self.readers.pace, self.readers.summary_indexes,
+                                             self.readers.relevance_embedder))
 
     async def warm_up(self) -> None:
         """Start every worker and load what the first request needs, before the server takes requests."""

@@ -79,6 +79,9 @@ class Reader:
     pace: ModelPace | None = None
     #: Summary RAG's summary index (``citesum summary-index``), when the service offers it
     summary_index: str | None = None
+    #: the embedder the extractive summarizer scores its first candidates with again (``citesum serve
+    #: --relevance-embedder``; None: wordllama alone)
+    relevance_embedder: str | None = None
 
     def budget(self) -> int:
         """The context budget of a request that asks none."""
@@ -94,6 +97,8 @@ class Reader:
             len(view)
         get_embedder(self.index.settings.embedder)
         get_embedder("wordllama")  # the extractive summarizer's and the citation verifier's
+        if self.relevance_embedder is not None:
+            get_embedder(self.relevance_embedder)
 
 
 class Readers:
@@ -102,12 +107,14 @@ class Readers:
     them all: the pace is the model's, whatever it reads."""
 
     def __init__(self, sources: dict[str, Index | str], llm: LLM | None, default_budget: int,
-                 pace: ModelPace | None = None, summary_indexes: dict[str, str] | None = None) -> None:
+                 pace: ModelPace | None = None, summary_indexes: dict[str, str] | None = None,
+                 relevance_embedder: str | None = None) -> None:
         self.sources = sources
         self.llm = llm
         self.default_budget = default_budget
         self.pace = pace
         self.summary_indexes = summary_indexes or {}
+        self.relevance_embedder = relevance_embedder
         self._open: dict[str, Reader] = {}
         self._lock = threading.Lock()
 
@@ -126,7 +133,7 @@ class Readers:
                 source = self.sources[name]
                 index = source if isinstance(source, Index) else Index.open(source)
                 self._open[name] = Reader(index, self.llm, self.default_budget, self.pace,
-                                          self.summary_indexes.get(name))
+                                          self.summary_indexes.get(name), self.relevance_embedder)
             return self._open[name]
 
     def warm_up(self) -> None:
@@ -240,6 +247,7 @@ def pipeline_options(reader: Reader, request: SummarizeRequest) -> PipelineOptio
         raise ConfigError("this service has no summary index: serve it with --summary-index DIR")
     return PipelineOptions(retriever=request.retriever, order=request.order, summarizer=summarizer,
                            bullets=request.bullets, words=request.words, verify=True,
+                           relevance_embedder=reader.relevance_embedder if summarizer == "extractive" else None,
                            summary_index=reader.summary_index if request.summary_index else None)
 
 
@@ -364,7 +372,8 @@ _startup_error: CitesumError | None = None
 
 
 def start_worker(index_paths: dict[str, str], llm: LLM | None, default_budget: int, niceness: int,
-                 pace: ModelPace | None = None, summary_indexes: dict[str, str] | None = None) -> None:
+                 pace: ModelPace | None = None, summary_indexes: dict[str, str] | None = None,
+                 relevance_embedder: str | None = None) -> None:
     """Initializer of a worker process: its own index objects (one SQLite connection each, opened on a
     collection's first request), summarizer and models. A failure is kept and raised by each request (a 503
     with the reason), never left to break the pool."""
@@ -380,7 +389,7 @@ def start_worker(index_paths: dict[str, str], llm: LLM | None, default_budget: i
     one_thread_each()
     _exit_with_parent()
     try:
-        _readers = Readers(dict(index_paths), llm, default_budget, pace, summary_indexes)
+        _readers = Readers(dict(index_paths), llm, default_budget, pace, summary_indexes, relevance_embedder)
         _readers.warm_up()
     except CitesumError as exc:
         _startup_error = exc

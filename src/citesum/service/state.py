@@ -120,7 +120,8 @@ class Service:
         first = next(iter(collections))
         readers = Readers({name: c.index for name, c in collections.items()}, llm, config.default_budget,
                           ModelPace(config.llm_timeout_s) if llm else None,
-                          {first: str(config.summary_index)} if config.summary_index else None)
+                          {first: str(config.summary_index)} if config.summary_index else None,
+                          config.relevance_embedder)
         searches = ReadPool(readers, config.search_workers, config.queue, config.timeout_s, config.worker_kind)
         # the summary workers also yield the CPU to the search workers (a higher niceness)
         summaries = ReadPool(readers, config.workers, config.queue,
@@ -177,7 +178,8 @@ class Service:
     def offers(self, collection: Collection) -> dict[str, Any]:
         """What a request on ``collection`` may ask for: the retrievers (``lightpal`` once ``citesum graph`` has
         built the index's passage graph, ``raptor`` once ``citesum tree`` has built its tree), the summarizers
-        (``llm`` with a model), and Summary RAG (with a summary index)."""
+        (``llm`` with a model), Summary RAG (with a summary index), and the embedder that extractive summaries
+        score their first candidates with again (None: wordllama alone)."""
         from citesum.pipeline import RAPTOR
         from citesum.raptor import TREE_FILE
         from citesum.retrieve import RETRIEVER_NAMES
@@ -189,7 +191,8 @@ class Service:
                       if name != "oracle" and (name not in built or (collection.index.path / built[name]).exists())]
         return {"retrievers": retrievers,
                 "summarizers": ["extractive", "readagent"] if self.llm is None else ["llm", "extractive", "readagent"],
-                "summary_index": self.config.summary_index is not None}
+                "summary_index": self.config.summary_index is not None,
+                "relevance_embedder": self.config.relevance_embedder}
 
     def model_status(self) -> dict[str, Any]:
         """The model's window and where it came from, its pace, and the budget that pace allows."""
