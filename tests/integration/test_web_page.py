@@ -608,3 +608,44 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         expect(page.locator("#doc-text mark")).to_contain_text("blue-green")
     finally:
         server.close()
+
+
+BORG_FAQ = """<html><head><title>Borg FAQ</title></head><body><main><h1>Frequently asked questions</h1>
+<p>If you decide to accept unsafe operation for this repository, you could delete the manifest-timestamp and the
+local cache:</p>
+<pre>borg config repo id   # shows the REPO_ID
+rm ~/.config/borg/security/REPO_ID/manifest-timestamp
+borg delete --cache-only REPO</pre>
+<p>This is an unsafe and unsupported way to use borg, you have been warned.</p>
+<p>Borg keeps a cache of the chunks stored in the repository, and rebuilds the cache when the repository was
+modified by another client since the cache was last updated.</p></main></body></html>"""
+
+
+def test_a_code_block_is_shown_without_its_fences_and_a_new_question_closes_the_document(
+        page: Any, tmp_path: Path, haystack: Any) -> None:
+    from citesum.ingest import IngestOptions, ingest_file
+
+    (tmp_path / "docs").mkdir()
+    faq = tmp_path / "docs" / "faq.html"
+    faq.write_text(BORG_FAQ, encoding="utf-8")
+    documents, report = ingest_file(faq, "borg/faq.html", IngestOptions())
+    assert "```" in documents[0].text  # the <pre> is fenced in the stored text: the segmenter reads it as code
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add([*haystack.documents, *documents])
+    server = citesum_serve(index.path, tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.fill("#query", "When does Borg rebuild its cache of the repository's chunks?")
+        page.click("#ask-button")
+        chip = page.locator("button.chip[data-document='borg/faq.html']").first
+        chip.click()
+        expect(page.locator("#doc-text mark")).to_contain_text("rebuilds the cache")
+        text = page.locator("#doc-text").inner_text()
+        assert "borg delete --cache-only REPO" in text and "```" not in text  # the code, not the fences
+        # a new question: the document the last answer's citation opened goes with that answer
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#document")).to_be_hidden()
+        page.wait_for_selector("#bullets-list li")
+    finally:
+        server.close()

@@ -210,6 +210,7 @@ async function ask(event) {
   showError(null);
   $("answer").hidden = true;  // no answer to the previous question stays on screen meanwhile
   $("results").hidden = true;
+  hideDocument();  // nor the document one of its citations opened
   $("ask-button").disabled = true;
   const searching = mode() === "search";
   // the service's model writes unless the sentences of the documents are asked for
@@ -485,6 +486,10 @@ function renderHits(result) {
   $("results").hidden = false;
 }
 
+// A document's text as a reader sees it: the code fences that extraction puts around a block of code (a web
+// page's <pre>, as Markdown writes it) are not shown; the text is cut at the evidence first, so offsets hold.
+function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*$\n?/gm, ""); }
+
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
 async function openDocument(cited, { start, end, from, note, page, evidence, collection: given }) {
@@ -501,10 +506,10 @@ async function openDocument(cited, { start, end, from, note, page, evidence, col
     if (start !== undefined && end !== undefined && end > start) {
       const from = utf16Offset(doc.text, start);
       const to = from + utf16Offset(doc.text.slice(from), end - start);
-      mark = element("mark", { id: "evidence" }, doc.text.slice(from, to));
-      body.append(doc.text.slice(0, from), mark, doc.text.slice(to));
+      mark = element("mark", { id: "evidence" }, shown(doc.text.slice(from, to)));
+      body.append(shown(doc.text.slice(0, from)), mark, shown(doc.text.slice(to)));
     } else {
-      body.append(doc.text);
+      body.append(shown(doc.text));
     }
     for (const pressed of document.querySelectorAll(".chip[aria-pressed=true]")) {
       pressed.setAttribute("aria-pressed", "false");
@@ -573,9 +578,13 @@ async function showPrintedPage(documentId, page, evidence, note, name) {
   }
 }
 
-function closeDocument() {
+function hideDocument() {
   $("document").hidden = true;
   document.querySelector(".layout").classList.remove("with-document");
+}
+
+function closeDocument() {
+  hideDocument();
   if (opener) {
     if (opener.classList.contains("chip")) opener.setAttribute("aria-pressed", "false");
     opener.focus();
