@@ -21,8 +21,9 @@ a sentence end. :func:`segments` reads the layout first:
 Every unit is a span of the original text (offsets survive, so citations and evidence point into the document
 as stored), with its kind. Only ``sentence`` units state facts; headings, items that are not sentences, table
 rows, code and boilerplate never do. Stock news filler ("declined to comment") and a text narrating itself
-("This article delves into ...", "In conclusion, ...") and a cross-reference ("See Section 7.9, ...", "For more
-details, see ...") are sentences of the kind ``boilerplate``: true, and saying nothing a reader asked for.
+("This article delves into ...", "This section contains examples of ...", "In conclusion, ..."), a cross-reference
+("See Section 7.9, ...", "For more details, see ...") and a sentence introducing a listing it does not hold ("...
+as follows.") are sentences of the kind ``boilerplate``: true, and saying nothing a reader asked for.
 
 The rules are ours and tested (tests/unit/test_segment.py) rather than a segmenter from the registry: the
 summarizer cuts every context block at query time, and the whole-collection segmenters we know of (pysbd) cost
@@ -86,6 +87,10 @@ _META = re.compile(
     r"\W*(?:(?:in )?(?:this|the present) (?:article|piece|post|report|essay|section|chapter|paper|document)\b[^.]{0,40}?"
     r"\b(?:delves?|explores?|examines?|looks? at|discuss(?:es)?|covers?|describes?|will|aims?|seeks?|takes?|"
     r"strives?|tries|attempts?|highlights?|outlines?|summari[sz]es|introduces?|presents?)\b|"
+    # a manual's part saying what it holds ("This section contains examples of ...", "These release notes
+    # contain ..."); a report that "shows" a finding states it
+    r"(?:in )?(?:this|these) (?:section|chapter|document|guide|manual|howto|page|(?:release )?notes)\b[^.]{0,40}?"
+    r"\b(?:contains?|provides?|lists?|gives?|shows?)\b|"
     r"(?:(?:but |now )?let(?:'|’)?s|let us|we will|we'll|we now) (?:delve|dive|explore|examine|take a (?:closer |deeper )?look|look)\b|"
     r"in conclusion\b|to conclude\b|in summary\b|in sum\b)",
     re.IGNORECASE,
@@ -103,6 +108,9 @@ _POINTER = re.compile(
     r"(?:[^.]|\.\w){0,120}?,\s*(?:please\s+)?(?:see|refer to|consult)\s+" + _POINTER_TARGET,
     re.IGNORECASE,
 )
+#: a sentence that introduces what follows it ("Run the at(1) command to schedule a one-time job by the
+#: following.", "The syntax of the file is as follows."): quoted alone, it points at a listing it does not hold
+_INTRODUCER = re.compile(r"\b(?:the following|as follows)[.:]$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 #: how a sentence ends: . ! or ?, a closing quote or bracket may follow
 _ENDS_SENTENCE = re.compile(r"""[.!?]["'”’)\]]*$""")
@@ -465,7 +473,7 @@ def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> 
     if end <= start:
         return
     if kind in ("sentence", "item") and (_FILLER.search(text, start, end) or _META.match(text, start, end)
-                                         or _POINTER.match(text, start, end)):
+                                         or _POINTER.match(text, start, end) or _INTRODUCER.search(text, start, end)):
         kind = "boilerplate"
     out.append(Segment(start, end, kind))
 

@@ -232,3 +232,20 @@ def test_fences_ellipses_and_quotations_keep_their_kinds() -> None:
     assert ("sentence", "He said the law was clear.") in _units("He said the law was clear. . . . The judge agreed.")
     quoted = _units("As the manual puts it:\n    The file is opened read-only. Writes to it fail with EBADF.\n")
     assert ("sentence", "Writes to it fail with EBADF.") in quoted
+
+
+def test_a_sentence_that_introduces_a_listing_or_describes_its_text_states_nothing() -> None:
+    # Debian's reference manual and smartmontools' HOWTO, asked by a new user: each was given as the answer
+    text = ("Run the at(1) command to schedule a one-time job by the following.\n\n"
+            "$ echo 'command -args'| at 3:40 monday\n\n"
+            "This section contains examples of what to do when smartctl reports a bad block.\n\n"
+            "These release notes contain information about the features of this release.\n\n"
+            "The cron daemon executes scheduled commands at the times given in the crontab.\n")
+    units = _units(text)
+    assert ("boilerplate", "Run the at(1) command to schedule a one-time job by the following.") in units
+    assert ("boilerplate", "This section contains examples of what to do when smartctl reports a bad block.") in units
+    assert ("boilerplate", "These release notes contain information about the features of this release.") in units
+    assert ("sentence", "The cron daemon executes scheduled commands at the times given in the crontab.") in units
+    # a file that contains something is a fact, not the text describing itself
+    assert _units("The file /etc/crontab contains the system-wide jobs.") == [
+        ("sentence", "The file /etc/crontab contains the system-wide jobs.")]
