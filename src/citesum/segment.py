@@ -56,7 +56,7 @@ _ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-z
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
-_LONE_MARKER = re.compile(r"[ \t]*[-*+•◦‣▪][ \t]*")
+_LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
 _UNDERLINE = re.compile(r"[ \t]*([=\-~^*#])\1{2,}[ \t]*$")
 _MARKDOWN_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+\S")
 _TABLE_BORDER = re.compile(r"[+|]?[-=+|:]+(?: +[-=+|:]+)*[+|]?")  # matched whole on a stripped line
@@ -90,7 +90,7 @@ _META = re.compile(
     # a manual's part saying what it holds ("This section contains examples of ...", "These release notes
     # contain ..."); a report that "shows" a finding states it
     r"(?:in )?(?:this|these) (?:section|chapter|document|guide|manual|howto|page|(?:release )?notes)\b[^.]{0,40}?"
-    r"\b(?:contains?|provides?|lists?|gives?|shows?)\b|"
+    r"\b(?:contains?|provides?|lists?|gives?|shows?(?!\s+that\b))\b|"
     r"(?:(?:but |now )?let(?:'|’)?s|let us|we will|we'll|we now) (?:delve|dive|explore|examine|take a (?:closer |deeper )?look|look)\b|"
     r"in conclusion\b|to conclude\b|in summary\b|in sum\b)",
     re.IGNORECASE,
@@ -147,6 +147,8 @@ def _is_table_row(line: str) -> bool:
 #: the shortest line, and the fewest words, of fully justified prose
 _JUSTIFIED_CHARACTERS = 50
 _JUSTIFIED_WORDS = 7
+#: the share of a justified line's fields that are words
+_JUSTIFIED_WORD_SHARE = 0.7
 
 
 def _justified(text: str, lines: list[tuple[int, int]], number: int) -> bool:
@@ -154,7 +156,11 @@ def _justified(text: str, lines: list[tuple[int, int]], number: int) -> bool:
     margin (screen's FAQ): a long line of words as long as the line above or below it. The runs of spaces in
     it are no columns of a table, which line up from row to row and leave the rows' ends ragged."""
     line = text[slice(*lines[number])].rstrip()
-    if len(line) < _JUSTIFIED_CHARACTERS or len(line.split()) < _JUSTIFIED_WORDS:
+    fields = line.split()
+    if len(line) < _JUSTIFIED_CHARACTERS or len(fields) < _JUSTIFIED_WORDS:
+        return False
+    # words, not a fixed-width table's figures ("1234 root 20 0 1024 512 256 S 1.0 0.1 0:01.00 sshd")
+    if sum(bool(_WORD.fullmatch(field.strip(".,;:()\"'"))) for field in fields) < _JUSTIFIED_WORD_SHARE * len(fields):
         return False
     return any(0 <= other < len(lines) and len(text[slice(*lines[other])].rstrip()) == len(line)
                for other in (number - 1, number + 1))
@@ -210,7 +216,9 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
             if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
                 continue
             word = _word_before(text, sentence_start, match.start() + 1)
-            if _QUOTED_NUMBER.fullmatch(word):  # (see “3.3. Creating internal links”): a section's title follows
+            # (see “3.3. Creating internal links”): a section's title follows; in "counted to “3.” Then" the quote
+            # closes at the number, and the sentence ends
+            if match.group(0) == "." and _QUOTED_NUMBER.fullmatch(word):
                 continue
             word = word[:-1].lower().lstrip("(\"'“")
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.fullmatch(word):
@@ -415,12 +423,19 @@ def segments(text: str) -> list[Segment]:
 #: a block of code fenced within a line: an HTML page's <pre> inside a list item, whose lines the page's main
 #: text runs together ("... using folder-hooks: ``` folder-hook . 'set read_inc=1000' ... ```")
 _INLINE_CODE = re.compile(r"(?<!\S)(```|~~~)\s.*?(?<=\s)\1(?!\S)", re.DOTALL)
+#: the share of code's marks (brackets, operators, "$", "#", "/", "_", ...) that tells code between two fences
+#: from prose that writes a fence ("In Markdown, type ``` on a line to open a code block and ``` again")
+_INLINE_CODE_MARKS = 0.03
+_CODE_MARKS = frozenset("{}[]<>=;$#|\\/_*&%@~^`")
 
 
 def _around_inline_code(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
     """(start, end, fenced) of the pieces of ``text[start:end]``: the prose around each fenced block of code, and
     the block."""
     for block in _INLINE_CODE.finditer(text, start, end):
+        inner = [c for c in text[block.start() + 3:block.end() - 3] if not c.isspace()]
+        if not inner or sum(c in _CODE_MARKS for c in inner) / len(inner) < _INLINE_CODE_MARKS:
+            continue  # prose that writes a fence
         yield start, block.start(), False
         yield block.start(), block.end(), True
         start = block.end()

@@ -664,3 +664,8 @@ def test_a_question_about_an_option_no_passage_writes_is_abstained_on() -> None:
                                                 _context(BORG_PRUNE, MANUAL))
     assert not answered.abstained
     assert any("--keep-last N option" in bullet.text for bullet in answered.bullets)
+    # a short option may be written apart from its value or combined with others: it is not looked for
+    from citesum.summarize.extractive import unwritten_options
+
+    assert unwritten_options("What does the -Tpdf flag of dot do? And make -j4?", ["dot -T pdf ... make -j 4"]) == []
+    assert unwritten_options("What does --keep-within do?", ["keep_within = 7d"]) == []  # a configuration key

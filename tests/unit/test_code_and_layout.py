@@ -165,3 +165,42 @@ def test_a_one_line_command_that_a_sentence_goes_on_after_stays_in_the_sentence(
     assert ("sentence", "To deactivate a virtual environment, type: deactivate into the terminal.") in units
     assert ("code", "``` python3 -m venv tutorial-env ```") in units  # a capital after it: the command is apart
     assert ("sentence", "This creates the tutorial-env directory.") in units
+
+
+def test_what_a_review_found_read_as_before(tmp_path: Path) -> None:
+    # a one-line command followed by a heading (lower case) or by another block is code, not a sentence's end
+    markdown = tmp_path / "start.md"
+    markdown.write_text("# Start\n\nStart the server with this command:\n\n```\nfoo serve\n```\n\n## options\n\n"
+                        "Install the package with pip first:\n\n```\npip install foo\n```\n\n```\nfoo --init\n```\n\n"
+                        "~~~\n```python\nrm -rf /tmp/cache\n```\n~~~\n", encoding="utf-8")
+    units = _units(markdown)
+    assert ("sentence", "Start the server with this command:") in units and ("code", "``` foo serve ```") in units
+    assert ("sentence", "Install the package with pip first:") in units
+    assert ("code", "``` pip install foo ```") in units and ("code", "``` foo --init ```") in units
+    # an example of a fenced block keeps its own fences: they pair as they are written
+    assert ("code", "```python rm -rf /tmp/cache ```") in units
+    # a Markdown paragraph indented four spaces (CommonMark's code block) that reads as prose stays prose
+    indented = tmp_path / "indented.md"
+    indented.write_text("# Notes\n\n" + "    this paragraph was pasted with an indent of four spaces and it goes on\n" * 4
+                        + "    and ends here. Then another sentence starts and it goes on\n"
+                        + "    for a while longer without any marks of code in it at all\n" * 3 + "    and ends.\n",
+                        encoding="utf-8")
+    assert [kind for kind, _ in _units(indented)].count("sentence") == 2
+    # an HTML page's script after its last <pre> is no sentence going on
+    page = tmp_path / "install.html"
+    page.write_text("<html><body><main><h1>Install</h1><p>Install it with this command:</p><pre>pip install foo"
+                    "</pre></main><script>window.x = 1;</script></body></html>", encoding="utf-8")
+    assert ("code", "``` pip install foo ```") in _units(page)
+
+
+def test_a_table_of_figures_a_quote_closing_at_a_number_and_prose_writing_a_fence_read_as_before() -> None:
+    top = ("PID   USER     PR  NI  VIRT   RES   SHR S  %CPU  %MEM  TIME+ COMMAND\n"
+           "1234  root     20   0  1024   512   256 S   1.0   0.1  0:01.00 sshd-a\n"
+           "5678  www      20   0  2048  1024   512 R   2.5   0.2  0:02.00 nginx-\n")
+    assert {unit.kind for unit in segments(top)} == {"table"}  # equal rows of figures are no justified prose
+    quoted = 'He counted to "3." Then he stopped counting at all.'
+    assert [quoted[u.start:u.end] for u in segments(quoted)] == ['He counted to "3."', "Then he stopped counting at all."]
+    fence = "In Markdown, type ``` on a line to open a code block and ``` again to close it."
+    assert [(u.kind, fence[u.start:u.end]) for u in segments(fence)] == [("sentence", fence)]
+    finding = "This guide shows that memory use grows linearly with the number of open files."
+    assert [u.kind for u in segments(finding)] == ["sentence"]

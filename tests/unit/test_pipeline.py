@@ -109,6 +109,21 @@ def test_a_service_answers_with_the_relevance_embedder_it_is_served_with(built: 
         assert [b["text"] for b in served.json()["bullets"]] == [b.text for b in direct.bullets]
 
 
+def test_health_names_a_relevance_model_given_by_its_path_without_the_path(built: tuple[Path, Path]) -> None:
+    from citesum.service.config import ServiceConfig
+    from citesum.service.state import Service
+
+    config = ServiceConfig(worker_kind="thread", relevance_embedder="st:/srv/private/models/e5-base")
+    service = Service.open(built[0], config, llm=None)  # (not started: the model is not loaded)
+    try:
+        offered = service.offers(next(iter(service.collections.values())))
+        assert offered["relevance_embedder"] == "st:e5-base"
+    finally:
+        service.searches.shutdown()
+        service.summaries.shutdown()
+        service.close(5.0)
+
+
 def test_serving_with_an_embedder_that_cannot_load_stops_before_listening(built: tuple[Path, Path]) -> None:
     import socket
 

@@ -93,10 +93,17 @@ def serve(index_dirs: Sequence[str], host: str, port: int, token_file: str | Non
         summary_index=Path(summary_dir).resolve() if summary_dir else None, relevance_embedder=relevance_embedder,
         max_connections_per_client=max_connections_per_client, **({"max_budget": max_budget} if max_budget else {}),
         **({"workers": workers} if workers else {}), **({"search_workers": search_workers} if search_workers else {}))
-    if relevance_embedder is not None:  # an unknown name or a missing extra: one clear error now, not a 503 on every request
+    if relevance_embedder is not None:
+        # an unknown name or a missing extra: one clear error now, not a 503 on every request
         from citesum.embed import get_embedder
 
-        get_embedder(relevance_embedder)
+        try:
+            get_embedder(relevance_embedder)
+        except CitesumError:
+            raise
+        except Exception as exc:  # a model folder that cannot be read: its library's own error, said plainly
+            raise CitesumError(f"--relevance-embedder {relevance_embedder}: the model cannot be loaded "
+                               f"({exc})") from exc
     listener = _listen(host, port)  # before anything is said or started: a busy port is one clear error
     llm = None if backend is None else _model(backend, model, base_url, llm_timeout, window)
     from citesum.service.app import create_app

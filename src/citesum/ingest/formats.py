@@ -123,23 +123,46 @@ CODE_FENCE = "```"
 _SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
 
 
+#: characters of code rather than prose: brackets, operators, a shell's and a path's marks
+_CODE_MARKS = frozenset("{}[]<>=;$#|\\/_*&%@~^`")
+#: the share of a block's characters that code marks make, under which a block of sentences is prose
+_PROSE_MARKS = 0.03
+
+
 def reads_as_prose(block: str) -> bool:
-    """Whether a preformatted block holds prose (an old page's whole text in a <pre>, a quoted letter) rather
-    than code, a command or a program's output: at least two sentences end in it, one or more for every four of
-    its lines. A command's comment ("# shows the REPO_ID") ends none."""
+    """Whether a preformatted block holds prose (an old page's whole text in a <pre>, a quoted letter, a Markdown
+    paragraph indented four spaces) rather than code, a command or a program's output: at least two sentences
+    end in it, and either one or more for every four of its lines or almost none of its characters are code's
+    marks. A command's comment ("# shows the REPO_ID") ends none."""
     lines = [line for line in block.splitlines() if line.strip()]
     ends = len(_SENTENCE_CLOSE.findall(block))
-    return ends >= 2 and 4 * ends >= len(lines)
+    if ends < 2:
+        return False
+    return 4 * ends >= len(lines) or code_marks(block) < _PROSE_MARKS
+
+
+def code_marks(text: str) -> float:
+    """The share of ``text``'s visible characters that are code's marks (:data:`_CODE_MARKS`)."""
+    visible = [c for c in text if not c.isspace()]
+    return sum(c in _CODE_MARKS for c in visible) / len(visible) if visible else 0.0
 
 
 def is_fenced(block: str, following: str) -> bool:
-    """Whether a <pre> holding ``block``, with ``following`` the page's next text, goes between code fences:
-    not when it reads as prose, nor when it is a single line that a sentence goes on after in lower case ("To
-    deactivate a virtual environment, type: [deactivate] into the terminal.")."""
-    if reads_as_prose(block):
+    """Whether a <pre> holding ``block``, with ``following`` the text that goes on right after it in the same
+    paragraph or the next ("" when a heading, a list or other code comes first), goes between code fences: not
+    when it reads as prose, nor when it is a single line that a sentence goes on after in lower case ("To
+    deactivate a virtual environment, type: [deactivate] into the terminal."), nor when it holds code fences of
+    its own (a Markdown example of a fenced block), which the segmenter then reads."""
+    if reads_as_prose(block) or _FENCE_LINE.search(block):
         return False
     one_line = len([line for line in block.splitlines() if line.strip()]) == 1
     return not (one_line and following.lstrip()[:1].islower())
+
+
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+#: what may stand between a one-line <pre> and the words a sentence goes on with: a paragraph, and the inline
+#: elements in it. Any other element (a heading, a list, a table, other code, a script) ends the sentence first.
+_RUNS_ON = frozenset({"p", "div", "span", "a", "code", "em", "strong", "b", "i", "tt", "kbd", "samp", "var"})
 
 
 class _HTMLText(HTMLParser):
@@ -163,6 +186,8 @@ class _HTMLText(HTMLParser):
         self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._unfenced is not None and tag not in _RUNS_ON:
+            self._fence("")  # a heading, a list or other code comes before any sentence goes on
         if tag == "title":
             self._in_title = True
         elif tag in self._SKIP:
@@ -404,8 +429,7 @@ def _fence_code(block: Any) -> bool:
     """Put a <pre> (outside any other) between code fences when :func:`is_fenced`; whether it was."""
     if any(isinstance(up.tag, str) and up.tag.lower() == "pre" for up in block.iterancestors()):
         return False
-    following = block.xpath("following::text()[normalize-space()][1]")
-    if not is_fenced(block.text_content(), str(following[0]) if following else ""):
+    if not is_fenced(block.text_content(), _text_going_on(block)):
         return False
     block.text = "\n" + CODE_FENCE + "\n" + (block.text or "")
     if len(block):
@@ -413,6 +437,30 @@ def _fence_code(block: Any) -> bool:
     else:
         block.text += "\n" + CODE_FENCE + "\n"
     return True
+
+
+#: how many enclosing elements a <pre> is looked out of for the text after it (Sphinx puts it in two <div>s)
+_LOOKED_OUT_OF = 3
+
+
+def _text_going_on(block: Any) -> str:
+    """The text right after ``block`` that a sentence may go on with: its tail, or else the first text of the
+    next element when that is a paragraph (:data:`_RUNS_ON`), looked for from the block and from up to
+    :data:`_LOOKED_OUT_OF` of its enclosing elements when it ends them; "" when something else comes first.
+    Looked up locally, so a page of many <pre> blocks costs each one a few steps."""
+    node = block
+    for _ in range(_LOOKED_OUT_OF + 1):
+        if node.tail and node.tail.strip():
+            return str(node.tail)
+        following = node.getnext()
+        if following is not None:
+            if not isinstance(following.tag, str) or following.tag.lower() not in _RUNS_ON:
+                return ""
+            return str(following.text or "") or next((t for t in following.itertext() if t.strip()), "")
+        node = node.getparent()
+        if node is None:
+            return ""
+    return ""
 
 
 def _wrap_loose_runs(holder: Any) -> bool:

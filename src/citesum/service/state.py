@@ -192,7 +192,9 @@ class Service:
         return {"retrievers": retrievers,
                 "summarizers": ["extractive", "readagent"] if self.llm is None else ["llm", "extractive", "readagent"],
                 "summary_index": self.config.summary_index is not None,
-                "relevance_embedder": self.config.relevance_embedder}
+                # a model given by its path ("st:/srv/models/e5") is named, its folder hidden
+                "relevance_embedder": None if self.config.relevance_embedder is None
+                else self.hide(self.config.relevance_embedder)}
 
     def model_status(self) -> dict[str, Any]:
         """The model's window and where it came from, its pace, and the budget that pace allows."""

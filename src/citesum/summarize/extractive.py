@@ -661,14 +661,15 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
     return _uncommon(absent_words(query, terms))
 
 
-#: a command-line option as a question names it: "--keep-within", "-Tpdf"
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*[A-Za-z\d]")
+#: a long command-line option as a question names it ("--keep-within"). A short one is left alone: a passage
+#: may write it apart from its value or combined with others ("-T pdf" for "-Tpdf", "-x -z" for "-xz")
+_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z\d]")
 
 
 def unwritten_options(query: str, texts: Sequence[str]) -> list[str]:
-    """The command-line options the question names ("What does the --keep-within option of borg prune do?")
-    that none of ``texts`` (the retrieved passages) writes, with either dash or as a configuration key
-    ("keep_within"). A question about an option is answered by a passage that names it; its other words
+    """The long command-line options the question names ("What does the --keep-within option of borg prune
+    do?") that none of ``texts`` (the retrieved passages) writes, with or without its dashes or as a
+    configuration key ("keep_within"). A question about an option is answered by a passage that names it; its other words
     ("keep", "within") are everywhere."""
     written = "\n".join(texts).lower()
     unwritten = []

@@ -488,7 +488,7 @@ function renderHits(result) {
 
 // A document's text as a reader sees it: the code fences that extraction puts around a block of code (a web
 // page's <pre>, as Markdown writes it) are not shown; the text is cut at the evidence first, so offsets hold.
-function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*$\n?/gm, ""); }
+function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, ""); }
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
