@@ -204,3 +204,28 @@ def test_a_table_of_figures_a_quote_closing_at_a_number_and_prose_writing_a_fenc
     assert [(u.kind, fence[u.start:u.end]) for u in segments(fence)] == [("sentence", fence)]
     finding = "This guide shows that memory use grows linearly with the number of open files."
     assert [u.kind for u in segments(finding)] == ["sentence"]
+
+
+FFMPEG = """<html><head><title>FFmpeg FAQ</title></head><body><div class="contents"><h1>FFmpeg FAQ</h1>
+<h2 class="chapter">1 General Questions<span class="pull-right"><a class="anchor hidden-xs" href="#General"
+aria-hidden="true">#</a> <a class="anchor hidden-xs"href="#toc-General" aria-hidden="true">TOC</a></span></h2>
+<h3 class="section">1.1 Why doesn&rsquo;t FFmpeg support feature [xyz]?<span class="pull-right"><a class="anchor
+hidden-xs" href="#Why" aria-hidden="true">#</a> <a class="anchor hidden-xs"href="#toc-Why" aria-hidden="true">TOC</a>
+</span></h3>
+<p>Because no one has taken on that task yet. FFmpeg development is driven by the tasks that are important to
+the individual developers. If there is a feature that is important to you, the best way to get it implemented is
+to undertake the task yourself or sponsor a developer.</p></div></body></html>"""
+
+
+def test_what_a_page_hides_from_screen_readers_is_no_part_of_its_headings(tmp_path: Path) -> None:
+    # ffmpeg's FAQ (Texinfo 7): each heading ended in "# TOC", its permalink marks
+    page = tmp_path / "faq.html"
+    page.write_text(FFMPEG, encoding="utf-8")
+    documents, _ = ingest_file(page, page.name, IngestOptions())
+    lines = [line.strip() for line in documents[0].text.splitlines()]
+    assert "1 General Questions" in lines and "1.1 Why doesn’t FFmpeg support feature [xyz]?" in lines
+    assert "TOC" not in documents[0].text  # was "1 General Questions# TOC"
+    from citesum.ingest.formats import html_to_text  # the whole page's text, when it has no main content
+
+    lines = [line.strip() for line in html_to_text(FFMPEG)[1].splitlines()]
+    assert "1 General Questions" in lines and not any("TOC" in line for line in lines)

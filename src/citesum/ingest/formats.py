@@ -165,6 +165,39 @@ _FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 _RUNS_ON = frozenset({"p", "div", "span", "a", "code", "em", "strong", "b", "i", "tt", "kbd", "samp", "var"})
 
 
+#: elements that have no end tag (and no text)
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                   "wbr"})
+
+
+class _AriaHidden:
+    """Whether a parser is inside an element marked ``aria-hidden="true"``: what a page shows for decoration and
+    a screen reader does not read, such as a heading's permalink marks (Texinfo's "# TOC" after each heading)."""
+
+    def __init__(self) -> None:
+        self._tag: str | None = None
+        self._depth = 0
+
+    @property
+    def inside(self) -> bool:
+        return self._tag is not None
+
+    def start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _VOID:
+            return
+        if self._tag is None:
+            if ("aria-hidden", "true") in attrs:
+                self._tag, self._depth = tag, 1
+        elif tag == self._tag:
+            self._depth += 1
+
+    def end(self, tag: str) -> None:
+        if tag == self._tag:
+            self._depth -= 1
+            if not self._depth:
+                self._tag = None
+
+
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
     browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
@@ -184,10 +217,12 @@ class _HTMLText(HTMLParser):
         self._pre_start = 0  # where the outermost <pre> began in parts
         self._unfenced: tuple[int, int] | None = None  # the places in parts of a closed <pre>'s fences
         self._in_title = False
+        self._hidden = _AriaHidden()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._unfenced is not None and tag not in _RUNS_ON:
             self._fence("")  # a heading, a list or other code comes before any sentence goes on
+        self._hidden.start(tag, attrs)
         if tag == "title":
             self._in_title = True
         elif tag in self._SKIP:
@@ -201,6 +236,7 @@ class _HTMLText(HTMLParser):
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
+        self._hidden.end(tag)
         if tag == "title":
             self._in_title = False
         elif tag in self._SKIP and self._skip_depth:
@@ -216,7 +252,7 @@ class _HTMLText(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
-        elif not self._skip_depth:
+        elif not self._skip_depth and not self._hidden.inside:
             if data.strip() and self._unfenced is not None:
                 self._fence(data)
             self.parts.append(data if self._pre_depth else re.sub(r"\s+", " ", data))
@@ -275,14 +311,17 @@ class _Headings(HTMLParser):
         self.found: list[tuple[str, str]] = []  # (heading, the first characters of the text that follows it)
         self._heading: list[str] | None = None
         self._skip_depth = 0
+        self._hidden = _AriaHidden()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._hidden.start(tag, attrs)
         if tag in self._SKIP:
             self._skip_depth += 1
         elif tag in self._HEADING:
             self._heading = []
 
     def handle_endtag(self, tag: str) -> None:
+        self._hidden.end(tag)
         if tag in self._SKIP and self._skip_depth:
             self._skip_depth -= 1
         elif tag in self._HEADING and self._heading is not None:
@@ -292,7 +331,7 @@ class _Headings(HTMLParser):
             self._heading = None
 
     def handle_data(self, data: str) -> None:
-        if self._skip_depth:
+        if self._skip_depth or self._hidden.inside:
             return
         if self._heading is not None:
             self._heading.append(data)
@@ -407,7 +446,9 @@ def _prepared(html: str) -> str:
       gettext's FAQ, written with an answer right after each <h4>, lost most of its answers, and zlib's usage
       example and gnuplot's pages their first paragraphs;
     * each <pre> block of code is put between code fences (:data:`CODE_FENCE`), as :class:`_HTMLText` does:
-      borg's FAQ ran "borg delete --cache-only REPO" into the sentence after it.
+      borg's FAQ ran "borg delete --cache-only REPO" into the sentence after it;
+    * what is marked ``aria-hidden="true"`` (a heading's permalink marks) is left out, as a screen reader leaves
+      it: ffmpeg's Texinfo pages ended every heading with "# TOC".
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -418,6 +459,9 @@ def _prepared(html: str) -> str:
     except Exception:  # lxml raises many kinds of errors on odd pages
         return html
     changed = False
+    for hidden in root.xpath("//*[@aria-hidden='true']"):  # decoration a screen reader does not read
+        hidden.drop_tree()
+        changed = True
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
     for block in list(root.iter("pre")):
