@@ -426,15 +426,22 @@ _INLINE_CODE = re.compile(r"(?<!\S)(```|~~~)\s.*?(?<=\s)\1(?!\S)", re.DOTALL)
 #: the share of code's marks (brackets, operators, "$", "#", "/", "_", ...) that tells code between two fences
 #: from prose that writes a fence ("In Markdown, type ``` on a line to open a code block and ``` again")
 _INLINE_CODE_MARKS = 0.03
+#: characters of code rather than prose: brackets, operators, a shell's and a path's marks
 _CODE_MARKS = frozenset("{}[]<>=;$#|\\/_*&%@~^`")
+
+
+def code_marks(text: str) -> float:
+    """The share of ``text``'s visible characters that are code's marks (brackets, operators, "$", "#", "/",
+    "_", ...): near none in prose."""
+    visible = [c for c in text if not c.isspace()]
+    return sum(c in _CODE_MARKS for c in visible) / len(visible) if visible else 0.0
 
 
 def _around_inline_code(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
     """(start, end, fenced) of the pieces of ``text[start:end]``: the prose around each fenced block of code, and
     the block."""
     for block in _INLINE_CODE.finditer(text, start, end):
-        inner = [c for c in text[block.start() + 3:block.end() - 3] if not c.isspace()]
-        if not inner or sum(c in _CODE_MARKS for c in inner) / len(inner) < _INLINE_CODE_MARKS:
+        if code_marks(text[block.start() + 3:block.end() - 3]) < _INLINE_CODE_MARKS:
             continue  # prose that writes a fence
         yield start, block.start(), False
         yield block.start(), block.end(), True

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.ingest.pdf import FILE_DIGEST, PAGE_STARTS, clean_pages, read_pages
+from citesum.segment import code_marks
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -123,9 +124,7 @@ CODE_FENCE = "```"
 _SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
 
 
-#: characters of code rather than prose: brackets, operators, a shell's and a path's marks
-_CODE_MARKS = frozenset("{}[]<>=;$#|\\/_*&%@~^`")
-#: the share of a block's characters that code marks make, under which a block of sentences is prose
+#: the share of a block's characters that code's marks make, under which a block of sentences is prose
 _PROSE_MARKS = 0.03
 
 
@@ -139,12 +138,6 @@ def reads_as_prose(block: str) -> bool:
     if ends < 2:
         return False
     return 4 * ends >= len(lines) or code_marks(block) < _PROSE_MARKS
-
-
-def code_marks(text: str) -> float:
-    """The share of ``text``'s visible characters that are code's marks (:data:`_CODE_MARKS`)."""
-    visible = [c for c in text if not c.isspace()]
-    return sum(c in _CODE_MARKS for c in visible) / len(visible) if visible else 0.0
 
 
 def is_fenced(block: str, following: str) -> bool:
