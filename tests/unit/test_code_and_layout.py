@@ -11,11 +11,15 @@ from citesum.ingest import IngestOptions, ingest_file
 from citesum.segment import segments
 
 
+def _text_units(text: str) -> list[tuple[str, str]]:
+    """(kind, words) of each unit of ``text``."""
+    return [(unit.kind, " ".join(text[unit.start:unit.end].split())) for unit in segments(text)]
+
+
 def _units(path: Path) -> list[tuple[str, str]]:
     documents, report = ingest_file(path, path.name, IngestOptions())
     assert report.status == "ingested", report.reason
-    text = documents[0].text
-    return [(unit.kind, " ".join(text[unit.start:unit.end].split())) for unit in segments(text)]
+    return _text_units(documents[0].text)
 
 
 def _bold(words: str) -> str:
@@ -109,7 +113,7 @@ def test_a_definition_lists_term_after_a_lone_marker_is_not_run_into_the_heading
     text = ("Configuration\n- \nWhat should I put in user.name?\n- You should put your personal name, generally "
             "a form using a given name and family name.\n- \nWhat does http.postBuffer really do?\n- This option "
             "changes the size of the buffer that Git uses when pushing data to a remote over HTTP or HTTPS.\n")
-    units = [(unit.kind, " ".join(text[unit.start:unit.end].split())) for unit in segments(text)]
+    units = _text_units(text)
     assert ("heading", "Configuration") in units  # was the sentence "Configuration - What should I put in ...?"
     assert ("sentence", "What should I put in user.name?") in units
     assert ("sentence", "What does http.postBuffer really do?") in units  # was the item "- What does ..."
@@ -132,7 +136,7 @@ TABLE = """Option      Default     Meaning
 
 def test_fully_justified_prose_is_sentences_and_aligned_columns_stay_a_table() -> None:
     # screen's FAQ pads its words out to the right margin: its runs of spaces were read as table columns
-    units = [(unit.kind, " ".join(SCREEN[unit.start:unit.end].split())) for unit in segments(SCREEN)]
+    units = _text_units(SCREEN)
     assert ("sentence", "Unfortunatly there is no easy fix because this is specified in the POSIX "
                         "standard.") in units
     assert ("sentence", "With the setsid() call the process also creates a new process group.") in units
