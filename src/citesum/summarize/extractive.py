@@ -669,8 +669,8 @@ _OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z\d]")
 def unwritten_options(query: str, texts: Sequence[str]) -> list[str]:
     """The long command-line options the question names ("What does the --keep-within option of borg prune
     do?") that none of ``texts`` (the retrieved passages) writes, with or without its dashes or as a
-    configuration key ("keep_within"). A question about an option is answered by a passage that names it; its other words
-    ("keep", "within") are everywhere."""
+    configuration key ("keep_within"). A question about an option is answered by a passage that names it; its
+    other words ("keep", "within") are everywhere."""
     written = "\n".join(texts).lower()
     unwritten = []
     for option in dict.fromkeys(_OPTION.findall(query)):
@@ -725,10 +725,11 @@ class ExtractiveSummarizer:
                            timings={"summarize_s": round(time.perf_counter() - started, 4)})
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors, context.terms)
-        absent = absent_words(query, context.terms, [block.text for block in context.blocks],
+        texts = [block.text for block in context.blocks]
+        absent = absent_words(query, context.terms, texts,
                               [f"{block.document_id} {block.title}" for block in context.blocks])
         missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
-        missing += unwritten_options(query, [block.text for block in context.blocks])
+        missing += unwritten_options(query, texts)
         form = question_form(query)
         if form == "specific":
             self._weigh_specific(query, context, sentences)
@@ -867,7 +868,7 @@ class ExtractiveSummarizer:
         self._score_answers(sentences, first, (low + (high - low) * again).tolist(), [overlaps[i] for i in first])
 
     def _score_answers(self, sentences: list[_Sentence], which: list[int], similarities: list[float],
-                overlaps: list[float]) -> None:
+                       overlaps: list[float]) -> None:
         """The relevance and answer score of the sentences numbered ``which``, from their query cosines
         (stretched) and keyword shares, given in the same order."""
         weight = self.options.coverage_weight
