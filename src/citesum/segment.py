@@ -54,6 +54,10 @@ class Segment:
 
 _ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\))[ \t]+(?=\S)")
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
+_FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
+#: the line that opens and closes a block of code, as Markdown writes it: what it encloses is one unit of code,
+#: never sentences (the HTML reader puts a web page's <pre> between two)
+CODE_FENCE = "```"
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -428,6 +432,11 @@ _INLINE_CODE = re.compile(r"(?<!\S)(```|~~~)\s.*?(?<=\s)\1(?!\S)", re.DOTALL)
 _INLINE_CODE_MARKS = 0.03
 #: characters of code rather than prose: brackets, operators, a shell's and a path's marks
 _CODE_MARKS = frozenset("{}[]<>=;$#|\\/_*&%@~^`")
+
+
+def holds_fence(text: str) -> bool:
+    """Whether a line of ``text`` opens or closes a fenced block of code."""
+    return _FENCE_LINE.search(text) is not None
 
 
 def code_marks(text: str) -> float:

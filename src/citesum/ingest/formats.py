@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.ingest.pdf import FILE_DIGEST, PAGE_STARTS, clean_pages, read_pages
-from citesum.segment import code_marks
+from citesum.segment import CODE_FENCE, code_marks, holds_fence
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -118,9 +118,8 @@ def plain_text_name(name: str) -> bool:
     return bool(stem) and (not dot or stem.upper() in PLAIN_TEXT_NAMES)
 
 
-#: the line that opens and closes a block of code in text, as Markdown writes it: the segmenter reads what it
-#: encloses as one unit of code, never as sentences
-CODE_FENCE = "```"
+#: a code fence on a line of its own, as put around a <pre> block
+_FENCE_ON_ITS_LINE = f"\n{CODE_FENCE}\n"
 _SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
 
 
@@ -146,13 +145,12 @@ def is_fenced(block: str, following: str) -> bool:
     when it reads as prose, nor when it is a single line that a sentence goes on after in lower case ("To
     deactivate a virtual environment, type: [deactivate] into the terminal."), nor when it holds code fences of
     its own (a Markdown example of a fenced block), which the segmenter then reads."""
-    if reads_as_prose(block) or _FENCE_LINE.search(block):
+    if reads_as_prose(block) or holds_fence(block):
         return False
     one_line = len([line for line in block.splitlines() if line.strip()]) == 1
     return not (one_line and following.lstrip()[:1].islower())
 
 
-_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 #: what may stand between a one-line <pre> and the words a sentence goes on with: a paragraph, and the inline
 #: elements in it. Any other element (a heading, a list, a table, other code, a script) ends the sentence first.
 _RUNS_ON = frozenset({"p", "div", "span", "a", "code", "em", "strong", "b", "i", "tt", "kbd", "samp", "var"})
@@ -255,8 +253,8 @@ class _HTMLText(HTMLParser):
         self._unfenced = None
         block = "".join(self.parts[opening:closing])
         if is_fenced(block, following):
-            self.parts[opening] = "\n" + CODE_FENCE + "\n"
-            self.parts[closing] = "\n" + CODE_FENCE + "\n"
+            self.parts[opening] = _FENCE_ON_ITS_LINE
+            self.parts[closing] = _FENCE_ON_ITS_LINE
         elif not reads_as_prose(block):  # a command in the middle of a sentence: the breaks around it go
             for around in (range(opening - 1, -1, -1), range(closing, len(self.parts))):
                 for number in itertools.takewhile(lambda n: not self.parts[n].strip(), around):
@@ -468,11 +466,11 @@ def _fence_code(block: Any) -> bool:
         return False
     if not is_fenced(block.text_content(), _text_going_on(block)):
         return False
-    block.text = "\n" + CODE_FENCE + "\n" + (block.text or "")
+    block.text = _FENCE_ON_ITS_LINE + (block.text or "")
     if len(block):
-        block[-1].tail = (block[-1].tail or "") + "\n" + CODE_FENCE + "\n"
+        block[-1].tail = (block[-1].tail or "") + _FENCE_ON_ITS_LINE
     else:
-        block.text += "\n" + CODE_FENCE + "\n"
+        block.text += _FENCE_ON_ITS_LINE
     return True
 
 
