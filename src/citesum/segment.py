@@ -58,6 +58,9 @@ _FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
 #: the line that opens and closes a block of code, as Markdown writes it: what it encloses is one unit of code,
 #: never sentences (the HTML reader puts a web page's <pre> between two)
 CODE_FENCE = "```"
+#: an FAQ's label of an answer ("A: By default, ..."): the answer's sentence leaves it out, as an item's does
+#: its marker
+_ANSWER_LABEL = re.compile(r"[ \t]*A(?:nswer)?:[ \t]+(?=\S)")
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -396,9 +399,8 @@ def segments(text: str) -> list[Segment]:
             number += 1
             continue
         if kind in ("prose", "item"):
-            if kind == "item":
-                marker = _ITEM_MARKER.match(text, start, end)
-                start = marker.end() if marker else start
+            marker = (_ITEM_MARKER if kind == "item" else _ANSWER_LABEL).match(text, start, end)
+            start = marker.end() if marker else start
             last = number
             # the paragraph (or the item with its continuation lines) runs until a line of another kind
             while last + 1 < len(lines) and kinds[last + 1] == "prose":

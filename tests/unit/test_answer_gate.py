@@ -669,3 +669,67 @@ def test_a_question_about_an_option_no_passage_writes_is_abstained_on() -> None:
 
     assert unwritten_options("What does the -Tpdf flag of dot do? And make -j4?", ["dot -T pdf ... make -j 4"]) == []
     assert unwritten_options("What does --keep-within do?", ["keep_within = 7d"]) == []  # a configuration key
+
+
+#: a plain-text FAQ as mail-server FAQs write one: "Q:" and "A:" labels, hard-wrapped, and a "blank" line that
+#: holds a space; the chunker cut the passage after the entry's first sentence
+RESOLVER_FAQ_PASSAGE = (
+    "Even though I list our office nameserver first in /etc/resolv.conf, it\n"
+    "   is not asked first: the forwarder seems not to use the nameservers in the\n"
+    "   order given. What am I doing wrong?\n"
+    " \n"
+    "A: By default, the forwarder treats all the nameservers it knows about as\n"
+    "   equal and picks the fastest one. To make it use the servers in order,\n"
+    "   give it the --strict-order flag.\n")
+
+
+def test_the_paragraph_above_an_faqs_answer_is_the_askers_case_even_cut_from_its_q() -> None:
+    from citesum.segment import segments
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _context(RESOLVER_FAQ_PASSAGE).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # before: the asker's case (its "Q:" in the passage before) was stated as a fact
+    assert not any(sentence.startswith("Even though") for sentence in stated), list(stated)
+    answer = next(sentence for sentence in stated if "treats all the nameservers" in sentence)
+    assert "What am I doing wrong?" in stated[answer]
+    # the answer's sentence leaves the FAQ's label out, as an item's leaves its marker
+    assert answer.startswith("By default,")
+    text = "Q: Can it cache to disk?\n\nAnswer: No, that facility is not provided.\n"
+    assert [text[u.start:u.end] for u in segments(text)] == ["Q: Can it cache to disk?",
+                                                              "No, that facility is not provided."]
+    # a line of spaces parts paragraphs for a numbered FAQ's entry too: the one below is not its premise
+    numbered = ("(12) The database did not get smaller. Is this a bug?\n \nNo. Space is reused. The file keeps "
+                "its size until you vacuum it.\n")
+    [block] = _context(numbered).blocks
+    assert "Is this a bug?" in dict(_statable_sentences(block, 3))["The file keeps its size until you vacuum it."]
+
+
+def test_a_how_do_i_question_is_answered_by_an_instruction_not_by_the_askers_trouble() -> None:
+    from citesum.summarize.extractive import expected_answer, holds_answer
+
+    for asks_what_to_do in ("How do I let it run in the background?", "How can we keep them running?",
+                            "lftp just sits at 'Making data connection'. What can I try?",
+                            "Limiting with ~L is slow. Is there a faster way to write that?", "How to stop it?"):
+        assert expected_answer(asks_what_to_do) == "method", asks_what_to_do
+    # what to do is asked only where the clause that asks opens with it
+    for other in ("How does the forwarder pick a nameserver?", "Are these real, and what should I do?",
+                  "Is libffi thread-safe?"):
+        assert expected_answer(other) != "method", other
+    for instruction in ("To prevent those input checks, use the -nostdin option in the invocation.",
+                        "You need to set lingering mode through loginctl.", "Try \"set ftp:prefer-epsv no\".",
+                        "It may be possible to recover data from the undamaged blocks."):
+        assert holds_answer(instruction, "method"), instruction
+    trouble = "If you run the encoder in the background, you may find that its process suspends."
+    assert not holds_answer(trouble, "method")
+    trouble = "If you let the encoder run in the background, you may find that its process suspends."
+    manual = (f"Running in the background\n\n{trouble} There may be a message like suspended (tty output). "
+              "The encoder reads the console while it works. Start the encoder with the -nostdin option so that "
+              "it can run in the background.\n")
+    terms = _terms({"run": 9, "background": 3, "encod": 20, "suspend": 1, "nostdin": 1, "let": 5, "start": 8})
+    summary = ExtractiveSummarizer().summarize(
+        "I start a long encoder job with & and it stops at once. How do I let it run in the background?",
+        _context(manual, terms=terms))
+    # before: the sentence that tells the asker's trouble again
+    assert [b.text for b in summary.bullets][:1] == [
+        "Start the encoder with the -nostdin option so that it can run in the background."]

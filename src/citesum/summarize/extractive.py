@@ -56,6 +56,8 @@ from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencie
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _FAQ_QUESTION = re.compile(r"Q[:.]\s")
+#: how an FAQ opens an answer ("A: By default, ...")
+_FAQ_ANSWER = re.compile(r"[ \t]*A(?:nswer)?[:.][ \t]")
 #: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
 #: key insights about Y?"): they weigh nothing in a sentence's answer score
 _QUESTION_FRAME_WORDS = (
@@ -101,7 +103,9 @@ class ExtractiveOptions:
     ``answer_words``, were then drawn from all five, and are reported on the ``sixth`` split. The fifth round
     (``rarest_word_factor``) was chosen on all six splits pooled and is reported on the ``seventh``, written
     before it and run after it. The sixth round's rule (an option no retrieved passage writes,
-    :func:`unwritten_options`) was drawn from ``seventh``'s failures and is reported on the ``eighth``. That
+    :func:`unwritten_options`) was drawn from ``seventh``'s failures and is reported on the ``eighth``. The
+    seventh round's rules (an instruction as what "How do I ...?" expects, an FAQ's "A:" marking the entry above
+    it) were drawn from all eight splits pooled and are reported on the ``ninth``, written before them. That
     topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
@@ -321,7 +325,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         heading, previous, premise, pending = "", "", pending, ""
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
-        lines_seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
+        layout = _Layout(text_ahead, units)
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
@@ -333,7 +337,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 asked = unit.kind != "heading"
                 continue
             asked = False
-            if unit.kind in STATABLE and _premise_of_next(text_ahead, units, number, lines_seen):
+            if unit.kind in STATABLE and _premise_of_next(layout, number):
                 premise = f"{premise} {sentence}".strip()
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
@@ -350,23 +354,52 @@ def _asks(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_FAQ_QUESTION.match(sentence))
 
 
-def _premise_of_next(text: str, units: list[Segment], number: int,
-                     seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] | None = None) -> bool:
-    """Whether ``units[number]`` is a statement on a line, or in a hard-wrapped paragraph, that an FAQ's number
+class _Layout:
+    """A passage's units and where its paragraphs break (a line of spaces is blank, as the segmenter reads it:
+    "config.h.\n \nQ: My ..."), with what each line and paragraph holds once looked at (:func:`_premise_of_next`
+    looks at the same lines for each of their units)."""
+
+    def __init__(self, text: str, units: list[Segment]) -> None:
+        self.text = text  # the passage, and what of the next one an FAQ's answer may open with
+        self.units = units
+        breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]
+        self._break_starts = [start for start, _ in breaks]
+        self._break_ends = [end for _, end in breaks]
+        self.seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
+
+    def paragraph(self, start: int, end: int) -> tuple[int, int | None, int | None]:
+        """The paragraph around ``text[start:end]``: where it starts, where it ends (None when no blank line
+        follows), and where the next one starts."""
+        before = bisect.bisect_right(self._break_ends, start) - 1
+        after = bisect.bisect_left(self._break_starts, end)
+        begin = self._break_ends[before] if before >= 0 else 0
+        if after == len(self._break_starts):
+            return begin, None, None
+        return begin, self._break_starts[after], self._break_ends[after]
+
+
+#: a blank line, or a line of spaces between two lines
+_BLANK_LINE = re.compile(r"\n(?:[ \t]*\n)+")
+
+
+def _premise_of_next(layout: _Layout, number: int) -> bool:
+    """Whether ``layout.units[number]`` is a statement on a line, or in a hard-wrapped paragraph, that an FAQ's number
     opens and questions end, with at most three statements before them ("(12) I deleted a lot of data but the
     database file did not get any smaller. Is this a bug?", "4.6. When I paste text, each line gets indented
     further. Why? And how can I stop this?"): the questions' premise. A numbered paragraph of the asker's
     statements alone, standing above its unnumbered answer, is one too ("4.1. My program uses the C++ STL and
-    string classes. Valgrind reports 'still reachable' memory leaks ... but there should be none."). ``seen``
-    keeps what each line and paragraph holds, for the next units of the same text."""
-    seen = {} if seen is None else seen
+    string classes. Valgrind reports 'still reachable' memory leaks ... but there should be none.")."""
+    text, units, seen = layout.text, layout.units, layout.seen
     unit = units[number]
     line_start = text.rfind("\n", 0, unit.start) + 1
     line_end = text.find("\n", unit.end)
-    paragraph_start, paragraph_end = text.rfind("\n\n", 0, unit.start), text.find("\n\n", unit.end)
+    paragraph_start, paragraph_end, next_paragraph = layout.paragraph(unit.start, unit.end)
+    if next_paragraph is not None and _FAQ_ANSWER.match(text, next_paragraph):
+        # the paragraph above an FAQ's "A:" is its entry, whether or not the passage holds the entry's "Q:"
+        return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
-    if paragraph_end >= 0:  # a paragraph with a blank line after it: its answer follows
-        bounds.append((paragraph_start + 2 if paragraph_start >= 0 else 0, paragraph_end))
+    if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
+        bounds.append((paragraph_start, paragraph_end))
     for start, end in bounds:
         if (start, end) not in seen:
             first = bisect.bisect_left(units, start, key=lambda u: u.start)
@@ -389,7 +422,7 @@ def _premise_of_next(text: str, units: list[Segment], number: int,
             return True
         # the asker's case alone: an entry numbered as an FAQ's are ("4.1.", "(12)", "Q3:"; "3." numbers a
         # step), whose answer follows unnumbered
-        answer = _FAQ_NUMBER.match(text, end + 2) if end == paragraph_end else None
+        answer = _FAQ_NUMBER.match(text, next_paragraph) if end == paragraph_end and next_paragraph else None
         if (end == paragraph_end and _ASKER.match(text, number_end)
                 and _ENTRY_NUMBER.match(text, start, number_end) and (answer is None or not answer.group().strip())):
             return True
@@ -474,9 +507,9 @@ def _asks_question(text: str) -> bool:
     return bool(_SPECIFIC_OPENING.match(text) or _BROAD_OPENING.match(text))
 
 
-AnswerKind = Literal["reason", "frequency", "quantity"]
+AnswerKind = Literal["reason", "frequency", "quantity", "method"]
 #: what a question's answer must hold, by its wording: the answer types of question answering, kept to the
-#: three whose answers show on the surface of a sentence
+#: four whose answers show on the surface of a sentence
 _EXPECTS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     ("reason", re.compile(r"^\W*why\b|\b(?:what is|what's|what was) the reason\b|\bfor what reason\b", re.IGNORECASE)),
     ("frequency", re.compile(r"\bhow (?:often|frequently)\b", re.IGNORECASE)),
@@ -487,6 +520,11 @@ _EXPECTS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         r"(?=\s+(?:of|in|for|does|do|did|is|was|can|will)\b|\W*$))|"
         r"\b(?:on|in|at|by|since|until) what (?:date|year|day|time|version)\b|\bwhich (?:version|year|date)\b",
         re.IGNORECASE)),
+    # what to do: "How do I keep them running?", "What can I try?", "Is there a faster way?"
+    ("method", re.compile(
+        r"^\W*(?:how (?:do|can|could|should|would|might|must) (?:i|we|one)\b|how to\b|"
+        r"what (?:can|could|should|must) (?:i|we) (?:do|try|use|change|set)\b|"
+        r"is there (?:a|an|any) (?:\w+ )?(?:way|option|setting|command|workaround)\b)", re.IGNORECASE)),
 )
 _HOLDS: dict[AnswerKind, re.Pattern[str]] = {
     "reason": re.compile(
@@ -500,6 +538,19 @@ _HOLDS: dict[AnswerKind, re.Pattern[str]] = {
     "quantity": re.compile(
         r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|million|"
         r"billion|dozen|half|twice|double|triple|single|unlimited|any amount|any size|no limit)\b", re.IGNORECASE),
+    # an instruction: a command-line option, a verb of doing something to a system, a modal addressed to the
+    # reader, or a named remedy; a sentence that describes the asker's trouble ("If you run ffmpeg in the
+    # background, you may find that its process suspends.") holds none
+    "method": re.compile(
+        r"(?<![\w-])--?[A-Za-z][\w-]*|\b(?:use|using|set|setting|try|add|adding|give|pass|specify|enable|disable|"
+        r"install|edit|change|modify|configure|press|type|call|invoke|create|remove|delete|replace|redirect|"
+        r"increase|decrease|raise|lower|reduce|compress|split|mount|append|select|choose|switch|send|move|recover|"
+        r"stop|restart|upgrade|update|rebuild|fix|turn(?:ed)? (?:on|off))\b|"
+        r"\b(?:possible to|faster|quicker|easier|simpler|safer|better|recommended|preferred)\b|"
+        r"\byou (?:can|could|should|must|need|have to|may want|might want|will need|'ll need)\b|"
+        r"\bthe (?:solution|fix|workaround|remedy|way)\b|\bto (?:do|fix|avoid|prevent) (?:this|that|so|it)\b|"
+        r"\binstead\b|\bby \w+ing\b|\b(?:option|flag|command|setting|parameter|variable)s?\b",
+        re.IGNORECASE),
 }
 
 
