@@ -733,3 +733,21 @@ def test_a_how_do_i_question_is_answered_by_an_instruction_not_by_the_askers_tro
     # before: the sentence that tells the asker's trouble again
     assert [b.text for b in summary.bullets][:1] == [
         "Start the encoder with the -nostdin option so that it can run in the background."]
+
+
+def test_an_faqs_q_entry_ending_a_passage_heads_the_answer_the_next_one_opens_with() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    # a compressor's FAQ, cut by the chunker between the entry and its answer (whose "A:" label the next
+    # passage, starting at the answer's first sentence, leaves out)
+    first = ('Q:  I need to use a script that runs "xz -9". On a system with 256 MiB\n    of RAM, xz says that it '
+             "cannot allocate memory. Can I make the\n    script work without modifying it?")
+    second = ("Set a default memory usage limit for compression. You can do it in a\n    shell initialization "
+              "script such as ~/.bashrc.")
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 30),
+                Passage("d1::1", "d1", 1, len(first) + 8, len(first) + 8 + len(second), second, 20))
+    block = ContextBlock(1, "d1", "XZ FAQ", f"{first}\n{second}", 50, passages, 1.0)
+    stated = dict(_statable_sentences(block, 3))
+    # before: the asker's case was stated, and the answer had no heading to say what it answers
+    assert not any("cannot allocate memory" in sentence for sentence in stated), list(stated)
+    assert "without modifying it?" in stated["Set a default memory usage limit for compression."]

@@ -306,3 +306,94 @@ def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written
     prepared = _prepared(page)
     assert prepared.count("<p>") == 2 and "<p>First paragraph" in prepared  # nothing new wrapped
     assert "<pre>\n```\n<code>a\nb</code>\n```\n</pre>" in prepared  # the code is fenced
+
+
+#: an AsciiDoc FAQ as backup tools' sites write theirs: a header with attributes the title names, a block macro,
+#: a comment block, an admonition, a literal paragraph, a listing with its source attribute, links with text, a
+#: table, and a list item continued past a blank line
+ASCIIDOC_FAQ = """= backup-tool: {page-name}
+:page-name: F.A.Q.
+:sectnums:
+:toc: macro
+
+link:.[Home,role="button round"] // *{page-name}*
+
+toc::[]
+
+////
+Editors: keep the answers short.
+////
+
+== How much free space does a backup need?
+
+When backing up, the tool needs free space in the mirror directory.
+The amount required is usually a bit more than the size of the file getting backed up.
+
+ 0 No information given
+ 1 Fatal errors displayed
+
+== How do I remove a file from the repository?
+
+NOTE: Removed files cannot be restored.
+
+Use `+backup-tool-delete <repo>/<file>+` to remove it.
+See the https://example.org/manual[manual^] or <<space,the section on space>>.
+
+[source,shell]
+----
+backup-tool-delete /srv/repo/videos
+----
+
+.Known limits
+[cols="1,2"]
+|===
+|Limit |Value
+|Path length |4096
+|===
+
+* Deleting a file keeps its metadata.
++
+The metadata is removed on the next clean-up.
+"""
+
+
+def test_asciidoc_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
+    from citesum.segment import segments
+
+    path = tmp_path / "FAQ.adoc"
+    path.write_text(ASCIIDOC_FAQ, encoding="utf-8")
+    document = _read(path)
+    # before: the raw markup, "{page-name}" in the title, ":sectnums:" and "toc::[]" as text
+    assert document.title == "backup-tool: F.A.Q."
+    text = document.text
+    for markup in (":sectnums:", "toc::[]", "{page-name}", "////", "Editors:", "[source,shell]", "|===", "https://",
+                   "<<", "^", "+backup"):
+        assert markup not in text, markup
+    units = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
+    # a section's title is a line of its own, as a Markdown page's is (a question heads its answer)
+    assert "How much free space does a backup need?" in units
+    assert units["Known limits"] == "heading"
+    assert units["When backing up, the tool needs free space in the mirror directory."] == "sentence"
+    assert units["Note: Removed files cannot be restored."] == "sentence"
+    assert units["Use backup-tool-delete <repo>/<file> to remove it."] == "sentence"
+    assert "See the manual or the section on space." in units
+    assert units["Deleting a file keeps its metadata."] == "sentence"
+    assert units["The metadata is removed on the next clean-up."] == "sentence"
+    # the literal paragraph, the listing and the table are code, never sentences
+    code = [text[u.start:u.end] for u in segments(text) if u.kind == "code"]
+    assert any("0 No information given" in block for block in code)
+    assert any("backup-tool-delete /srv/repo/videos" in block for block in code)
+    assert any("Path length" in block for block in code)
+
+
+def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
+    import time
+
+    from citesum.ingest.asciidoc import asciidoc_markdown
+
+    for hostile in ("[" * 200_000, "link:" * 50_000 + "[", "+a" * 100_000, "= " + "{x}" * 100_000,
+                    "----\n" + "x\n" * 100_000, "`+" * 100_000, "* " * 100_000, ":a: {a}\n" * 20_000,
+                    "a" * 100_000 + " [x]", "[a" * 100_000, "`" * 100_000, "<<a" * 100_000, " " * 100_000 + "a"):
+        started = time.perf_counter()
+        asciidoc_markdown(hostile)
+        assert time.perf_counter() - started < 2.0, hostile[:20]

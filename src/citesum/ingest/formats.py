@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from citesum.errors import IngestError, UnreadableError
+from citesum.ingest.asciidoc import asciidoc_markdown
 from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.ingest.pdf import FILE_DIGEST, PAGE_STARTS, clean_pages, read_pages
 from citesum.segment import CODE_FENCE, code_marks, holds_fence
@@ -70,8 +71,6 @@ _MARKUP_TITLES = {
     ".rst": None,  # an underlined first line: text_title finds it
     ".tex": re.compile(r"\\title\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}"),
     ".org": re.compile(r"^#\+TITLE:[ \t]*(.+)$", re.MULTILINE | re.IGNORECASE),
-    ".adoc": re.compile(r"^=[ \t]+(\S.*)$", re.MULTILINE),
-    ".asciidoc": re.compile(r"^=[ \t]+(\S.*)$", re.MULTILINE),
 }
 #: source code and configuration, read as plain text under their file name
 SOURCE_EXTENSIONS = (".c", ".cc", ".cfg", ".cpp", ".cs", ".css", ".go", ".h", ".hpp", ".ini", ".java", ".js",
@@ -80,9 +79,8 @@ SOURCE_EXTENSIONS = (".c", ".cc", ".cfg", ".cpp", ".cs", ".css", ".go", ".h", ".
 
 
 def read_markup(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    """reStructuredText, LaTeX, Org and AsciiDoc as plain text, titled by their own title line (``\\title{}``
-    without nested braces, ``#+TITLE:``, ``= Title``), else their first heading (an underlined line), else the file
-    name."""
+    """reStructuredText, LaTeX and Org as plain text, titled by their own title line (``\\title{}`` without
+    nested braces, ``#+TITLE:``), else their first heading (an underlined line), else the file name."""
     text = _require_text(decode_text(data))
     pattern = _MARKUP_TITLES.get(path.suffix.lower())
     found = pattern.search(text[:20_000]) if pattern is not None else None
@@ -628,6 +626,14 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
     return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
 
 
+def read_asciidoc(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """AsciiDoc rewritten as Markdown (:mod:`citesum.ingest.asciidoc`) and read as Markdown is, titled by its
+    ``= Title``, else its first heading, else the file name."""
+    title, markdown = asciidoc_markdown(decode_text(data))
+    [document], problems = read_markdown(markdown.encode("utf-8"), doc_id, path, options)
+    return [_document(doc_id, title or document.title, document.text, path, "adoc")], problems
+
+
 def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     """Paragraphs of the PDF without its running headers, footers and page numbers (see :mod:`pdf`); the
     metadata keeps where each page starts (``page_starts``), so evidence can be given a page."""
@@ -922,6 +928,8 @@ READERS: dict[str, Reader] = {
     ".text": read_text,
     ".md": read_markdown,
     ".markdown": read_markdown,
+    ".adoc": read_asciidoc,
+    ".asciidoc": read_asciidoc,
     ".html": read_html,
     ".htm": read_html,
     ".pdf": read_pdf,

@@ -56,6 +56,8 @@ from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencie
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _FAQ_QUESTION = re.compile(r"Q[:.]\s")
+#: a paragraph that an FAQ's "Q:" opens
+_FAQ_ENTRY = re.compile(r"\s*Q[:.]\s")
 #: how an FAQ opens an answer ("A: By default, ...")
 _FAQ_ANSWER = re.compile(r"[ \t]*A(?:nswer)?[:.][ \t]")
 #: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
@@ -347,7 +349,8 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
             previous = sentence if unit.kind in STATABLE else ""
             if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
                 yield sentence, f"{block.title}\n{heading}\n{referent}"
-        pending = premise
+        # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
+        pending = premise or (heading if asked else "")
 
 
 def _asks(sentence: str) -> bool:
@@ -394,8 +397,10 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     line_start = text.rfind("\n", 0, unit.start) + 1
     line_end = text.find("\n", unit.end)
     paragraph_start, paragraph_end, next_paragraph = layout.paragraph(unit.start, unit.end)
-    if next_paragraph is not None and _FAQ_ANSWER.match(text, next_paragraph):
-        # the paragraph above an FAQ's "A:" is its entry, whether or not the passage holds the entry's "Q:"
+    if (next_paragraph is not None and _FAQ_ANSWER.match(text, next_paragraph)
+            or _FAQ_ENTRY.match(text, paragraph_start, unit.start)):
+        # an FAQ's "Q:" paragraph is the asker's entry, statements and all, as is the paragraph above its "A:"
+        # (the passage may hold one label and not the other)
         return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
