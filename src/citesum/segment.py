@@ -59,8 +59,8 @@ _FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
 #: never sentences (the HTML reader puts a web page's <pre> between two)
 CODE_FENCE = "```"
 #: an FAQ's label of an answer ("A: By default, ..."): the answer's sentence leaves it out, as an item's does
-#: its marker
-_ANSWER_LABEL = re.compile(r"[ \t]*A(?:nswer)?:[ \t]+(?=\S)")
+#: its marker. An answer opens as a sentence does; a legend's "A: the input probe" keeps its letter
+FAQ_ANSWER_LABEL = re.compile(r"[ \t]*A(?:nswer)?:[ \t]+(?=[A-Z0-9\"'(“‘])")
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -399,7 +399,7 @@ def segments(text: str) -> list[Segment]:
             number += 1
             continue
         if kind in ("prose", "item"):
-            marker = (_ITEM_MARKER if kind == "item" else _ANSWER_LABEL).match(text, start, end)
+            marker = (_ITEM_MARKER if kind == "item" else FAQ_ANSWER_LABEL).match(text, start, end)
             start = marker.end() if marker else start
             last = number
             # the paragraph (or the item with its continuation lines) runs until a line of another kind

@@ -751,3 +751,55 @@ def test_an_faqs_q_entry_ending_a_passage_heads_the_answer_the_next_one_opens_wi
     # before: the asker's case was stated, and the answer had no heading to say what it answers
     assert not any("cannot allocate memory" in sentence for sentence in stated), list(stated)
     assert "without modifying it?" in stated["Set a default memory usage limit for compression."]
+
+
+def test_faq_labels_are_read_only_where_an_faq_is() -> None:
+    from citesum.summarize.extractive import _statable_sentences, expected_answer
+
+    def stated(text: str) -> dict[str, str]:
+        [block] = _context(text).blocks
+        return {" ".join(s.split()): h for s, h in _statable_sentences(block, 3)}
+
+    # an entry and its answer on lines of one paragraph: each answer is stated, under its own question
+    lines = ("Q: Does it support IPv6?\nA: Yes. IPv6 is fully supported since version 2.0 of the server.\n"
+             "Q: Can it cache to disk?\nA: No. The cache is held in memory and is lost on restart.\n")
+    found = stated(lines)
+    assert found["IPv6 is fully supported since version 2.0 of the server."] == "D1\nQ: Does it support IPv6?\n"
+    assert "Q: Can it cache to disk?" in found["A: No. The cache is held in memory and is lost on restart."]
+    unlabelled = "Q: How do I reset the cache?\nRun the tool with the reset flag. It clears every cached entry.\n"
+    assert "Run the tool with the reset flag." in stated(unlabelled)
+    # a lettered list, an author's initial and a figure's legend are no FAQ
+    for prose, kept in (("The installer needs root rights on the machine.\n\nA. Run the installer as root.\n",
+                         "The installer needs root rights on the machine."),
+                        ("Figure 3 shows the two probes on the board.\n\nA: the input probe, before the filter.\n",
+                         "Figure 3 shows the two probes on the board.")):
+        assert kept in stated(prose), prose
+    assert "A: the input probe, before the filter." in stated("Figure 3 shows the probes.\n\nA: the input probe, "
+                                                              "before the filter.\n")
+    # the asker's case told after the question goes with it
+    after = ("Q: Why does the import fail on CentOS 7? I have tried both the wheel and the sdist.\n\nA: The "
+             "wheel is built for glibc 2.28 and CentOS 7 ships glibc 2.17.\n")
+    assert stated(after)["The wheel is built for glibc 2.28 and CentOS 7 ships glibc 2.17."].startswith(
+        "D1\nQ: Why does the import fail on CentOS 7? I have tried")
+    # "How can I tell ...?" asks for a fact, "What can I use zstd for?" for uses: neither for an instruction
+    for not_a_method in ("How can I tell whether libffi is thread-safe?", "What can I use zstd for?",
+                         "What can I do with citesum?"):
+        assert expected_answer(not_a_method) is None, not_a_method
+
+
+def test_a_question_ending_a_passage_heads_only_the_documents_next_passage() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    first = "Mirroring works over SSH as well as locally. But what happens when the link drops mid-transfer?"
+    far = "The configuration file lives in /etc/tool/tool.conf and is read once at start."
+    heading = f"Configuration\n\n{far}"
+
+    def headings(second: str, ordinal: int) -> dict[str, str]:
+        passages = (Passage("d1::2", "d1", 2, 0, len(first), first, 20),
+                    Passage(f"d1::{ordinal}", "d1", ordinal, 500, 500 + len(second), second, 20))
+        block = ContextBlock(1, "d1", "Tool", f"{first}\n{second}", 40, passages, 1.0)
+        return dict(_statable_sentences(block, 3))
+
+    assert headings(far, 9)[far] == "Tool\n\n"  # passage 9 is not what passage 2's question leads to
+    assert "link drops" in headings(far, 3)[far]
+    assert headings(heading, 3)[far] == "Tool\nConfiguration\n"  # a heading starts its own section

@@ -386,6 +386,41 @@ def test_asciidoc_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
     assert any("Path length" in block for block in code)
 
 
+def test_asciidoc_headers_lists_titles_and_code_read_as_asciidoctor_reads_them() -> None:
+    from citesum.ingest.asciidoc import asciidoc_markdown
+    from citesum.ingest.formats import read_asciidoc
+    from citesum.segment import segments
+
+    def units(source: str) -> tuple[str, list[tuple[str, str]]]:
+        [document], _ = read_asciidoc(source.encode("utf-8"), "d", Path("a.adoc"), IngestOptions())
+        text = document.text
+        return document.title, [(u.kind, " ".join(text[u.start:u.end].split())) for u in segments(text)]
+
+    # the header's author and revision lines and its attributes are no text
+    title, found = units("= Guide\nJane Doe <jane@example.org>\nv1.2, 2023-01-01\n:page-name: FAQ\n\nBody of the "
+                         "{page-name}.")
+    assert title == "Guide" and ("sentence", "Body of the FAQ.") in found and len(found) == 2, found
+    # a title as plain text, and a BOM before it
+    assert asciidoc_markdown("= Using <stdio.h> & `printf`\n\nText.")[0] == "Using <stdio.h> & printf"
+    assert asciidoc_markdown("\ufeff= BOM Title\n\nText.")[0] == "BOM Title"
+    # a list marker does not interrupt a paragraph; an indented list is a list, not code
+    _, found = units("See the entry for version\n2. It explains the new default.\n\nTo install it:\n\n  . "
+                     "Download the archive.\n  . Unpack it into /opt.")
+    assert ("code", "Download the archive.") not in found and ("sentence", "Download the archive.") in found
+    assert all(kind != "code" for kind, _ in found) and any("version 2." in text for _, text in found), found
+    # two-line section titles, a link whose text holds code, a [source] paragraph
+    _, found = units("NAME\n----\ngit-add - Add file contents to the index\n\nDESCRIPTION\n-----------\nThis "
+                     "command updates the index using the content found in the working tree.\n\nSee "
+                     "xref:cli.adoc[the `backup` command] for details.\n\n[source,bash]\necho hello | wc -c\n")
+    assert ("heading", "DESCRIPTION") in found and ("sentence", "This command updates the index using the content "
+                                                    "found in the working tree.") in found, found
+    assert any(text == "See the backup command for details." for _, text in found), found
+    assert ("code", "``` echo hello | wc -c ```") in found, found
+    # a block of code that shows a Markdown fence is fenced by a longer one
+    markdown = asciidoc_markdown("Intro.\n\n----\n```\nshown\n```\n----\n\nAfter.")[1]
+    assert "````\n```\nshown\n```\n````" in markdown
+
+
 def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
     import time
 
@@ -397,3 +432,18 @@ def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
         started = time.perf_counter()
         asciidoc_markdown(hostile)
         assert time.perf_counter() - started < 2.0, hostile[:20]
+    # twice the input takes about twice the time, not four times (best of three, against noise)
+    for make in (lambda n: "== a" + "\t" * n + "b", lambda n: "x " + "a" * n + "::", lambda n: "a::" + "b[" * n,
+                 lambda n: "link:" * n + "[", lambda n: "a" * n + " [x]"):
+        times = []
+        for size in (50_000, 100_000):
+            runs = []
+            for _ in range(3):
+                started = time.perf_counter()
+                asciidoc_markdown(make(size))
+                runs.append(time.perf_counter() - started)
+            times.append(min(runs))
+        assert times[1] < 3.2 * times[0] + 0.02, make(10)
+    # values that name values ten deep: the output stays within a few times the input
+    bomb = ":a0: xxxxxxxxxx\n" + "".join(f":a{k}: " + f"{{a{k - 1}}}" * 10 + "\n" for k in range(1, 12)) + "\n{a11}\n"
+    assert len(asciidoc_markdown(bomb)[1]) < 100 * len(bomb)

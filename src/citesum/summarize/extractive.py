@@ -49,7 +49,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import STATABLE, Segment, is_whole_sentence, segments
+from citesum.segment import FAQ_ANSWER_LABEL, STATABLE, Segment, is_whole_sentence, segments
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
@@ -57,9 +57,7 @@ from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencie
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _FAQ_QUESTION = re.compile(r"Q[:.]\s")
 #: a paragraph that an FAQ's "Q:" opens
-_FAQ_ENTRY = re.compile(r"\s*Q[:.]\s")
-#: how an FAQ opens an answer ("A: By default, ...")
-_FAQ_ANSWER = re.compile(r"[ \t]*A(?:nswer)?[:.][ \t]")
+_FAQ_ENTRY = re.compile(r"\s*Q:\s")
 #: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
 #: key insights about Y?"): they weigh nothing in a sentence's answer score
 _QUESTION_FRAME_WORDS = (
@@ -176,7 +174,7 @@ class ExtractiveOptions:
     #: most of its words are such (:func:`answer_scores`): that question is about something else
     absent_weight: float = 1.0
     #: a sentence without what the question's wording asks for (:func:`expected_answer`: a reason, a frequency,
-    #: a quantity) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
+    #: a quantity, an instruction) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
     #: gives a reason, not by one that names X; 1 turns it off
     untyped_answer_factor: float = 0.7
     #: a specific question's sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs"
@@ -315,9 +313,14 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     whole units of its document, and joining them would run a heading at one's end into the next one's first
     sentence."""
     passages = [p.text for p in block.passages]
-    texts = passages if passages and "\n".join(passages) == block.text else [block.text]
+    whole = passages and "\n".join(passages) == block.text
+    texts = passages if whole else [block.text]
+    # the next passage goes on from this one when it is the document's next (the packer puts passages of one
+    # document far apart in one block too)
+    goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
-    for text, following in zip(texts, [*texts[1:], ""]):
+    for text, following, adjacent in zip(texts, [*texts[1:], ""], [*goes_on, False]):
+        following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
         if following and not text.endswith("\n"):
@@ -325,6 +328,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         else:
             text_ahead = text
         heading, previous, premise, pending = "", "", pending, ""
+        joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
         layout = _Layout(text_ahead, units)
@@ -334,23 +338,28 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 # an FAQ's question (with its premise) heads its answer as a heading heads its section; a second
                 # question on its line goes with it, one on a line of its own starts another
                 same_line = asked and "\n" not in text[units[number - 1].end:unit.start]
-                heading = " ".join(part for part in (heading if same_line else "", premise, sentence) if part)
+                # a heading starts a section of its own: an entry before it heads nothing under it
+                case = premise if unit.kind != "heading" else ""
+                heading = " ".join(part for part in (heading if same_line else "", case, sentence) if part)
                 previous = premise = ""
                 asked = unit.kind != "heading"
                 continue
-            asked = False
+            after_question, asked = asked, False
             if unit.kind in STATABLE and _premise_of_next(layout, number):
+                if not premise:  # the asker's case told after the question goes with it ("Why ...? I tried X.")
+                    joins = after_question
                 premise = f"{premise} {sentence}".strip()
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
-                heading, premise = premise, ""
+                heading, premise = f"{heading} {premise}" if joins else premise, ""
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
             previous = sentence if unit.kind in STATABLE else ""
             if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
                 yield sentence, f"{block.title}\n{heading}\n{referent}"
         # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
-        pending = premise or (heading if asked else "")
+        pending = (f"{heading} {premise}" if joins else premise) if premise else (heading if asked else "")
+        pending = pending if following else ""
 
 
 def _asks(sentence: str) -> bool:
@@ -369,6 +378,20 @@ class _Layout:
         self._break_starts = [start for start, _ in breaks]
         self._break_ends = [end for _, end in breaks]
         self.seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
+        self._questions: dict[tuple[int, int], list[int]] = {}
+
+    def questions(self, start: int, end: int) -> list[int]:
+        """Where each sentence that ends with a question mark ends, in ``text[start:end]``."""
+        if (start, end) not in self._questions:
+            first = bisect.bisect_left(self.units, start, key=lambda u: u.start)
+            found = []
+            for unit in itertools.islice(self.units, first, None):
+                if unit.end > end:
+                    break
+                if unit.kind in STATABLE and self.text[unit.start:unit.end].rstrip().endswith("?"):
+                    found.append(unit.end)
+            self._questions[(start, end)] = found
+        return self._questions[(start, end)]
 
     def paragraph(self, start: int, end: int) -> tuple[int, int | None, int | None]:
         """The paragraph around ``text[start:end]``: where it starts, where it ends (None when no blank line
@@ -397,11 +420,14 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     line_start = text.rfind("\n", 0, unit.start) + 1
     line_end = text.find("\n", unit.end)
     paragraph_start, paragraph_end, next_paragraph = layout.paragraph(unit.start, unit.end)
-    if (next_paragraph is not None and _FAQ_ANSWER.match(text, next_paragraph)
-            or _FAQ_ENTRY.match(text, paragraph_start, unit.start)):
-        # an FAQ's "Q:" paragraph is the asker's entry, statements and all, as is the paragraph above its "A:"
-        # (the passage may hold one label and not the other)
-        return True
+    questions = layout.questions(paragraph_start, len(text) if paragraph_end is None else paragraph_end)
+    if questions:
+        # an FAQ's "Q:" paragraph is the asker's entry down to its question; a paragraph that asks, above an
+        # "A:", is an entry to its end (a passage may hold one label and not the other)
+        if next_paragraph is not None and FAQ_ANSWER_LABEL.match(text, next_paragraph):
+            return True
+        if _FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]:
+            return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
         bounds.append((paragraph_start, paragraph_end))
@@ -527,8 +553,9 @@ _EXPECTS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         re.IGNORECASE)),
     # what to do: "How do I keep them running?", "What can I try?", "Is there a faster way?"
     ("method", re.compile(
-        r"^\W*(?:how (?:do|can|could|should|would|might|must) (?:i|we|one)\b|how to\b|"
-        r"what (?:can|could|should|must) (?:i|we) (?:do|try|use|change|set)\b|"
+        r"^\W*(?:how (?:do|can|could|should|would|might|must) (?:i|we|one)\b"
+        r"(?! (?:tell|know|be sure|interpret|compare|understand|find out whether)\b)|how to\b|"
+        r"what (?:can|could|should|must) (?:i|we) (?:do|try|use|change|set)\b(?!(?: \S+){0,2} (?:with|for)\b)|"
         r"is there (?:a|an|any) (?:\w+ )?(?:way|option|setting|command|workaround)\b)", re.IGNORECASE)),
 )
 _HOLDS: dict[AnswerKind, re.Pattern[str]] = {
@@ -550,7 +577,8 @@ _HOLDS: dict[AnswerKind, re.Pattern[str]] = {
         r"(?<![\w-])--?[A-Za-z][\w-]*|\b(?:use|using|set|setting|try|add|adding|give|pass|specify|enable|disable|"
         r"install|edit|change|modify|configure|press|type|call|invoke|create|remove|delete|replace|redirect|"
         r"increase|decrease|raise|lower|reduce|compress|split|mount|append|select|choose|switch|send|move|recover|"
-        r"stop|restart|upgrade|update|rebuild|fix|turn(?:ed)? (?:on|off))\b|"
+        r"stop|restart|upgrade|update|rebuild|fix|export|kill|uncomment|download|copy|rename|build|compile|click|"
+        r"turn(?:ed)? (?:on|off))\b|"
         r"\b(?:possible to|faster|quicker|easier|simpler|safer|better|recommended|preferred)\b|"
         r"\byou (?:can|could|should|must|need|have to|may want|might want|will need|'ll need)\b|"
         r"\bthe (?:solution|fix|workaround|remedy|way)\b|\bto (?:do|fix|avoid|prevent) (?:this|that|so|it)\b|"
@@ -561,8 +589,8 @@ _HOLDS: dict[AnswerKind, re.Pattern[str]] = {
 
 def expected_answer(query: str) -> AnswerKind | None:
     """What the answer to ``query`` must hold, when its wording says: a reason ("Why is X deprecated?"), how
-    often ("How often does man-db rebuild its database?") or a quantity ("How many columns…?", "On what
-    date…?"); None for the rest."""
+    often ("How often does man-db rebuild its database?"), a quantity ("How many columns…?", "On what
+    date…?") or an instruction ("How do I keep them running?", "What can I try?"); None for the rest."""
     asked = asked_clause(query)
     for kind, pattern in _EXPECTS:
         if pattern.search(asked):
