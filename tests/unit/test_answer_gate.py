@@ -803,3 +803,19 @@ def test_a_question_ending_a_passage_heads_only_the_documents_next_passage() -> 
     assert headings(far, 9)[far] == "Tool\n\n"  # passage 9 is not what passage 2's question leads to
     assert "link drops" in headings(far, 3)[far]
     assert headings(heading, 3)[far] == "Tool\nConfiguration\n"  # a heading starts its own section
+
+
+def test_an_faqs_entry_between_q_and_a_labels_is_the_askers_case_whether_it_asks_or_not() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    faq = ("Q) Help! I'm getting the error message \"refusing to run with writable root\".\n"
+           "A) The cause of this message is usually dodgy ownership of the ftp home directory.\n"
+           "Q) Does the server support a limit on the number of users connected?\n"
+           "A) Yes, indirectly. Run it in standalone mode with a connection limit.\n")
+    [block] = _context(faq).blocks
+    stated = {" ".join(s.split()): h for s, h in _statable_sentences(block, 3)}
+    # before: the asker's error message was stated as a fact
+    assert not any("I'm getting the error message" in sentence for sentence in stated), list(stated)
+    assert "refusing to run" in stated["The cause of this message is usually dodgy ownership of the ftp home "
+                                       "directory."]
+    assert "Run it in standalone mode with a connection limit." in stated

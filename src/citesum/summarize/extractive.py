@@ -58,6 +58,8 @@ _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _FAQ_QUESTION = re.compile(r"Q[:.]\s")
 #: a paragraph that an FAQ's "Q:" opens
 _FAQ_ENTRY = re.compile(r"\s*Q:\s")
+#: a line that an FAQ's label of a question or an answer opens ("Q:", "Q)", "A:", "A)", "Answer:")
+_FAQ_LABEL_LINE = re.compile(r"^[ \t]*(Q|A(?:nswer)?)[:)][ \t]", re.MULTILINE)
 #: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
 #: key insights about Y?"): they weigh nothing in a sentence's answer score
 _QUESTION_FRAME_WORDS = (
@@ -379,6 +381,16 @@ class _Layout:
         self._break_ends = [end for _, end in breaks]
         self.seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
         self._questions: dict[tuple[int, int], list[int]] = {}
+        self._labels = [(m.start(), m.group(1)[0]) for m in _FAQ_LABEL_LINE.finditer(text)]
+        self._label_starts = [position for position, _ in self._labels]
+
+    def labelled_entry(self, start: int, paragraph_start: int) -> bool:
+        """Whether ``start`` is in an FAQ's entry that a line's "Q:" or "Q)" label opens, in its paragraph, and a
+        line's "A:" or "A)" label ends ("Q) Help! I'm getting the error message ...\nA) The cause of ..."):
+        the asker's case, whether it asks or not."""
+        before = bisect.bisect_right(self._label_starts, start) - 1
+        return (before >= 0 and self._labels[before][1] == "Q" and self._label_starts[before] >= paragraph_start
+                and before + 1 < len(self._labels) and self._labels[before + 1][1] == "A")
 
     def questions(self, start: int, end: int) -> list[int]:
         """Where each sentence that ends with a question mark ends, in ``text[start:end]``."""
@@ -420,6 +432,8 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     line_start = text.rfind("\n", 0, unit.start) + 1
     line_end = text.find("\n", unit.end)
     paragraph_start, paragraph_end, next_paragraph = layout.paragraph(unit.start, unit.end)
+    if layout.labelled_entry(unit.start, paragraph_start):
+        return True
     questions = layout.questions(paragraph_start, len(text) if paragraph_end is None else paragraph_end)
     if questions:
         # an FAQ's "Q:" paragraph is the asker's entry down to its question; a paragraph that asks, above an
