@@ -447,3 +447,68 @@ def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
     # values that name values ten deep: the output stays within a few times the input
     bomb = ":a0: xxxxxxxxxx\n" + "".join(f":a{k}: " + f"{{a{k - 1}}}" * 10 + "\n" for k in range(1, 12)) + "\n{a11}\n"
     assert len(asciidoc_markdown(bomb)[1]) < 100 * len(bomb)
+
+
+#: a Sphinx project's FAQ page: a label, Sphinx's roles, a version note, a code block with Sphinx's options, a
+#: table of contents, an API page directive and an inclusion of a file from disk
+SPHINX_FAQ = """.. _faq:
+
+Frequently Asked Questions
+==========================
+
+Python 2 Support?
+-----------------
+
+No! As of version 2.28.0, the library no longer supports Python 2.7. Use
+:meth:`~library.Session.get` and see :ref:`the advanced page <advanced>` for more.
+
+.. versionadded:: 2.1
+   Sessions keep cookies across requests.
+
+.. code-block:: python
+   :linenos:
+
+   session = library.Session()
+
+.. toctree::
+   :maxdepth: 2
+
+   user/install
+
+.. autoclass:: library.Session
+   :members:
+
+.. include:: /etc/hostname
+"""
+
+
+def test_restructuredtext_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
+    from citesum.segment import segments
+
+    path = tmp_path / "faq.rst"
+    path.write_text(SPHINX_FAQ, encoding="utf-8")
+    document = _read(path)
+    # before: raw markup, ".. _faq:" and ":meth:`~library.Session.get`" in the text, the label as the title
+    assert document.title == "Frequently Asked Questions"
+    text = document.text
+    for markup in (".. ", ":meth:", ":ref:", "<advanced>", "toctree", "autoclass", ":linenos:", "user/install",
+                   "====", "----"):
+        assert markup not in text, markup
+    units = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
+    assert units["As of version 2.28.0, the library no longer supports Python 2.7."] == "sentence"
+    assert units["Use get and see the advanced page for more."] == "sentence"
+    assert units["2.1 Sessions keep cookies across requests."] == "sentence"
+    assert units["Python 2 Support?"] in ("heading", "sentence")  # a question heads its answer either way
+    assert any(kind == "code" and "session = library.Session()" in unit for unit, kind in units.items())
+    assert Path("/etc/hostname").read_text().strip() not in text or not Path("/etc/hostname").exists()
+
+
+def test_restructuredtext_docutils_cannot_render_is_read_as_plain_text_and_said(tmp_path: Path) -> None:
+    from citesum.ingest import ingest_file
+
+    path = tmp_path / "deep.rst"
+    path.write_text("Deep lists\n==========\n\n" + "".join("  " * depth + "- item\n" for depth in range(400)),
+                    encoding="utf-8")
+    documents, report = ingest_file(path, "deep", IngestOptions())
+    assert [d.title for d in documents] == ["Deep lists"] and "item" in documents[0].text
+    assert "docutils could not render" in report.reason and "plain text" in report.reason

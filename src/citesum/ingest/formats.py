@@ -68,7 +68,6 @@ def text_title(text: str) -> str:
 
 #: markup read as plain text, and the line that holds its title (else its first heading, else its file name)
 _MARKUP_TITLES = {
-    ".rst": None,  # an underlined first line: text_title finds it
     ".tex": re.compile(r"\\title\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}"),
     ".org": re.compile(r"^#\+TITLE:[ \t]*(.+)$", re.MULTILINE | re.IGNORECASE),
 }
@@ -79,8 +78,8 @@ SOURCE_EXTENSIONS = (".c", ".cc", ".cfg", ".cpp", ".cs", ".css", ".go", ".h", ".
 
 
 def read_markup(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
-    """reStructuredText, LaTeX and Org as plain text, titled by their own title line (``\\title{}`` without
-    nested braces, ``#+TITLE:``), else their first heading (an underlined line), else the file name."""
+    """LaTeX and Org as plain text, titled by their own title line (``\\title{}`` without nested braces,
+    ``#+TITLE:``), else their first heading (an underlined line), else the file name."""
     text = _require_text(decode_text(data))
     pattern = _MARKUP_TITLES.get(path.suffix.lower())
     found = pattern.search(text[:20_000]) if pattern is not None else None
@@ -626,6 +625,21 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
     return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
 
 
+def read_rst(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """reStructuredText rendered by docutils, Sphinx's roles and directives read as Sphinx shows them
+    (:mod:`citesum.ingest.rst`), and read as HTML is; titled by its title, else the file name."""
+    from citesum.ingest.rst import rst_html
+
+    source = _require_text(decode_text(data))
+    try:
+        title, body = rst_html(source)
+    except Exception as exc:  # docutils gave up (halt_level is off: nesting too deep for its recursion, ...)
+        problem = f"docutils could not render the reStructuredText ({type(exc).__name__}); read as plain text"
+        return [_document(doc_id, text_title(source) or _stem(path), source, path, "rst")], [problem]
+    _, text = html_to_text(body)
+    return [_document(doc_id, title or text_title(text) or _stem(path), _require_text(text), path, "rst")], []
+
+
 def read_asciidoc(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     """AsciiDoc rewritten as Markdown (:mod:`citesum.ingest.asciidoc`) and read as Markdown is, titled by its
     ``= Title``, else its first heading, else the file name."""
@@ -928,6 +942,8 @@ READERS: dict[str, Reader] = {
     ".text": read_text,
     ".md": read_markdown,
     ".markdown": read_markdown,
+    ".rst": read_rst,
+    ".rest": read_rst,
     ".adoc": read_asciidoc,
     ".asciidoc": read_asciidoc,
     ".html": read_html,
