@@ -112,3 +112,28 @@ def test_a_page_without_text_keeps_its_place_in_the_page_starts() -> None:
     clean = clean_pages(["First page text.", "", "Third page text."])
     assert len(clean.page_starts) == 3
     assert page_of(clean.page_starts, clean.text.index("Third")) == 3
+
+
+def test_a_sections_title_heading_a_page_inside_a_sentence_is_its_running_header() -> None:
+    # a build tool's user guide: each page carries its section's title at its top, without the section's
+    # number; a page break in mid-sentence put it between "But if the problem" and "weren't obvious"
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
+             "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor",
+             "whiskey", "xray", "yankee", "zulu"]
+
+    def filler(page: int, part: int) -> str:  # lines of their own on each page, none recurring
+        return "".join(f"The {words[page * 7 + part * 4 + n]} line is a sentence of its own.\n" for n in range(4))
+
+    title = "28.1. Why is That Target Being Rebuilt? the --debug=explain Option"
+    contents = f"Contents\n{filler(0, 0)}{title} .... 168\n{filler(0, 1)}"
+    body = (f"Troubleshooting\n{filler(1, 0)}{title}\n{filler(1, 1)}In this example, the underlying cause is "
+            "obvious. But if the problem")
+    after = (f"Why is That Target Being Rebuilt? the --debug=explain Option\nweren't obvious, it would be helpful "
+             f"to specify the --debug=explain option.\n{filler(2, 0)}")
+    clean = clean_pages([contents, body, after])
+    # before: "But if the problem Why is That Target Being Rebuilt? the --debug=explain Option weren't obvious"
+    assert "But if the problem weren't obvious, it would be helpful" in clean.text
+    # the numbered heading stays, and so does the title where no sentence runs across it
+    assert "28.1. Why is That Target Being Rebuilt? the --debug=explain Option" in clean.text
+    kept = clean_pages([contents, body.replace("But if the problem", "That is all."), after])
+    assert kept.text.count("Why is That Target Being Rebuilt?") == 3

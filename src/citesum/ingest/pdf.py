@@ -167,6 +167,36 @@ def running_lines(pages: list[list[str]]) -> set[str]:
     return running
 
 
+def section_titles(pages: list[list[str]]) -> set[str]:
+    """Keys of the titles of numbered sections ("28.1. Why is That Target Being Rebuilt? ...", a contents
+    page's entry too), 15 letters or more: a title a page may carry at its top as its running header."""
+    return {key for lines in pages for line in lines
+            if (found := _NUMBERED_TITLE.match(line.strip())) and len(key := _key(found.group(1))) >= _TITLE_LETTERS}
+
+
+def _title_in_sentence(lines: list[str], dropped: set[int], before: list[str], titles: set[str]) -> set[int]:
+    """The position of a section's title, without its number, at the top of a page where it splits a
+    sentence: the page before ends inside one and the line below it goes on in lower case ("But if the problem"
+    / "Why is That Target Being Rebuilt? the --debug=explain Option" / "weren't obvious, ..."). It is the
+    section's running header, on too few pages to recur; the numbered heading keeps its number and stays."""
+    kept = [n for n, line in enumerate(lines) if line.strip() and n not in dropped]
+    last_before = next((line.strip() for line in reversed(before) if line.strip()), "")
+    if len(kept) < 2 or not last_before or _SENTENCE_END.search(last_before):
+        return set()
+    top, below = lines[kept[0]].strip(), lines[kept[1]].strip()
+    if (not _NUMBER_FIRST.match(top) and _key(top) in titles and below[:1].islower()):
+        return {kept[0]}
+    return set()
+
+
+#: a numbered section's title ("28.1. Why is ...", "6.1.2 Using Time Stamps ..."), with a contents page's
+#: dot leader and page number after it left out
+_NUMBERED_TITLE = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?\s+(\S.*?)(?:\s*(?:\.\s?){3,}.*)?$")
+_NUMBER_FIRST = re.compile(r"\d")
+#: the fewest letters of a title taken for a running header
+_TITLE_LETTERS = 15
+
+
 def folio_offsets(pages: list[list[str]]) -> set[int]:
     """How a page's printed number follows its position: the offsets (printed number - page index) found in
     lines that begin or end with a number near the top or bottom of at least 3 pages. A reference manual's
@@ -202,6 +232,7 @@ def clean_pages(pages: list[str]) -> CleanText:
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
     nonblank = [[line for line in lines if line.strip()] for lines in split]
     running, offsets = running_lines(nonblank), folio_offsets(nonblank)
+    titles = section_titles(nonblank)
     # the words as the document writes them; the parts of a word PDFium marks as broken are not a use of it
     vocabulary = Counter(re.findall(r"\w+(?:-\w+)*", " ".join(pages).replace(_SOFT_BREAK, " ").lower()))
     kept: list[list[str]] = []
@@ -209,6 +240,7 @@ def clean_pages(pages: list[str]) -> CleanText:
     for index, lines in enumerate(split):
         folios = {index + offset for offset in offsets}
         drop = _edge_run(lines, running, folios, reverse=False) | _edge_run(lines, running, folios, reverse=True)
+        drop |= _title_in_sentence(lines, drop, kept[-1] if kept else [], titles)
         removed += len(drop)
         kept.append([line for n, line in enumerate(lines) if n not in drop])
     widths = [len(line.strip()) for lines in kept for line in lines if line.strip()]
