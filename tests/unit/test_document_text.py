@@ -497,7 +497,7 @@ def test_restructuredtext_is_read_as_the_page_it_renders_to(tmp_path: Path) -> N
     units = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
     assert units["As of version 2.28.0, the library no longer supports Python 2.7."] == "sentence"
     assert units["Use get and see the advanced page for more."] == "sentence"
-    assert units["2.1 Sessions keep cookies across requests."] == "sentence"
+    assert units["New in version 2.1: Sessions keep cookies across requests."] == "sentence"
     assert units["Python 2 Support?"] in ("heading", "sentence")  # a question heads its answer either way
     assert any(kind == "code" and "session = library.Session()" in unit for unit, kind in units.items())
     assert Path("/etc/hostname").read_text().strip() not in text or not Path("/etc/hostname").exists()
@@ -512,3 +512,29 @@ def test_restructuredtext_docutils_cannot_render_is_read_as_plain_text_and_said(
     documents, report = ingest_file(path, "deep", IngestOptions())
     assert [d.title for d in documents] == ["Deep lists"] and "item" in documents[0].text
     assert "docutils could not render" in report.reason and "plain text" in report.reason
+
+
+def test_restructuredtext_reads_nothing_from_disk_and_shows_sphinx_notes_as_sphinx_does(tmp_path: Path) -> None:
+    from docutils.core import publish_parts
+
+    from citesum.ingest.formats import html_to_text
+    from citesum.ingest.rst import rst_html
+
+    secret = tmp_path / "secret.svg"
+    secret.write_text("<svg><text>SECRET-WORDS</text></svg>", encoding="utf-8")
+    source = (f":orphan:\n\n:mod:`json` --- JSON encoder\n============================\n\n.. image:: {secret}\n"
+              f"   :loading: embed\n\n.. figure:: {secret}\n   :loading: embed\n\n   The caption.\n\n"
+              ".. deprecated:: 3.0\n   Use :func:`bar` instead.\n\n.. versionadded:: 2.1\n\n.. only:: html\n\n"
+              "   Only text.\n\nRun :samp:`git checkout <branch>` first.\n")
+    title, body = rst_html(source)
+    text = html_to_text(body)[1]
+    # an image docutils would embed is never read; the figure's caption is text
+    assert "SECRET" not in body and "base64" not in body and "The caption." in text
+    assert title == "json --- JSON encoder" and "orphan" not in text
+    assert "Deprecated since version 3.0: Use bar instead." in text and "New in version 2.1." in text
+    assert "Only text." in text and "html" not in text.replace("Only text.", "")
+    assert "Run git checkout <branch> first." in text
+    # docutils elsewhere in the process is as it was: an unknown role is not read as Sphinx's there
+    plain = publish_parts("Use :unknownrole:`x` here.", writer="html5",
+                          settings_overrides={"report_level": 5, "_disable_config": True})["html_body"]
+    assert ":unknownrole:" in plain

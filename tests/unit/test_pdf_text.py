@@ -137,3 +137,13 @@ def test_a_sections_title_heading_a_page_inside_a_sentence_is_its_running_header
     assert "28.1. Why is That Target Being Rebuilt? the --debug=explain Option" in clean.text
     kept = clean_pages([contents, body.replace("But if the problem", "That is all."), after])
     assert kept.text.count("Why is That Target Being Rebuilt?") == 3
+
+
+def test_a_numbered_steps_words_going_on_a_sentence_at_a_pages_top_stay() -> None:
+    # a step "1. Install the compiler toolchain" on one page; two pages on, a sentence runs across the page
+    # break with the same words in lower case: content, not a running header
+    first = "Setting up\n\nTo build the project, follow these steps in order.\n\n1. Install the compiler toolchain\n"
+    second = "Some more prose that fills this page. If the build fails, you probably forgot to"
+    third = "install the compiler toolchain\nbefore you ran make; go back to step one.\n"
+    assert "you probably forgot to install the compiler toolchain before you ran make" in clean_pages(
+        [first, second, third]).text

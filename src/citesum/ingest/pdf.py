@@ -184,7 +184,7 @@ def _title_in_sentence(lines: list[str], dropped: set[int], before: list[str], t
     if len(kept) < 2 or not last_before or _SENTENCE_END.search(last_before):
         return set()
     top, below = lines[kept[0]].strip(), lines[kept[1]].strip()
-    if (not _NUMBER_FIRST.match(top) and _key(top) in titles and below[:1].islower()):
+    if top[:1].isupper() and _key(top) in titles and below[:1].islower():  # "install the ..." goes on a sentence
         return {kept[0]}
     return set()
 

@@ -12,19 +12,34 @@ off) and docutils' own messages about the markup are not text.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import re
-from typing import Any
+import threading
+from typing import Any, Iterator
 
 #: directives that only build pages (a table of contents, API pages drawn from code, a file's inclusion)
-_LEFT_OUT = re.compile(r"(?:toctree|index|highlight|literalinclude|include|auto\w*|\w+:auto\w*|py:module|"
+_LEFT_OUT = re.compile(r"(?:toctree|index|highlight|literalinclude|include|auto\w*|\w+:auto\w*|py:module|testsetup|testcleanup|"
                        r"currentmodule|module|tabularcolumns|graphviz|image|figure|plot|raw|program)$")
 #: directives whose body is code
 _CODE = frozenset({"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "prompt", "console"})
 #: a role's text with its target: "the guide <guide>"
 _WITH_TARGET = re.compile(r"(.*?)\s*<[^<>]*>\s*$", re.DOTALL)
-_patched = False
+#: Sphinx's notes on a version, as it words them
+_VERSION_LABELS = {"versionadded": "New in version {}", "versionchanged": "Changed in version {}",
+                   "deprecated": "Deprecated since version {}", "versionremoved": "Removed in version {}",
+                   "seealso": "See also"}
+#: directives whose arguments are a build's condition or an author, not text ("only:: html")
+_UNSHOWN_ARGUMENTS = frozenset({"only", "ifconfig", "sectionauthor", "codeauthor", "moduleauthor", "container",
+                                "rst-class", "cssclass"})
+#: Sphinx's file-wide metadata, a field list before the title (":orphan:", ":tocdepth: 2")
+_METADATA = re.compile(r"\A(?:[ \t]*\n)*(?::(?:orphan|tocdepth|nocomments|nosearch|no-search|title)"
+                       r":[^\n]*\n(?:[ \t]*\n)*)+")
+#: roles that show their text as written ("git checkout <branch>"): no target or "~" path to strip
+_VERBATIM_ROLES = frozenset({"samp", "kbd", "file", "command", "guilabel", "menuselection", "abbr", "dfn",
+                             "program", "regexp", "math", "makevar", "mailheader", "mimetype", "newsgroup"})
+_lock = threading.Lock()
 
 
 def rst_html(source: str) -> tuple[str, str]:
@@ -32,42 +47,51 @@ def rst_html(source: str) -> tuple[str, str]:
     directives read as the module docstring says."""
     from docutils.core import publish_parts
 
-    _tolerate_sphinx()
-    parts = publish_parts(source, writer="html5", settings_overrides={
-        "report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
-        "raw_enabled": False, "syntax_highlight": "none", "_disable_config": True, "embed_stylesheet": False,
-        "input_encoding": "unicode", "output_encoding": "unicode", "traceback": True})
-    return html.unescape(parts["title"]).strip(), parts["html_body"]
+    with _sphinx_tolerated():
+        parts = publish_parts(_METADATA.sub("", source), writer="html5", settings_overrides={
+            "report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
+            "raw_enabled": False, "syntax_highlight": "none", "_disable_config": True, "embed_stylesheet": False,
+            "image_loading": "link", "input_encoding": "unicode", "output_encoding": "unicode",
+            "traceback": True})
+    return _title_text(parts["title"]), parts["html_body"]
 
 
-def _tolerate_sphinx() -> None:
-    """Let docutils read an unknown role or directive as the module docstring says, instead of reporting it
-    and dropping its text (once per process)."""
-    global _patched
-    if _patched:
-        return
+def _title_text(title_html: str) -> str:
+    """The title docutils writes as HTML ("<span class="docutils literal">json</span> --- JSON"), as text."""
+    return " ".join(html.unescape(re.sub(r"<[^<>]*>", "", title_html)).split())
+
+
+@contextlib.contextmanager
+def _sphinx_tolerated() -> Iterator[None]:
+    """While one text is rendered, docutils reads an unknown role or directive as the module docstring says,
+    instead of reporting it and dropping its text, and an image is never read from disk (docutils embeds one
+    whose ``:loading:`` asks, whatever ``file_insertion_enabled`` says). Other users of docutils in the process
+    see it as it was before and after."""
     from docutils.parsers.rst import directives, roles
 
-    known_role, known_directive = roles.role, directives.directive
-    left_out, code_block, prose = _make_directives()
+    with _lock:
+        known_role, known_directive = roles.role, directives.directive
+        left_out, code_block, prose = _make_directives()
 
-    def role(name: str, language: Any, lineno: int, reporter: Any) -> tuple[Any, list[Any]]:
-        found, messages = known_role(name, language, lineno, reporter)
-        return (found, messages) if found is not None else (_shown_role, [])
+        def role(name: str, language: Any, lineno: int, reporter: Any) -> tuple[Any, list[Any]]:
+            found, messages = known_role(name, language, lineno, reporter)
+            return (found, messages) if found is not None else (_shown_role, [])
 
-    def directive(name: str, language: Any, document: Any) -> tuple[Any, list[Any]]:
-        if name in _CODE:  # docutils' own "code" refuses Sphinx's options (":linenos:") and drops the code
-            return code_block, []
-        found, messages = known_directive(name, language, document)
-        if found is not None:
-            return found, messages
-        if _LEFT_OUT.match(name):
-            return left_out, []
-        return (code_block if name in _CODE else prose), []
+        def directive(name: str, language: Any, document: Any) -> tuple[Any, list[Any]]:
+            if name in _CODE:  # docutils' own "code" refuses Sphinx's options (":linenos:") and drops the code
+                return code_block, []
+            if name in ("image", "figure"):  # an image is no text; a figure's caption and legend are prose
+                return (left_out if name == "image" else prose), []
+            found, messages = known_directive(name, language, document)
+            if found is not None:
+                return found, messages
+            return (left_out if _LEFT_OUT.match(name) else prose), []
 
-    roles.role = role
-    directives.directive = directive
-    _patched = True
+        roles.role, directives.directive = role, directive
+        try:
+            yield
+        finally:
+            roles.role, directives.directive = known_role, known_directive
 
 
 def _shown_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
@@ -77,13 +101,13 @@ def _shown_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
     from docutils import nodes, utils
 
     shown = utils.unescape(text)
-    target = _WITH_TARGET.match(shown)
+    kind = name.rsplit(":", 1)[-1]
+    target = _WITH_TARGET.match(shown) if kind not in _VERBATIM_ROLES else None
     if target and target.group(1):
         shown = target.group(1)
-    elif shown.startswith("~"):
+    elif shown.startswith("~") and kind not in _VERBATIM_ROLES:
         shown = shown[1:].rsplit(".", 1)[-1]
     shown = shown.lstrip("!")
-    kind = name.rsplit(":", 1)[-1]
     node = nodes.inline if kind in ("ref", "doc", "term", "numref", "abbr", "guilabel", "menuselection") \
         else nodes.literal
     return [node(rawtext, shown)], []
@@ -121,7 +145,9 @@ def _make_directives() -> tuple[Any, Any, Any]:
 
         def run(self) -> list[Any]:
             code = "\n".join(self.content)
-            return [nodes.literal_block(code, code)] if code.strip() else []
+            caption = self.options.get("caption") if isinstance(self.options.get("caption"), str) else ""
+            shown = [nodes.paragraph(caption, caption)] if caption else []
+            return shown + [nodes.literal_block(code, code)] if code.strip() else shown
 
     class Prose(Directive):
         """An unknown directive's arguments ("versionadded:: 2.1") and its body, read as text."""
@@ -133,9 +159,18 @@ def _make_directives() -> tuple[Any, Any, Any]:
 
         def run(self) -> list[Any]:
             container = nodes.container()
-            if self.arguments:
-                words = " ".join(self.arguments)
-                container += nodes.paragraph(words, words)
+            if self.name in ("sectionauthor", "codeauthor", "moduleauthor"):
+                return []
+            words = " ".join(self.arguments) if self.name not in _UNSHOWN_ARGUMENTS and self.name != "figure" else ""
+            label = _VERSION_LABELS.get(self.name)
+            if label is not None:  # "deprecated:: 3.0" with its sentence on the next line: one argument block
+                version, _, said = words.partition(" ") if self.name != "seealso" else ("", "", words)
+                words = label.format(version).rstrip()
+                words += f": {said.strip()}" if said.strip() else (":" if self.content else ".")
+            if words:  # parsed as the line of text it is (":func:`bar`" is a role)
+                inline, messages = self.state.inline_text(words, self.lineno)
+                container += nodes.paragraph(words, "", *inline)
+                container += messages
             if self.content:
                 self.state.nested_parse(self.content, self.content_offset, container)
             return [container]
