@@ -416,6 +416,11 @@ def test_asciidoc_headers_lists_titles_and_code_read_as_asciidoctor_reads_them()
                                                     "found in the working tree.") in found, found
     assert any(text == "See the backup command for details." for _, text in found), found
     assert ("code", "``` echo hello | wc -c ```") in found, found
+    # a description list's term alone on its line: its indented description below is prose, not a literal
+    _, found = units("Options\n\n*-M* _SIZE_, *--max-size* _SIZE_::\n\n    Set the maximum size of the files stored "
+                     "in the\n    cache. Use 0 for no limit.\n\n    indented literal after prose\n")
+    assert ("sentence", "Set the maximum size of the files stored in the cache.") in found, found
+    assert ("code", "``` indented literal after prose ```") in found, found
     # a block of code that shows a Markdown fence is fenced by a longer one
     markdown = asciidoc_markdown("Intro.\n\n----\n```\nshown\n```\n----\n\nAfter.")[1]
     assert "````\n```\nshown\n```\n````" in markdown

@@ -93,6 +93,7 @@ class _Converter:
         self.code_style = False  # a "[source]" line: the next paragraph is code
         self.code_literal = False  # the paragraph of code is a literal one: it ends at a line not indented
         self.in_list = False
+        self.after_term = False  # a description list's term stands alone above: its description may be indented
 
     def convert(self) -> tuple[str, str]:
         lines = self.lines
@@ -122,7 +123,7 @@ class _Converter:
                 continue
             if not line:
                 self.out.append("")
-                self.in_list = False
+                self.in_list = False  # (a term's description may still follow, after_term says)
                 continue
             delimiter = _DELIMITER.match(line)
             if delimiter:
@@ -184,9 +185,11 @@ class _Converter:
         one."""
         style, self.code_style = self.code_style, False  # a style is the next block's only
         listed = _list_line(line, self.attributes)
+        after_term, self.after_term = self.after_term, False
         if listed is not None:
             self.out.append(listed)
             self.in_list = True
+            self.after_term = listed.endswith(":") and bool(_DESCRIPTION.fullmatch(line))
             return 1
         if not starts:
             return 0
@@ -213,6 +216,10 @@ class _Converter:
         block_title = _BLOCK_TITLE.fullmatch(line)
         if block_title:
             self.out.extend([f"###### {_inline(block_title.group(1), self.attributes)}", ""])
+            return 1
+        if after_term and raw[:1].isspace() and not style:
+            # a description list's term alone on its line: the indented paragraph below is its description
+            self.out.append(_block_line(line.strip(), self.attributes))
             return 1
         if style or raw[:1].isspace():  # "[source]" above it, or its lines indented: a literal
             self._start_code("")
