@@ -6,6 +6,7 @@ writes the README's images to docs/screenshots)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -110,6 +111,9 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
         page.wait_for_selector("#bullets-list li")
         bullets = page.locator("#bullets-list > li")
         assert bullets.count() >= 1  # as many as facts answer the question
+        # sources are numbered as the reader meets them, from 1, whatever the context's numbers
+        expect(page.locator("#bullets-list button.chip").first).to_have_text(re.compile(r"^\[1(, p\. \d+)?\]$"))
+        assert page.locator("#sources li").first.get_attribute("value") == "1"
 
         chips = page.locator("button.chip")
         assert chips.count() >= 2

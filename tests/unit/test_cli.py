@@ -329,3 +329,21 @@ def test_estimate_budget_with_a_scripted_panel(serve, tmp_path: Path, haystack, 
     (tmp_path / "empty.txt").write_text("\n \n")
     code, _, err = _run("estimate-budget", str(tmp_path / "empty.txt"), "--index", index, "--panel-model", "a")
     assert code == 1 and "no queries" in err
+
+
+def test_the_cli_numbers_sources_as_the_reader_meets_them_with_a_pdfs_page(capsys: Any) -> None:
+    from citesum.cli.summarizing import _echo_answer
+
+    # the context's numbers: the answer cites its fourth and second documents; the first has a page
+    answer = {"bullets": [{"text": "Decompression needs 2.3 MB.", "numbers": [4, 2],
+                           "evidence": [{"number": 4, "page": 19, "supported": True, "document_id": "manual"},
+                                        {"number": 2, "page": None, "supported": True, "document_id": "faq"}]},
+                          {"text": "Compression needs more.", "numbers": [2]}],
+              "leads": [], "notes": [], "dropped_citations": [],
+              "sources": {"2": {"title": "FAQ", "document_id": "faq", "source": "faq.txt"},
+                          "4": {"title": "Manual", "document_id": "manual", "source": "manual.pdf"}}}
+    _echo_answer(answer, repaired=False)
+    out = capsys.readouterr().out.splitlines()
+    # before: "[4][2]" and the sources listed as [2] and [4]
+    assert out[:2] == ["- Decompression needs 2.3 MB. [1, p. 19][2]", "- Compression needs more. [2]"]
+    assert out[3:] == ["[1] Manual — manual.pdf", "[2] FAQ — faq.txt"]

@@ -113,35 +113,49 @@ def summarize(
 def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) -> None:
     """The answer as it is written: each bullet printed once checked, then the sources and the notes (or, with
     ``as_json``, each event as a line of JSON)."""
+    shown: dict[int, int] = {}
     for event in pipeline.stream(query, include_context=as_json):
         if as_json:
             click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
         elif event.kind == "bullet":
-            click.echo(f"- {event.data['text']} " + "".join(f"[{n}]" for n in event.data["numbers"]))
+            click.echo(f"- {event.data['text']} {_marks(event.data, shown)}")
         elif event.kind == "done":
-            _echo_answer(event.data, repaired=repaired, bullets_printed=True)
+            _echo_answer(event.data, repaired=repaired, bullets_printed=True, shown=shown)
 
 
-def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: bool = False) -> None:
-    """An answer (its JSON) as a person reads it: the bullets (unless already printed as they came) or the leads
-    of an abstention, the numbered sources they cite, and the notes on stderr."""
+def _marks(item: dict[str, Any], shown: dict[int, int]) -> str:
+    """A bullet's (or a lead's) citations as a reader reads them: numbered in the order the answer first cites
+    each document (``shown``, the context's number to the reader's, grows as they come: the context's numbers
+    may start at 4), with the page a PDF's evidence is on ("[1, p. 177]")."""
+    pages = {e["number"]: e["page"] for e in item.get("evidence", ()) if e.get("page")}
+    marks = []
+    for number in item["numbers"]:
+        shown.setdefault(number, len(shown) + 1)
+        marks.append(f"[{shown[number]}, p. {pages[number]}]" if number in pages else f"[{shown[number]}]")
+    return "".join(marks)
+
+
+def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: bool = False,
+                 shown: dict[int, int] | None = None) -> None:
+    """An answer (its JSON) as a person reads it: the bullets (unless already printed as they came, numbered
+    in ``shown``) or the leads of an abstention, the sources they cite in the order they are first cited, and
+    the notes on stderr."""
+    shown = {} if shown is None else shown
     if not answer["bullets"]:
         click.echo("(no bullets: " + "; ".join(answer["notes"] or ("no relevant content found",)) + ")")
     elif answer["notes"]:
         click.echo("note: " + "; ".join(answer["notes"]), err=True)
-    cited: set[int] = set()
     for bullet in answer["bullets"]:
+        marks = _marks(bullet, shown)
         if not bullets_printed:
-            click.echo(f"- {bullet['text']} " + "".join(f"[{n}]" for n in bullet["numbers"]))
-        cited.update(bullet["numbers"])
+            click.echo(f"- {bullet['text']} {marks}")
     for lead in answer["leads"]:  # nothing answers: the closest sentences, to follow up, not as an answer
-        click.echo(f"lead: {lead['text']} " + "".join(f"[{n}]" for n in lead["numbers"]))
-        cited.update(lead["numbers"])
-    if cited:
+        click.echo(f"lead: {lead['text']} {_marks(lead, shown)}")
+    if shown:
         click.echo("")
-        for number in sorted(cited):
+        for number, reader_number in shown.items():
             source = answer["sources"][str(number)]
-            click.echo(f"[{number}] {source['title'] or source['document_id']} — "
+            click.echo(f"[{reader_number}] {source['title'] or source['document_id']} — "
                        f"{source['source'] or source['document_id']}")
     if answer["dropped_citations"]:
         click.echo(f"note: removed citations to documents not in the context: {answer['dropped_citations']}",

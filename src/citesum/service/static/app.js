@@ -269,13 +269,15 @@ async function streamSummary(request) {
                          (body && body.detail) || `HTTP ${response.status}`);
     }
     let sources = {};
+    let numbering = new Map();
     let done = null;
     for await (const [name, data] of serverEvents(response.body)) {
       if (name === "context") {
         sources = data.sources;
+        numbering = new Map();
         startAnswer();
       } else if (name === "bullet") {
-        $("bullets-list").append(bulletItem(data, $("bullets-list").children.length, sources));
+        $("bullets-list").append(bulletItem(data, $("bullets-list").children.length, sources, numbering));
       } else if (name === "done") {
         renderSummary(data);
         done = data;
@@ -332,11 +334,23 @@ function startAnswer() {
   $("answer").hidden = false;
 }
 
-function bulletItem(bullet, index, sources) {
+// Sources are numbered as a reader meets them: 1 for the first document the answer cites, and so on. The
+// service's numbers are the context's (an answer may cite only its fourth document); the chips keep those in
+// data-number.
+function readerNumbers(items, numbering = new Map()) {
+  for (const item of items) {
+    for (const number of item.numbers || []) if (!numbering.has(number)) numbering.set(number, numbering.size + 1);
+  }
+  return numbering;
+}
+
+function bulletItem(bullet, index, sources, numbering) {
+  readerNumbers([bullet], numbering);
   const chips = (bullet.evidence || []).map((evidence) => {
       const source = sources[String(evidence.number)] || {};
       const page = evidence.page ? `, page ${evidence.page}` : "";
-      const label = `Source ${evidence.number}: ${source.title || evidence.document_id}${page}` +
+      const readerNumber = readerNumbers([{ numbers: [evidence.number] }], numbering).get(evidence.number);
+      const label = `Source ${readerNumber}: ${source.title || evidence.document_id}${page}` +
         (evidence.supported ? "" : " (does not clearly state this)");
       return element("button", {
         type: "button", class: evidence.supported ? "chip" : "chip unsupported", "aria-pressed": "false",
@@ -349,7 +363,7 @@ function bulletItem(bullet, index, sources) {
                                     : "Highlighted: the closest sentence; it does not clearly state the bullet") +
                 (evidence.page ? ` (page ${evidence.page}).` : "."),
         }),
-      }, evidence.page ? `[${evidence.number}, p. ${evidence.page}]` : `[${evidence.number}]`);
+      }, evidence.page ? `[${readerNumber}, p. ${evidence.page}]` : `[${readerNumber}]`);
     });
   return element("li", {}, bullet.text, ...chips);
 }
@@ -357,8 +371,8 @@ function bulletItem(bullet, index, sources) {
 // An answer people keep: Markdown with numbered references naming each document (and its page), and a link
 // whose URL holds the question and the settings, which asks it again when opened.
 function answerMarkdown(answer) {
-  const cited = [...new Set(answer.bullets.flatMap((b) => b.numbers))].sort((a, b) => a - b);
-  const renumber = new Map(cited.map((number, i) => [number, i + 1]));
+  const renumber = readerNumbers(answer.bullets);
+  const cited = [...renumber.keys()];
   const pages = new Map();
   for (const bullet of answer.bullets) {
     for (const evidence of bullet.evidence || []) {
@@ -435,32 +449,33 @@ function renderSummary(answer) {
   $("results").hidden = true;
   const list = $("bullets-list");
   list.textContent = "";
-  answer.bullets.forEach((bullet, index) => list.append(bulletItem(bullet, index, answer.sources)));
+  const leads = answer.leads || [];
+  const numbering = readerNumbers([...answer.bullets, ...leads]);
+  answer.bullets.forEach((bullet, index) => list.append(bulletItem(bullet, index, answer.sources, numbering)));
   $("notes").textContent = [...answer.notes, ...(answer.dropped_citations.length
     ? [`Removed citations to documents that were not in the context: ${answer.dropped_citations.join(", ")}`] : [])]
     .join(" ");
   if (!answer.bullets.length && !answer.notes.length) $("notes").textContent = "No summary could be written.";
   // Nothing answers the question: the note says so first, then the closest sentences, apart from the answers,
   // as leads to follow up, never as cited bullets.
-  const leads = answer.leads || [];
   const leadList = $("leads");
   leadList.textContent = "";
   for (const lead of leads) {
     const chips = lead.numbers.map((number, i) => element("button", {
-      type: "button", class: "chip", title: `Open source ${number}`,
+      type: "button", class: "chip", title: `Open source ${numbering.get(number)}`, "data-number": String(number),
       onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget,
                                                            note: "A lead: the question's closest sentence is in this document." }),
-    }, `[${number}]`));
+    }, `[${numbering.get(number)}]`));
     leadList.append(element("li", {}, lead.text, ...chips));
   }
   $("leads-section").hidden = !leads.length;
   $("notes").classList.toggle("abstained", Boolean(answer.abstained));
   const sources = $("sources");
   sources.textContent = "";
-  const cited = new Set([...answer.bullets, ...leads].flatMap((b) => b.numbers.map(String)));
-  for (const [number, source] of Object.entries(answer.sources)) {
-    if (!cited.has(number)) continue;
-    sources.append(element("li", { value: number },
+  for (const [number, readerNumber] of numbering) {
+    const source = answer.sources[String(number)];
+    if (!source) continue;
+    sources.append(element("li", { value: String(readerNumber) },
       element("button", { type: "button", class: "link",
                           onclick: (event) => openDocument(source.document_id, { from: event.currentTarget }) },
         source.title || source.document_id),
