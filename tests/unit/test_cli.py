@@ -331,7 +331,7 @@ def test_estimate_budget_with_a_scripted_panel(serve, tmp_path: Path, haystack, 
     assert code == 1 and "no queries" in err
 
 
-def test_the_cli_numbers_sources_as_the_reader_meets_them_with_a_pdfs_page(capsys: Any) -> None:
+def test_the_cli_numbers_sources_as_the_reader_meets_them_with_a_pdfs_page(capsys: pytest.CaptureFixture[str]) -> None:
     from citesum.cli.summarizing import _echo_answer
 
     # the context's numbers: the answer cites its fourth and second documents; the first has a page

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import click
 
@@ -34,6 +34,18 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | No
             bar.update(tasks[stage], completed=done, total=total)
 
         yield update
+
+
+def citation_marks(numbers: Iterable[int], shown: dict[int, int], pages: Mapping[int, int] | None = None) -> str:
+    """Citations as a reader reads them: each document numbered in the order the answer first cites it
+    (``shown``, the context's number to the reader's, grows as they come: the context's numbers may start at
+    4), with the page a PDF's evidence is on ("[1, p. 177]")."""
+    marks = []
+    for number in numbers:
+        shown.setdefault(number, len(shown) + 1)
+        page = (pages or {}).get(number)
+        marks.append(f"[{shown[number]}, p. {page}]" if page else f"[{shown[number]}]")
+    return "".join(marks)
 
 
 def echo_json(payload: Any) -> None:

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 import click
 
 from citesum.chunking import UNITS
-from citesum.cli.common import EXIT_ERROR, base_url_option, echo_json, progress_bar, ray_executor, ray_options
+from citesum.cli.common import (EXIT_ERROR, base_url_option, citation_marks, echo_json, progress_bar, ray_executor,
+                                 ray_options)
 from citesum.datasets import DATASETS
 from citesum.errors import CitesumError
 
@@ -275,12 +276,13 @@ def demo(folder: str, documents: int, seed: int) -> None:
                f"context, the offline extractive summarizer, at most {DEFAULT_BULLETS} bullets")
     for subtopic, query, summary in answer_questions(haystack, index_):
         click.echo(f"\nQ: {query}")
+        shown: dict[int, int] = {}
         for bullet in summary.bullets:
-            click.echo(f"  - {bullet.text} " + "".join(f"[{n}]" for n in bullet.numbers))
+            click.echo(f"  - {bullet.text} {citation_marks(bullet.numbers, shown)}")
         for note in summary.notes:
             click.echo(f"  ({note})")
         for lead in summary.leads:
-            click.echo(f"  lead: {lead.text} " + "".join(f"[{n}]" for n in lead.numbers))
+            click.echo(f"  lead: {lead.text} {citation_marks(lead.numbers, shown)}")
         # The generator knows which fact each sentence states and which documents state it: say how many bullets
         # answer the question asked, and how many citations name a document that states the bullet's fact.
         check = haystack.check(subtopic, summary)

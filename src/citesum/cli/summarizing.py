@@ -9,8 +9,8 @@ from typing import Any, Sequence
 
 import click
 
-from citesum.cli.common import (base_url_option, echo_json, echo_table, openai_llm, ray_executor, ray_options,
-                                 read_query, retriever_option)
+from citesum.cli.common import (base_url_option, citation_marks, echo_json, echo_table, openai_llm, ray_executor,
+                                 ray_options, read_query, retriever_option)
 from citesum.cli.searching import rank_likelihood, rank_options
 from citesum.errors import CitesumError
 from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
@@ -118,21 +118,14 @@ def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) ->
         if as_json:
             click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
         elif event.kind == "bullet":
-            click.echo(f"- {event.data['text']} {_marks(event.data, shown)}")
+            click.echo(f"- {event.data['text']} {citation_marks(event.data['numbers'], shown, _pages(event.data))}")
         elif event.kind == "done":
             _echo_answer(event.data, repaired=repaired, bullets_printed=True, shown=shown)
 
 
-def _marks(item: dict[str, Any], shown: dict[int, int]) -> str:
-    """A bullet's (or a lead's) citations as a reader reads them: numbered in the order the answer first cites
-    each document (``shown``, the context's number to the reader's, grows as they come: the context's numbers
-    may start at 4), with the page a PDF's evidence is on ("[1, p. 177]")."""
-    pages = {e["number"]: e["page"] for e in item.get("evidence", ()) if e.get("page")}
-    marks = []
-    for number in item["numbers"]:
-        shown.setdefault(number, len(shown) + 1)
-        marks.append(f"[{shown[number]}, p. {pages[number]}]" if number in pages else f"[{shown[number]}]")
-    return "".join(marks)
+def _pages(item: dict[str, Any]) -> dict[int, int]:
+    """The page each citation's evidence is on, by context number (a PDF's, when the citations are verified)."""
+    return {e["number"]: e["page"] for e in item.get("evidence", ()) if e.get("page")}
 
 
 def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: bool = False,
@@ -146,11 +139,11 @@ def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: boo
     elif answer["notes"]:
         click.echo("note: " + "; ".join(answer["notes"]), err=True)
     for bullet in answer["bullets"]:
-        marks = _marks(bullet, shown)
+        marks = citation_marks(bullet["numbers"], shown, _pages(bullet))
         if not bullets_printed:
             click.echo(f"- {bullet['text']} {marks}")
     for lead in answer["leads"]:  # nothing answers: the closest sentences, to follow up, not as an answer
-        click.echo(f"lead: {lead['text']} {_marks(lead, shown)}")
+        click.echo(f"lead: {lead['text']} {citation_marks(lead['numbers'], shown)}")
     if shown:
         click.echo("")
         for number, reader_number in shown.items():
