@@ -543,3 +543,20 @@ def test_restructuredtext_reads_nothing_from_disk_and_shows_sphinx_notes_as_sphi
     plain = publish_parts("Use :unknownrole:`x` here.", writer="html5",
                           settings_overrides={"report_level": 5, "_disable_config": True})["html_body"]
     assert ":unknownrole:" in plain
+
+
+def test_docbooks_nested_placeholders_are_read_in_place_once(tmp_path: Path) -> None:
+    # a DocBook handbook's placeholders: <em class="replaceable"><code> inside <code> and inside a <span>
+    page = tmp_path / "ch-common-tasks.html"
+    page.write_text(
+        "<html><body><div class='section'><p>For stock kernels this directory is <code class='filename'>"
+        "/usr/src/linux-headers-<em class='replaceable'><code>uname</code></em></code>, provided by the <span "
+        "class='package'>linux-headers-<em class='replaceable'><code>uname</code></em></span> package. Here <em "
+        "class='replaceable'><code>uname</code></em> is the output of the <span class='command'><strong>uname -r"
+        "</strong></span> command. More text here to make the paragraph long enough for the main content "
+        "extractor to keep it around.</p><p>Another paragraph with some words in it, so that there is content."
+        "</p></div></body></html>", encoding="utf-8")
+    text = " ".join(_read(page).text.split())
+    # before: "/usr/src/linux-headers-, provided by the linux-headers-unameuname package"
+    assert ("this directory is /usr/src/linux-headers-uname, provided by the linux-headers-uname package. Here "
+            "uname is the output of the uname -r command.") in text

@@ -436,7 +436,10 @@ def _prepared(html: str) -> str:
     * each <pre> block of code is put between code fences (:data:`CODE_FENCE`), as :class:`_HTMLText` does:
       borg's FAQ ran "borg delete --cache-only REPO" into the sentence after it;
     * what is marked ``aria-hidden="true"`` (a heading's permalink marks) is left out, as a screen reader leaves
-      it: ffmpeg's Texinfo pages ended every heading with "# TOC".
+      it: ffmpeg's Texinfo pages ended every heading with "# TOC";
+    * inline code outside a <pre> that holds markup of its own, or sits in other inline markup, is made its plain
+      text: DocBook's placeholders (``<code>/usr/src/linux-headers-<em><code>uname</code></em></code>``) came out
+      of trafilatura lost ("/usr/src/linux-headers-") or twice ("linux-headers-unameuname").
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -450,11 +453,43 @@ def _prepared(html: str) -> str:
     for hidden in root.xpath("//*[@aria-hidden='true']"):  # decoration a screen reader does not read
         hidden.drop_tree()
         changed = True
+    for code in list(root.iter(*_INLINE_CODE)):
+        changed |= _flatten_inline_code(code)
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
     for block in list(root.iter("pre")):
         changed |= _fence_code(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+#: inline elements of code, and the inline markup they may sit in
+_INLINE_CODE = ("code", "tt", "kbd", "samp", "var")
+_INLINE_MARKUP = frozenset({"a", "abbr", "b", "cite", "code", "dfn", "em", "i", "kbd", "mark", "q", "s", "samp",
+                            "small", "span", "strong", "sub", "sup", "tt", "u", "var"})
+
+
+def _flatten_inline_code(code: Any) -> bool:
+    """Make an inline code element outside a <pre> its plain text when it holds markup of its own or sits in
+    other inline markup (nested placeholders, as DocBook writes them): the text stays where it was, once."""
+    if code.getparent() is None or any(a.tag == "pre" for a in code.iterancestors()):
+        return False
+    if len(code) == 0 and code.getparent().tag not in _INLINE_MARKUP:
+        return False
+    holder = code
+    # the outermost inline markup around it, inside its paragraph, that holds no block or line break: all of it
+    # made one run of text
+    while (holder.getparent() is not None and holder.getparent().tag in _INLINE_MARKUP
+           and not any(isinstance(d.tag, str) and (d.tag in _BLOCKS or d.tag == "br")
+                       for d in holder.getparent().iterdescendants())):
+        holder = holder.getparent()
+    if any(isinstance(d.tag, str) and (d.tag in _BLOCKS or d.tag == "br") for d in holder.iterdescendants()):
+        return False
+    text = holder.text_content()
+    tail = holder.tail
+    for child in list(holder):
+        holder.remove(child)
+    holder.text, holder.tail = text, tail
+    return True
 
 
 def _fence_code(block: Any) -> bool:
