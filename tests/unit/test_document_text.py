@@ -560,3 +560,20 @@ def test_docbooks_nested_placeholders_are_read_in_place_once(tmp_path: Path) -> 
     # before: "/usr/src/linux-headers-, provided by the linux-headers-unameuname package"
     assert ("this directory is /usr/src/linux-headers-uname, provided by the linux-headers-uname package. Here "
             "uname is the output of the uname -r command.") in text
+
+
+def test_a_docbook_faqs_first_headings_come_back_when_its_answer_opens_a_list(tmp_path: Path) -> None:
+    from citesum.ingest.formats import with_headings
+
+    # the main-content extractor dropped the chapter's heading and its first question; the answer's first words
+    # run, in the page, from a paragraph into a list, which the main content writes with a list marker
+    html = ("<h1>5. Troubleshooting</h1><div><h3>5.1. I cannot connect to any websites. Why?</h3><p> There are "
+            "several possibilities:</p><ul><li><p>The proxy is not running. Verify that it runs.</p></li></ul>"
+            "<h3>5.2. Why am I getting a 503 error on every page?</h3><p>More than likely this is a problem with "
+            "your TCP/IP networking.</p></div>")
+    main = ("There are several possibilities:\n- The proxy is not running. Verify that it runs.\nMore than likely "
+            "this is a problem with your TCP/IP networking.")
+    restored = with_headings(main, html)
+    # before: neither heading came back, as "possibilities:The" (the page's words run together) was looked for
+    assert restored.startswith("5. Troubleshooting\n\n5.1. I cannot connect to any websites. Why?\n\nThere are")
+    assert "\n\n5.2. Why am I getting a 503 error on every page?\n\nMore than likely" in restored

@@ -307,9 +307,18 @@ class _Headings(HTMLParser):
             self._skip_depth += 1
         elif tag in self._HEADING:
             self._heading = []
+        elif tag in _BLOCKS or tag == "br":
+            self._part_words()
+
+    def _part_words(self) -> None:
+        """A block's edge parts the words on either side of it ("possibilities:</p><ul><li>Privoxy")."""
+        if self._heading is None and self.found and len(self.found[-1][1]) < _HEADING_ANCHOR_CHARACTERS:
+            self.found[-1] = (self.found[-1][0], self.found[-1][1] + " ")
 
     def handle_endtag(self, tag: str) -> None:
         self._hidden.end(tag)
+        if tag in _BLOCKS and tag not in self._HEADING:
+            self._part_words()
         if tag in self._SKIP and self._skip_depth:
             self._skip_depth -= 1
         elif tag in self._HEADING and self._heading is not None:
@@ -359,7 +368,8 @@ def with_headings(main: str, html: str) -> str:
         if len(words) < 2:
             pending.append(heading)
             continue
-        found = re.compile(r"\s+".join(map(re.escape, words))).search(main, done)
+        # the words may run over a list's start in the main content ("possibilities:\n- Privoxy")
+        found = re.compile(r"\s+(?:[-*•]\s+)?".join(map(re.escape, words))).search(main, done)
         if found is None:
             pending = []
             continue
