@@ -347,3 +347,23 @@ def test_the_cli_numbers_sources_as_the_reader_meets_them_with_a_pdfs_page(capsy
     # before: "[4][2]" and the sources listed as [2] and [4]
     assert out[:2] == ["- Decompression needs 2.3 MB. [1, p. 19][2]", "- Compression needs more. [2]"]
     assert out[3:] == ["[1] Manual — manual.pdf", "[2] FAQ — faq.txt"]
+
+
+def test_a_streamed_answer_lists_the_sources_its_printed_bullets_cite(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from citesum.cli.summarizing import _echo_stream
+
+    # the model's window cut the context after the bullets were streamed: the final answer, checked against
+    # the cut context, lists fewer sources than the printed bullets cite
+    context = {"1": {"title": "Report", "document_id": "r", "source": "r.txt"},
+               "6": {"title": "Notes", "document_id": "n", "source": "n.txt"}}
+    events = [SimpleNamespace(kind="context", data={"sources": context}),
+              SimpleNamespace(kind="bullet", data={"text": "Water rates rise.", "numbers": [6, 1]}),
+              SimpleNamespace(kind="done", data={"bullets": [{"text": "Water rates rise.", "numbers": [6]}],
+                                                  "leads": [], "notes": [], "dropped_citations": [],
+                                                  "sources": {"6": context["6"]}})]
+    _echo_stream(SimpleNamespace(stream=lambda query, include_context: iter(events)), "q", False, repaired=True)
+    # before: KeyError on the source the final answer no longer lists
+    assert capsys.readouterr().out.splitlines() == ["- Water rates rise. [1][2]", "", "[1] Notes — n.txt",
+                                                    "[2] Report — r.txt"]

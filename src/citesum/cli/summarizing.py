@@ -114,12 +114,18 @@ def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) ->
     """The answer as it is written: each bullet printed once checked, then the sources and the notes (or, with
     ``as_json``, each event as a line of JSON)."""
     shown: dict[int, int] = {}
+    sources: dict[str, Any] = {}  # the context's, as the stream began: a bullet printed may cite any of them
     for event in pipeline.stream(query, include_context=as_json):
         if as_json:
             click.echo(json.dumps({"event": event.kind, **event.data}, ensure_ascii=False, default=str))
+        elif event.kind == "context":
+            sources = event.data["sources"]
         elif event.kind == "bullet":
             click.echo(f"- {event.data['text']} {citation_marks(event.data['numbers'], shown, _pages(event.data))}")
         elif event.kind == "done":
+            # the answer's sources, and those of the context the printed bullets were checked against (a model's
+            # window may have cut the context the answer was checked against at the end)
+            event.data["sources"] = {**sources, **event.data["sources"]}
             _echo_answer(event.data, repaired=repaired, bullets_printed=True, shown=shown)
 
 
@@ -147,7 +153,8 @@ def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: boo
     if shown:
         click.echo("")
         for number, reader_number in shown.items():
-            source = answer["sources"][str(number)]
+            source = answer["sources"].get(str(number), {"title": "", "document_id": f"context document {number}",
+                                                          "source": ""})
             click.echo(f"[{reader_number}] {source['title'] or source['document_id']} — "
                        f"{source['source'] or source['document_id']}")
     if answer["dropped_citations"]:

@@ -463,8 +463,9 @@ def _prepared(html: str) -> str:
     for hidden in root.xpath("//*[@aria-hidden='true']"):  # decoration a screen reader does not read
         hidden.drop_tree()
         changed = True
+    plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
-        changed |= _flatten_inline_code(code)
+        changed |= _flatten_inline_code(code, root, plain)
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
     for block in list(root.iter("pre")):
@@ -478,28 +479,47 @@ _INLINE_MARKUP = frozenset({"a", "abbr", "b", "cite", "code", "dfn", "em", "i", 
                             "small", "span", "strong", "sub", "sup", "tt", "u", "var"})
 
 
-def _flatten_inline_code(code: Any) -> bool:
+def _flatten_inline_code(code: Any, root: Any, plain: dict[Any, bool]) -> bool:
     """Make an inline code element outside a <pre> its plain text when it holds markup of its own or sits in
-    other inline markup (nested placeholders, as DocBook writes them): the text stays where it was, once."""
+    other inline markup (nested placeholders, as DocBook writes them): the text stays where it was, once. Only
+    markup that is all inline and shown is made text (a <select>'s options or a hidden <span> are not the
+    page's words), and code that runs over lines keeps its element, so its line breaks stay. ``plain`` keeps
+    what is known of each element, so a page is read in linear time."""
     if code.getparent() is None or any(a.tag == "pre" for a in code.iterancestors()):
+        return False
+    top = code
+    while top.getparent() is not None:  # inside markup an earlier code's flattening took apart: done with it
+        top = top.getparent()
+    if top is not root or not _plain_inline(code, plain):
         return False
     if len(code) == 0 and code.getparent().tag not in _INLINE_MARKUP:
         return False
     holder = code
-    # the outermost inline markup around it, inside its paragraph, that holds no block or line break: all of it
-    # made one run of text
-    while (holder.getparent() is not None and holder.getparent().tag in _INLINE_MARKUP
-           and not any(isinstance(d.tag, str) and (d.tag in _BLOCKS or d.tag == "br")
-                       for d in holder.getparent().iterdescendants())):
-        holder = holder.getparent()
-    if any(isinstance(d.tag, str) and (d.tag in _BLOCKS or d.tag == "br") for d in holder.iterdescendants()):
-        return False
+    if "\n" not in code.text_content():
+        # the outermost inline markup around it, inside its paragraph, made one run of text
+        while holder.getparent() is not None and _plain_inline(holder.getparent(), plain):
+            holder = holder.getparent()
     text = holder.text_content()
     tail = holder.tail
     for child in list(holder):
         holder.remove(child)
     holder.text, holder.tail = text, tail
     return True
+
+
+def _plain_inline(element: Any, plain: dict[Any, bool]) -> bool:
+    """Whether ``element`` and all it holds are inline markup a reader sees (no block, line break, form
+    control, image or hidden part), each element looked at once. ``plain`` is keyed by the elements themselves,
+    which keeps each one's proxy alive (lxml makes a new one, perhaps at a freed one's id, for a node no
+    reference holds)."""
+    key = element
+    if key not in plain:
+        attributes = element.attrib
+        plain[key] = (isinstance(element.tag, str) and element.tag in _INLINE_MARKUP
+                      and "hidden" not in attributes
+                      and "none" not in attributes.get("style", "").replace(" ", "").lower().split("display:")[1:2]
+                      and all(_plain_inline(child, plain) for child in element))
+    return plain[key]
 
 
 def _fence_code(block: Any) -> bool:
