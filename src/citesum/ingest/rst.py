@@ -7,7 +7,8 @@ unknown role shows its text (``:ref:`the guide <guide>``` is "the guide", ``:met
 ``get``); an unknown directive keeps the prose it holds (``versionadded``, ``seealso``, ``only``), shows its code
 as code (``code-block``, ``sourcecode``) and leaves out what only builds pages (``toctree``, ``autoclass``,
 ``literalinclude``, ``index``). Nothing is read from disk (``include``, ``raw`` and file-reading directives are
-off) and docutils' own messages about the markup are not text.
+off; an image is never embedded, a figure keeps only its caption) and docutils' own messages about the markup
+are not text.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import threading
 from typing import Any, Iterator
 
 #: directives that only build pages (a table of contents, API pages drawn from code, a file's inclusion)
-_LEFT_OUT = re.compile(r"(?:toctree|index|highlight|literalinclude|include|auto\w*|\w+:auto\w*|py:module|testsetup|testcleanup|"
-                       r"currentmodule|module|tabularcolumns|graphviz|image|figure|plot|raw|program)$")
+_LEFT_OUT = re.compile(r"(?:toctree|index|highlight|literalinclude|include|auto\w*|\w+:auto\w*|py:module|"
+                       r"testsetup|testcleanup|currentmodule|module|tabularcolumns|graphviz|image|figure|plot|raw|"
+                       r"program)$")
 #: directives whose body is code
 _CODE = frozenset({"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "prompt", "console"})
 #: a role's text with its target: "the guide <guide>"
