@@ -176,8 +176,8 @@ class ExtractiveOptions:
     #: most of its words are such (:func:`answer_scores`): that question is about something else
     absent_weight: float = 1.0
     #: a sentence without what the question's wording asks for (:func:`expected_answer`: a reason, a frequency,
-    #: a quantity, an instruction) has its answer score scaled by this: "Why is X deprecated?" is answered by a sentence that
-    #: gives a reason, not by one that names X; 1 turns it off
+    #: a quantity, an instruction) has its answer score scaled by this: "Why is X deprecated?" is answered by a
+    #: sentence that gives a reason, not by one that names X; 1 turns it off
     untyped_answer_factor: float = 0.7
     #: a specific question's sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs"
     #: in "What license is attrs released under?") has its answer score scaled by this: curl's licence does not
