@@ -599,3 +599,24 @@ def test_inline_code_is_made_text_only_where_it_is_shown_and_stays_linear() -> N
         shown(page)
         timings.append(time.perf_counter() - started)
     assert timings[1] < 3.5 * timings[0] + 0.05  # linear, not quadratic (it was 0.5 s, then 1.8 s, then 6.8 s)
+
+
+def test_a_chapters_heading_whose_text_was_lost_goes_above_its_first_sections() -> None:
+    from citesum.ingest.formats import with_headings
+
+    # a Texinfo manual: the chapter's heading is followed by its list of sections, which the main content
+    # dropped, and then by the first section, whose heading the main content kept; a sidebar's heading without
+    # a number stays out
+    html = ("<h2>1 Introduction</h2><p>This document answers questions about R.</p>"
+            "<h2>2 R Basics</h2><ul><li><a href='#a'>What is R?</a></li><li><a href='#b'>What machines does R "
+            "run on?</a></li></ul>"
+            "<h3>2.1 What is R?</h3><p>R is a system for statistical computation.</p>"
+            "<h3>Next topic</h3><ul><li><a href='#b'>Installing</a></li></ul>"
+            "<h3>2.2 What machines does R run on?</h3><p>R is being developed for Unix-like systems.</p>")
+    main = ("1 Introduction\n\nThis document answers questions about R.\n\n2.1 What is R?\n\nR is a system for "
+            "statistical computation.\n\n2.2 What machines does R run on?\n\nR is being developed for Unix-like "
+            "systems.")
+    restored = with_headings(main, html)
+    # before: "2 R Basics" was left out
+    assert "about R.\n\n2 R Basics\n\n2.1 What is R?" in restored
+    assert "Next topic" not in restored

@@ -362,6 +362,14 @@ def with_headings(main: str, html: str) -> str:
     pending: list[str] = []  # headings with no text of their own before the next heading
     for heading, after in parser.found:
         if heading in lines or (heading in flat and _kept_wrapped(heading, main)):
+            # a numbered chapter's heading whose text the main content lost (its list of sections) goes right
+            # before its first section's heading, which the main content kept ("2 R Basics" above "2.1 What is R?")
+            chapters = [waiting for waiting in pending if _NUMBERED_HEADING.match(waiting)]
+            kept = re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split()))).search(main, done)
+            if chapters and kept is not None:
+                out.append(main[done:kept.start()])
+                out.append(_gap(out) + "\n\n".join(chapters) + "\n\n")
+                done = kept.start()
             pending = []
             continue
         words = after.split()[:_HEADING_ANCHOR_WORDS]
@@ -371,19 +379,28 @@ def with_headings(main: str, html: str) -> str:
         # the words may run over a list's start in the main content ("possibilities:\n- Privoxy")
         found = re.compile(r"\s+(?:[-*•]\s+)?".join(map(re.escape, words))).search(main, done)
         if found is None:
-            pending = []
+            # a numbered heading waits for the next one found (a sidebar's "Next topic" has no number)
+            pending = [*pending, heading] if _NUMBERED_HEADING.match(heading) else []
             continue
         line_start = max(main.rfind("\n", 0, found.start()) + 1, done)
         # before its line when only a list marker opens the line ("- Installation ..."), else right before it
         at = line_start if re.fullmatch(r"[\s\W]{0,4}", main[line_start:found.start()]) else found.start()
         out.append(main[done:at])
-        copied = "".join(out[-2:])
-        gap = "" if not copied or copied.endswith("\n\n") else "\n" if copied.endswith("\n") else "\n\n"
-        out.append(gap + "\n\n".join([*pending, heading]) + "\n\n")
+        out.append(_gap(out) + "\n\n".join([*pending, heading]) + "\n\n")
         pending = []
         done = at
     out.append(main[done:])
     return "".join(out)
+
+
+def _gap(out: list[str]) -> str:
+    """The line breaks that put what comes next on a line of its own, after what ``out`` has copied."""
+    copied = "".join(out[-2:])
+    return "" if not copied or copied.endswith("\n\n") else "\n" if copied.endswith("\n") else "\n\n"
+
+
+#: a manual's numbered section heading ("2 R Basics", "4.5.1. Preparation")
+_NUMBERED_HEADING = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?\s+\S")
 
 
 def _heading_text(text: str) -> str:
