@@ -380,7 +380,8 @@ def with_headings(main: str, html: str) -> str:
         found = re.compile(r"\s+(?:[-*•]\s+)?".join(map(re.escape, words))).search(main, done)
         if found is None:
             # a numbered heading waits for the next one found (a sidebar's "Next topic" has no number)
-            pending = [*pending, heading] if _NUMBERED_HEADING.match(heading) else []
+            pending = ([*(waiting for waiting in pending if _NUMBERED_HEADING.match(waiting)), heading]
+                       if _NUMBERED_HEADING.match(heading) else [])
             continue
         line_start = max(main.rfind("\n", 0, found.start()) + 1, done)
         # before its line when only a list marker opens the line ("- Installation ..."), else right before it
