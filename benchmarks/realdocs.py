@@ -3,8 +3,9 @@
 The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is eleven
 splits, each of other packages' documents: ``dev`` to tune on and ``test`` to report on, then a split written for
 each later round of answer rules and held out from it, its questions unseen until the round's rules were final:
-``holdout``, ``fresh``, ``next``, ``sixth``, ``seventh``, ``eighth`` (the sixth round's), ``ninth`` (the seventh
-round's), ``tenth`` (the eighth round's) and ``eleventh`` (the ninth round's). ``--split all`` runs dev and test; the
+``holdout``, ``fresh``, ``next``, ``sixth``, ``seventh``, ``eighth`` (the sixth round's), ``ninth`` and
+``tenth`` (the seventh round's: ``ninth`` held out from its first rules, ``tenth`` from all of them) and ``eleventh``
+(written at the end of the seventh round for the eighth). ``--split all`` runs dev and test; the
 others run only when named. Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML
 manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made
 manuals, a scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too, eighth AsciiDoc, ninth
