@@ -126,6 +126,8 @@ class _Converter:
                 self.in_list = False  # (a term's description may still follow, after_term says)
                 continue
             delimiter = _DELIMITER.match(line)
+            if delimiter or _TABLE.match(line):
+                self.after_term = False  # a block stands between a term and what follows
             if delimiter:
                 self.code_style = False  # a style above a delimited block is the block's
                 mark = delimiter.group(1)
