@@ -14,6 +14,7 @@ are not text.
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import io
 import re
@@ -115,9 +116,10 @@ def _shown_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
     return [node(rawtext, shown)], []
 
 
+@functools.cache
 def _make_directives() -> tuple[Any, Any, Any]:
     """The directives an unknown name is read as: one left out, one whose body is code, one whose arguments
-    and body are prose; each takes any arguments and options."""
+    and body are prose; each takes any arguments and options (made once per process)."""
     from docutils import nodes
     from docutils.parsers.rst import Directive, directives
 
@@ -130,34 +132,27 @@ def _make_directives() -> tuple[Any, Any, Any]:
         def __bool__(self) -> bool:
             return True
 
-    class LeftOut(Directive):
+    class AnyDirective(Directive):
+        """Any arguments, a body, any options."""
+
         has_content = True
         optional_arguments = 99
         final_argument_whitespace = True
         option_spec = AnyOption()
 
+    class LeftOut(AnyDirective):
         def run(self) -> list[Any]:
             return []
 
-    class CodeBlock(Directive):
-        has_content = True
-        optional_arguments = 99
-        final_argument_whitespace = True
-        option_spec = AnyOption()
-
+    class CodeBlock(AnyDirective):
         def run(self) -> list[Any]:
             code = "\n".join(self.content)
             caption = self.options.get("caption") if isinstance(self.options.get("caption"), str) else ""
             shown = [nodes.paragraph(caption, caption)] if caption else []
             return shown + [nodes.literal_block(code, code)] if code.strip() else shown
 
-    class Prose(Directive):
+    class Prose(AnyDirective):
         """An unknown directive's arguments ("versionadded:: 2.1") and its body, read as text."""
-
-        has_content = True
-        optional_arguments = 99
-        final_argument_whitespace = True
-        option_spec = AnyOption()
 
         def run(self) -> list[Any]:
             container = nodes.container()
