@@ -503,12 +503,11 @@ def _flatten_inline_code(code: Any, root: Any, plain: dict[Any, bool]) -> bool:
     markup that is all inline and shown is made text (a <select>'s options or a hidden <span> are not the
     page's words), and code that runs over lines keeps its element, so its line breaks stay. ``plain`` keeps
     what is known of each element, so a page is read in linear time."""
-    if code.getparent() is None or any(a.tag == "pre" for a in code.iterancestors()):
+    ancestors = list(code.iterancestors())
+    # in a <pre>, or inside markup an earlier code's flattening took apart (its top is no longer the page)
+    if not ancestors or ancestors[-1] is not root or any(a.tag == "pre" for a in ancestors):
         return False
-    top = code
-    while top.getparent() is not None:  # inside markup an earlier code's flattening took apart: done with it
-        top = top.getparent()
-    if top is not root or not _plain_inline(code, plain):
+    if not _plain_inline(code, plain):
         return False
     if len(code) == 0 and code.getparent().tag not in _INLINE_MARKUP:
         return False

@@ -192,7 +192,6 @@ def _title_in_sentence(lines: list[str], dropped: set[int], before: list[str], t
 #: a numbered section's title ("28.1. Why is ...", "6.1.2 Using Time Stamps ..."), with a contents page's
 #: dot leader and page number after it left out
 _NUMBERED_TITLE = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?\s+(\S.*?)(?:\s*(?:\.\s?){3,}.*)?$")
-_NUMBER_FIRST = re.compile(r"\d")
 #: the fewest letters of a title taken for a running header
 _TITLE_LETTERS = 15
 
