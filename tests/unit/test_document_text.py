@@ -17,6 +17,18 @@ def _read(path: Path) -> Document:
     return documents[0]
 
 
+def _units(text: str) -> list[tuple[str, str]]:
+    """The segmenter's units of ``text``: each one's kind and its words, whitespace collapsed."""
+    from citesum.segment import segments
+
+    return [(u.kind, " ".join(text[u.start:u.end].split())) for u in segments(text)]
+
+
+def _unit_kinds(text: str) -> dict[str, str]:
+    """Each unit's words (whitespace collapsed) to its kind."""
+    return {words: kind for kind, words in _units(text)}
+
+
 def test_a_word_body_is_read_in_order_with_its_footnotes_and_without_its_header(tmp_path: Path) -> None:
     path = tmp_path / "report.docx"
     make_docx_with_notes(path, ["Ferry traffic grew in 2023.", [["Route", "Boats"], ["North", "12"]],
@@ -119,9 +131,8 @@ def test_a_manual_pages_headings_are_kept_above_their_text(tmp_path: Path) -> No
         assert after[0] == "" and after[1].startswith(first_words), text  # its own line, a blank, its text
     assert "Next topic" not in text  # a sidebar's heading stays out with its sidebar
     # the segmenter then reads it as the heading of the sentences below
-    from citesum.segment import segments
 
-    kinds = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
+    kinds = _unit_kinds(text)
     assert kinds["2.7 Thread Safety"] == "heading" and kinds["2.7.1 Closures"] == "heading"
 
 
@@ -369,7 +380,7 @@ def test_asciidoc_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
     for markup in (":sectnums:", "toc::[]", "{page-name}", "////", "Editors:", "[source,shell]", "|===", "https://",
                    "<<", "^", "+backup"):
         assert markup not in text, markup
-    units = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
+    units = _unit_kinds(text)
     # a section's title is a line of its own, as a Markdown page's is (a question heads its answer)
     assert "How much free space does a backup need?" in units
     assert units["Known limits"] == "heading"
@@ -389,12 +400,11 @@ def test_asciidoc_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
 def test_asciidoc_headers_lists_titles_and_code_read_as_asciidoctor_reads_them() -> None:
     from citesum.ingest.asciidoc import asciidoc_markdown
     from citesum.ingest.formats import read_asciidoc
-    from citesum.segment import segments
 
     def units(source: str) -> tuple[str, list[tuple[str, str]]]:
         [document], _ = read_asciidoc(source.encode("utf-8"), "d", Path("a.adoc"), IngestOptions())
         text = document.text
-        return document.title, [(u.kind, " ".join(text[u.start:u.end].split())) for u in segments(text)]
+        return document.title, _units(text)
 
     # the header's author and revision lines and its attributes are no text
     title, found = units("= Guide\nJane Doe <jane@example.org>\nv1.2, 2023-01-01\n:page-name: FAQ\n\nBody of the "
@@ -488,7 +498,6 @@ No! As of version 2.28.0, the library no longer supports Python 2.7. Use
 
 
 def test_restructuredtext_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
-    from citesum.segment import segments
 
     path = tmp_path / "faq.rst"
     path.write_text(SPHINX_FAQ, encoding="utf-8")
@@ -499,7 +508,7 @@ def test_restructuredtext_is_read_as_the_page_it_renders_to(tmp_path: Path) -> N
     for markup in (".. ", ":meth:", ":ref:", "<advanced>", "toctree", "autoclass", ":linenos:", "user/install",
                    "====", "----"):
         assert markup not in text, markup
-    units = {" ".join(text[u.start:u.end].split()): u.kind for u in segments(text)}
+    units = _unit_kinds(text)
     assert units["As of version 2.28.0, the library no longer supports Python 2.7."] == "sentence"
     assert units["Use get and see the advanced page for more."] == "sentence"
     assert units["New in version 2.1: Sessions keep cookies across requests."] == "sentence"
