@@ -9,6 +9,7 @@ from pathlib import Path
 from citesum.ingest import IngestOptions, ingest_file
 from citesum.types import Document
 from fixtures import make_docx_with_notes
+from timing import assert_linear
 
 
 def _read(path: Path) -> Document:
@@ -447,18 +448,10 @@ def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
         started = time.perf_counter()
         asciidoc_markdown(hostile)
         assert time.perf_counter() - started < 2.0, hostile[:20]
-    # twice the input takes about twice the time, not four times (best of three, against noise)
+    # twice the input takes about twice the time, not four times
     for make in (lambda n: "== a" + "\t" * n + "b", lambda n: "x " + "a" * n + "::", lambda n: "a::" + "b[" * n,
                  lambda n: "link:" * n + "[", lambda n: "a" * n + " [x]"):
-        times = []
-        for size in (50_000, 100_000):
-            runs = []
-            for _ in range(3):
-                started = time.perf_counter()
-                asciidoc_markdown(make(size))
-                runs.append(time.perf_counter() - started)
-            times.append(min(runs))
-        assert times[1] < 3.2 * times[0] + 0.02, make(10)
+        assert_linear(lambda size: asciidoc_markdown(make(size)), 50_000, make(10))
     # values that name values ten deep: the output stays within a few times the input
     bomb = ":a0: xxxxxxxxxx\n" + "".join(f":a{k}: " + f"{{a{k - 1}}}" * 10 + "\n" for k in range(1, 12)) + "\n{a11}\n"
     assert len(asciidoc_markdown(bomb)[1]) < 100 * len(bomb)
@@ -589,8 +582,6 @@ def test_a_docbook_faqs_first_headings_come_back_when_its_answer_opens_a_list(tm
 
 
 def test_inline_code_is_made_text_only_where_it_is_shown_and_stays_linear() -> None:
-    import time
-
     from citesum.ingest.formats import _main_content
 
     filler = "<p>" + " ".join(f"Sentence {n} of the page, for its main content to be kept." for n in range(12)) + "</p>"
@@ -601,13 +592,8 @@ def test_inline_code_is_made_text_only_where_it_is_shown_and_stays_linear() -> N
     # code over lines keeps its line breaks; a form's options around code stay out, as they were
     assert "def f():\n    return 1" in shown("<p>Run <span class=hl><code>def f():\n    return 1</code></span>.</p>")
     assert "fast" not in shown("<p>Pick <span><code>mode</code> <select><option>fast</option></select></span>.</p>")
-    timings = []
-    for count in (4000, 8000):
-        page = "<p><span>" + "<code>x</code> " * count + "<br>end</span></p>"
-        started = time.perf_counter()
-        shown(page)
-        timings.append(time.perf_counter() - started)
-    assert timings[1] < 3.5 * timings[0] + 0.05  # linear, not quadratic (it was 0.5 s, then 1.8 s, then 6.8 s)
+    # linear, not quadratic (it was 0.5 s, then 1.8 s, then 6.8 s for 8000 codes)
+    assert_linear(lambda count: shown("<p><span>" + "<code>x</code> " * count + "<br>end</span></p>"), 4000)
 
 
 def test_a_chapters_heading_whose_text_was_lost_goes_above_its_first_sections() -> None:
