@@ -805,6 +805,29 @@ def test_a_question_ending_a_passage_heads_only_the_documents_next_passage() -> 
     assert headings(heading, 3)[far] == "Tool\nConfiguration\n"  # a heading starts its own section
 
 
+def test_a_sections_heading_heads_the_documents_next_passage_too() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    # the chunker cut MIT Kerberos' troubleshooting page after an error's heading, before what it means
+    first = ("Errors seen by admins¶\nKDC has no support for encryption type while getting initial credentials¶\n"
+             "credential verification failed: KDC has no support for encryption type¶")
+    second = ("This most commonly happens when trying to use a principal with only\nDES keys, in a release which "
+              "disables DES by default.")
+
+    def section(ordinal: int, first: str = first) -> str:
+        passages = (Passage("d1::4", "d1", 4, 0, len(first), first, 30),
+                    Passage(f"d1::{ordinal}", "d1", ordinal, 500, 500 + len(second), second, 20))
+        block = ContextBlock(1, "d1", "Troubleshooting", f"{first}\n{second}", 50, passages, 1.0)
+        return {" ".join(text.split()): heading for text, heading in _statable_sentences(block, 3)}[
+            " ".join(second.split())]
+
+    assert "KDC has no support for encryption type" in section(5)
+    assert section(9) == "Troubleshooting\n\n"  # passage 9 is not under passage 4's last heading
+    # an FAQ's question ending a passage heads the next one as its entry does, not as a section's title
+    asked = "Is DES still supported?\n\nIt is off by default since release 1.7 of MIT krb5."
+    assert "Is DES still supported?" not in section(5, asked)
+
+
 def test_an_faqs_entry_between_q_and_a_labels_is_the_askers_case_whether_it_asks_or_not() -> None:
     from citesum.summarize.extractive import _statable_sentences
 

@@ -308,7 +308,8 @@ _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|sh
 def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
-    its section: the document's title, the heading above it in its passage, and the sentence before it when it
+    its section: the document's title, the heading above it in its passage (or the section's title that the
+    document's previous passage, packed right before it, ended under), and the sentence before it when it
     opens by referring back to it ("This function ..."). A sentence that the question ending its line follows
     ("I deleted a lot of data but the file did not get any smaller. Is this a bug?") is that question's
     premise: part of a heading, not a fact. A block of passages is cut passage by passage: each is a run of
@@ -321,6 +322,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     # document far apart in one block too)
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
+    section = ""  # the heading the passage before ended under: the document's next passage is still under it
     for text, following, adjacent in zip(texts, [*texts[1:], ""], [*goes_on, False]):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
@@ -329,7 +331,8 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
             text_ahead = f"{text}\n\n{following[:_ANSWER_LOOKED_AT]}"
         else:
             text_ahead = text
-        heading, previous, premise, pending = "", "", pending, ""
+        heading, previous, premise, pending = section, "", pending, ""
+        titled = bool(section)  # whether the heading is a section's title (not an FAQ's question)
         joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
@@ -343,6 +346,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 # a heading starts a section of its own: an entry before it heads nothing under it
                 case = premise if unit.kind != "heading" else ""
                 heading = " ".join(part for part in (heading if same_line else "", case, sentence) if part)
+                titled = unit.kind == "heading"
                 previous = premise = ""
                 asked = unit.kind != "heading"
                 continue
@@ -362,6 +366,8 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
         pending = (f"{heading} {premise}" if joins else premise) if premise else (heading if asked else "")
         pending = pending if following else ""
+        # (an FAQ's question that ends the passage heads the next as its entry, not as a section)
+        section = heading if following and titled and not premise else ""
 
 
 def _asks(sentence: str) -> bool:
