@@ -173,12 +173,14 @@ def _justified(text: str, lines: list[tuple[int, int]], number: int) -> bool:
                for other in (number - 1, number + 1))
 
 
-def _looks_like_heading(line: str) -> bool:
-    """A short line without closing punctuation: "Thread Safety", "2.3 Installation", "NOTES"."""
+def _looks_like_heading(line: str, any_case: bool = False) -> bool:
+    """A short line without closing punctuation: "Thread Safety", "2.3 Installation", "NOTES"; with
+    ``any_case``, one that opens in lower case too ("getmail seems to take longer than expected to
+    initialize", a heading that opens with a program's name)."""
     stripped = line.strip()
     words = stripped.split()
     return (0 < len(words) <= 10 and not stripped.endswith((".", ",", ";", "?", "!", ":"))
-            and bool(_WORD.search(stripped)) and (stripped[0].isupper() or stripped[0].isdigit()))
+            and bool(_WORD.search(stripped)) and (any_case or stripped[0].isupper() or stripped[0].isdigit()))
 
 
 # --- sentences inside a paragraph ---------------------------------------------------------------------------
@@ -192,6 +194,8 @@ _ABBREVIATIONS = frozenset(
 
 
 _NEXT_WORD = re.compile(r"\s+(\S)")
+#: a stop between quotes, after a space or at the start: "'!'", "“?”" name the character, ending nothing
+_QUOTED_STOP = re.compile(r"""(?:^|\s)?['"‘“][.!?]+['"’”]""")
 #: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)
@@ -219,6 +223,8 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
         following = _NEXT_WORD.match(text, cut, end)
         if following is None:
             continue
+        if _QUOTED_STOP.fullmatch(text, max(start, match.start() - 2), cut):
+            continue  # a stop named in quotes ("'!' is used by your shell as ..."): it ends no sentence
         if match.group(0)[0] == ".":
             if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
                 continue
@@ -293,6 +299,12 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             if after in ("blank", "underline") or _shorter_than_next(text, lines, number):
                 kinds[number] = "heading"
                 continue
+        # a line in lower case that stands alone between blank lines is a title too (as a web page's reader
+        # sets its headings apart): a sentence's last words would end with its stop
+        if (number and before == "blank" and number + 1 < len(kinds) and after == "blank"
+                and _looks_like_heading(text[start:end], any_case=True)):
+            kinds[number] = "heading"
+            continue
         if _is_field(text, lines, number) and (
                 (number and before in ("prose", "table") and _is_field(text, lines, number - 1))
                 or (after == "prose" and _is_field(text, lines, number + 1))):

@@ -249,3 +249,24 @@ def test_a_sentence_that_introduces_a_listing_or_describes_its_text_states_nothi
     # a file that contains something is a fact, not the text describing itself
     assert _units("The file /etc/crontab contains the system-wide jobs.") == [
         ("sentence", "The file /etc/crontab contains the system-wide jobs.")]
+
+
+def test_a_stop_named_in_quotes_ends_no_sentence() -> None:
+    # socat's FAQ: the "!" that bash expands was cut off as a sentence of its own, and its answer lost its subject
+    text = ("A: '!' is appearently used by your shell as history expansion character. Say\n\"set +H\" and add this "
+            "line to your (bash) profile. A \"?\" matches one character.")
+    assert [unit for kind, unit in _units(text)] == [
+        "'!' is appearently used by your shell as history expansion character.",  # ("A:" labels it)
+        "Say \"set +H\" and add this line to your (bash) profile.", "A \"?\" matches one character."]
+    # a quotation that ends with its own stop still ends the sentence
+    assert len(_units("He shouted 'no!' Then he left the room.")) == 2
+
+
+def test_a_title_in_lower_case_standing_alone_is_a_heading() -> None:
+    # getmail's troubleshooting page, its headings set apart as a web page's reader sets them
+    text = ("The replacement strings are only replaced for a multidrop retriever.\n\ngetmail seems to take longer "
+            "than expected to initialize\n\nIf getmail takes more than a few seconds to initialize, run this.")
+    assert _units(text)[1] == ("heading", "getmail seems to take longer than expected to initialize")
+    # a line of prose in lower case that runs into the next is not one
+    assert ("heading", "the manual lists the options") not in _units(
+        "First paragraph ends here.\n\nthe manual lists the options\nthat the command accepts.\n")

@@ -365,11 +365,17 @@ def with_headings(main: str, html: str) -> str:
             # a numbered chapter's heading whose text the main content lost (its list of sections) goes right
             # before its first section's heading, which the main content kept ("2 R Basics" above "2.1 What is R?")
             chapters = [waiting for waiting in pending if _NUMBERED_HEADING.match(waiting)]
-            kept = re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split()))).search(main, done)
-            if chapters and kept is not None:
+            kept = _heading_line(heading).search(main, done)
+            if kept is not None:
+                # the kept heading is set apart, as a heading put back is: trafilatura gives a heading a line of
+                # its own, with no blank line, and a heading in lower case ("getmail seems to take longer than
+                # expected to initialize") then read as the first words of the sentence below it
                 out.append(main[done:kept.start()])
-                out.append(_gap(out) + "\n\n".join(chapters) + "\n\n")
-                done = kept.start()
+                out.append(_gap(out) + "".join(f"{chapter}\n\n" for chapter in chapters) + kept.group().strip()
+                           + "\n\n")
+                done = kept.end()
+                while main.startswith("\n", done):
+                    done += 1
             pending = []
             continue
         words = after.split()[:_HEADING_ANCHOR_WORDS]
@@ -412,10 +418,14 @@ def _heading_text(text: str) -> str:
 _PERMALINK_MARKS = str.maketrans({"\u00b6": " ", "\uf0c1": " "})
 
 
+def _heading_line(heading: str) -> re.Pattern[str]:
+    """``heading`` on lines of its own, however wrapped (a permalink mark may follow it)."""
+    return re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t\u00b6\uf0c1]*$")
+
+
 def _kept_wrapped(heading: str, main: str) -> bool:
     """Whether ``main`` holds ``heading`` on lines of its own, however wrapped (a permalink mark may follow)."""
-    return re.search(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t\u00b6\uf0c1]*$",
-                     main) is not None
+    return _heading_line(heading).search(main) is not None
 
 
 #: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a
