@@ -195,7 +195,7 @@ _ABBREVIATIONS = frozenset(
 
 _NEXT_WORD = re.compile(r"\s+(\S)")
 #: a stop between quotes, after a space or at the start: "'!'", "“?”" name the character, ending nothing
-_QUOTED_STOP = re.compile(r"""(?:^|\s)?['"‘“][.!?]+['"’”]""")
+_QUOTED_STOP = re.compile(r"""(?:^|\s)?['"‘“][.!?]+['"’”][)\]]*""")
 #: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)

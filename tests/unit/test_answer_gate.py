@@ -487,6 +487,26 @@ def test_a_question_after_a_sentence_that_states_is_read_by_the_question() -> No
     assert question_form("Memcheck's leak categories. Impact on large programs?") == "topic"
 
 
+def test_negative_questions_quoted_stops_and_the_askers_trouble_are_questions_not_topics() -> None:
+    from citesum.summarize.extractive import asked_clause
+
+    # before: each was a topic, answered with five ungated bullets ("getmail6 is Copyright © 1998-2023 ...")
+    for question in ["I write past the end of a stack array and Memcheck doesn't say a thing. Shouldn't it catch that?",
+                     "My script hangs on a requests.get() call. Doesn't requests give up after a while?",
+                     'getmail prints: Warning: ignoring unknown parameter "read_all". But read_all is a real option, '
+                     "isn't it?",
+                     # the asker's trouble, told without a question mark
+                     "My script calls http from cron and it just hangs forever, but the same command works fine in "
+                     "my terminal."]:
+        assert question_form(question) == "specific", question
+    # a sentence that ends inside its quotation ends a clause: the question after it is what is asked
+    question = 'Local users can log in, but every upload fails with "500 Unknown command." What am I missing?'
+    assert asked_clause(question) == "What am I missing?" and question_form(question) == "specific"
+    # what names a subject stays a topic, in the first person too
+    for topic in ["Impact of fuel types on performance?", "My thoughts on the SVB collapse?", "Cannot open display"]:
+        assert question_form(topic) == "topic", topic
+
+
 FLEX_FAQ = """Flex is not matching my patterns in the same order that I defined them.
 
 flex picks the rule that matches the most text (i.e., the longest possible input string). This is because flex

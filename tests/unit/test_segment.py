@@ -258,6 +258,9 @@ def test_a_stop_named_in_quotes_ends_no_sentence() -> None:
     assert [unit for kind, unit in _units(text)] == [
         "'!' is appearently used by your shell as history expansion character.",  # ("A:" labels it)
         "Say \"set +H\" and add this line to your (bash) profile.", "A \"?\" matches one character."]
+    # nor one in quotes in brackets: socat's question, stated as the asker's, was cut after '"!!")'
+    assert len(_units('Q: When I specify a dual address (two partial addresses linked with "!!") on\nthe command '
+                      'line, I get some message "event not found".')) == 1
     # a quotation that ends with its own stop still ends the sentence
     assert len(_units("He shouted 'no!' Then he left the room.")) == 2
 

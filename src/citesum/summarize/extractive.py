@@ -505,7 +505,10 @@ _BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered
 #: commands ...", took "Which file contains ...?" for a list: a verb ends in s too)
 _WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(\w+s)\b", re.IGNORECASE)
 _SPECIFIC_OPENING = re.compile(
-    r"^\W*(?:(?:in|on|at|for|with|by|from|to|under) (?:what|which)|is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
+    r"^\W*(?:(?:in|on|at|for|with|by|from|to|under) (?:what|which)|"
+    # "Doesn't requests give up after a while?", "Shouldn't it catch that?", "..., isn't it?"
+    r"(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)n['’]t|ca['’]?n['’]t|won['’]t|"
+    r"is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
     r"whose|which|why|how|what)\b", re.IGNORECASE)
 _NOT_PLURAL = frozenset({"is", "was", "has", "does", "this", "its", "his", "thus", "status", "always", "process"})
 
@@ -519,18 +522,26 @@ def question_form(query: str) -> QuestionForm:
     * ``topic``: whatever the documents say of a subject, named rather than asked about ("Impact of fuel types
       on performance?", "Is X discussed?", "SVB's collapse"): its facts need not share its words.
 
-    A question asked after what it states is read by the clause that asks (:func:`asked_clause`).
+    A question asked after what it states is read by the clause that asks (:func:`asked_clause`); a negative
+    one ("Doesn't requests give up after a while?", "..., isn't it?") asks as the positive does, and the asker's
+    trouble told without a question mark ("My script calls http from cron and it just hangs forever") is
+    specific.
     """
     asked = asked_clause(query)
     if _BROAD_OPENING.search(asked):
         return "broad"
-    if _BROAD_ENDING.search(query) or not _SPECIFIC_OPENING.search(asked):
+    if _BROAD_ENDING.search(query):
         return "topic"
+    if not _SPECIFIC_OPENING.search(asked):
+        # the asker's trouble told without a question mark ("My script calls http from cron and it just hangs
+        # forever") asks what is wrong: one thing, not whatever the documents say of a subject
+        return "specific" if _ASKER.match(query.lstrip()) and not query.rstrip().endswith("?") else "topic"
     plural = _WH_PLURAL.search(asked)
     return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
 
 
-_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|(?<=[.!?])\s+")
+#: (a sentence's end may be inside its quotation: 'every upload fails with "500 Unknown command." What am I missing?')
+_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+")
 #: the clauses looked at for the one that asks: a question states a few things before it asks
 _CLAUSES_LOOKED_AT = 8
 
