@@ -101,6 +101,29 @@ def test_two_columns_written_line_by_line_across_the_page_are_read_column_after_
     assert text.index("A History of the Town") < text.index("The left column") < text.index("The right column")
 
 
+def test_wide_lines_in_a_row_on_a_two_column_page_keep_out_the_letters_of_their_neighbours(tmp_path: Path) -> None:
+    # GNU Parallel's tutorial: a paragraph across the page on a page that is in two columns elsewhere was read
+    # with the tails and tops of its letters in the gaps between its lines ("wait for the ypg, ff G pp pg j G
+    # remaining jobs to finish")
+    left = textwrap.wrap("The left column tells of the river. It rose in the spring and flooded the lower town "
+                         "for three weeks, and the people moved to the hills. " * 5, 38)
+    right = textwrap.wrap("The right column tells of the railway. It reached the town in 1850 and carried cotton "
+                          "to the coast until the war closed the line. " * 5, 38)
+    wide = ["If you send GNU parallel the TERM signal, GNU parallel will stop spawning new jobs and wait for the",
+            "remaining jobs to finish. If you send it the TERM signal again, GNU parallel will kill all jobs."]
+    # lines set close, as that tutorial sets them (their letters reach into each other's), or with a gap between
+    for spacing, size in [(9.42, 10), (9.5, 10), (10, 11), (11, 12)]:
+        placed = [(72, 760 - spacing * i, line) for i, line in enumerate(wide)]
+        for i in range(max(len(left), len(right))):
+            if i < len(left):
+                placed.append((72, 700 - 14 * i, left[i]))
+            if i < len(right):
+                placed.append((330, 700 - 14 * i, right[i]))
+        text = _read(tmp_path, make_pdf_pages([placed], font_size=size)).text
+        assert "wait for the remaining jobs to finish." in " ".join(text.split()), (spacing, size, text[:300])
+        assert "It rose in the spring and flooded the lower town for three weeks" in text
+
+
 def test_a_heading_that_a_few_pages_begin_with_is_content_not_a_running_header() -> None:
     pages = [f"Arguments\nx the value on page {n}.\nMore text of page {n} that goes on." if n % 5 == 0 else
              f"Other heading {n}\nText of page {n}, long enough to be a line of the body." for n in range(20)]

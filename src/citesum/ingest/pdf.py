@@ -93,15 +93,36 @@ def _reading_order(textpage: Any, width: float, height: float) -> str:
         return str(textpage.get_text_range())
     parts: list[str] = []
     top = height
-    for left, bottom, right, band_top in sorted(rects[(rects[:, 0] < gutter) & (rects[:, 2] > gutter)].tolist(),
-                                                key=lambda rect: -rect[3]):
-        if band_top < top:  # the two columns between the previous wide line and this one
+    middles = (rects[:, 1] + rects[:, 3]) / 2
+    wide = sorted(rects[(rects[:, 0] < gutter) & (rects[:, 2] > gutter)].tolist(), key=lambda rect: -rect[3])
+    for number, (left, bottom, right, band_top) in enumerate(wide):
+        # PDFium reads a letter that reaches into the bounds read: set close, two wide lines in a row gave the
+        # tails and tops of each other's letters ("wait for the ypg, ff G pp pg j G remaining jobs"), and so did
+        # the gap between them. The columns between the previous wide line and this one are read when a line of
+        # text is there, and a wide line is read up to where the lines next to it reach into it.
+        if band_top < top and ((middles > band_top) & (middles < top)).any():
             parts += [textpage.get_text_bounded(0, band_top, gutter, top),
                       textpage.get_text_bounded(gutter, band_top, width, top)]
-        parts.append(textpage.get_text_bounded(0, bottom, width, band_top))
+        reach_top, reach_bottom = band_top, bottom
+        if number and _reaches_into(wide[number - 1], wide[number]):
+            reach_top = wide[number - 1][1] - _CLEAR
+        if number + 1 < len(wide) and _reaches_into(wide[number], wide[number + 1]):
+            reach_bottom = wide[number + 1][3] + _CLEAR
+        parts.append(textpage.get_text_bounded(0, reach_bottom, width, reach_top))
         top = min(top, bottom)
     parts += [textpage.get_text_bounded(0, 0, gutter, top), textpage.get_text_bounded(gutter, 0, width, top)]
     return "\n".join(part for part in parts if part.strip())
+
+
+#: how far past a neighbouring line's edge a line is read from (points)
+_CLEAR = 0.01
+
+
+def _reaches_into(upper: list[float], lower: list[float]) -> bool:
+    """Whether the line of ``upper`` (left, bottom, right, top) and the one of ``lower`` below it overlap by
+    their letters' tails and tops, not as two pieces of one line do (by most of their height)."""
+    overlap = upper[1] < lower[3] and min(upper[3], lower[3]) - max(upper[1], lower[1])
+    return bool(overlap) and overlap < 0.5 * min(upper[3] - upper[1], lower[3] - lower[1])
 
 
 def _gutter(rects: np.ndarray, width: float) -> float | None:
