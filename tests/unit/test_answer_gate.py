@@ -825,6 +825,27 @@ def test_a_question_ending_a_passage_heads_only_the_documents_next_passage() -> 
     assert headings(heading, 3)[far] == "Tool\nConfiguration\n"  # a heading starts its own section
 
 
+def test_an_faqs_q_entry_ending_a_passage_is_the_askers_case_when_its_answers_label_was_left_out() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    # vsftpd's FAQ: the chunker cut after the "Q)" entry and left the "A) " label out of both passages
+    first = ("Put check_shell=NO in your\n/etc/vsftpd.conf.\n\nQ) Help! Uploads or other write commands give me "
+             "\"500 Unknown command.\".")
+    second = ("By default, write commands, including uploads and new directories, are\ndisabled.\n\n"
+              "Q) Does vsftpd support IPv6?")  # the next entry
+    passages = (Passage("d1::7", "d1", 7, 0, len(first), first, 30),
+                Passage("d1::8", "d1", 8, len(first) + 4, len(first) + 4 + len(second), second, 15))
+    block = ContextBlock(1, "d1", "vsftpd FAQ", f"{first}\n{second}", 45, passages, 1.0)
+    stated = {" ".join(text.split()): heading for text, heading in _statable_sentences(block, 3)}
+    assert not any("give me" in sentence for sentence in stated), list(stated)  # before: stated as a fact
+    assert "500 Unknown command" in stated["By default, write commands, including uploads and new directories, "
+                                           "are disabled."]
+    # a "Q)" entry that a paragraph of its own follows in the same passage is no entry left open
+    kept = "Q) Help! Uploads fail.\n\nUploads are disabled by default in this release."
+    [block] = _context(kept).blocks
+    assert "Uploads are disabled by default in this release." in dict(_statable_sentences(block, 3))
+
+
 def test_a_sections_heading_heads_the_documents_next_passage_too() -> None:
     from citesum.summarize.extractive import _statable_sentences
 

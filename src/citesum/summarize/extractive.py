@@ -336,7 +336,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
-        layout = _Layout(text_ahead, units)
+        layout = _Layout(text_ahead, units, len(text))
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
@@ -379,8 +379,9 @@ class _Layout:
     "config.h.\n \nQ: My ..."), with what each line and paragraph holds once looked at (:func:`_premise_of_next`
     looks at the same lines for each of their units)."""
 
-    def __init__(self, text: str, units: list[Segment]) -> None:
+    def __init__(self, text: str, units: list[Segment], passage_end: int | None = None) -> None:
         self.text = text  # the passage, and what of the next one an FAQ's answer may open with
+        self.passage_end = len(text) if passage_end is None else passage_end  # where the passage itself ends
         self.units = units
         breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]
         self._break_starts = [start for start, _ in breaks]
@@ -393,10 +394,21 @@ class _Layout:
     def labelled_entry(self, start: int, paragraph_start: int) -> bool:
         """Whether ``start`` is in an FAQ's entry that a line's "Q:" or "Q)" label opens, in its paragraph, and a
         line's "A:" or "A)" label ends ("Q) Help! I'm getting the error message ...\nA) The cause of ..."):
-        the asker's case, whether it asks or not."""
+        the asker's case, whether it asks or not. An entry that ends the passage with no "A)" in it is one too,
+        down to its question when it asks one."""
         before = bisect.bisect_right(self._label_starts, start) - 1
-        return (before >= 0 and self._labels[before][1] == "Q" and self._label_starts[before] >= paragraph_start
-                and before + 1 < len(self._labels) and self._labels[before + 1][1] == "A")
+        if before < 0 or self._labels[before][1] != "Q" or self._label_starts[before] < paragraph_start:
+            return False
+        if before + 1 < len(self._labels) and (self._labels[before + 1][1] == "A"
+                                               or self._label_starts[before + 1] < self.passage_end):
+            return self._labels[before + 1][1] == "A"
+        # the entry ends the passage, its "A)" in the next one ("Q) Help! Uploads or other write commands give me
+        # ..." | "A) By default, ..."): the chunker leaves a line's label out of the passage it starts. An entry
+        # that asks ends with its question: what follows it unlabelled is its answer
+        paragraph_end = self.paragraph(start, start)[1]
+        end = len(self.text) if paragraph_end is None else paragraph_end
+        asked = self.questions(self._label_starts[before], end)
+        return end >= self.passage_end and (not asked or start < asked[0])
 
     def questions(self, start: int, end: int) -> list[int]:
         """Where each sentence that ends with a question mark ends, in ``text[start:end]``."""
