@@ -593,7 +593,7 @@ def test_a_docbook_faqs_first_headings_come_back_when_its_answer_opens_a_list(tm
     assert "\n\n5.2. Why am I getting a 503 error on every page?\n\nMore than likely" in restored
 
 
-def test_inline_code_is_made_text_only_where_it_is_shown_and_stays_linear() -> None:
+def test_inline_code_and_quotations_are_made_text_where_they_are_shown_and_stay_linear() -> None:
     from citesum.ingest.formats import _main_content
 
     filler = "<p>" + " ".join(f"Sentence {n} of the page, for its main content to be kept." for n in range(12)) + "</p>"
@@ -604,6 +604,9 @@ def test_inline_code_is_made_text_only_where_it_is_shown_and_stays_linear() -> N
     # code over lines keeps its line breaks; a form's options around code stay out, as they were
     assert "def f():\n    return 1" in shown("<p>Run <span class=hl><code>def f():\n    return 1</code></span>.</p>")
     assert "fast" not in shown("<p>Pick <span><code>mode</code> <select><option>fast</option></select></span>.</p>")
+    # an inline quotation is shown between quotation marks (w3m's FAQ read "How do I pronounce w3m ?")
+    assert "How do I pronounce \u201cw3m\u201d?" in shown("<p>How do I pronounce <q>w3m</q>?</p>")
+    assert "It's \u201cW-three-M\u201d." in shown("<p>It's <q>W-three-<b>M</b></q>.</p>")
     # linear, not quadratic (it was 0.5 s, then 1.8 s, then 6.8 s for 8000 codes)
     assert_linear(lambda count: shown("<p><span>" + "<code>x</code> " * count + "<br>end</span></p>"), 4000)
 

@@ -477,7 +477,9 @@ def _prepared(html: str) -> str:
       it: ffmpeg's Texinfo pages ended every heading with "# TOC";
     * inline code outside a <pre> that holds markup of its own, or sits in other inline markup, is made its plain
       text: DocBook's placeholders (``<code>/usr/src/linux-headers-<em><code>uname</code></em></code>``) came out
-      of trafilatura lost ("/usr/src/linux-headers-") or twice ("linux-headers-unameuname").
+      of trafilatura lost ("/usr/src/linux-headers-") or twice ("linux-headers-unameuname");
+    * an inline quotation (<q>) is its text between quotation marks, as a browser shows it: w3m's FAQ read "How do
+      I pronounce w3m ?", its quoted name set apart and unquoted.
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -491,6 +493,9 @@ def _prepared(html: str) -> str:
     for hidden in root.xpath("//*[@aria-hidden='true']"):  # decoration a screen reader does not read
         hidden.drop_tree()
         changed = True
+    for quotation in list(root.iter("q")):  # a browser shows an inline quotation between quotation marks
+        _quote(quotation)
+        changed = True
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -499,6 +504,17 @@ def _prepared(html: str) -> str:
     for block in list(root.iter("pre")):
         changed |= _fence_code(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+def _quote(quotation: Any) -> None:
+    """Replace the <q> element ``quotation`` by its content between quotation marks."""
+    quotation.text = "\u201c" + (quotation.text or "")
+    children = list(quotation)
+    if children:
+        children[-1].tail = (children[-1].tail or "") + "\u201d"
+    else:
+        quotation.text += "\u201d"
+    quotation.drop_tag()
 
 
 #: inline elements of code, and the inline markup they may sit in
