@@ -449,6 +449,19 @@ def test_asciidoc_headers_lists_titles_and_code_read_as_asciidoctor_reads_them()
     assert "````\n```\nshown\n```\n````" in markdown
 
 
+def test_asciidoc_conditionals_are_the_preprocessors_lines_not_text() -> None:
+    from citesum.ingest.asciidoc import asciidoc_markdown
+
+    # Asciidoctor's README: "endif::[]" right after a paragraph's line was read as its last words
+    source = ("= Asciidoctor\n\nifdef::env-github[]\nThis document is also available in: Deutsch | Fran\u00e7ais\n"
+              "endif::[]\n\nifeval::[{safe-mode-level} < 20]\nThe changelog follows.\nendif::[]\n\n"
+              "ifdef::backend-html5[Shown when rendered as HTML.]\n")
+    markdown = asciidoc_markdown(source)[1]
+    assert "endif" not in markdown and "ifdef::env" not in markdown and "ifeval" not in markdown, markdown
+    assert "Deutsch | Fran\u00e7ais" in markdown and "The changelog follows." in markdown
+    assert "ifdef::" not in markdown  # one with content of its own is a block macro's line, as before
+
+
 def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
     import time
 

@@ -48,6 +48,8 @@ _BLOCK_ATTRIBUTES = re.compile(r"\[[^\]]*\][ \t]*$")
 #: a block style that makes the paragraph below it code ("[source,bash]", "[literal]")
 _CODE_STYLE = re.compile(r"\[(?:source|listing|literal)\b")
 _BLOCK_MACRO = re.compile(r"[\w-]+::[^\s\[]*\[.*\][ \t]*$")
+#: a preprocessor conditional's line: "ifdef::env-github[]", "ifeval::[{safe-mode-level} < 20]", "endif::[]"
+_CONDITIONAL = re.compile(r"(?:(?:ifdef|ifndef)::[^\s\[]+\[\]|ifeval::\[[^\]\n]*\]|endif::[^\s\[]*\[\])[ \t]*$")
 _BLOCK_TITLE = re.compile(r"\.([^.\s].*)$")
 _THEMATIC_BREAK = re.compile(r"(?:'{3,}|<{3,}|-{3}|\*{3}|- - -|\* \* \*)[ \t]*$")
 #: the underline of a two-line section title, by its character's level
@@ -84,7 +86,10 @@ class _Converter:
     any run of backticks it holds."""
 
     def __init__(self, source: str) -> None:
-        self.lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        # a conditional's lines are the preprocessor's, wherever they stand: its content is kept (whichever
+        # attributes a renderer sets), the lines themselves never shown ("... Français | 日本語 endif::[]")
+        self.lines = [line for line in source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                      if not _CONDITIONAL.match(line)]
         self.attributes = dict(_BUILT_IN)
         self.out: list[str] = []
         self.title = ""
