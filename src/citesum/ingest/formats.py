@@ -479,7 +479,10 @@ def _prepared(html: str) -> str:
       text: DocBook's placeholders (``<code>/usr/src/linux-headers-<em><code>uname</code></em></code>``) came out
       of trafilatura lost ("/usr/src/linux-headers-") or twice ("linux-headers-unameuname");
     * an inline quotation (<q>) is its text between quotation marks, as a browser shows it: w3m's FAQ read "How do
-      I pronounce w3m ?", its quoted name set apart and unquoted.
+      I pronounce w3m ?", its quoted name set apart and unquoted;
+    * inline markup in a paragraph, a list item or a cell loses its class and id, which trafilatura reads as a
+      block's: getmail's pages mark a placeholder ``<span class="meta">name</span>``, which it dropped as page
+      metadata ("requires the parameter , but it was not found").
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -496,6 +499,10 @@ def _prepared(html: str) -> str:
     for quotation in list(root.iter("q")):  # a browser shows an inline quotation between quotation marks
         _quote(quotation)
         changed = True
+    for inline in root.xpath(_NAMED_INLINE_MARKUP):  # a word's markup in a paragraph is no page furniture
+        for name in ("class", "id"):
+            inline.attrib.pop(name, None)
+        changed = True
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -504,6 +511,13 @@ def _prepared(html: str) -> str:
     for block in list(root.iter("pre")):
         changed |= _fence_code(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+#: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading
+_NAMED_INLINE_MARKUP = "|".join(
+    f"//{block}//{inline}[@class or @id]"
+    for block in ("p", "li", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6")
+    for inline in ("span", "em", "strong", "b", "i", "var", "cite", "dfn", "abbr", "small", "sub", "sup"))
 
 
 def _quote(quotation: Any) -> None:
