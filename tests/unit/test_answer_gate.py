@@ -846,6 +846,24 @@ def test_an_faqs_q_entry_ending_a_passage_is_the_askers_case_when_its_answers_la
     assert "Uploads are disabled by default in this release." in dict(_statable_sentences(block, 3))
 
 
+def test_an_answer_under_an_faqs_question_of_the_kind_asked_is_of_that_kind() -> None:
+    # getmail's FAQ answers "How do I run getmail in daemon mode?" with no word of doing: under its entry, it is
+    # still an answer to how to (it counted as untyped, at 0.7 of its score)
+    faq = ("How do I run getmail in \"daemon\" mode?\n\ngetmail does not have, and does not need, any special "
+           "\"daemon mode\".\n\nWhy is getmail slow to start?\n\nThe lookup of the host's full name takes long.\n\n"
+           "The program does not have, and does not need, any special setup.\n")
+    context = _context(faq)
+    summarizer = ExtractiveSummarizer()
+    sentences = summarizer._sentences(context)
+    summarizer._score("How do I run getmail as a daemon every half hour?", sentences,
+                      summarizer.embedder.encode_documents([s.text for s in sentences]), context.terms)
+    typed = {s.text.split(",")[0]: s.typed for s in sentences}
+    assert typed["getmail does not have"] is True
+    # the same words under a question of another kind, or under no question, are not
+    assert typed["The lookup of the host's full name takes long."] is False
+    assert typed["The program does not have"] is False
+
+
 def test_a_sections_heading_heads_the_documents_next_passage_too() -> None:
     from citesum.summarize.extractive import _statable_sentences
 

@@ -177,7 +177,8 @@ class ExtractiveOptions:
     absent_weight: float = 1.0
     #: a sentence without what the question's wording asks for (:func:`expected_answer`: a reason, a frequency,
     #: a quantity, an instruction) has its answer score scaled by this: "Why is X deprecated?" is answered by a
-    #: sentence that gives a reason, not by one that names X; 1 turns it off
+    #: sentence that gives a reason, not by one that names X (an FAQ's answer to a question of the kind asked holds
+    #: it, whatever its words); 1 turns it off
     untyped_answer_factor: float = 0.7
     #: a specific question's sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs"
     #: in "What license is attrs released under?") has its answer score scaled by this: curl's licence does not
@@ -641,6 +642,14 @@ def expected_answer(query: str) -> AnswerKind | None:
     return None
 
 
+def _entry_expects(section: str) -> AnswerKind | None:
+    """What the FAQ question heading a sentence's section expects (None when no question heads it): an answer
+    under "How do I run getmail in daemon mode?" answers how to, whatever its words ("getmail does not have,
+    and does not need, any special daemon mode")."""
+    heading = section.split("\n")[1] if section.count("\n") >= 2 else ""
+    return expected_answer(heading) if heading.rstrip().endswith("?") else None
+
+
 def holds_answer(sentence: str, kind: AnswerKind) -> bool:
     """Whether ``sentence`` holds an answer of ``kind`` on its surface: a causal connective, a frequency, a
     number."""
@@ -973,7 +982,8 @@ class ExtractiveSummarizer:
             sentence.terms = words
             sentence.about = about
             sentence.coverage = answer
-            sentence.typed = expected is None or holds_answer(sentence.text, expected)
+            sentence.typed = (expected is None or holds_answer(sentence.text, expected)
+                              or _entry_expects(sentence.section) == expected)
         contextual = self.options.relevance_embedder is not None
         if not contextual or self.options.relevance_candidates is None:
             if contextual:
