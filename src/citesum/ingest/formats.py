@@ -513,9 +513,10 @@ def _prepared(html: str) -> str:
     return lxml.html.tostring(root, encoding="unicode") if changed else html
 
 
-#: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading
+#: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading (a
+#: code block's markup is the code's)
 _NAMED_INLINE_MARKUP = "|".join(
-    f"//{block}//{inline}[@class or @id]"
+    f"//{block}//{inline}[(@class or @id) and not(ancestor::pre)]"
     for block in ("p", "li", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6")
     for inline in ("span", "em", "strong", "b", "i", "var", "cite", "dfn", "abbr", "small", "sub", "sup"))
 

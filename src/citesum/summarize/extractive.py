@@ -107,7 +107,12 @@ class ExtractiveOptions:
     before it and run after it. The sixth round's rule (an option no retrieved passage writes,
     :func:`unwritten_options`) was drawn from ``seventh``'s failures and is reported on the ``eighth``. The
     seventh round's rules (an instruction as what "How do I ...?" expects, an FAQ's "A:" marking the entry above
-    it) were drawn from all eight splits pooled and are reported on the ``ninth``, written before them. That
+    it) were drawn from all eight splits pooled and are reported on the ``ninth``, written before them. The
+    eighth round's (a section's title heading the document's next passage, negative questions and the asker's
+    trouble told without a question mark as specific questions, an FAQ's entry whose answer's label the chunker
+    left out, an answer under an FAQ question of the kind asked) were drawn from the eleven splits pooled (the
+    ``eleventh`` run once at the round's start, before any of them) and are reported on the ``twelfth``, written
+    before them and run once after. That
     topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
