@@ -173,14 +173,33 @@ def _justified(text: str, lines: list[tuple[int, int]], number: int) -> bool:
                for other in (number - 1, number + 1))
 
 
-def _looks_like_heading(line: str, any_case: bool = False) -> bool:
-    """A short line without closing punctuation: "Thread Safety", "2.3 Installation", "NOTES"; with
-    ``any_case``, one that opens in lower case too ("getmail seems to take longer than expected to
-    initialize", a heading that opens with a program's name)."""
+def _looks_like_heading(line: str) -> bool:
+    """A short line without closing punctuation: "Thread Safety", "2.3 Installation", "NOTES"."""
     stripped = line.strip()
     words = stripped.split()
     return (0 < len(words) <= 10 and not stripped.endswith((".", ",", ";", "?", "!", ":"))
-            and bool(_WORD.search(stripped)) and (any_case or stripped[0].isupper() or stripped[0].isdigit()))
+            and bool(_WORD.search(stripped)) and (stripped[0].isupper() or stripped[0].isdigit()))
+
+
+#: three to ten words of a title that opens with a program's name, in lower case, with no mark of code, a
+#: field, a list or a signature (",", "=", "/", ":", "(", "--")
+_LOWER_CASE_TITLE = re.compile(r"[a-z][\w'’-]*(?: [\w'’\"-]+){2,9}")
+#: the words a line of prose opens with, not a title ("and then it works fine", "see the manual for more")
+_PROSE_OPENING = frozenset("and or but then so see thanks the a an if when to of in for with it this that".split())
+
+
+def _lower_case_title(line: str) -> bool:
+    stripped = line.strip()
+    return bool(_LOWER_CASE_TITLE.fullmatch(stripped)) and stripped.split()[0].lower() not in _PROSE_OPENING
+
+
+def _next_paragraph_opens(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], number: int) -> bool:
+    """Whether the first line after the blank ones below line ``number`` opens a paragraph as a sentence does
+    (in upper case)."""
+    for following in range(number + 1, len(lines)):
+        if kinds[following] != "blank":
+            return text[slice(*lines[following])].lstrip()[:1].isupper()
+    return False
 
 
 # --- sentences inside a paragraph ---------------------------------------------------------------------------
@@ -194,8 +213,16 @@ _ABBREVIATIONS = frozenset(
 
 
 _NEXT_WORD = re.compile(r"\s+(\S)")
-#: a stop between quotes, after a space or at the start: "'!'", "“?”" name the character, ending nothing
-_QUOTED_STOP = re.compile(r"""(?:^|\s)?['"‘“][.!?]+['"’”][)\]]*""")
+#: a stop between quotes ("'!'", "“?”", '"!!")'), naming the character
+_QUOTED_STOP = re.compile(r"""['"‘“][.!?]+['"’”][)\]]*""")
+
+
+def _quoted_stop(text: str, sentence_start: int, stop: int, end: int) -> bool:
+    """Whether the stop at ``text[stop:end]`` is between quotes that open after a space, a bracket or the
+    sentence's start."""
+    quote = stop - 1
+    return (quote >= sentence_start and bool(_QUOTED_STOP.fullmatch(text, quote, end))
+            and (quote == sentence_start or text[quote - 1].isspace() or text[quote - 1] in "(["))
 #: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)
@@ -223,8 +250,8 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
         following = _NEXT_WORD.match(text, cut, end)
         if following is None:
             continue
-        if _QUOTED_STOP.fullmatch(text, max(start, match.start() - 2), cut):
-            continue  # a stop named in quotes ("'!' is used by your shell as ..."): it ends no sentence
+        if following.group(1).islower() and _quoted_stop(text, sentence_start, match.start(), cut):
+            continue  # a stop named in quotes ("'!' is used by your shell as ..."), the sentence going on
         if match.group(0)[0] == ".":
             if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
                 continue
@@ -299,10 +326,10 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             if after in ("blank", "underline") or _shorter_than_next(text, lines, number):
                 kinds[number] = "heading"
                 continue
-        # a line in lower case that stands alone between blank lines is a title too (as a web page's reader
-        # sets its headings apart): a sentence's last words would end with its stop
-        if (number and before == "blank" and number + 1 < len(kinds) and after == "blank"
-                and _looks_like_heading(text[start:end], any_case=True)):
+        # a title in lower case standing alone between blank lines, above a paragraph (as a web page's reader sets
+        # a heading apart: "getmail seems to take longer than expected to initialize"), is a heading too
+        if (number and before == "blank" and after == "blank" and _lower_case_title(text[start:end])
+                and _next_paragraph_opens(text, lines, kinds, number)):
             kinds[number] = "heading"
             continue
         if _is_field(text, lines, number) and (

@@ -840,13 +840,17 @@ def test_an_faqs_q_entry_ending_a_passage_is_the_askers_case_when_its_answers_la
     assert not any("give me" in sentence for sentence in stated), list(stated)  # before: stated as a fact
     assert "500 Unknown command" in stated["By default, write commands, including uploads and new directories, "
                                            "are disabled."]
-    # a "Q)" entry that a paragraph of its own follows in the same passage is no entry left open
-    kept = "Q) Help! Uploads fail.\n\nUploads are disabled by default in this release."
-    [block] = _context(kept).blocks
-    assert "Uploads are disabled by default in this release." in dict(_statable_sentences(block, 3))
+    # a "Q)" entry that a paragraph of its own follows in the same passage is no entry left open, and neither is
+    # one with no next passage: what follows it unlabelled is its answer
+    for kept in ("Q) Help! Uploads fail.\n\nUploads are disabled by default in this release.",
+                 "Q: Uploads fail with error 500.\nUploads are disabled by default in this release.\n"):
+        [block] = _context(kept).blocks
+        assert "Uploads are disabled by default in this release." in dict(_statable_sentences(block, 3)), kept
 
 
 def test_an_answer_under_an_faqs_question_of_the_kind_asked_is_of_that_kind() -> None:
+    from citesum.summarize.extractive import _entry_expects, _statable_sentences
+
     # getmail's FAQ answers "How do I run getmail in daemon mode?" with no word of doing: under its entry, it is
     # still an answer to how to (it counted as untyped, at 0.7 of its score)
     faq = ("How do I run getmail in \"daemon\" mode?\n\ngetmail does not have, and does not need, any special "
@@ -859,6 +863,10 @@ def test_an_answer_under_an_faqs_question_of_the_kind_asked_is_of_that_kind() ->
                       summarizer.embedder.encode_documents([s.text for s in sentences]), context.terms)
     typed = {s.text.split(",")[0]: s.typed for s in sentences}
     assert typed["getmail does not have"] is True
+    # a question wrapped over lines, as a plain-text FAQ wraps it, heads its answer all the same
+    wrapped = _context(faq.replace("run getmail in", "run getmail in\n", 1)).blocks
+    assert _entry_expects(next(heading for text, heading in _statable_sentences(wrapped[0], 3)
+                               if text.startswith("getmail does not"))) == "method"
     # the same words under a question of another kind, or under no question, are not
     assert typed["The lookup of the host's full name takes long."] is False
     assert typed["The program does not have"] is False
@@ -882,9 +890,13 @@ def test_a_sections_heading_heads_the_documents_next_passage_too() -> None:
 
     assert "KDC has no support for encryption type" in section(5)
     assert section(9) == "Troubleshooting\n\n"  # passage 9 is not under passage 4's last heading
-    # an FAQ's question ending a passage heads the next one as its entry does, not as a section's title
+    # an FAQ's question heads its own entry, not the next passage as a section's title would; nor does an entry
+    # that only states the asker's case
     asked = "Is DES still supported?\n\nIt is off by default since release 1.7 of MIT krb5."
     assert "Is DES still supported?" not in section(5, asked)
+    told = ("Memory leaks\n\n4.1. My program uses the C++ STL and string classes. Valgrind reports leaks.\n\n"
+            "This is expected and nothing to worry about.")
+    assert "My program uses" not in section(5, told) and "Memory leaks" not in section(5, told)
 
 
 def test_an_faqs_entry_between_q_and_a_labels_is_the_askers_case_whether_it_asks_or_not() -> None:

@@ -453,13 +453,19 @@ def test_asciidoc_conditionals_are_the_preprocessors_lines_not_text() -> None:
     from citesum.ingest.asciidoc import asciidoc_markdown
 
     # Asciidoctor's README: "endif::[]" right after a paragraph's line was read as its last words
-    source = ("= Asciidoctor\n\nifdef::env-github[]\nThis document is also available in: Deutsch | Fran\u00e7ais\n"
+    source = ("= Asciidoctor\n:release: 2.0\n\nifndef::env-github[]\nThis document is also available in: Deutsch | "
+              "Fran\u00e7ais\nendif::[]\n\nifdef::env-github[]\nView it on GitHub.\nendif::[]\n\n"
+              "ifdef::release,nothing[]\nThe release is set.\nendif::[]\nifdef::release+nothing[]\nBoth are set.\n"
               "endif::[]\n\nifeval::[{safe-mode-level} < 20]\nThe changelog follows.\nendif::[]\n\n"
               "ifdef::backend-html5[Shown when rendered as HTML.]\n")
     markdown = asciidoc_markdown(source)[1]
-    assert "endif" not in markdown and "ifdef::env" not in markdown and "ifeval" not in markdown, markdown
-    assert "Deutsch | Fran\u00e7ais" in markdown and "The changelog follows." in markdown
-    assert "ifdef::" not in markdown  # one with content of its own is a block macro's line, as before
+    assert "endif" not in markdown and "ifdef::" not in markdown and "ifeval" not in markdown, markdown
+    # the page as Asciidoctor renders the file itself: GitHub's attribute is not set, the document's are
+    assert "Deutsch | Fran\u00e7ais" in markdown and "View it on GitHub." not in markdown
+    assert "The release is set." in markdown and "Both are set." not in markdown
+    assert "The changelog follows." in markdown  # an expression is not evaluated: what it holds is kept
+    # conditionals nested thousands deep are read in linear time
+    assert_linear(lambda count: asciidoc_markdown("ifdef::a[]\nx\n" * count + "endif::[]\n" * count), 20_000)
 
 
 def test_hostile_asciidoc_is_read_in_linear_time(tmp_path: Path) -> None:
@@ -621,10 +627,17 @@ def test_inline_code_and_quotations_are_made_text_where_they_are_shown_and_stay_
     assert "How do I pronounce \u201cw3m\u201d?" in shown("<p>How do I pronounce <q>w3m</q>?</p>")
     assert "It's \u201cW-three-M\u201d." in shown("<p>It's <q>W-three-<b>M</b></q>.</p>")
     # a placeholder marked with a class trafilatura takes for page metadata is kept (getmail's pages, whose content
-    # is a <div class="content">)
+    # is a <div class="content">); what a class hides stays out
     getmail = (f'<html><body><div class="content">{filler}<p>A class object requires the parameter <span '
-               f'class="meta">name</span>, but it was not found.</p>{filler}</div></body></html>')
-    assert "requires the parameter name, but" in _main_content(getmail)
+               f'class="meta">name</span>, but it was not found.<span class="sr-only hidden">Skip</span></p>'
+               f'{filler}</div></body></html>')
+    assert "requires the parameter name, but" in _main_content(getmail) and "Skip" not in _main_content(getmail)
+    # linear in the paragraphs and the quotations of a page (both were quadratic: 23 s for 10,000 paragraphs)
+    from citesum.ingest.formats import _prepared
+
+    assert_linear(lambda count: _prepared("<html><body>" + "<p><span class=a>x</span> <q>y</q></p>" * count
+                                          + "</body></html>"), 5000)
+    assert_linear(lambda count: _prepared("<html><body><p>" + "<q>y</q> " * count + "</p></body></html>"), 5000)
     # linear, not quadratic (it was 0.5 s, then 1.8 s, then 6.8 s for 8000 codes)
     assert_linear(lambda count: shown("<p><span>" + "<code>x</code> " * count + "<br>end</span></p>"), 4000)
 

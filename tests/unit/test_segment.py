@@ -261,8 +261,9 @@ def test_a_stop_named_in_quotes_ends_no_sentence() -> None:
     # nor one in quotes in brackets: socat's question, stated as the asker's, was cut after '"!!")'
     assert len(_units('Q: When I specify a dual address (two partial addresses linked with "!!") on\nthe command '
                       'line, I get some message "event not found".')) == 1
-    # a quotation that ends with its own stop still ends the sentence
+    # a quotation that ends with its own stop still ends the sentence, and so does a quoted stop before a sentence
     assert len(_units("He shouted 'no!' Then he left the room.")) == 2
+    assert len(_units("The answer was '?' Then it crashed.")) == 2
 
 
 def test_a_title_in_lower_case_standing_alone_is_a_heading() -> None:
@@ -270,6 +271,10 @@ def test_a_title_in_lower_case_standing_alone_is_a_heading() -> None:
     text = ("The replacement strings are only replaced for a multidrop retriever.\n\ngetmail seems to take longer "
             "than expected to initialize\n\nIf getmail takes more than a few seconds to initialize, run this.")
     assert _units(text)[1] == ("heading", "getmail seems to take longer than expected to initialize")
-    # a line of prose in lower case that runs into the next is not one
-    assert ("heading", "the manual lists the options") not in _units(
-        "First paragraph ends here.\n\nthe manual lists the options\nthat the command accepts.\n")
+    # a line standing alone that is a command, a field, a signature, an answer or prose is not one
+    for line in ["make install", "foo = bar", "thanks, john", "-- john smith", "yes, under the GPL",
+                 "and then it works fine", "ldconfig -v"]:
+        text = f"The first paragraph ends here.\n\n{line}\n\nThe next paragraph starts here."
+        assert _units(text)[1][0] != "heading", line
+    # nor a title-like line above a paragraph that does not open as a sentence does
+    assert _units("First paragraph ends here.\n\nlibffi closures and threads\n\n$ make check\n")[1][0] != "heading"

@@ -48,8 +48,42 @@ _BLOCK_ATTRIBUTES = re.compile(r"\[[^\]]*\][ \t]*$")
 #: a block style that makes the paragraph below it code ("[source,bash]", "[literal]")
 _CODE_STYLE = re.compile(r"\[(?:source|listing|literal)\b")
 _BLOCK_MACRO = re.compile(r"[\w-]+::[^\s\[]*\[.*\][ \t]*$")
-#: a preprocessor conditional's line: "ifdef::env-github[]", "ifeval::[{safe-mode-level} < 20]", "endif::[]"
-_CONDITIONAL = re.compile(r"(?:(?:ifdef|ifndef)::[^\s\[]+\[\]|ifeval::\[[^\]\n]*\]|endif::[^\s\[]*\[\])[ \t]*$")
+#: a preprocessor conditional's line: "ifdef::env-github[]", "ifndef::a,b[]", "ifeval::[{x} < 20]", "endif::[]"
+_CONDITIONAL = re.compile(r"(?:(ifdef|ifndef)::([^\s\[]+)\[\]|(ifeval)::\[[^\]\n]*\]|(endif)::[^\s\[]*\[\])[ \t]*$")
+
+
+def _preprocessed(lines: list[str]) -> list[str]:
+    """The lines the preprocessor's conditionals keep, without the conditionals' own lines (they were read as
+    text: "... Français | 日本語 endif::[]"). ``ifdef::a[]`` keeps what it holds when the document (or Asciidoctor)
+    sets ``a`` by then ("a,b": either; "a+b": both), ``ifndef`` when not; what a renderer sets, such as
+    ``env-github`` on GitHub's page, is not set, as when Asciidoctor renders the file itself. An ``ifeval``'s
+    expression is not evaluated: what it holds is kept."""
+    defined = set(_BUILT_IN)
+    kept: list[str] = []
+    conditions: list[bool] = []
+    unmet = 0  # the conditions in force that do not hold (a count: a stack of thousands is read in linear time)
+    for line in lines:
+        conditional = _CONDITIONAL.match(line)
+        if conditional is None:
+            if unmet:
+                continue
+            entry = _ATTRIBUTE_ENTRY.match(line)
+            if entry:
+                (defined.discard if entry.group(1) or entry.group(3) else defined.add)(entry.group(2))
+            kept.append(line)
+            continue
+        kind, names = conditional.group(1) or conditional.group(3) or conditional.group(4), conditional.group(2)
+        if kind == "endif":
+            if conditions:
+                unmet -= not conditions.pop()
+            continue
+        holds = True
+        if names:
+            wanted = [name in defined for name in re.split(r"[,+]", names)]
+            holds = (all(wanted) if "+" in names else any(wanted)) == (kind == "ifdef")
+        conditions.append(holds)
+        unmet += not holds
+    return kept
 _BLOCK_TITLE = re.compile(r"\.([^.\s].*)$")
 _THEMATIC_BREAK = re.compile(r"(?:'{3,}|<{3,}|-{3}|\*{3}|- - -|\* \* \*)[ \t]*$")
 #: the underline of a two-line section title, by its character's level
@@ -86,10 +120,7 @@ class _Converter:
     any run of backticks it holds."""
 
     def __init__(self, source: str) -> None:
-        # a conditional's lines are the preprocessor's, wherever they stand: its content is kept (whichever
-        # attributes a renderer sets), the lines themselves never shown ("... Français | 日本語 endif::[]")
-        self.lines = [line for line in source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-                      if not _CONDITIONAL.match(line)]
+        self.lines = _preprocessed(source.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         self.attributes = dict(_BUILT_IN)
         self.out: list[str] = []
         self.title = ""

@@ -348,7 +348,8 @@ def with_headings(main: str, html: str) -> str:
     pages (Texinfo's numbered sections, a DocBook FAQ's questions), and a heading says what the text below it
     is about: each heading missing from ``main`` is put on a line of its own right before the words that follow
     it in the page (found in order, whitespace aside); a heading followed at once by another goes with it. A
-    heading whose text the main content does not hold (a sidebar's "Next topic") stays out."""
+    heading whose text the main content does not hold (a sidebar's "Next topic") stays out. A heading it kept on
+    a line of its own is set apart by blank lines, as one put back is."""
     parser = _Headings()
     try:
         parser.feed(html)
@@ -500,9 +501,10 @@ def _prepared(html: str) -> str:
         _quote(quotation)
         changed = True
     for inline in root.xpath(_NAMED_INLINE_MARKUP):  # a word's markup in a paragraph is no page furniture
-        for name in ("class", "id"):
-            inline.attrib.pop(name, None)
-        changed = True
+        if not _HIDDEN_CLASS.search(inline.get("class", "")):
+            for name in ("class", "id"):
+                inline.attrib.pop(name, None)
+            changed = True
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -514,22 +516,29 @@ def _prepared(html: str) -> str:
 
 
 #: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading (a
-#: code block's markup is the code's)
-_NAMED_INLINE_MARKUP = "|".join(
-    f"//{block}//{inline}[(@class or @id) and not(ancestor::pre)]"
-    for block in ("p", "li", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6")
-    for inline in ("span", "em", "strong", "b", "i", "var", "cite", "dfn", "abbr", "small", "sub", "sup"))
+#: code block's markup is the code's); one step over the elements, each looking at its ancestors (a union of a
+#: path per block and element took quadratic time)
+_NAMED_INLINE_MARKUP = (
+    "//*[" + " or ".join(f"self::{inline}" for inline in ("span", "em", "strong", "b", "i", "var", "cite", "dfn",
+                                                            "abbr", "small", "sub", "sup"))
+    + "][@class or @id][" + " or ".join(f"ancestor::{block}" for block in ("p", "li", "dd", "dt", "td", "th", "h1",
+                                                                           "h2", "h3", "h4", "h5", "h6"))
+    + "][not(ancestor::pre)]")
+#: a class that hides what it marks: trafilatura leaves it out, and so should the text
+_HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-hidden|screen-reader-text)\b",
+                           re.IGNORECASE)
 
 
 def _quote(quotation: Any) -> None:
-    """Replace the <q> element ``quotation`` by its content between quotation marks."""
+    """Make the <q> element ``quotation`` a <span> of its content between quotation marks (in place: dropping
+    the tag joins its text to its parent's, again for each quotation, in quadratic time)."""
     quotation.text = "\u201c" + (quotation.text or "")
     children = list(quotation)
     if children:
         children[-1].tail = (children[-1].tail or "") + "\u201d"
     else:
         quotation.text += "\u201d"
-    quotation.drop_tag()
+    quotation.tag = "span"
 
 
 #: inline elements of code, and the inline markup they may sit in

@@ -86,7 +86,8 @@ def read_pages(data: bytes) -> tuple[list[str], str]:
 def _reading_order(textpage: Any, width: float, height: float) -> str:
     """A page's text in reading order. PDFium gives the order of the content stream, which some writers fill
     line by line across both columns of a page; on a two-column page each column is read whole instead, band
-    by band between the lines that span both (a title, a wide figure caption, a footer)."""
+    by band between the lines that span both (a title, a wide figure caption, a footer). A band is read within
+    bounds that keep out the letters of the lines next to it (see the loop)."""
     rects = np.array([textpage.get_rect(i) for i in range(textpage.count_rects())], dtype=float).reshape(-1, 4)
     gutter = _gutter(rects, width)
     if gutter is None:
@@ -121,8 +122,10 @@ _CLEAR = 0.01
 def _reaches_into(upper: list[float], lower: list[float]) -> bool:
     """Whether the line of ``upper`` (left, bottom, right, top) and the one of ``lower`` below it overlap by
     their letters' tails and tops, not as two pieces of one line do (by most of their height)."""
-    overlap = upper[1] < lower[3] and min(upper[3], lower[3]) - max(upper[1], lower[1])
-    return bool(overlap) and overlap < 0.5 * min(upper[3] - upper[1], lower[3] - lower[1])
+    if upper[1] >= lower[3]:  # the upper line's bottom is above the lower one's top
+        return False
+    overlap = min(upper[3], lower[3]) - max(upper[1], lower[1])
+    return 0 < overlap < 0.5 * min(upper[3] - upper[1], lower[3] - lower[1])
 
 
 def _gutter(rects: np.ndarray, width: float) -> float | None:

@@ -364,11 +364,13 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
                 continue
             if premise:  # an FAQ's entry that states the asker's case and asks nothing heads its answer
                 heading, premise = f"{heading} {premise}" if joins else premise, ""
+                titled = False  # (as an entry, not as a section's title)
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
             previous = sentence if unit.kind in STATABLE else ""
             if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
-                yield sentence, f"{block.title}\n{heading}\n{referent}"
+                # (each part on one line: a reader of the section finds its heading as its second line)
+                yield sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent))
         # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
         pending = (f"{heading} {premise}" if joins else premise) if premise else (heading if asked else "")
         pending = pending if following else ""
@@ -410,11 +412,13 @@ class _Layout:
             return self._labels[before + 1][1] == "A"
         # the entry ends the passage, its "A)" in the next one ("Q) Help! Uploads or other write commands give me
         # ..." | "A) By default, ..."): the chunker leaves a line's label out of the passage it starts. An entry
-        # that asks ends with its question: what follows it unlabelled is its answer
+        # that asks ends with its question: what follows it unlabelled is its answer; and with no next passage,
+        # what follows an entry that states is its answer too
         paragraph_end = self.paragraph(start, start)[1]
         end = len(self.text) if paragraph_end is None else paragraph_end
         asked = self.questions(self._label_starts[before], end)
-        return end >= self.passage_end and (not asked or start < asked[0])
+        return (len(self.text) > self.passage_end and end >= self.passage_end
+                and (not asked or start < asked[0]))
 
     def questions(self, start: int, end: int) -> list[int]:
         """Where each sentence that ends with a question mark ends, in ``text[start:end]``."""
@@ -550,18 +554,30 @@ def question_form(query: str) -> QuestionForm:
         return "broad"
     if _BROAD_ENDING.search(query):
         return "topic"
+    if _TAG_QUESTION.search(query):  # "But read_all is a real option, isn't it?" asks yes or no
+        return "specific"
     if not _SPECIFIC_OPENING.search(asked):
         # the asker's trouble told without a question mark ("My script calls http from cron and it just hangs
-        # forever") asks what is wrong: one thing, not whatever the documents say of a subject
-        return "specific" if _ASKER.match(query.lstrip()) and not query.rstrip().endswith("?") else "topic"
+        # forever") asks what is wrong: one thing, not whatever the documents say of a subject ("My dotfiles")
+        told = _ASKER.match(query.lstrip()) and len(query.split()) >= _TROUBLE_WORDS
+        return "specific" if told and not query.rstrip().endswith("?") else "topic"
     plural = _WH_PLURAL.search(asked)
     return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
 
 
 #: (a sentence's end may be inside its quotation: 'every upload fails with "500 Unknown command." What am I missing?')
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+")
 _CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+")
 #: the clauses looked at for the one that asks: a question states a few things before it asks
 _CLAUSES_LOOKED_AT = 8
+
+
+#: a tag question ending a statement ("..., isn't it?", "..., doesn't it?"): the statement is what is asked
+_TAG_QUESTION = re.compile(
+    r",\s+(?:(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)n['’]t|ca['’]?n['’]t|"
+    r"won['’]t)\s+\w+\s*\?\s*$", re.IGNORECASE)
+#: the fewest words of the asker's trouble told without a question mark ("My dotfiles" names a subject)
+_TROUBLE_WORDS = 8
 
 
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
@@ -575,6 +591,10 @@ def asked_clause(query: str) -> str:
     where production started in 2022") is returned whole: a topic."""
     if _asks_question(query) or not query.rstrip().endswith("?"):
         return query
+    tag = _TAG_QUESTION.search(query)
+    if tag:  # the statement the tag asks about, from its sentence's start
+        sentences = list(_SENTENCE_BREAK.finditer(query, 0, tag.start()))
+        return query[sentences[-1].end() if sentences else 0 : tag.start()] + "?"
     for found in itertools.islice(_CLAUSE_BREAK.finditer(query), _CLAUSES_LOOKED_AT):
         clause = query[found.end():]
         if _asks_question(clause):
