@@ -80,9 +80,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("seventh", "seventh (held out in the fifth round, tuned on in the sixth)"),
                     ("eighth", "eighth (held out in the sixth round, tuned on in the seventh)"),
                     ("ninth", "ninth (held out from the seventh round's first rules, run once, then tuned on)"),
-                    ("tenth", "tenth (held out from every choice, run once)"))
+                    ("tenth", "tenth (held out in the seventh round, tuned on in the eighth)"),
+                    ("eleventh", "eleventh (held out from every choice until the eighth round's start, run once "
+                                 "then, tuned on after)"),
+                    ("twelfth", "twelfth (held out from every choice, run once)"))
 #: the split held out from every choice of the latest round: run once, after them
-_HELD_OUT_SPLIT = "tenth"
+_HELD_OUT_SPLIT = "twelfth"
 
 
 def collections_memory() -> str:
