@@ -567,7 +567,7 @@ def question_form(query: str) -> QuestionForm:
 
 #: (a sentence's end may be inside its quotation: 'every upload fails with "500 Unknown command." What am I missing?')
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+")
-_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+")
+_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+[-–—]+\s+|" + _SENTENCE_BREAK.pattern)
 #: the clauses looked at for the one that asks: a question states a few things before it asks
 _CLAUSES_LOOKED_AT = 8
 
