@@ -18,6 +18,13 @@ def _read(path: Path) -> Document:
     return documents[0]
 
 
+def _written(tmp_path: Path, name: str, text: str) -> Document:
+    """The document read from a file ``name`` holding ``text`` (UTF-8)."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return _read(path)
+
+
 def _units(text: str) -> list[tuple[str, str]]:
     """The segmenter's units of ``text``: each one's kind and its words, whitespace collapsed."""
     from citesum.segment import segments
@@ -74,9 +81,7 @@ two million cubic metres of water.</p>
 
 
 def test_a_web_page_keeps_its_main_content_without_navigation(tmp_path: Path) -> None:
-    path = tmp_path / "reservoir.html"
-    path.write_text(PAGE, encoding="utf-8")
-    document = _read(path)
+    document = _written(tmp_path, "reservoir.html", PAGE)
     assert document.title == "The reservoir - Town Water"
     # before: the source's line breaks cut the sentence into three
     assert "The reservoir was built in 1931 and holds two million cubic metres of water." in document.text
@@ -87,9 +92,8 @@ def test_a_web_page_keeps_its_main_content_without_navigation(tmp_path: Path) ->
 
 
 def test_a_page_with_too_little_for_a_main_content_keeps_all_its_text(tmp_path: Path) -> None:
-    path = tmp_path / "short.html"
-    path.write_text("<html><body><p>Closed on Monday.</p></body></html>", encoding="utf-8")
-    assert _read(path).text == "Closed on Monday."
+    assert _written(tmp_path, "short.html", "<html><body><p>Closed on Monday.</p></body></html>").text == (
+        "Closed on Monday.")
 
 
 # the shape of a Texinfo manual's page (makeinfo --html) and of a DocBook FAQ's chapter, as Debian ships them
@@ -271,9 +275,7 @@ def test_text_outside_any_paragraph_is_kept(tmp_path: Path) -> None:
     headings = [" ".join(h.text_content().split()) for h in page.iter("h4")]
     assert headings[0] == "“make install” fails"
     assert page.xpath("//h4[1]/following-sibling::*[1]")[0].tag == "p"  # the answer stays below its question
-    path = tmp_path / "FAQ.html"
-    path.write_text(GETTEXT_FAQ, encoding="utf-8")
-    text = " ".join(_read(path).text.split())
+    text = " ".join(_written(tmp_path, "FAQ.html", GETTEXT_FAQ).text.split())
     assert ("“make install DESTDIR=/some/tempdir” can fail with an error message relating to libgettextlib or "
             "libgettextsrc, or can silently fail to install libgettextsrc.") in text
     assert "you can configure gettext with the option --disable-libasprintf." in text
@@ -306,9 +308,7 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
     readme.write_text("\nUnattended upgrades\n===================\n\nThis script upgrades packages.\n",
                       encoding="utf-8")
     assert _read(readme).title == "Unattended upgrades"
-    plain = tmp_path / "notes.md"
-    plain.write_text("Just a line of notes, no heading at all.\n", encoding="utf-8")
-    assert _read(plain).title == "notes"
+    assert _written(tmp_path, "notes.md", "Just a line of notes, no heading at all.\n").title == "notes"
     # rsnapshot's README.md: a build badge in the title, whose words ("Build Status") made "status" a subject
     # of every question that asked about a status
     badge = tmp_path / "rsnapshot.md"
@@ -384,9 +384,7 @@ The metadata is removed on the next clean-up.
 def test_asciidoc_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
     from citesum.segment import segments
 
-    path = tmp_path / "FAQ.adoc"
-    path.write_text(ASCIIDOC_FAQ, encoding="utf-8")
-    document = _read(path)
+    document = _written(tmp_path, "FAQ.adoc", ASCIIDOC_FAQ)
     # before: the raw markup, "{page-name}" in the title, ":sectnums:" and "toc::[]" as text
     assert document.title == "backup-tool: F.A.Q."
     text = document.text
@@ -522,10 +520,7 @@ No! As of version 2.28.0, the library no longer supports Python 2.7. Use
 
 
 def test_restructuredtext_is_read_as_the_page_it_renders_to(tmp_path: Path) -> None:
-
-    path = tmp_path / "faq.rst"
-    path.write_text(SPHINX_FAQ, encoding="utf-8")
-    document = _read(path)
+    document = _written(tmp_path, "faq.rst", SPHINX_FAQ)
     # before: raw markup, ".. _faq:" and ":meth:`~library.Session.get`" in the text, the label as the title
     assert document.title == "Frequently Asked Questions"
     text = document.text
