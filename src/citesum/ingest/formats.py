@@ -362,11 +362,12 @@ def with_headings(main: str, html: str) -> str:
     done = 0  # main is copied up to here
     pending: list[str] = []  # headings with no text of their own before the next heading
     for heading, after in parser.found:
-        if heading in lines or (heading in flat and _kept_wrapped(heading, main)):
+        on_its_lines = _heading_line(heading)  # however wrapped, a permalink mark after it
+        if heading in lines or (heading in flat and on_its_lines.search(main)):
             # a numbered chapter's heading whose text the main content lost (its list of sections) goes right
             # before its first section's heading, which the main content kept ("2 R Basics" above "2.1 What is R?")
             chapters = [waiting for waiting in pending if _NUMBERED_HEADING.match(waiting)]
-            kept = _heading_line(heading).search(main, done)
+            kept = on_its_lines.search(main, done)
             if kept is not None:
                 # the kept heading is set apart, as a heading put back is: trafilatura gives a heading a line of
                 # its own, with no blank line, and a heading in lower case ("getmail seems to take longer than
@@ -423,10 +424,6 @@ def _heading_line(heading: str) -> re.Pattern[str]:
     """``heading`` on lines of its own, however wrapped (a permalink mark may follow it)."""
     return re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t\u00b6\uf0c1]*$")
 
-
-def _kept_wrapped(heading: str, main: str) -> bool:
-    """Whether ``main`` holds ``heading`` on lines of its own, however wrapped (a permalink mark may follow)."""
-    return _heading_line(heading).search(main) is not None
 
 
 #: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a
