@@ -83,7 +83,9 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("tenth", "tenth (held out in the seventh round, tuned on in the eighth)"),
                     ("eleventh", "eleventh (held out from every choice until the eighth round's start, run once "
                                  "then, tuned on after)"),
-                    ("twelfth", "twelfth (held out from every choice, run once)"))
+                    ("twelfth", "twelfth (held out in the eighth round, tuned on in the ninth)"),
+                    ("thirteenth", "thirteenth (held out from every choice until the ninth round's start, run "
+                                   "once then, tuned on after)"))
 #: the split held out from every choice of the latest round: run once, after them
 _HELD_OUT_SPLIT = "twelfth"
 
