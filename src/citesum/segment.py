@@ -552,13 +552,19 @@ def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> 
 
 def is_whole_sentence(sentence: str) -> bool:
     """Whether a unit reads as a sentence a bullet can quote: it ends with . ! or ? (a closing quote or bracket
-    may follow), has a word of letters, and is not a definition line of a manual ("- Function: int f (...)")."""
+    may follow), has a word of letters, and is not a definition line of a manual ("- Function: int f (...)") nor
+    opened by a stray list marker. A command-line option may open it: a manual's list of options states what each
+    does ("--lf, --last-failed - to only re-run the failures.")."""
     stripped = sentence.strip()
     if not _ENDS_SENTENCE.search(stripped) or not _WORD.search(stripped):
         return False
     if _NOT_A_SENTENCE.search(stripped):
         return False
-    return not stripped.startswith(("-", "•", "*", "—", "–"))
+    return not stripped.startswith(("-", "•", "*", "—", "–")) or bool(_OPTION_OPENING.match(stripped))
+
+
+#: a command-line option opening a line ("--lf, ...", "-n  Do not ..."): not a list marker, which a space follows
+_OPTION_OPENING = re.compile(r"--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[=,]|\s)")
 
 
 #: what a sentence of prose never holds: a table of contents' dot leaders (". . ." or a lone " ." at the end),

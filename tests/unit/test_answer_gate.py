@@ -913,3 +913,77 @@ def test_an_faqs_entry_between_q_and_a_labels_is_the_askers_case_whether_it_asks
     assert "refusing to run" in stated["The cause of this message is usually dodgy ownership of the ftp home "
                                        "directory."]
     assert "Run it in standalone mode with a connection limit." in stated
+
+
+LSOF_FAQ = """Why is lsof so slow?
+
+Lsof may appear to be slow if network address to host name resolution is slow. To see if name lookup is causing
+lsof to be slow, turn it off with the -n option.
+
+Lsof may be slow if UID to login name lookups are slow. Suppress them with the -l option.
+
+The lsof source code is distributed under a BSD-style license that allows redistribution.
+"""
+
+
+def test_a_question_that_asks_two_things_is_broad() -> None:
+    # before: each was specific, answered by at most two sentences about as good as the best one
+    for question in ["lsof takes forever. What can make it that slow, and which options should I try to speed it up?",
+                     "What was it doing, and how do I find and clean up its cache?",
+                     "Why does it fail and can I fix it?", "Why, and what are the ways around it?"]:
+        assert question_form(question) == "broad", question
+    # one question with "and" inside it, or an alternative, asks once
+    for question in ["How do I find files that are large and are owned by root?",
+                     "Is ddrescue the best tool for it, or is there something better?",
+                     "Why does it crash and burn?"]:
+        assert question_form(question) == "specific", question
+    # each ask gets its facts: more than the two sentences a specific question gets
+    terms = _terms({"lsof": 40, "slow": 4, "speed": 6, "option": 12}, units=300)
+    summary = ExtractiveSummarizer().summarize("Why is lsof slow and how do I speed it up?",
+                                               _titled(("lsof FAQ", LSOF_FAQ), terms=terms))
+    texts = [b.text for b in summary.bullets]
+    assert len(texts) >= 3 and not any("license" in text for text in texts), texts
+
+
+CACHE_PAGE = """How to re-run failed tests
+
+The plugin provides two command line options to rerun failures from the last pytest invocation:
+- --lf, --last-failed - to only re-run the failures.
+- --ff, --failed-first - to run the failures first and then the rest of the tests.
+
+For cleanup (usually not needed), a --cache-clear option allows to remove all cross-session cache contents.
+"""
+
+
+def test_an_option_opening_a_list_item_is_stated() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _context(CACHE_PAGE).blocks
+    stated = [sentence for sentence, _ in _statable_sentences(block, 3)]
+    # before: a sentence opening with "-" was a stray list marker's, never stated
+    assert "--lf, --last-failed - to only re-run the failures." in stated
+    summary = ExtractiveSummarizer().summarize("How do I re-run only the failures of my last pytest run?",
+                                               _context(CACHE_PAGE))
+    assert [b.text for b in summary.bullets] == ["--lf, --last-failed - to only re-run the failures."]
+
+
+GETMAIL_FAQ = """I'm running getmail from cron. How do I temporarily stop it?
+
+Some people ask about temporarily stopping getmail from running from a cron job, because the mail server is down.
+The easiest method is to comment out getmail from your crontab file.
+
+I run getmail from a shell script. It works well there.
+"""
+
+
+def test_the_askers_case_on_the_line_of_its_question_heads_the_answer_unnumbered() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _context(GETMAIL_FAQ).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # before: an FAQ entry without a number ("(12)", "4.6.") kept its premise as a fact to state
+    assert "I'm running getmail from cron." not in stated
+    assert ("I'm running getmail from cron. How do I temporarily stop it?"
+            in stated["The easiest method is to comment out getmail from your crontab file."])
+    # a first-person line that asks nothing keeps its statements
+    assert "I run getmail from a shell script." in stated

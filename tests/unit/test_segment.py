@@ -278,3 +278,13 @@ def test_a_title_in_lower_case_standing_alone_is_a_heading() -> None:
         assert _units(text)[1][0] != "heading", line
     # nor a title-like line above a paragraph that does not open as a sentence does
     assert _units("First paragraph ends here.\n\nlibffi closures and threads\n\n$ make check\n")[1][0] != "heading"
+
+
+def test_an_option_may_open_a_whole_sentence_and_a_stray_marker_may_not() -> None:
+    # before: every unit opening with "-" was a list marker's
+    for option in ["--lf, --last-failed - to only re-run the failures.", "-n  Do not resolve host names.",
+                   "--log-level=DEBUG prints every request."]:
+        assert is_whole_sentence(option), option
+    for stray in ["- - Function: ffi_status ffi_prep_cif (ffi_cif *cif).", "- the item text.", "-rw-r--r-- 1 root.",
+                  "-- end of the list."]:
+        assert not is_whole_sentence(stray), stray

@@ -484,7 +484,12 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
             seen[(start, end)] = (first, last, asking, None if numbered is None else numbered.end())
         first, last, asking, number_end = seen[(start, end)]
         line = units[first:last]
-        if (not line or number_end is None or number_end < line[0].start or text[line[-1].end:end].strip()
+        # the asker's own case opening the line is an entry, numbered or not ("I'm running getmail from cron.
+        # How do I temporarily stop it?"): a document's prose does not speak as "I" and then ask
+        opening = number_end
+        if opening is None and line and _ASKER.match(text, line[0].start):
+            opening = line[0].start
+        if (not line or opening is None or opening < line[0].start or text[line[-1].end:end].strip()
                 or not all(u.kind in STATABLE for u in line)):
             continue
         statements = asking.index(True) if True in asking else len(line)
@@ -496,7 +501,7 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         # the asker's case alone: an entry numbered as an FAQ's are ("4.1.", "(12)", "Q3:"; "3." numbers a
         # step), whose answer follows unnumbered
         answer = _FAQ_NUMBER.match(text, next_paragraph) if end == paragraph_end and next_paragraph else None
-        if (end == paragraph_end and _ASKER.match(text, number_end)
+        if (number_end is not None and end == paragraph_end and _ASKER.match(text, number_end)
                 and _ENTRY_NUMBER.match(text, start, number_end) and (answer is None or not answer.group().strip())):
             return True
     return False
@@ -532,6 +537,13 @@ _SPECIFIC_OPENING = re.compile(
     r"(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)n['’]t|ca['’]?n['’]t|won['’]t|"
     r"is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
     r"whose|which|why|how|what)\b", re.IGNORECASE)
+#: a second question joined to the first ("What was it doing, and how do I clean up its cache?", "Why does it
+#: fail and can I fix it?"): each asks its own fact. (An auxiliary asks only before its subject: "files that are
+#: large and are owned by root" asks once.)
+_SECOND_ASK = re.compile(
+    r"(?:,\s*|\s)and\s+(?:then\s+)?(?:(?:how|what|which|why|where|who|whom)\b|"
+    r"(?:is|are|was|were|can|could|should|do|does|did|will|would|has|have|must)\s+(?:i|we|you|it|they|there|this|that|"
+    r"these|those|the|a|an|my|our|its|he|she|one)\b)", re.IGNORECASE)
 _NOT_PLURAL = frozenset({"is", "was", "has", "does", "this", "its", "his", "thus", "status", "always", "process"})
 
 
@@ -562,7 +574,9 @@ def question_form(query: str) -> QuestionForm:
         told = _ASKER.match(query.lstrip()) and len(query.split()) >= _TROUBLE_WORDS
         return "specific" if told and not query.rstrip().endswith("?") else "topic"
     plural = _WH_PLURAL.search(asked)
-    return "broad" if plural and plural.group(1).lower() not in _NOT_PLURAL else "specific"
+    if plural and plural.group(1).lower() not in _NOT_PLURAL:
+        return "broad"
+    return "broad" if _SECOND_ASK.search(asked) else "specific"
 
 
 #: (a sentence's end may be inside its quotation: 'every upload fails with "500 Unknown command." What am I missing?')
