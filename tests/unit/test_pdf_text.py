@@ -170,3 +170,40 @@ def test_a_numbered_steps_words_going_on_a_sentence_at_a_pages_top_stay() -> Non
     third = "install the compiler toolchain\nbefore you ran make; go back to step one.\n"
     assert "you probably forgot to install the compiler toolchain before you ran make" in clean_pages(
         [first, second, third]).text
+
+
+def test_a_footnote_goes_after_the_paragraph_it_interrupts_and_a_line_like_it_stays(tmp_path: Path) -> None:
+    # a TeX manual's page: the paragraph goes on over the page, the notes at the foot of the first page are set
+    # with their numbers right before their text, as superscripts are read, and the words they mark carry them
+    first = ["Biber sorts names with the Unicode Collation Algorithm and keeps the sorting of lists8 and options7,",
+             "so that it can be compared with BibTeX only loosely. Biber is written in Perl and does a great",
+             "deal more than BibTeX, which is",
+             "7A rather tricky unbounded loop but with a guaranteed eventual stable exit state.",
+             "8This is multi-field sort with an embedded cache for performance, kept over",
+             "runs of the program."]
+    second = ["written in C. One of its test cases is a file of 2150 entries, which it reads in thirty seconds.",
+              "3D output is not drawn by Biber at all, and no part of it needs a graphics card."]
+    pages = [[(72, 700 - 14 * i, line) for i, line in enumerate(first)] + [(300, 40, "7")],
+             [(72, 700 - 14 * i, line) for i, line in enumerate(second)] + [(300, 40, "8")]]
+    text = _read(tmp_path, make_pdf_pages(pages)).text
+    # before: "... more than BibTeX, which is 7A rather tricky unbounded loop ... 8This is multi-field sort ..."
+    assert "does a great deal more than BibTeX, which is written in C." in text, text
+    paragraphs = text.split("\n\n")
+    assert "[8] This is multi-field sort with an embedded cache for performance, kept over runs of the program." \
+        in paragraphs, paragraphs
+    assert paragraphs.index("[8] This is multi-field sort with an embedded cache for performance, kept over runs "
+                            "of the program.") > [n for n, p in enumerate(paragraphs) if "written in C." in p][0]
+    assert "[7] A rather tricky unbounded loop but with a guaranteed eventual stable exit state." in paragraphs
+    # a line that opens with a number and marks no word above it is no note: it stays where it is
+    assert "3D output is not drawn by Biber at all" in text and "[3]" not in text
+
+
+def test_footnotes_at_a_pages_foot_are_found_and_a_parts_table_is_not() -> None:
+    from citesum.ingest.pdf import footnotes
+
+    page = ["The --dot-include option takes a list. To output in SVG17 use dot after installing GraphViz,",
+            "as most users will never need14 more.", "14For details on the options, see http://search.cpan.org/",
+            "3ACollate&mode=all", "17Scalable Vector Graphics"]
+    assert footnotes(page) == [2, 3, 4]
+    table = ["The devices of the 18F family are listed below.", "18F6620 18F6621 18F6622", "18F6720 18F6722"]
+    assert footnotes(table) == []

@@ -1,7 +1,8 @@
 """PDF text a person would quote: pages read with PDFium (``pypdfium2``), two-column pages column after column,
-then running headers, footers and page numbers removed, words hyphenated at a line end joined again, and lines
-joined into paragraphs (headings and list items kept apart), with the offset where each page starts kept, so
-that a citation can say on which page its evidence is.
+then running headers, footers and page numbers removed, footnotes taken from a page's foot and set after the
+paragraph they interrupted (:func:`footnotes`), words hyphenated at a line end joined again, and lines joined into
+paragraphs (headings and list items kept apart), with the offset where each page starts kept, so that a citation
+can say on which page its evidence is.
 
 What counts as a running header or footer (:func:`running_lines`, :func:`folio_offsets`): a block of up to
 ``EDGE_LINES`` lines at the top or bottom of a page, each a line whose letters recur at the edges of at least
@@ -259,13 +260,17 @@ def clean_pages(pages: list[str]) -> CleanText:
     # the words as the document writes them; the parts of a word PDFium marks as broken are not a use of it
     vocabulary = Counter(re.findall(r"\w+(?:-\w+)*", " ".join(pages).replace(_SOFT_BREAK, " ").lower()))
     kept: list[list[str]] = []
+    notes: list[list[str]] = []  # each page's footnotes, taken from its foot
     removed = 0
     for index, lines in enumerate(split):
         folios = {index + offset for offset in offsets}
         drop = _edge_run(lines, running, folios, reverse=False) | _edge_run(lines, running, folios, reverse=True)
         drop |= _title_in_sentence(lines, drop, kept[-1] if kept else [], titles)
         removed += len(drop)
-        kept.append([line for n, line in enumerate(lines) if n not in drop])
+        remaining = [line for n, line in enumerate(lines) if n not in drop]
+        foot = footnotes(remaining)
+        notes.append(_notes([remaining[n] for n in foot]))
+        kept.append([line for n, line in enumerate(remaining) if n not in foot])
     widths = [len(line.strip()) for lines in kept for line in lines if line.strip()]
     # the width a wrapped line runs to: code, tables and headings make the median line shorter than that
     full = (statistics.quantiles(widths, n=10, method="inclusive")[-1] if len(widths) > 1
@@ -276,7 +281,8 @@ def clean_pages(pages: list[str]) -> CleanText:
     joined = 0
     last, soft_last, pending_break = "", False, False
     opens = True  # whether the last line began a paragraph or followed a sentence's end
-    for lines in kept:
+    waiting: list[str] = []  # footnotes to go after the paragraph they interrupt (it may go on over the page)
+    for lines, page_notes in zip(kept, notes):
         page_start = None
         for line in lines:
             text = " ".join(line.split())
@@ -293,6 +299,10 @@ def clean_pages(pages: list[str]) -> CleanText:
                 glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
                                                                              opens)
                 next_opens = glue == "\n\n" or bool(_SENTENCE_END.search(last))
+                if glue == "\n\n" and waiting:
+                    parts += ["\n\n", "\n\n".join(waiting)]
+                    length += 2 + len(parts[-1])
+                    waiting = []
                 if rejoined and not soft_last:  # a plain hyphen ends the previous line: it goes
                     parts[-1] = parts[-1][:-1]
                     length -= 1
@@ -305,7 +315,55 @@ def clean_pages(pages: list[str]) -> CleanText:
             length += len(body)
             last, soft_last, pending_break, opens = body, soft_end, False, next_opens
         starts.append(length if page_start is None else page_start)
+        waiting += page_notes
+    if waiting:
+        parts += ["\n\n" if parts else "", "\n\n".join(waiting)]
     return CleanText("".join(parts), starts, removed, joined)
+
+
+#: a footnote's first line: its number set right before its text's first word ("7A rather tricky ...", "14For
+#: details ..."; not a part number, "18F6620", nor a URL's escape, "3ACollate")
+_FOOTNOTE = re.compile(r"([1-9]\d?)(?=[A-Z](?:[a-z]|\s))")
+#: the lines at a page's foot looked at for its footnotes
+FOOT_LINES = 8
+
+
+def footnotes(lines: list[str]) -> list[int]:
+    """The positions of a page's footnotes (the running footer and page number already taken off): the lines
+    from the first note among its last ``FOOT_LINES`` to its end. A note's first line opens with its number set
+    right before its text, and the number marks a word above it on the page, as a superscript is read: set
+    right after a letter or a stop ("... the sorting of lists8", "... is SVG17 which"). Its other lines go
+    with it. A page whose foot holds no such line has none ("3D graphics ..." marks nothing)."""
+    order = [n for n, line in enumerate(lines) if line.strip()]
+    for position, n in enumerate(order[-FOOT_LINES:], start=max(0, len(order) - FOOT_LINES)):
+        found = _FOOTNOTE.match(lines[n].strip())
+        if found is None:
+            continue
+        above = "\n".join(lines[:n])
+        if re.search(rf"[^\W\d_)\].,;:’'\"]{found.group(1)}(?!\d)", above):
+            return order[position:]
+    return []
+
+
+def _notes(lines: list[str]) -> list[str]:
+    """Footnote lines as paragraphs, one a note ("[7] A rather tricky ..."): a line that opens with a number
+    higher than the note before starts one, the others go on with it."""
+    notes: list[str] = []
+    number = 0
+    for line in lines:
+        text = " ".join(line.split())
+        found = _FOOTNOTE.match(text)
+        if found and int(found.group(1)) <= number:  # notes count up: a lower number goes on with a note
+            found = None
+        if found:
+            number = int(found.group(1))
+        if found or not notes:
+            notes.append(f"[{found.group(1)}] {text[found.end():]}" if found else text)
+        elif notes[-1].endswith(_SOFT_BREAK):
+            notes[-1] = notes[-1][:-1] + text
+        else:
+            notes[-1] += " " + text
+    return [note.replace(_SOFT_BREAK, "") for note in notes]
 
 
 def _edge_run(lines: list[str], running: set[str], folios: set[int], *, reverse: bool) -> set[int]:
