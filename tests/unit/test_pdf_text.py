@@ -207,3 +207,30 @@ def test_footnotes_at_a_pages_foot_are_found_and_a_parts_table_is_not() -> None:
     assert footnotes(page) == [2, 3, 4]
     table = ["The devices of the 18F family are listed below.", "18F6620 18F6621 18F6622", "18F6720 18F6722"]
     assert footnotes(table) == []
+
+
+def test_commands_shown_after_the_sentence_introducing_them_are_an_example_not_prose(tmp_path: Path) -> None:
+    lines = ["Most options can be given in a long or a short form. When the option requires an argument, the",
+             "long form is followed by an equals sign and then the argument. For example, the configuration",
+             "file option can be given in two ways:",
+             "biber --configfile=somefile.conf",
+             "biber -g somefile.conf",
+             "With the backend=biber option, Biblatex switches its backend interface and passes all the options",
+             "relevant to the operation of Biber in a control file. The usual way to call Biber is simply with",
+             "the control file as its only argument. The default value of the option is one of these:",
+             "- the name of the control file;",
+             "- the name of the document.",
+             "A short answer follows the colon:",
+             "forty-two.",
+             "That is the whole of it, and the paragraph goes on as any other paragraph of the manual does here."]
+    text = _read(tmp_path, make_pdf_pages([[(72, 700 - 14 * i, line) for i, line in enumerate(lines)]])).text
+    # before: "biber --configfile=somefile.conf biber -g somefile.conf With the backend=biber option, ..."
+    assert "ways:\n\n```\nbiber --configfile=somefile.conf\nbiber -g somefile.conf\n```\n\nWith the backend" in text, text
+    from citesum.segment import segments
+
+    units = {text[u.start:u.end]: u.kind for u in segments(text)}
+    assert units["With the backend=biber option, Biblatex switches its backend interface and passes all the options "
+                 "relevant to the operation of Biber in a control file."] == "sentence"
+    # a list after a colon stays a list, and a line of prose after one stays prose
+    assert text.count("```") == 2 and "- the name of the control file;" in text
+    assert "forty-two." in text and "```\nforty-two." not in text

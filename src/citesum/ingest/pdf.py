@@ -1,8 +1,9 @@
 """PDF text a person would quote: pages read with PDFium (``pypdfium2``), two-column pages column after column,
 then running headers, footers and page numbers removed, footnotes taken from a page's foot and set after the
 paragraph they interrupted (:func:`footnotes`), words hyphenated at a line end joined again, and lines joined into
-paragraphs (headings and list items kept apart), with the offset where each page starts kept, so that a citation
-can say on which page its evidence is.
+paragraphs (headings and list items kept apart, and the short lines of an example after the sentence that
+introduces it with a colon fenced as code), with the offset where each page starts kept, so that a citation can
+say on which page its evidence is.
 
 What counts as a running header or footer (:func:`running_lines`, :func:`folio_offsets`): a block of up to
 ``EDGE_LINES`` lines at the top or bottom of a page, each a line whose letters recur at the edges of at least
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from citesum.segment import CODE_FENCE
 
 #: where PDFium breaks a word at a line end (the hyphen it removes)
 _SOFT_BREAK = "\ufffe"
@@ -282,6 +285,7 @@ def clean_pages(pages: list[str]) -> CleanText:
     last, soft_last, pending_break = "", False, False
     opens = True  # whether the last line began a paragraph or followed a sentence's end
     waiting: list[str] = []  # footnotes to go after the paragraph they interrupt (it may go on over the page)
+    example = False  # whether the last line was one of an example's (fenced as code)
     for lines, page_notes in zip(kept, notes):
         page_start = None
         for line in lines:
@@ -298,6 +302,15 @@ def clean_pages(pages: list[str]) -> CleanText:
             if parts:
                 glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
                                                                              opens)
+                if example and not pending_break and _example_line(body, full):
+                    glue, rejoined = "\n", False  # the example goes on, line by line
+                elif example:  # a line of prose, a heading, a list or a blank line ends it
+                    parts.append("\n" + CODE_FENCE)
+                    length += 1 + len(CODE_FENCE)
+                    glue, rejoined, example = "\n\n", False, False
+                elif last.endswith(":") and _example_line(body, full) and not _SENTENCE_END.search(body):
+                    # a command shown after the sentence that introduces it ("... can be given in two ways:")
+                    glue, rejoined, example = f"\n\n{CODE_FENCE}\n", False, True
                 next_opens = glue == "\n\n" or bool(_SENTENCE_END.search(last))
                 if glue == "\n\n" and waiting:
                     parts += ["\n\n", "\n\n".join(waiting)]
@@ -316,6 +329,8 @@ def clean_pages(pages: list[str]) -> CleanText:
             last, soft_last, pending_break, opens = body, soft_end, False, next_opens
         starts.append(length if page_start is None else page_start)
         waiting += page_notes
+    if example:
+        parts.append("\n" + CODE_FENCE)
     if waiting:
         parts += ["\n\n" if parts else "", "\n\n".join(waiting)]
     return CleanText("".join(parts), starts, removed, joined)
@@ -429,6 +444,16 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
 _ENDS_OPEN = re.compile(r"\b(?:a|an|the|and|or|but|nor|of|to|in|on|at|by|for|with|from|that|which|who|whom|whose|as|"
                         r"is|are|was|were|be|been|if|than|then|so|into|onto|over|under|upon|about|its|their|his|her|"
                         r"our|your|my|this|these|those|not|no|when|where|while)$", re.IGNORECASE)
+
+
+def _example_line(line: str, full_width: float) -> bool:
+    """Whether ``line`` may be a line of an example (a command, what a program prints): well short of the text's
+    width, and neither a list item nor a heading."""
+    return len(line) < _EXAMPLE_WIDTH * full_width and not _LIST_ITEM.match(line) and not _is_heading(line, full_width)
+
+
+#: the share of the text's width an example's line stays under: a paragraph's wrapped lines run to the width
+_EXAMPLE_WIDTH = 0.6
 
 
 def _is_heading(line: str, full_width: float, share: float = 0.5) -> bool:
