@@ -553,14 +553,23 @@ def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> 
 def is_whole_sentence(sentence: str) -> bool:
     """Whether a unit reads as a sentence a bullet can quote: it ends with . ! or ? (a closing quote or bracket
     may follow), has a word of letters, and is not a definition line of a manual ("- Function: int f (...)") nor
-    opened by a stray list marker. A command-line option may open it: a manual's list of options states what each
-    does ("--lf, --last-failed - to only re-run the failures.")."""
+    opened by a stray list marker, nor by a word that only goes on with a sentence (:data:`_GOES_ON`). A
+    command-line option may open it: a manual's list of options states what each does ("--lf, --last-failed - to
+    only re-run the failures.")."""
     stripped = sentence.strip()
     if not _ENDS_SENTENCE.search(stripped) or not _WORD.search(stripped):
         return False
-    if _NOT_A_SENTENCE.search(stripped):
+    if _NOT_A_SENTENCE.search(stripped) or _GOES_ON.match(stripped):
         return False
     return not stripped.startswith(("-", "•", "*", "—", "–")) or bool(_OPTION_OPENING.match(stripped))
+
+
+#: a word in lower case that only goes on with a sentence: a piece cut from one too long for a passage ("would be
+#: if you have some specific reason ...") starts with it, a sentence does not (one may start with a command's
+#: name in lower case: "ufw has full support for IPv6.")
+_GOES_ON = re.compile(r"(?:and|or|but|nor|which|whom|whose|would|could|should|shall|might|must|is|are|was|were|been|"
+                      r"being|has|had|of|to|in|on|for|with|by|from|than|because|whereas|although|though|unless|"
+                      r"until|into|onto|upon|its|their|whereby|thereby)\b")
 
 
 #: a command-line option opening a line ("--lf, ...", "-n  Do not ..."): not a list marker, which a space follows

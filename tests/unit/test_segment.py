@@ -288,3 +288,15 @@ def test_an_option_may_open_a_whole_sentence_and_a_stray_marker_may_not() -> Non
     for stray in ["- - Function: ffi_status ffi_prep_cif (ffi_cif *cif).", "- the item text.", "-rw-r--r-- 1 root.",
                   "-- end of the list."]:
         assert not is_whole_sentence(stray), stray
+
+
+def test_a_piece_cut_from_a_long_sentence_is_not_a_whole_sentence() -> None:
+    # before: the passage cut from an over-long run of text started a "sentence" at "would be ..."
+    for piece in ["would be if you have some specific reason to require this Make-like behavior of not rebuilding.",
+                  "and the rest of the options are read from the file.", "which is why the file is locked."]:
+        assert not is_whole_sentence(piece), piece
+    # a sentence may open with a command's name in lower case
+    for sentence in ["ufw has full support for IPv6, and it is enabled by default.",
+                     "python -m pip uninstall followed by one or more package names will remove the packages.",
+                     "at runs commands at a later time.", "If you run it twice, it stops."]:
+        assert is_whole_sentence(sentence), sentence
