@@ -274,3 +274,32 @@ def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(
     assert all(d.format == "txt" for d in documents)
     reasons = {Path(f.path).name: f.reason for f in report.skipped}
     assert reasons == {"data": "binary content, not text", "photo.png": "unsupported format '.png'"}
+
+
+def test_gzipped_files_are_read_as_the_files_they_hold_and_bad_ones_are_named(tmp_path: Path) -> None:
+    """Debian gzips its README, FAQ and changelog files and many manuals: before, each was 'binary content'."""
+    import gzip
+
+    from citesum.ingest import ingest_paths
+
+    folder = tmp_path / "doc"
+    folder.mkdir()
+    faq = "Frequently Asked Questions about lsof\n\nlsof lists the files that processes have open.\n"
+    (folder / "00FAQ.gz").write_bytes(gzip.compress(faq.encode()))
+    (folder / "README.md.gz").write_bytes(gzip.compress(b"# sysstat\n\nsar collects and reports system activity.\n"))
+    (folder / "cut.txt.gz").write_bytes(gzip.compress(faq.encode() * 50)[:60])
+    (folder / "fake.md.gz").write_bytes(b"not gzip at all")
+    (folder / "bomb.txt.gz").write_bytes(gzip.compress(b"a" * 3_000_000))
+    (folder / "twice.txt.gz.gz").write_bytes(gzip.compress(gzip.compress(b"text")))
+    (folder / "bundle.tar.gz").write_bytes(gzip.compress(b"\x00" * 512))
+    documents, report = ingest_paths([folder], options=IngestOptions(max_bytes=1_000_000))
+    found = {d.id: d for d in documents}
+    assert set(found) == {"00FAQ.gz", "README.md.gz"}
+    assert found["00FAQ.gz"].title == "Frequently Asked Questions about lsof" and found["00FAQ.gz"].format == "txt"
+    assert found["README.md.gz"].format == "md" and found["README.md.gz"].title == "sysstat"
+    assert found["README.md.gz"].source.endswith("README.md.gz") and "**" not in found["README.md.gz"].text
+    reasons = {Path(f.path).name: f.reason for f in report.skipped}
+    assert reasons["cut.txt.gz"].startswith("corrupt gzip file") and reasons["fake.md.gz"].startswith("corrupt gzip")
+    assert reasons["bomb.txt.gz"] == "it inflates past the 1,000,000-byte limit (--max-bytes)"
+    assert reasons["twice.txt.gz.gz"] == "unsupported format '.gz'"
+    assert reasons["bundle.tar.gz"] == "unsupported format '.tar.gz'"

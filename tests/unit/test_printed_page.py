@@ -89,3 +89,30 @@ def test_the_service_draws_the_page_of_the_file_it_indexed(tmp_path: Path) -> No
         gone = client.get("/printed-image/report.pdf", params={"page": 1})
         assert gone.status_code == 404 and "not where it was indexed" in gone.json()["detail"]
         assert str(tmp_path) not in gone.text  # no server path
+
+
+def test_a_gzipped_pdf_is_read_and_its_pages_drawn_from_the_file_it_holds(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    import gzip
+
+    from fastapi.testclient import TestClient
+
+    from citesum.service.app import create_app
+    from citesum.service.config import ServiceConfig
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "manual.pdf.gz").write_bytes(gzip.compress(_pdf()))  # as Debian ships its PDF manuals
+    documents, _ = ingest_paths([folder])
+    [document] = documents
+    assert document.format == "pdf" and document.source.endswith("manual.pdf.gz") and "ferry to Harlow" in document.text
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    with TestClient(create_app(index.path, ServiceConfig(worker_kind="thread")),
+                    base_url="http://127.0.0.1:8000") as client:
+        found = client.get(f"/printed/{document.id}", params={"page": 2, "evidence": "The ferry to Harlow will run"})
+        # before: the file was skipped as binary content
+        assert found.status_code == 200 and found.json()["boxes"] and found.json()["pages"] == 3, found.text
+        (folder / "manual.pdf.gz").write_bytes(b"\x1f\x8b\x08" + b"\x00" * 20)  # no longer inflates
+        changed = client.get(f"/printed/{document.id}", params={"page": 1})
+        assert changed.status_code == 404 and "changed since it was indexed" in changed.json()["detail"]

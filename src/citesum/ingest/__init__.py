@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 from typing import Iterable, Iterator, Sequence
 
 from citesum.errors import IngestError, UnreadableError
-from citesum.ingest.base import FileReport, IngestOptions, IngestReport, path_text, shown
+from citesum.ingest.base import FileReport, IngestOptions, IngestReport, file_bytes, gzipped_name, path_text, shown
 from citesum.ingest.formats import READERS, Reader, plain_text_name, read_plain
 from citesum.parallel import BatchExecutor, InProcess
 from citesum.types import Document
@@ -36,7 +36,11 @@ UPLOAD_KEY = "upload"
 
 def reader_for(name: str) -> Reader | None:
     """The reader of a file of this name: by its extension, or as plain text for a name without one (README,
-    NEWS.Debian); None for a format not read."""
+    NEWS.Debian), a gzip file's by the name of the file it holds ("FAQ.gz", "manual.pdf.gz"); None for a format
+    not read."""
+    inner = gzipped_name(name)
+    if inner is not None:
+        return reader_for(inner)
     suffix = PurePath(name).suffix.lower()
     return READERS.get(suffix) or (read_plain if plain_text_name(name) else None)
 
@@ -45,10 +49,12 @@ def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[D
     """Read one file; never raises for bad content, the report says what went wrong."""
     shown_path = path_text(path)
     reader = reader_for(path.name)
+    held = PurePath(gzipped_name(path.name) or path.name)  # the name of the file a gzip file holds
     if reader is None:
-        return [], FileReport(shown_path, "skipped", reason=f"unsupported format '{path.suffix or path.name}'",
+        unread = "".join(PurePath(path.name).suffixes[-2:]) if held.name != path.name else path.suffix
+        return [], FileReport(shown_path, "skipped", reason=f"unsupported format '{unread or path.name}'",
                               document_id=doc_id)
-    fmt = "txt" if reader is read_plain else path.suffix.lower().lstrip(".")
+    fmt = "txt" if reader is read_plain else held.suffix.lower().lstrip(".")
 
     def skipped(reason: str, unreadable: bool) -> tuple[list[Document], FileReport]:
         return [], FileReport(shown_path, "skipped", reason=reason, format=fmt, document_id=doc_id,
@@ -61,8 +67,9 @@ def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[D
         if size > options.max_bytes:
             return skipped(f"file is {size:,} bytes, over the {options.max_bytes:,}-byte limit (--max-bytes)",
                            unreadable=True)
-        data = path.read_bytes()
-        documents, problems = reader(data, doc_id, path, options)
+        data = file_bytes(path, options.max_bytes)
+        # a reader knows a format by its file's name: a gzip file's is the one of the file it holds
+        documents, problems = reader(data, doc_id, path.with_name(held.name), options)
     except UnreadableError as exc:
         return skipped(str(exc), unreadable=True)
     except IngestError as exc:
@@ -75,7 +82,8 @@ def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[D
         return skipped("content nested too deeply to parse", unreadable=False)
     reason = f"{len(problems)} part(s) left out: " + "; ".join(problems[:5]) if problems else ""
     # Each document knows its file: a record's id ("path#record") cannot say where the path ends.
-    documents = [replace(d, metadata={**d.metadata, FILE_KEY: doc_id}) for d in documents]
+    # (and its source is the file it came from: a gzip file's, not the name of the file it holds)
+    documents = [replace(d, source=shown_path, metadata={**d.metadata, FILE_KEY: doc_id}) for d in documents]
     return documents, FileReport(shown_path, "ingested", documents=len(documents), reason=reason, format=fmt,
                                  document_id=doc_id)
 

@@ -2,20 +2,56 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import re
 import unicodedata
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from citesum.errors import IngestError
+from citesum.errors import IngestError, UnreadableError
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 # Share of control characters above which "text" is really binary content.
 _BINARY_CONTROL_RATIO = 0.10
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
+
+
+#: how the name of a gzip-compressed file ends: it is read as the file it holds ("FAQ.gz", "manual.pdf.gz", as
+#: Debian ships its documentation)
+GZIP_SUFFIX = ".gz"
+
+
+def gzipped_name(name: str) -> str | None:
+    """The name of the file a gzip-compressed file holds ("README.Debian" for "README.Debian.gz"), or None for a
+    name that is not a gzip file's (nor a file compressed twice)."""
+    if not name.lower().endswith(GZIP_SUFFIX) or len(name) == len(GZIP_SUFFIX):
+        return None
+    inner = name[: -len(GZIP_SUFFIX)]
+    return None if inner.lower().endswith(GZIP_SUFFIX) else inner
+
+
+def gunzipped(data: bytes, max_bytes: int) -> bytes:
+    """The bytes a gzip file holds, inflated no further than ``max_bytes`` (a small file can inflate to
+    gigabytes): :class:`UnreadableError` for a corrupt or cut file, or one that holds more than that."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            inflated = stream.read(max_bytes + 1)
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise UnreadableError(f"corrupt gzip file ({exc})") from exc
+    if len(inflated) > max_bytes:
+        raise UnreadableError(f"it inflates past the {max_bytes:,}-byte limit (--max-bytes)")
+    return inflated
+
+
+def file_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """A file's content as its reader reads it: a gzip file's inflated (see :func:`gunzipped`)."""
+    data = path.read_bytes()
+    return gunzipped(data, max_bytes) if gzipped_name(path.name) is not None else data
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from citesum.errors import CitesumError, ConfigError, LLMTimeout
+from citesum.errors import CitesumError, ConfigError, LLMTimeout, UnreadableError
 from citesum.index.cosine import cosine_scores
 from citesum.index.store import Index, IndexView
 from citesum.llm.base import LLM, answer_by
@@ -281,6 +281,7 @@ def _original_pdf(reader: Reader, document_id: str) -> bytes:
     import hashlib
     from pathlib import Path
 
+    from citesum.ingest.base import file_bytes
     from citesum.ingest.pdf import FILE_DIGEST
 
     with reader.index.read() as view:
@@ -288,12 +289,14 @@ def _original_pdf(reader: Reader, document_id: str) -> bytes:
     if found.format != "pdf":
         raise NotFound(f"'{document_id}' is not a PDF: its text is what can be shown")
     try:
-        data = Path(found.source).read_bytes()
+        data = file_bytes(Path(found.source))  # a gzipped PDF's pages are the PDF's it holds
     except OSError:
         raise NotFound(f"the file of '{document_id}' is not where it was indexed from: its text is what can be "
                        "shown") from None
+    except UnreadableError:  # a gzip file that no longer inflates
+        data = None
     digest = found.metadata.get(FILE_DIGEST)
-    if digest is not None and hashlib.sha256(data).hexdigest() != digest:
+    if data is None or (digest is not None and hashlib.sha256(data).hexdigest() != digest):
         raise NotFound(f"the file of '{document_id}' has changed since it was indexed: index it again to see its "
                        "pages")
     return data
