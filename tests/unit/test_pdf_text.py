@@ -234,3 +234,21 @@ def test_commands_shown_after_the_sentence_introducing_them_are_an_example_not_p
     # a list after a colon stays a list, and a line of prose after one stays prose
     assert text.count("```") == 2 and "- the name of the control file;" in text
     assert "forty-two." in text and "```\nforty-two." not in text
+
+
+def test_a_pdf_whose_pages_are_mostly_scans_is_indexed_and_the_report_says_so(tmp_path: Path) -> None:
+    from citesum.ingest import ingest_paths
+
+    # a manual of six pages, four of them scanned images (no text layer), the page number alone on one
+    pages = [[(72, 700, "The live system boots from a USB stick or a DVD.")], [], [(300, 40, "3")], [], [],
+             [(72, 700, "Chapter six says how to build an image with lb build.")]]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "manual.pdf").write_bytes(make_pdf_pages(pages))
+    (folder / "book.pdf").write_bytes(_book(PAGES_OF_TEXT))
+    documents, report = ingest_paths([folder])
+    assert {d.id for d in documents} == {"manual.pdf", "book.pdf"}
+    reasons = {Path(f.path).name: f.reason for f in report.files}
+    # before: indexed silently, and every question about the scanned pages only abstained
+    assert "4 of 6 pages have no text layer (scanned pages need OCR first)" in reasons["manual.pdf"]
+    assert reasons["book.pdf"] == ""

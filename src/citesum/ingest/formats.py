@@ -791,9 +791,18 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     clean = clean_pages(pages)
     if not clean.text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
+    # pages with no text layer are scanned images: what they say is not in the index, and a question about it
+    # would only be abstained on, so the report names them
+    blank = sum(len(page.strip()) < _TEXTLESS_PAGE for page in pages)
+    problems = ([f"{blank} of {len(pages)} pages have no text layer (scanned pages need OCR first)"]
+                if blank and 2 * blank >= len(pages) else [])
     return [_document(doc_id, title or _stem(path), clean.text, path, "pdf",
                       {"pages": len(pages), PAGE_STARTS: clean.page_starts,
-                       FILE_DIGEST: hashlib.sha256(data).hexdigest()})], []
+                       FILE_DIGEST: hashlib.sha256(data).hexdigest()})], problems
+
+
+#: the fewest characters of a page with a text layer (a scanned page may carry a stamp or a page number)
+_TEXTLESS_PAGE = 20
 
 
 #: bytes inflated at a time while an archive is checked: all of it the check holds in memory at once
