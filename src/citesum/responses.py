@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from citesum.ingest import FILE_KEY
-from citesum.ingest.pdf import PAGE_STARTS, page_of
+from citesum.ingest.pdf import NOTE_PAGES, PAGE_STARTS, page_of
 
 if TYPE_CHECKING:
     from citesum.index.store import IndexReader
@@ -146,7 +146,9 @@ def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet, number
 def _page(document: Document | None, offset: int) -> dict[str, int]:
     """``{"page": n}`` for a character of a document that has pages (a PDF), else nothing."""
     starts = document.metadata.get(PAGE_STARTS) if document is not None else None
-    return {"page": page_of(starts, offset)} if isinstance(starts, list) and starts else {}
+    if document is None or not isinstance(starts, list) or not starts:
+        return {}
+    return {"page": page_of(starts, offset, document.metadata.get(NOTE_PAGES) or ())}
 
 
 def verification_json(checked: VerifiedBullet) -> dict[str, Any]:

@@ -567,13 +567,14 @@ def is_whole_sentence(sentence: str) -> bool:
 #: a word in lower case that only goes on with a sentence: a piece cut from one too long for a passage ("would be
 #: if you have some specific reason ...") starts with it, a sentence does not (one may start with a command's
 #: name in lower case: "ufw has full support for IPv6.")
-_GOES_ON = re.compile(r"(?:and|or|but|nor|which|whom|whose|would|could|should|shall|might|must|is|are|was|were|been|"
+_GOES_ON = re.compile(r"(?:and|or|but|nor|whom|whose|would|could|should|shall|might|must|is|are|was|were|been|"
                       r"being|has|had|of|to|in|on|for|with|by|from|than|because|whereas|although|though|unless|"
-                      r"until|into|onto|upon|its|their|whereby|thereby)\b")
+                      r"until|into|onto|upon|its|their|whereby|thereby)(?![\w-])")
 
 
-#: a command-line option opening a line ("--lf, ...", "-n  Do not ..."): not a list marker, which a space follows
-_OPTION_OPENING = re.compile(r"--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[=,]|\s)")
+#: a command-line option opening a line ("--lf, ...", "-n  Do not ...", "--color[=WHEN] ..."): a name in lower case
+#: or a single letter; not a list marker, which a space follows, nor a dash before a word ("-This is ...")
+_OPTION_OPENING = re.compile(r"--?(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z])(?=[=,\[\s])")
 
 
 #: what a sentence of prose never holds: a table of contents' dot leaders (". . ." or a lone " ." at the end),

@@ -935,7 +935,12 @@ def test_a_question_that_asks_two_things_is_broad() -> None:
     # one question with "and" inside it, or an alternative, asks once
     for question in ["How do I find files that are large and are owned by root?",
                      "Is ddrescue the best tool for it, or is there something better?",
-                     "Why does it crash and burn?"]:
+                     "Why does it crash and burn?", "How do I check whether a path exists and is a directory?",
+                     "How do I run a command that reads stdin and does the same as cat?",
+                     "Why does make rebuild files that are up to date and have the same timestamp?",
+                     "How do I find files that are large and which are owned by root?",
+                     "What is the difference between a tag and what git calls a ref?",
+                     "Why does the job fail when the disk is full and when it is not?"]:
         assert question_form(question) == "specific", question
     # each ask gets its facts: more than the two sentences a specific question gets
     terms = _terms({"lsof": 40, "slow": 4, "speed": 6, "option": 12}, units=300)
@@ -979,7 +984,7 @@ I run getmail from a shell script. It works well there.
 def test_the_askers_case_on_the_line_of_its_question_heads_the_answer_unnumbered() -> None:
     from citesum.summarize.extractive import _statable_sentences
 
-    [block] = _context(GETMAIL_FAQ).blocks
+    [block] = _titled(("getmail frequently-asked questions (FAQs)", GETMAIL_FAQ)).blocks
     stated = dict(_statable_sentences(block, 3))
     # before: an FAQ entry without a number ("(12)", "4.6.") kept its premise as a fact to state
     assert "I'm running getmail from cron." not in stated
@@ -987,3 +992,7 @@ def test_the_askers_case_on_the_line_of_its_question_heads_the_answer_unnumbered
             in stated["The easiest method is to comment out getmail from your crontab file."])
     # a first-person line that asks nothing keeps its statements
     assert "I run getmail from a shell script." in stated
+    # a tutorial's author speaks as "I" and asks too: outside a document of questions, the statement stays
+    advice = "My advice is to give the cache a quarter of the memory. Why a quarter?\n\nThe rest goes to the pages.\n"
+    [block] = _titled(("Tuning the cache", advice)).blocks
+    assert "My advice is to give the cache a quarter of the memory." in dict(_statable_sentences(block, 3))

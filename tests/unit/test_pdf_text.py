@@ -185,7 +185,8 @@ def test_a_footnote_goes_after_the_paragraph_it_interrupts_and_a_line_like_it_st
               "3D output is not drawn by Biber at all, and no part of it needs a graphics card."]
     pages = [[(72, 700 - 14 * i, line) for i, line in enumerate(first)] + [(300, 40, "7")],
              [(72, 700 - 14 * i, line) for i, line in enumerate(second)] + [(300, 40, "8")]]
-    text = _read(tmp_path, make_pdf_pages(pages)).text
+    document = _read(tmp_path, make_pdf_pages(pages))
+    text = document.text
     # before: "... more than BibTeX, which is 7A rather tricky unbounded loop ... 8This is multi-field sort ..."
     assert "does a great deal more than BibTeX, which is written in C." in text, text
     paragraphs = text.split("\n\n")
@@ -194,6 +195,14 @@ def test_a_footnote_goes_after_the_paragraph_it_interrupts_and_a_line_like_it_st
     assert paragraphs.index("[8] This is multi-field sort with an embedded cache for performance, kept over runs "
                             "of the program.") > [n for n, p in enumerate(paragraphs) if "written in C." in p][0]
     assert "[7] A rather tricky unbounded loop but with a guaranteed eventual stable exit state." in paragraphs
+    # set after the paragraph, on page 2's text, a note is still on the page it is printed on
+    from citesum.ingest.pdf import NOTE_PAGES
+
+    starts, notes = document.metadata[PAGE_STARTS], document.metadata[NOTE_PAGES]
+    assert page_of(starts, text.index("[8] This is multi-field")) == 2  # where its place in the text is
+    assert page_of(starts, text.index("[8] This is multi-field"), notes) == 1
+    assert page_of(starts, text.index("[7] A rather"), notes) == 1
+    assert page_of(starts, text.index("written in C."), notes) == 2
     # a line that opens with a number and marks no word above it is no note: it stays where it is
     assert "3D output is not drawn by Biber at all" in text and "[3]" not in text
 
@@ -207,6 +216,13 @@ def test_footnotes_at_a_pages_foot_are_found_and_a_parts_table_is_not() -> None:
     assert footnotes(page) == [2, 3, 4]
     table = ["The devices of the 18F family are listed below.", "18F6620 18F6621 18F6622", "18F6720 18F6722"]
     assert footnotes(table) == []
+    # numbers that open a line and follow a digit of a name above are no notes
+    for foot in (["Scenes are drawn by python3 itself.", "3D scenes are drawn by the GPU."],
+                 ["The driver reads ext4 and IPv6 settings.", "4K recordings need a fast disk."],
+                 ["The driver reads ext4 and IPv6 settings.", "6To4 tunnels are not supported."]):
+        assert footnotes(foot) == [], foot
+    # a mark set after the stop of a sentence
+    assert footnotes(["The cache is kept between runs of the program.7", "7See the reference manual."]) == [1]
 
 
 def test_commands_shown_after_the_sentence_introducing_them_are_an_example_not_prose(tmp_path: Path) -> None:
@@ -222,7 +238,11 @@ def test_commands_shown_after_the_sentence_introducing_them_are_an_example_not_p
              "- the name of the document.",
              "A short answer follows the colon:",
              "forty-two.",
-             "That is the whole of it, and the paragraph goes on as any other paragraph of the manual does here."]
+             "That is the whole of it, and the paragraph goes on as any other paragraph of the manual does here.",
+             "The fields of each entry are these:",
+             "name",
+             "The name of the package.",
+             "version"]
     text = _read(tmp_path, make_pdf_pages([[(72, 700 - 14 * i, line) for i, line in enumerate(lines)]])).text
     # before: "biber --configfile=somefile.conf biber -g somefile.conf With the backend=biber option, ..."
     assert "ways:\n\n```\nbiber --configfile=somefile.conf\nbiber -g somefile.conf\n```\n\nWith the backend" in text, text
@@ -232,8 +252,10 @@ def test_commands_shown_after_the_sentence_introducing_them_are_an_example_not_p
     assert units["With the backend=biber option, Biblatex switches its backend interface and passes all the options "
                  "relevant to the operation of Biber in a control file."] == "sentence"
     # a list after a colon stays a list, and a line of prose after one stays prose
-    assert text.count("```") == 2 and "- the name of the control file;" in text
+    assert text.count("```") == 4 and "- the name of the control file;" in text
     assert "forty-two." in text and "```\nforty-two." not in text
+    # a sentence of prose ends an example: it is stated, not kept as code
+    assert "these:\n\n```\nname\n```\n\nThe name of the package." in text, text
 
 
 def test_a_pdf_whose_pages_are_mostly_scans_is_indexed_and_the_report_says_so(tmp_path: Path) -> None:

@@ -283,20 +283,23 @@ def test_a_title_in_lower_case_standing_alone_is_a_heading() -> None:
 def test_an_option_may_open_a_whole_sentence_and_a_stray_marker_may_not() -> None:
     # before: every unit opening with "-" was a list marker's
     for option in ["--lf, --last-failed - to only re-run the failures.", "-n  Do not resolve host names.",
-                   "--log-level=DEBUG prints every request."]:
+                   "--log-level=DEBUG prints every request.", "--color[=WHEN] colors the output.",
+                   "-H  Follows symbolic links."]:
         assert is_whole_sentence(option), option
     for stray in ["- - Function: ffi_status ffi_prep_cif (ffi_cif *cif).", "- the item text.", "-rw-r--r-- 1 root.",
-                  "-- end of the list."]:
+                  "-- end of the list.", "-This is a bullet without a space.", "--This is an aside in prose."]:
         assert not is_whole_sentence(stray), stray
 
 
 def test_a_piece_cut_from_a_long_sentence_is_not_a_whole_sentence() -> None:
     # before: the passage cut from an over-long run of text started a "sentence" at "would be ..."
     for piece in ["would be if you have some specific reason to require this Make-like behavior of not rebuilding.",
-                  "and the rest of the options are read from the file.", "which is why the file is locked."]:
+                  "and the rest of the options are read from the file.", "whereby the file is locked."]:
         assert not is_whole_sentence(piece), piece
-    # a sentence may open with a command's name in lower case
+    # a sentence may open with a command's name in lower case, or with a compound
     for sentence in ["ufw has full support for IPv6, and it is enabled by default.",
                      "python -m pip uninstall followed by one or more package names will remove the packages.",
-                     "at runs commands at a later time.", "If you run it twice, it stops."]:
+                     "at runs commands at a later time.", "If you run it twice, it stops.",
+                     "which python prints the path of the interpreter.", "in-place editing is done with sed -i.",
+                     "on-disk caches are kept in ~/.cache."]:
         assert is_whole_sentence(sentence), sentence

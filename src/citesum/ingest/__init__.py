@@ -18,16 +18,18 @@ from pathlib import Path, PurePath
 from typing import Iterable, Iterator, Sequence
 
 from citesum.errors import IngestError, UnreadableError
-from citesum.ingest.base import FileReport, IngestOptions, IngestReport, file_bytes, gzipped_name, path_text, shown
+from citesum.ingest.base import (GZIP_SUFFIX, FileReport, IngestOptions, IngestReport, file_bytes, gzipped_name,
+                                  path_text, shown)
 from citesum.ingest.formats import READERS, Reader, plain_text_name, read_plain
 from citesum.parallel import BatchExecutor, InProcess
 from citesum.types import Document
 
 __all__ = ["FILE_KEY", "UPLOAD_KEY", "FileReport", "IngestOptions", "IngestReport", "SUPPORTED_EXTENSIONS", "ingest_paths",
            "reader_for",
-           "ingest_file", "is_missing", "iter_documents", "path_text", "shown"]
+           "ingest_file", "unread_format", "is_missing", "iter_documents", "path_text", "shown"]
 
-SUPPORTED_EXTENSIONS = tuple(sorted(READERS))
+#: (a gzip file of any of them is read too)
+SUPPORTED_EXTENSIONS = tuple(sorted([*READERS, GZIP_SUFFIX]))
 #: the metadata field holding the path, relative to the folder given, of the file a document came from
 FILE_KEY = "file"
 #: the metadata field of a document uploaded through the service: the name its file is kept under
@@ -45,14 +47,20 @@ def reader_for(name: str) -> Reader | None:
     return READERS.get(suffix) or (read_plain if plain_text_name(name) else None)
 
 
+def unread_format(name: str) -> str:
+    """How to name the format of a file of this name that is not read: its extension (".png"; ".tar.gz" for a
+    gzip file), or its name when it has none."""
+    suffix = "".join(PurePath(name).suffixes[-2:]) if gzipped_name(name) else PurePath(name).suffix
+    return suffix or name
+
+
 def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[Document], FileReport]:
     """Read one file; never raises for bad content, the report says what went wrong."""
     shown_path = path_text(path)
     reader = reader_for(path.name)
     held = PurePath(gzipped_name(path.name) or path.name)  # the name of the file a gzip file holds
     if reader is None:
-        unread = "".join(PurePath(path.name).suffixes[-2:]) if held.name != path.name else path.suffix
-        return [], FileReport(shown_path, "skipped", reason=f"unsupported format '{unread or path.name}'",
+        return [], FileReport(shown_path, "skipped", reason=f"unsupported format '{unread_format(path.name)}'",
                               document_id=doc_id)
     fmt = "txt" if reader is read_plain else held.suffix.lower().lstrip(".")
 

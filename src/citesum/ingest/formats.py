@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.asciidoc import asciidoc_markdown
 from citesum.ingest.base import IngestOptions, decode_text, path_text
-from citesum.ingest.pdf import FILE_DIGEST, PAGE_STARTS, clean_pages, read_pages
+from citesum.ingest.pdf import FILE_DIGEST, NOTE_PAGES, PAGE_STARTS, clean_pages, read_pages
 from citesum.segment import CODE_FENCE, code_marks, holds_fence
 from citesum.types import Document
 
@@ -798,6 +798,7 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
                 if blank and 2 * blank >= len(pages) else [])
     return [_document(doc_id, title or _stem(path), clean.text, path, "pdf",
                       {"pages": len(pages), PAGE_STARTS: clean.page_starts,
+                       **({NOTE_PAGES: [list(span) for span in clean.note_pages]} if clean.note_pages else {}),
                        FILE_DIGEST: hashlib.sha256(data).hexdigest()})], problems
 
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -55,6 +55,8 @@ _INNER_BREAK = re.compile(r"(\w+)\ufffe(\w+)")
 EDGE_LINES = 4
 #: the metadata field of a PDF document: the character offset where each of its pages starts
 PAGE_STARTS = "page_starts"
+#: the metadata field of a PDF document: (start, end, page) of each footnote (see :class:`CleanText`)
+NOTE_PAGES = "note_pages"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class CleanText:
     removed_lines: int
     #: words joined again across a line end where they had been hyphenated
     dehyphenated: int
+    #: (start, end, page) of each footnote: set after the paragraph it interrupts, which may go on to a later
+    #: page, it is on the page it was printed on, whichever page's range its place in the text falls in
+    note_pages: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def read_pages(data: bytes) -> tuple[list[str], str]:
@@ -284,7 +289,20 @@ def clean_pages(pages: list[str]) -> CleanText:
     joined = 0
     last, soft_last, pending_break = "", False, False
     opens = True  # whether the last line began a paragraph or followed a sentence's end
-    waiting: list[str] = []  # footnotes to go after the paragraph they interrupt (it may go on over the page)
+    # footnotes, with their pages, to go after the paragraph they interrupt (it may go on over the page)
+    waiting: list[tuple[str, int]] = []
+    note_pages: list[tuple[int, int, int]] = []
+
+    def set_notes(glue: str) -> None:
+        nonlocal length
+        for note, page in waiting:
+            parts.extend((glue, note))
+            length += len(glue)
+            note_pages.append((length, length + len(note), page + 1))
+            length += len(note)
+            glue = "\n\n"
+        waiting.clear()
+
     example = False  # whether the last line was one of an example's (fenced as code)
     for lines, page_notes in zip(kept, notes):
         page_start = None
@@ -302,7 +320,7 @@ def clean_pages(pages: list[str]) -> CleanText:
             if parts:
                 glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
                                                                              opens)
-                if example and not pending_break and _example_line(body, full):
+                if example and not pending_break and _example_line(body, full) and not _prose_line(body):
                     glue, rejoined = "\n", False  # the example goes on, line by line
                 elif example:  # a line of prose, a heading, a list or a blank line ends it
                     parts.append("\n" + CODE_FENCE)
@@ -313,9 +331,7 @@ def clean_pages(pages: list[str]) -> CleanText:
                     glue, rejoined, example = f"\n\n{CODE_FENCE}\n", False, True
                 next_opens = glue == "\n\n" or bool(_SENTENCE_END.search(last))
                 if glue == "\n\n" and waiting:
-                    parts += ["\n\n", "\n\n".join(waiting)]
-                    length += 2 + len(parts[-1])
-                    waiting = []
+                    set_notes("\n\n")
                 if rejoined and not soft_last:  # a plain hyphen ends the previous line: it goes
                     parts[-1] = parts[-1][:-1]
                     length -= 1
@@ -328,17 +344,17 @@ def clean_pages(pages: list[str]) -> CleanText:
             length += len(body)
             last, soft_last, pending_break, opens = body, soft_end, False, next_opens
         starts.append(length if page_start is None else page_start)
-        waiting += page_notes
+        waiting.extend((note, len(starts) - 1) for note in page_notes)  # (the page's number from 0)
     if example:
         parts.append("\n" + CODE_FENCE)
     if waiting:
-        parts += ["\n\n" if parts else "", "\n\n".join(waiting)]
-    return CleanText("".join(parts), starts, removed, joined)
+        set_notes("\n\n" if parts else "")
+    return CleanText("".join(parts), starts, removed, joined, note_pages)
 
 
 #: a footnote's first line: its number set right before its text's first word ("7A rather tricky ...", "14For
-#: details ..."; not a part number, "18F6620", nor a URL's escape, "3ACollate")
-_FOOTNOTE = re.compile(r"([1-9]\d?)(?=[A-Z](?:[a-z]|\s))")
+#: details ..."; not a part number, "18F6620", a URL's escape, "3ACollate", nor "3D scenes", "6To4 tunnels")
+_FOOTNOTE = re.compile(r"([1-9]\d?)(?=[AI]\s|[A-Z][a-z]+(?![\w-]))")
 #: the lines at a page's foot looked at for its footnotes
 FOOT_LINES = 8
 
@@ -347,7 +363,7 @@ def footnotes(lines: list[str]) -> list[int]:
     """The positions of a page's footnotes (the running footer and page number already taken off): the lines
     from the first note among its last ``FOOT_LINES`` to its end. A note's first line opens with its number set
     right before its text, and the number marks a word above it on the page, as a superscript is read: set
-    right after a letter or a stop ("... the sorting of lists8", "... is SVG17 which"). Its other lines go
+    right after a word or its stop ("... the sorting of lists8", "... is SVG17 which", "... state.7"). Its other lines go
     with it. A page whose foot holds no such line has none ("3D graphics ..." marks nothing)."""
     order = [n for n, line in enumerate(lines) if line.strip()]
     for position, n in enumerate(order[-FOOT_LINES:], start=max(0, len(order) - FOOT_LINES)):
@@ -355,7 +371,7 @@ def footnotes(lines: list[str]) -> list[int]:
         if found is None:
             continue
         above = "\n".join(lines[:n])
-        if re.search(rf"[^\W\d_)\].,;:’'\"]{found.group(1)}(?!\d)", above):
+        if re.search(rf"[^\W\d_][.,;:)\]’'\"]?{found.group(1)}(?!\d)", above):
             return order[position:]
     return []
 
@@ -452,6 +468,15 @@ def _example_line(line: str, full_width: float) -> bool:
     return len(line) < _EXAMPLE_WIDTH * full_width and not _LIST_ITEM.match(line) and not _is_heading(line, full_width)
 
 
+def _prose_line(line: str) -> bool:
+    """Whether ``line`` is a sentence of prose, not a line of an example: three words or more from a capital to
+    a stop, none of them a command's or a program's marks ("Password for david: <- Type your old password.")."""
+    return (line[:1].isupper() and len(line.split()) >= 3 and bool(_SENTENCE_END.search(line))
+            and not _CODE_MARKS.search(line))
+
+
+#: what a line of an example holds and a sentence of prose seldom does
+_CODE_MARKS = re.compile(r"[<>$%#=/\\{}|`]|:\s|\(\)")
 #: the share of the text's width an example's line stays under: a paragraph's wrapped lines run to the width
 _EXAMPLE_WIDTH = 0.6
 
@@ -463,10 +488,14 @@ def _is_heading(line: str, full_width: float, share: float = 0.5) -> bool:
             and not _ENDS_OPEN.search(line) and (line[:1].isupper() or bool(_SECTION_NUMBER.match(line))))
 
 
-def page_of(page_starts: list[int], offset: int) -> int:
-    """The page (from 1) that character ``offset`` of the text is on."""
+def page_of(page_starts: list[int], offset: int, note_pages: Sequence[Sequence[int]] = ()) -> int:
+    """The page (from 1) that character ``offset`` of the text is on: a footnote's (``note_pages``, see
+    :class:`CleanText`), or the page whose range holds it."""
     from bisect import bisect_right
 
+    for start, end, page in note_pages:
+        if start <= offset < end:
+            return page
     return max(1, bisect_right(page_starts, offset))
 
 

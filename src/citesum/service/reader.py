@@ -274,6 +274,10 @@ def printed_image(reader: Reader, document_id: str, page: int, width: int) -> by
     return page_png(_original_pdf(reader, document_id), page, width)
 
 
+#: the most bytes a gzipped PDF is inflated to, to draw its pages
+_MOST_INFLATED = 1 << 30
+
+
 def _original_pdf(reader: Reader, document_id: str) -> bytes:
     """The file a PDF document was read from: where its source says (a relative source from the folder the
     service runs in), and, for documents indexed with the file's SHA-256, only when it is still that file (an
@@ -289,7 +293,9 @@ def _original_pdf(reader: Reader, document_id: str) -> bytes:
     if found.format != "pdf":
         raise NotFound(f"'{document_id}' is not a PDF: its text is what can be shown")
     try:
-        data = file_bytes(Path(found.source))  # a gzipped PDF's pages are the PDF's it holds
+        # a gzipped PDF's pages are the PDF's it holds: inflated up to a bound of its own, as the index's
+        # --max-bytes is not kept (the digest says whether it is the file indexed)
+        data = file_bytes(Path(found.source), _MOST_INFLATED)
     except OSError:
         raise NotFound(f"the file of '{document_id}' is not where it was indexed from: its text is what can be "
                        "shown") from None

@@ -345,7 +345,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
         joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
-        layout = _Layout(text_ahead, units, len(text))
+        layout = _Layout(text_ahead, units, len(text), faq=bool(_FAQ_TITLE.search(block.title)))
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
@@ -390,8 +390,9 @@ class _Layout:
     "config.h.\n \nQ: My ..."), with what each line and paragraph holds once looked at (:func:`_premise_of_next`
     looks at the same lines for each of their units)."""
 
-    def __init__(self, text: str, units: list[Segment], passage_end: int | None = None) -> None:
+    def __init__(self, text: str, units: list[Segment], passage_end: int | None = None, faq: bool = False) -> None:
         self.text = text  # the passage, and what of the next one an FAQ's answer may open with
+        self.faq = faq  # whether the document is one of questions and answers (its title says so)
         self.passage_end = len(text) if passage_end is None else passage_end  # where the passage itself ends
         self.units = units
         breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]
@@ -487,10 +488,11 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
             seen[(start, end)] = (first, last, asking, None if numbered is None else numbered.end())
         first, last, asking, number_end = seen[(start, end)]
         line = units[first:last]
-        # the asker's own case opening the line is an entry, numbered or not ("I'm running getmail from cron.
-        # How do I temporarily stop it?"): a document's prose does not speak as "I" and then ask
+        # in an FAQ, the asker's own case opening the line is an entry, numbered or not ("I'm running getmail from
+        # cron. How do I temporarily stop it?"); a tutorial's author speaks as "I" and asks too ("My advice is to
+        # give the cache a quarter of the memory. Why a quarter?")
         opening = number_end
-        if opening is None and line and _ASKER.match(text, line[0].start):
+        if opening is None and layout.faq and line and _ASKER.match(text, line[0].start):
             opening = line[0].start
         if (not line or opening is None or opening < line[0].start or text[line[-1].end:end].strip()
                 or not all(u.kind in STATABLE for u in line)):
@@ -510,6 +512,8 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     return False
 
 
+#: a title of a document of questions and answers ("getmail frequently-asked questions (FAQs)", "The slrn FAQ")
+_FAQ_TITLE = re.compile(r"\bFAQs?\b|frequently[- ]asked|\bquestions\b|\bQ\s*&\s*A\b", re.IGNORECASE)
 #: the characters of the next passage looked at for the answer to an FAQ's entry that ends a passage
 _ANSWER_LOOKED_AT = 200
 #: how an FAQ numbers an entry, unlike a list's steps: "4.1.", "(12)", "Q3:"
@@ -541,12 +545,15 @@ _SPECIFIC_OPENING = re.compile(
     r"is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
     r"whose|which|why|how|what)\b", re.IGNORECASE)
 #: a second question joined to the first ("What was it doing, and how do I clean up its cache?", "Why does it
-#: fail and can I fix it?"): each asks its own fact. (An auxiliary asks only before its subject: "files that are
-#: large and are owned by root" asks once.)
+#: fail and can I fix it?"): each asks its own fact. A question word asks again before an auxiliary ("and how do
+#: I"; "and when it stops" states), "what" and "which" only after a comma ("files that are large and
+#: which are owned by root" asks once), and an auxiliary only before a pronoun, its subject ("a path that exists
+#: and is a directory" asks once)
+_SUBJECT = r"(?:i|we|you|it|they|there|he|she|one)\b"
+_AUXILIARY = r"(?:is|are|was|were|can|could|should|do|does|did|will|would|has|have|must)\b"
 _SECOND_ASK = re.compile(
-    r"(?:,\s*|\s)and\s+(?:then\s+)?(?:(?:how|what|which|why|where|who|whom)\b|"
-    r"(?:is|are|was|were|can|could|should|do|does|did|will|would|has|have|must)\s+(?:i|we|you|it|they|there|this|that|"
-    r"these|those|the|a|an|my|our|its|he|she|one)\b)", re.IGNORECASE)
+    rf"(?:,\s*|\s)and\s+(?:then\s+)?(?:(?:how|why|where|when|who)\s+{_AUXILIARY}|{_AUXILIARY}\s+{_SUBJECT})|"
+    r",\s*and\s+(?:then\s+)?(?:what|which)\b", re.IGNORECASE)
 _NOT_PLURAL = frozenset({"is", "was", "has", "does", "this", "its", "his", "thus", "status", "always", "process"})
 
 

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from citesum.errors import IndexStoreError
-from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, reader_for, shown
+from citesum.ingest import SUPPORTED_EXTENSIONS, IngestOptions, reader_for, shown, unread_format
 from citesum.service import reader as read_work
 from citesum.service.jobs import STAGING
 from citesum.service.routes.common import CollectionName, Running, SafeJSONResponse, collection_for, principal_of
@@ -50,7 +50,7 @@ def _checked_names(files: list[Any]) -> tuple[list[tuple[str, Any]], list[dict[s
             refused.append({"path": shown(file.filename or ""), "reason": f"file name refused: {exc}"})
             continue
         if reader_for(name) is None:
-            refused.append({"path": name, "reason": f"not a supported format ('{Path(name).suffix or name}')"})
+            refused.append({"path": name, "reason": f"not a supported format ('{unread_format(name)}')"})
         elif any(name == kept for kept, _ in accepted):
             refused.append({"path": name, "reason": "the same file name twice in one upload"})
         else:
