@@ -303,3 +303,7 @@ def test_gzipped_files_are_read_as_the_files_they_hold_and_bad_ones_are_named(tm
     assert reasons["bomb.txt.gz"] == "it inflates past the 1,000,000-byte limit (--max-bytes)"
     assert reasons["twice.txt.gz.gz"] == "unsupported format '.gz'"
     assert reasons["bundle.tar.gz"] == "unsupported format '.tar.gz'"
+    # the service lists .gz among its formats, and names an unread one as the CLI does
+    from citesum.ingest import SUPPORTED_EXTENSIONS, unread_format
+
+    assert ".gz" in SUPPORTED_EXTENSIONS and unread_format("photo.png.gz") == ".png.gz"

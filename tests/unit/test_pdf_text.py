@@ -272,5 +272,6 @@ def test_a_pdf_whose_pages_are_mostly_scans_is_indexed_and_the_report_says_so(tm
     assert {d.id for d in documents} == {"manual.pdf", "book.pdf"}
     reasons = {Path(f.path).name: f.reason for f in report.files}
     # before: indexed silently, and every question about the scanned pages only abstained
-    assert "4 of 6 pages have no text layer (scanned pages need OCR first)" in reasons["manual.pdf"]
+    assert reasons["manual.pdf"] == ("1 part(s) left out: 4 of 6 pages, which have no text layer (scanned pages need "
+                                     "OCR first)")
     assert reasons["book.pdf"] == ""

@@ -794,7 +794,7 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     # pages with no text layer are scanned images: what they say is not in the index, and a question about it
     # would only be abstained on, so the report names them
     blank = sum(len(page.strip()) < _TEXTLESS_PAGE for page in pages)
-    problems = ([f"{blank} of {len(pages)} pages have no text layer (scanned pages need OCR first)"]
+    problems = ([f"{blank} of {len(pages)} pages, which have no text layer (scanned pages need OCR first)"]
                 if blank and 2 * blank >= len(pages) else [])
     return [_document(doc_id, title or _stem(path), clean.text, path, "pdf",
                       {"pages": len(pages), PAGE_STARTS: clean.page_starts,
