@@ -363,8 +363,8 @@ def footnotes(lines: list[str]) -> list[int]:
     """The positions of a page's footnotes (the running footer and page number already taken off): the lines
     from the first note among its last ``FOOT_LINES`` to its end. A note's first line opens with its number set
     right before its text, and the number marks a word above it on the page, as a superscript is read: set
-    right after a word or its stop ("... the sorting of lists8", "... is SVG17 which", "... state.7"). Its other lines go
-    with it. A page whose foot holds no such line has none ("3D graphics ..." marks nothing)."""
+    right after a word or its stop ("... the sorting of lists8", "... is SVG17 which", "... state.7"). Its
+    other lines go with it. A page whose foot holds no such line has none ("3D graphics ..." marks nothing)."""
     order = [n for n, line in enumerate(lines) if line.strip()]
     for position, n in enumerate(order[-FOOT_LINES:], start=max(0, len(order) - FOOT_LINES)):
         found = _FOOTNOTE.match(lines[n].strip())
