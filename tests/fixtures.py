@@ -16,11 +16,14 @@ def _pdf_string(text: str) -> str:
     return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
 
 
-def make_pdf_pages(pages: list[list[tuple[float, float, str]]], font_size: int = 11) -> bytes:
+def make_pdf_pages(pages: list[list[tuple[float, float, str]]], font_size: int = 11, page_labels: str = "") -> bytes:
     """A valid PDF (US Letter, Helvetica) whose pages show each ``(x, y, text)`` at that point, in the given
-    order in the content stream (as a writer that fills two columns line by line across the page would)."""
+    order in the content stream (as a writer that fills two columns line by line across the page would).
+    ``page_labels``: the catalog's /PageLabels number tree's /Nums array ("0 << /S /r >> 2 << /S /D >>": the
+    first two pages numbered i, ii, the rest 1, 2, ... as a book's front matter and body are)."""
     fonts = 3 + 2 * len(pages)
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+    labels = f" /PageLabels << /Nums [{page_labels}] >>" if page_labels else ""
+    objects = [f"<< /Type /Catalog /Pages 2 0 R{labels} >>",
                "<< /Type /Pages /Kids [" + " ".join(f"{3 + 2 * n} 0 R" for n in range(len(pages)))
                + f"] /Count {len(pages)} >>"]
     for n, lines in enumerate(pages):

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from citesum.ingest import FILE_KEY
-from citesum.ingest.pdf import NOTE_PAGES, PAGE_STARTS, page_of
+from citesum.ingest.pdf import NOTE_PAGES, PAGE_LABELS, PAGE_STARTS, page_of
 
 if TYPE_CHECKING:
     from citesum.index.store import IndexReader
@@ -143,12 +143,17 @@ def _citation_evidence(citations: Sequence[str], checked: VerifiedBullet, number
     return out
 
 
-def _page(document: Document | None, offset: int) -> dict[str, int]:
-    """``{"page": n}`` for a character of a document that has pages (a PDF), else nothing."""
+def _page(document: Document | None, offset: int) -> dict[str, int | str]:
+    """``{"page": n}`` for a character of a document that has pages (a PDF), else nothing; with
+    ``"page_label"``, the number printed on that page, when print numbers the pages otherwise (n is the page's
+    place in the file, which the printed page's endpoints take)."""
     starts = document.metadata.get(PAGE_STARTS) if document is not None else None
     if document is None or not isinstance(starts, list) or not starts:
         return {}
-    return {"page": page_of(starts, offset, document.metadata.get(NOTE_PAGES) or ())}
+    page = page_of(starts, offset, document.metadata.get(NOTE_PAGES) or ())
+    labels = document.metadata.get(PAGE_LABELS)
+    label = labels[page - 1] if isinstance(labels, list) and page <= len(labels) else ""
+    return {"page": page, **({"page_label": label} if label else {})}
 
 
 def verification_json(checked: VerifiedBullet) -> dict[str, Any]:

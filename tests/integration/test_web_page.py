@@ -475,6 +475,40 @@ def test_a_pdf_citation_shows_the_printed_page_with_the_sentence_marked(page: An
         server.close()
 
 
+def test_a_books_citation_names_the_page_number_printed_on_it(page: Any, tmp_path: Path) -> None:
+    """A PDF whose front matter is numbered i, ii and its body from 1: the citation names the number printed on
+    the page, and the printed page shown is the file's page that carries it."""
+    from citesum.ingest import ingest_paths
+    from fixtures import make_pdf_pages
+
+    pages = [[(72, 700, "Preface of the harbour report, on its weather and its ferries.")],
+             [(72, 700, "Contents of the harbour report, chapter by chapter.")],
+             [(72, 700, "The ferry to Harlow will run every forty minutes from the first of May.")],
+             [(72, 700, "The tides of May are the highest of the year in the harbour.")]]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "report.pdf").write_bytes(make_pdf_pages(pages, page_labels="0 << /S /r >> 2 << /S /D >>"))
+    documents, _ = ingest_paths([folder])
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    server = citesum_serve(index.path, tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        page.fill("#query", "How often will the ferry to Harlow run from May?")
+        page.click("#ask-button")
+        chip = page.locator("button.chip").first
+        chip.wait_for()
+        assert chip.inner_text() == "[1, p. 1]"  # before: "[1, p. 3]", the page's place in the file
+        chip.click()
+        image = page.locator("#doc-page-image")
+        expect(image).to_be_visible()
+        assert image.get_attribute("data-page") == "3"
+        expect(page.locator("#doc-note")).to_contain_text("Page 1 (page 3 of 4 in the file), as printed")
+    finally:
+        server.close()
+
+
 def test_a_docx_citation_keeps_the_text_view(page: Any, tmp_path: Path, haystack: Any) -> None:
     server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log")
     try:

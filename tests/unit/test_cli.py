@@ -367,3 +367,12 @@ def test_a_streamed_answer_lists_the_sources_its_printed_bullets_cite(capsys: py
     # before: KeyError on the source the final answer no longer lists
     assert capsys.readouterr().out.splitlines() == ["- Water rates rise. [1][2]", "", "[1] Notes — n.txt",
                                                     "[2] Report — r.txt"]
+
+
+def test_a_citation_mark_gives_the_page_number_printed_on_a_books_page() -> None:
+    from citesum.cli.common import citation_marks
+    from citesum.cli.summarizing import _pages
+
+    # the file's third page, printed "1" after two pages of front matter; a PDF numbered in order has no label
+    item = {"evidence": [{"number": 4, "page": 3, "page_label": "1"}, {"number": 7, "page": 5}, {"number": 2}]}
+    assert citation_marks([4, 7, 2], {}, _pages(item)) == "[1, p. 1][2, p. 5][3]"

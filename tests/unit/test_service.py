@@ -630,6 +630,30 @@ def test_evidence_in_a_pdf_says_on_which_page_it_is(tmp_path: Path) -> None:
         found = client.get("/documents/report.pdf", params={"evidence": "How often will the Harlow ferry run?"})
         (evidence,) = found.json()["evidence"]
         assert evidence["text"].startswith("The ferry to Harlow") and evidence["page"] == 2
+        assert "page_label" not in evidence  # print numbers its pages as the file orders them
+
+
+def test_evidence_in_a_book_with_front_matter_says_the_page_number_printed_on_it(tmp_path: Path) -> None:
+    # two pages of front matter numbered i and ii, then the body from 1: the file's third page is printed "1"
+    pages = [[(72, 700, "Preface of the harbour report, on its weather and its ferries.")],
+             [(72, 700, "Contents of the harbour report, chapter by chapter.")],
+             [(72, 700, "The ferry to Harlow will run every forty minutes from the first of May.")],
+             [(72, 700, "The tides of May are the highest of the year in the harbour.")]]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "report.pdf").write_bytes(make_pdf_pages(pages, page_labels="0 << /S /r >> 2 << /S /D >>"))
+    (folder / "plain.pdf").write_bytes(make_pdf_pages(pages))
+    documents, _ = ingest_paths([folder])
+    assert {d.id: d.metadata.get("page_labels") for d in documents} == {"report.pdf": ["i", "ii", "1", "2"],
+                                                                        "plain.pdf": None}
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    with _client(index.path) as client:
+        found = client.get("/documents/report.pdf", params={"evidence": "How often will the Harlow ferry run?"})
+        (evidence,) = found.json()["evidence"]
+        # before: "page 3" only, where a reader of the book finds the sentence on the page printed "1"
+        assert evidence["page"] == 3 and evidence["page_label"] == "1"
+        assert client.get("/printed/report.pdf", params={"page": 3, "evidence": evidence["text"]}).json()["boxes"]
 
 
 def test_health_reads_the_database_without_loading_a_generation(index_path: Path) -> None:

@@ -36,7 +36,7 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | No
         yield update
 
 
-def citation_marks(numbers: Iterable[int], shown: dict[int, int], pages: Mapping[int, int] | None = None) -> str:
+def citation_marks(numbers: Iterable[int], shown: dict[int, int], pages: Mapping[int, int | str] | None = None) -> str:
     """Citations as a reader reads them: each document numbered in the order the answer first cites it
     (``shown``, the context's number to the reader's, grows as they come: the context's numbers may start at
     4), with the page a PDF's evidence is on ("[1, p. 177]")."""

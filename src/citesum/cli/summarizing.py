@@ -129,9 +129,10 @@ def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) ->
             _echo_answer(event.data, repaired=repaired, bullets_printed=True, shown=shown)
 
 
-def _pages(item: dict[str, Any]) -> dict[int, int]:
-    """The page each citation's evidence is on, by context number (a PDF's, when the citations are verified)."""
-    return {e["number"]: e["page"] for e in item.get("evidence", ()) if e.get("page")}
+def _pages(item: dict[str, Any]) -> dict[int, int | str]:
+    """The page each citation's evidence is on, by context number (a PDF's, when the citations are verified):
+    the number printed on it, when print numbers the pages otherwise than their order."""
+    return {e["number"]: e.get("page_label") or e["page"] for e in item.get("evidence", ()) if e.get("page")}
 
 
 def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: bool = False,

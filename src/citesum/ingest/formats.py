@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.asciidoc import asciidoc_markdown
 from citesum.ingest.base import IngestOptions, decode_text, path_text
-from citesum.ingest.pdf import FILE_DIGEST, NOTE_PAGES, PAGE_STARTS, clean_pages, read_pages
+from citesum.ingest.pdf import FILE_DIGEST, NOTE_PAGES, PAGE_LABELS, PAGE_STARTS, clean_pages, read_pages
 from citesum.segment import CODE_FENCE, code_marks, holds_fence
 from citesum.types import Document
 
@@ -783,7 +783,7 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     import pypdfium2
 
     try:
-        pages, title = read_pages(data)
+        pages, title, labels = read_pages(data)
     except pypdfium2.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise UnreadableError("encrypted PDF (a password is required)") from exc
@@ -799,6 +799,9 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     return [_document(doc_id, title or _stem(path), clean.text, path, "pdf",
                       {"pages": len(pages), PAGE_STARTS: clean.page_starts,
                        **({NOTE_PAGES: [list(span) for span in clean.note_pages]} if clean.note_pages else {}),
+                       # (kept only when print numbers the pages otherwise than their order does)
+                       **({PAGE_LABELS: labels} if labels != [str(n) for n in range(1, len(labels) + 1)]
+                          and any(labels) else {}),
                        FILE_DIGEST: hashlib.sha256(data).hexdigest()})], problems
 
 

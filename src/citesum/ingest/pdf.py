@@ -57,6 +57,9 @@ EDGE_LINES = 4
 PAGE_STARTS = "page_starts"
 #: the metadata field of a PDF document: (start, end, page) of each footnote (see :class:`CleanText`)
 NOTE_PAGES = "note_pages"
+#: the metadata field of a PDF document whose pages are numbered in print otherwise than 1, 2, ...: each page's
+#: printed label ("xii", "16"), which a reader finds on the page and in a viewer
+PAGE_LABELS = "page_labels"
 
 
 @dataclass(frozen=True)
@@ -73,21 +76,23 @@ class CleanText:
     note_pages: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def read_pages(data: bytes) -> tuple[list[str], str]:
-    """(the text of each page in content order, the document's title or ""); raises ``pypdfium2.PdfiumError``
-    on a corrupt file or one that needs a password. PDFium is not thread-safe: one thread at a time."""
+def read_pages(data: bytes) -> tuple[list[str], str, list[str]]:
+    """(the text of each page in content order, the document's title or "", each page's printed label: "xii",
+    "16", or "" where the file gives none); raises ``pypdfium2.PdfiumError`` on a corrupt file or one that needs
+    a password. PDFium is not thread-safe: one thread at a time."""
     import pypdfium2
 
     document = pypdfium2.PdfDocument(data)
     try:
-        pages = []
+        pages, labels = [], []
         for number in range(len(document)):
             page = document[number]
             textpage = page.get_textpage()
             pages.append(_reading_order(textpage, *page.get_size()))
             textpage.close()
             page.close()
-        return pages, (document.get_metadata_dict().get("Title") or "").strip()
+            labels.append(document.get_page_label(number) or "")
+        return pages, (document.get_metadata_dict().get("Title") or "").strip(), labels
     finally:
         document.close()
 

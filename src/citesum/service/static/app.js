@@ -348,7 +348,8 @@ function bulletItem(bullet, index, sources, numbering) {
   readerNumbers([bullet], numbering);
   const chips = (bullet.evidence || []).map((evidence) => {
       const source = sources[String(evidence.number)] || {};
-      const page = evidence.page ? `, page ${evidence.page}` : "";
+      const printed = evidence.page_label || evidence.page;  // the number printed on the page, when print has one
+      const page = evidence.page ? `, page ${printed}` : "";
       const readerNumber = readerNumbers([{ numbers: [evidence.number] }], numbering).get(evidence.number);
       const label = `Source ${readerNumber}: ${source.title || evidence.document_id}${page}` +
         (evidence.supported ? "" : " (does not clearly state this)");
@@ -358,12 +359,12 @@ function bulletItem(bullet, index, sources, numbering) {
         "data-document": evidence.document_id,
         onclick: (event) => openDocument(evidence.document_id, {
           start: evidence.char_start, end: evidence.char_end, from: event.currentTarget,
-          page: evidence.page, evidence: evidence.text,
+          page: evidence.page, pageLabel: evidence.page_label, evidence: evidence.text,
           note: (evidence.supported ? "Highlighted: the sentence that supports the bullet"
                                     : "Highlighted: the closest sentence; it does not clearly state the bullet") +
-                (evidence.page ? ` (page ${evidence.page}).` : "."),
+                (evidence.page ? ` (page ${printed}).` : "."),
         }),
-      }, evidence.page ? `[${readerNumber}, p. ${evidence.page}]` : `[${readerNumber}]`);
+      }, evidence.page ? `[${readerNumber}, p. ${printed}]` : `[${readerNumber}]`);
     });
   return element("li", {}, bullet.text, ...chips);
 }
@@ -376,7 +377,9 @@ function answerMarkdown(answer) {
   const pages = new Map();
   for (const bullet of answer.bullets) {
     for (const evidence of bullet.evidence || []) {
-      if (evidence.page && !pages.has(evidence.number)) pages.set(evidence.number, evidence.page);
+      if (evidence.page && !pages.has(evidence.number)) {
+        pages.set(evidence.number, evidence.page_label || evidence.page);
+      }
     }
   }
   const lines = [`**${answer.query.trim()}**`, ""];
@@ -507,7 +510,7 @@ function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
-async function openDocument(cited, { start, end, from, note, page, evidence, collection: given }) {
+async function openDocument(cited, { start, end, from, note, page, pageLabel, evidence, collection: given }) {
   showError(null);
   const [name, documentId] = located(cited, given);
   try {
@@ -539,7 +542,7 @@ async function openDocument(cited, { start, end, from, note, page, evidence, col
     const printable = doc.format === "pdf" && Boolean(page);
     $("doc-views").hidden = !printable;
     showView(printable ? "page" : "text");
-    if (printable) await showPrintedPage(documentId, page, evidence, note, name);
+    if (printable) await showPrintedPage(documentId, page, evidence, note, name, pageLabel);
     if (!printable) {
       if (mark) mark.scrollIntoView({ block: "center" });
       else body.scrollTop = 0;
@@ -559,7 +562,7 @@ function showView(view) {
 
 let pageImage = null;  // the object URL of the page shown, released when another is
 
-async function showPrintedPage(documentId, page, evidence, note, name) {
+async function showPrintedPage(documentId, page, evidence, note, name, pageLabel) {
   const sheet = $("doc-page");
   sheet.textContent = "";
   try {
@@ -572,8 +575,11 @@ async function showPrintedPage(documentId, page, evidence, note, name) {
     if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
     if (pageImage) URL.revokeObjectURL(pageImage);
     pageImage = URL.createObjectURL(await response.blob());
+    // the number printed on the page, and its place in the file when print numbers the pages otherwise
+    const which = pageLabel && pageLabel !== String(page)
+      ? `Page ${pageLabel} (page ${page} of ${printed.pages} in the file)` : `Page ${page} of ${printed.pages}`;
     const image = element("img", { id: "doc-page-image", src: pageImage, "data-page": String(page),
-                                   alt: `Page ${page} of ${printed.pages}, as printed` });
+                                   alt: `${which}, as printed` });
     const boxes = printed.boxes.map(([x0, y0, x1, y1]) => {
       const box = element("div", { class: "box", "data-box": [x0, y0, x1, y1].join(",") });
       Object.assign(box.style, { left: `${x0 * 100}%`, top: `${y0 * 100}%`,
@@ -582,8 +588,8 @@ async function showPrintedPage(documentId, page, evidence, note, name) {
     });
     sheet.append(element("div", { class: "sheet" }, image, ...boxes));
     $("doc-note").textContent = boxes.length
-      ? `Page ${page} of ${printed.pages}, as printed: the sentence is marked where it is printed.`
-      : `Page ${page} of ${printed.pages}, as printed. The sentence could not be found on the printed page: ` +
+      ? `${which}, as printed: the sentence is marked where it is printed.`
+      : `${which}, as printed. The sentence could not be found on the printed page: ` +
         "the Text view marks it.";
     if (boxes.length) image.addEventListener("load", () => boxes[0].scrollIntoView({ block: "center" }));
   } catch (error) {  // the file is gone or changed: the extracted text still shows the sentence
