@@ -16,6 +16,19 @@ def _pdf_string(text: str) -> str:
     return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
 
 
+#: a book's pages: two of front matter, then the body; :func:`make_book_with_front_matter` prints them i, ii, 1, 2
+BOOK_PAGES = [[(72, 700, "Preface of the harbour report, on its weather and its ferries.")],
+              [(72, 700, "Contents of the harbour report, chapter by chapter.")],
+              [(72, 700, "The ferry to Harlow will run every forty minutes from the first of May.")],
+              [(72, 700, "The tides of May are the highest of the year in the harbour.")]]
+
+
+def make_book_with_front_matter() -> bytes:
+    """A PDF of :data:`BOOK_PAGES` whose front matter is numbered i, ii and its body from 1 (the file's third page
+    is printed "1")."""
+    return make_pdf_pages(BOOK_PAGES, page_labels="0 << /S /r >> 2 << /S /D >>")
+
+
 def make_pdf_pages(pages: list[list[tuple[float, float, str]]], font_size: int = 11, page_labels: str = "") -> bytes:
     """A valid PDF (US Letter, Helvetica) whose pages show each ``(x, y, text)`` at that point, in the given
     order in the content stream (as a writer that fills two columns line by line across the page would).

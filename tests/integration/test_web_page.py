@@ -479,15 +479,11 @@ def test_a_books_citation_names_the_page_number_printed_on_it(page: Any, tmp_pat
     """A PDF whose front matter is numbered i, ii and its body from 1: the citation names the number printed on
     the page, and the printed page shown is the file's page that carries it."""
     from citesum.ingest import ingest_paths
-    from fixtures import make_pdf_pages
+    from fixtures import make_book_with_front_matter
 
-    pages = [[(72, 700, "Preface of the harbour report, on its weather and its ferries.")],
-             [(72, 700, "Contents of the harbour report, chapter by chapter.")],
-             [(72, 700, "The ferry to Harlow will run every forty minutes from the first of May.")],
-             [(72, 700, "The tides of May are the highest of the year in the harbour.")]]
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "report.pdf").write_bytes(make_pdf_pages(pages, page_labels="0 << /S /r >> 2 << /S /D >>"))
+    (folder / "report.pdf").write_bytes(make_book_with_front_matter())
     documents, _ = ingest_paths([folder])
     index = Index.create(tmp_path / "ix", IndexSettings())
     index.add(documents)

@@ -634,15 +634,13 @@ def test_evidence_in_a_pdf_says_on_which_page_it_is(tmp_path: Path) -> None:
 
 
 def test_evidence_in_a_book_with_front_matter_says_the_page_number_printed_on_it(tmp_path: Path) -> None:
+    from fixtures import BOOK_PAGES, make_book_with_front_matter
+
     # two pages of front matter numbered i and ii, then the body from 1: the file's third page is printed "1"
-    pages = [[(72, 700, "Preface of the harbour report, on its weather and its ferries.")],
-             [(72, 700, "Contents of the harbour report, chapter by chapter.")],
-             [(72, 700, "The ferry to Harlow will run every forty minutes from the first of May.")],
-             [(72, 700, "The tides of May are the highest of the year in the harbour.")]]
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "report.pdf").write_bytes(make_pdf_pages(pages, page_labels="0 << /S /r >> 2 << /S /D >>"))
-    (folder / "plain.pdf").write_bytes(make_pdf_pages(pages))
+    (folder / "report.pdf").write_bytes(make_book_with_front_matter())
+    (folder / "plain.pdf").write_bytes(make_pdf_pages(BOOK_PAGES))
     documents, _ = ingest_paths([folder])
     assert {d.id: d.metadata.get("page_labels") for d in documents} == {"report.pdf": ["i", "ii", "1", "2"],
                                                                         "plain.pdf": None}

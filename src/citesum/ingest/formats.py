@@ -425,7 +425,6 @@ def _heading_line(heading: str) -> re.Pattern[str]:
     return re.compile(r"(?m)^[ \t]*" + r"\s+".join(map(re.escape, heading.split())) + r"[ \t\u00b6\uf0c1]*$")
 
 
-
 #: what a page's author marks as not its main content (HTML5 elements and ARIA roles); trafilatura keeps a
 #: site's <header> when the article is short. A header or footer inside the article is the article's own.
 _NOT_MAIN_CONTENT = ["//nav", "//aside", "//header[not(ancestor::article or ancestor::main)]",

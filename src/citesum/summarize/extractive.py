@@ -538,10 +538,13 @@ _BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered
 #: "Which features ...": a plural noun right after "what" or "which" (one word before it, as in "Which pip
 #: commands ...", took "Which file contains ...?" for a list: a verb ends in s too)
 _WH_PLURAL = re.compile(r"^\W*(?:what|which)\s+(?:(?:kind|type|sort)s? of\s+)?(\w+s)\b", re.IGNORECASE)
+#: an auxiliary in the negative: "doesn't", "shouldn't", "can't", "won't"
+_NEGATIVE_AUXILIARY = (r"(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)n['’]t|"
+                       r"ca['’]?n['’]t|won['’]t")
 _SPECIFIC_OPENING = re.compile(
     r"^\W*(?:(?:in|on|at|for|with|by|from|to|under) (?:what|which)|"
     # "Doesn't requests give up after a while?", "Shouldn't it catch that?", "..., isn't it?"
-    r"(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)n['’]t|ca['’]?n['’]t|won['’]t|"
+    + _NEGATIVE_AUXILIARY + "|"
     r"is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
     r"whose|which|why|how|what)\b", re.IGNORECASE)
 #: a second question joined to the first ("What was it doing, and how do I clean up its cache?", "Why does it
@@ -597,9 +600,7 @@ _CLAUSES_LOOKED_AT = 8
 
 
 #: a tag question ending a statement ("..., isn't it?", "..., doesn't it?"): the statement is what is asked
-_TAG_QUESTION = re.compile(
-    r",\s+(?:(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|must)n['’]t|ca['’]?n['’]t|"
-    r"won['’]t)\s+\w+\s*\?\s*$", re.IGNORECASE)
+_TAG_QUESTION = re.compile(r",\s+(?:" + _NEGATIVE_AUXILIARY + r")\s+\w+\s*\?\s*$", re.IGNORECASE)
 #: the fewest words of the asker's trouble told without a question mark ("My dotfiles" names a subject)
 _TROUBLE_WORDS = 8
 

@@ -344,11 +344,14 @@ function readerNumbers(items, numbering = new Map()) {
   return numbering;
 }
 
+// the page a PDF's evidence is on, as a reader finds it: the number printed on it, when print has one
+function printedPage(evidence) { return evidence.page_label || evidence.page; }
+
 function bulletItem(bullet, index, sources, numbering) {
   readerNumbers([bullet], numbering);
   const chips = (bullet.evidence || []).map((evidence) => {
       const source = sources[String(evidence.number)] || {};
-      const printed = evidence.page_label || evidence.page;  // the number printed on the page, when print has one
+      const printed = printedPage(evidence);
       const page = evidence.page ? `, page ${printed}` : "";
       const readerNumber = readerNumbers([{ numbers: [evidence.number] }], numbering).get(evidence.number);
       const label = `Source ${readerNumber}: ${source.title || evidence.document_id}${page}` +
@@ -377,9 +380,7 @@ function answerMarkdown(answer) {
   const pages = new Map();
   for (const bullet of answer.bullets) {
     for (const evidence of bullet.evidence || []) {
-      if (evidence.page && !pages.has(evidence.number)) {
-        pages.set(evidence.number, evidence.page_label || evidence.page);
-      }
+      if (evidence.page && !pages.has(evidence.number)) pages.set(evidence.number, printedPage(evidence));
     }
   }
   const lines = [`**${answer.query.trim()}**`, ""];
