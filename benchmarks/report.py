@@ -86,8 +86,9 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("twelfth", "twelfth (held out in the eighth round, tuned on in the ninth)"),
                     ("thirteenth", "thirteenth (held out from every choice until the ninth round's start, run "
                                    "once then, tuned on after)"),
-                    ("fourteenth", "fourteenth (held out from every choice; run after the round's rules and "
-                                   "again after a code review's fixes)"))
+                    ("fourteenth", "fourteenth (held out in the ninth round, tuned on in the tenth)"),
+                    ("fifteenth", "fifteenth (held out from every choice until the tenth round's start, run "
+                                  "once then, tuned on after)"))
 #: the split held out from every choice of the latest round: run once, after them
 _HELD_OUT_SPLIT = "fourteenth"
 
