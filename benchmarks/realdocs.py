@@ -138,9 +138,14 @@ def _flexible(text: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(re.escape(part) for part in text.split()))
 
 
+#: an FAQ's label after a sentence's end, in the line ("... Should I redo all? A: No, if you have kept ...")
+_FAQ_LABEL_AFTER = re.compile(r"(?:^|[.!?][" + re.escape(_CLOSERS) + r"]*\s+)[QA]:$")
+
+
 def starts_sentence(text: str, start: int, first_char: str = "") -> bool:
     """Whether a sentence can start at ``text[start]``: at the start of the text; after . ! ? (and closing
-    quotes or brackets) and whitespace; after a list marker opening its line; or at a line start after a blank
+    quotes or brackets) and whitespace, or after an FAQ's "Q:" or "A:" label that follows them; after a list
+    marker opening its line; or at a line start after a blank
     line, after a line ending a sentence, a heading's ¶ or a bracket, or when it begins with a capital, a digit
     or an opening quote or bracket (a hard-wrapped sentence's next line starts in lower case)."""
     before = text[:start]
@@ -153,7 +158,7 @@ def starts_sentence(text: str, start: int, first_char: str = "") -> bool:
         return True  # "  - Item", "1. Item", "(3) Item"
     if not gap:
         return False
-    if _SENTENCE_END.search(core):
+    if _SENTENCE_END.search(core) or _FAQ_LABEL_AFTER.search(core):
         return True
     if "\n" not in gap:
         return False

@@ -67,6 +67,9 @@ def test_starts_sentence_both_ways() -> None:
     assert rd.starts_sentence(text, text.index("Third"))
     assert not rd.starts_sentence(text, text.index("continues"))
     assert not rd.starts_sentence(text, text.index("one\n"))
+    faq = "Q: I have forgotten some URLs.. Should I redo all? A: No, if you have kept the cache, nothing is lost."
+    assert rd.starts_sentence(faq, faq.index("No, if")) and not rd.starts_sentence(faq, faq.index("if you"))
+    assert not rd.starts_sentence("Set the value of A: No, it", len("Set the value of A: "))
 
 
 def test_fragment_rate_both_ways() -> None:

@@ -507,6 +507,21 @@ def test_negative_questions_quoted_stops_and_the_askers_trouble_are_questions_no
         assert question_form(topic) == "topic", topic
 
 
+def test_a_trouble_told_in_the_third_person_is_a_question_not_a_topic() -> None:
+    # before: each was a topic, answered with five ungated bullets; the asker shows in a pronoun anywhere in it
+    # ("for me", "our"), or in what does not happen ("can't find its CD")
+    for trouble in ["fdm aborts straight away since I put my mail password in ~/.netrc",
+                    "every track abcde rips for me ends in .ogg.ogg instead of just .ogg",
+                    "The kids' old DOS game in DOSBox keeps saying it can't find its CD, even though the drive is "
+                    "mounted as D:",
+                    "Our knotd crashed overnight and the admin can't find a core file anywhere on the server"]:
+        assert question_form(trouble) == "specific", trouble
+    # a subject named stays a topic: "US" is no pronoun, and a short one names ("My dotfiles")
+    for topic in ["US politics and the media landscape in the last decade", "My dotfiles",
+                  "Tesla's Berlin factory, where production started in 2022"]:
+        assert question_form(topic) == "topic", topic
+
+
 FLEX_FAQ = """Flex is not matching my patterns in the same order that I defined them.
 
 flex picks the rule that matches the most text (i.e., the longest possible input string). This is because flex

@@ -607,6 +607,76 @@ def test_a_docbook_faqs_first_headings_come_back_when_its_answer_opens_a_list(tm
     assert "\n\n5.2. Why am I getting a 503 error on every page?\n\nMore than likely" in restored
 
 
+def _qanda_row(label: str, paragraphs: str, kind: str) -> str:
+    return (f"<tr class='{kind}'><td align='left' valign='top'><a name='q{len(paragraphs)}'></a><p><b>{label}</b></p>"
+            f"</td><td align='left' valign='top'>{paragraphs}</td></tr>")
+
+
+def test_a_docbook_question_and_answer_table_is_read_as_its_questions_and_answers(tmp_path: Path) -> None:
+    # DocBook lays out a <qandaset> as a table: a "Q:" cell beside the question, an "A:" cell beside the answer,
+    # and a row listing the section's questions again as links (MPlayer's FAQ)
+    rows = ("<tr class='qandadiv'><td colspan='2'><h3 class='title'>8.3. General questions</h3></td></tr>"
+            "<tr class='toc'><td colspan='2'><dl><dt>Q: <a href='faq.html#q1'>How can I make MPlayer remember the "
+            "options I use for a particular file?</a></dt><dt>Q: <a href='faq.html#q2'>Are there binary packages?"
+            "</a></dt></dl></td></tr>"
+            + _qanda_row("Q:", "<p>\nHow can I make <span class='application'>MPlayer</span> remember the options I "
+                         "use for a particular file, e.g. movie.avi?\n</p>", "question")
+            + _qanda_row("A:", "<p>\nCreate a file named movie.avi.conf with the file-specific options in it and "
+                         "put it in ~/.mplayer or in the same directory as the file.\n</p>", "answer")
+            + _qanda_row("Q:", "<p>Are there binary (RPM/Debian) packages of MPlayer?</p>", "question")
+            + _qanda_row("A:", "<p>See the <a href='linux.html#debian'>Debian</a> and <a href='linux.html#rpm'>RPM"
+                         "</a>\nsection for details.</p>", "answer"))
+    page = tmp_path / "faq.html"
+    page.write_text("<html><head><title>Chapter 8. Frequently Asked Questions</title></head><body><div "
+                    "class='chapter'><h1>Chapter 8. Frequently Asked Questions</h1><div class='qandaset'><table "
+                    f"border='0' style='width: 100%;'><tbody>{rows}</tbody></table></div></div></body></html>",
+                    encoding="utf-8")
+    text = _read(page).text
+    words = " ".join(text.split())
+    # before: "| Q: | How can I make MPlayer remember ... | " and the questions listed again in one row
+    assert "|" not in text and words.count("How can I make MPlayer remember") == 1
+    assert words.endswith(
+        "8.3. General questions Q: How can I make MPlayer remember the options I use for a particular file, e.g. "
+        "movie.avi? A: Create a file named movie.avi.conf with the file-specific options in it and put it in "
+        "~/.mplayer or in the same directory as the file. Q: Are there binary (RPM/Debian) packages of MPlayer? A: "
+        "See the Debian and RPM section for details.")
+    # each label opens a line of its own, as an FAQ's "Q:" and "A:" lines are read
+    assert [line.split()[0] for line in text.splitlines() if line[:2] in ("Q:", "A:")] == ["Q:", "A:", "Q:", "A:"]
+
+
+def test_an_faqs_questions_marked_as_anchors_are_kept(tmp_path: Path) -> None:
+    # dar's FAQ: each question a bold named anchor on a line of its own, its answer in a paragraph below
+    entries = "".join(
+        f"<a name='A{n}' id='A{n}'><b>{question}</b></a><br/>\n<p>\n{answer}\n</p>\n"
+        for n, (question, answer) in enumerate([
+            ("Dar hangs when using it with pipes, why?", "Dar can produce backups on its standard output, if you "
+             "give '-' as basename. But it cannot read a backup from its standard input in direct access mode."),
+            ("Can I use different filters between a full backup and a\n differential backup? Would not dar consider "
+             "some file not included in\n the filter to be deleted?", "Yes, you can. No, there is no risk to have dar "
+             "deleting the files that were not selected for the differential backup."),
+            ("I cannot find the binary package for my distro, where to look for?", "For any binary package, ask "
+             "your distro maintainer to include dar, and check on the web site of your distro for a dar package.")]))
+    page = tmp_path / "FAQ.html"
+    page.write_text(f"<html><body><div class=maintop><h2>Answers:</h2>\n{entries}</div></body></html>", encoding="utf-8")
+    text = " ".join(_read(page).text.split())
+    # before: the questions were gone, each answer following the one above it
+    for question in ["Dar hangs when using it with pipes, why?", "Can I use different filters between a full "
+                     "backup and a differential backup? Would not dar consider some file not included in the filter "
+                     "to be deleted?", "I cannot find the binary package for my distro, where to look for?"]:
+        assert question in text, question
+
+
+def test_a_table_of_values_stays_a_table(tmp_path: Path) -> None:
+    # a table whose first column holds short labels but whose other cells hold values, not paragraphs
+    page = tmp_path / "options.html"
+    cells = "".join(f"<tr><td>{n}.</td><td>option{n}</td><td>value {n}</td></tr>" for n in range(1, 4))
+    page.write_text("<html><body><div><h1>Options</h1><p>These are the options that the program reads from its "
+                    "configuration file at start-up, in the order below.</p><table>" + cells + "</table><p>Each "
+                    "option is read once, and a later value replaces an earlier one.</p></div></body></html>",
+                    encoding="utf-8")
+    assert "option2 | value 2" in _read(page).text
+
+
 def test_inline_code_and_quotations_are_made_text_where_they_are_shown_and_stay_linear() -> None:
     from citesum.ingest.formats import _main_content
 

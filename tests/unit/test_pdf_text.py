@@ -275,3 +275,33 @@ def test_a_pdf_whose_pages_are_mostly_scans_is_indexed_and_the_report_says_so(tm
     assert reasons["manual.pdf"] == ("1 part(s) left out: 4 of 6 pages, which have no text layer (scanned pages need "
                                      "OCR first)")
     assert reasons["book.pdf"] == ""
+
+
+def test_a_contents_pages_entries_and_the_headings_it_lists_stand_apart() -> None:
+    # a LibreOffice manual (aprx): its contents page came out as one paragraph, and a heading it lists ran into
+    # the line above it, which ends no sentence ("... googlegroups.com 2 Configuration Examples")
+    contents = ("Table of Contents\n1 What is APRX?.................................................. 5\n"
+                "2 Configuration Examples........................................ 7\n"
+                "2.1 Minimal Configuration of Rx-iGate.............................. 8\n")
+    body = ("The program reports telemetry statistics on every interface it has, which can be used to estimate "
+            "radio channel loading.\nEmail list for support: aprx-software (at) googlegroups.com\n"
+            "2 Configuration Examples\nBasis of Aprx configuration is in understanding how interfaces and message "
+            "flows depend on each other.\n")
+    text = clean_pages([contents, body]).text
+    paragraphs = text.split("\n\n")
+    assert "1 What is APRX?.................................................. 5" in paragraphs
+    assert "2.1 Minimal Configuration of Rx-iGate.............................. 8" in paragraphs
+    assert "googlegroups.com\n\n2 Configuration Examples\n\nBasis of Aprx configuration" in text
+    # a numbered line that no contents entry lists goes on the sentence it is in
+    lines = ("The nightly job builds every package of the project from its sources, and after that the tests run\n"
+             "2 Configuration passes each night, one for each radio.\n")
+    assert "the tests run 2 Configuration passes each night" in clean_pages([contents, lines]).text
+
+
+def test_a_word_doxygen_breaks_with_its_mark_at_a_line_end_is_whole_again() -> None:
+    # Doxygen's LaTeX sets "←-" where it breaks a word or a name at a line's end
+    text = clean_pages(["There is also support for generating output in RTF (MS-Word), Post←-\nScript, hyperlinked "
+                        "PDF, and man pages. Install bison from https://sourceforge.←-\nnet/projects/winflexbison/ "
+                        "first.\n"]).text
+    assert "output in RTF (MS-Word), PostScript, hyperlinked PDF" in text
+    assert "https://sourceforge.net/projects/winflexbison/" in text and "←" not in text

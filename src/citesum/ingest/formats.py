@@ -480,6 +480,12 @@ def _prepared(html: str) -> str:
     * inline markup in a paragraph, a list item or a cell loses its class and id, which trafilatura reads as a
       block's: getmail's pages mark a placeholder ``<span class="meta">name</span>``, which it dropped as page
       metadata ("requires the parameter , but it was not found").
+    * an anchor (``<a name="A1">``, no ``href``) is its text: it marks a place to link to, and trafilatura, taking
+      it for a link, dropped dar's FAQ questions, each a bold anchor on a line of its own;
+    * a table that only lays out labelled paragraphs (DocBook's questions and answers: a "Q:" cell beside the
+      question's paragraph, an "A:" cell beside the answer's) is made those paragraphs, each opened by its label
+      ("Q: How can I make MPlayer remember ...?"), as a reader reads them; its rows of in-page links only (the
+      questions listed again) are left out. MPlayer's FAQ came out as a table of "| Q: | ... |" rows.
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -501,6 +507,11 @@ def _prepared(html: str) -> str:
             for name in ("class", "id"):
                 inline.attrib.pop(name, None)
             changed = True
+    for anchor in root.xpath("//a[not(@href)]"):  # a place to link to, not a link
+        anchor.drop_tag()
+        changed = True
+    for table in list(root.iter("table")):
+        changed |= _unwrap_labelled_rows(table)
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -523,6 +534,69 @@ _NAMED_INLINE_MARKUP = (
 #: a class that hides what it marks: trafilatura leaves it out, and so should the text
 _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-hidden|screen-reader-text)\b",
                            re.IGNORECASE)
+
+
+#: a label that opens a paragraph laid out in a table cell beside it: "Q:", "A:", "8.1.2."
+_ROW_LABEL = re.compile(r"(?:Q|A|Question|Answer)\s*[:.]|\d{1,3}(?:\.\d{1,3})*\.?")
+#: elements a cell holds when it holds paragraphs, not a value
+_CELL_BLOCKS = ("p", "div", "pre", "ul", "ol", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _unwrap_labelled_rows(table: Any) -> bool:
+    """Replace ``table`` with its paragraphs when it lays out labelled paragraphs (:func:`_prepared`): every
+    row is one cell spanning the table, or a label cell (:data:`_ROW_LABEL`) beside a cell of paragraphs, or in-page
+    links only, and at least two rows are labelled. A table of values (a cell of one word, two cells of
+    sentences) is left as it is. Whether it was replaced."""
+    import lxml.html
+
+    rows = [row for row in table.iter("tr") if _owning_table(row) is table]
+    laid_out: list[tuple[str, Any]] = []  # (label, the cell of paragraphs) or ("", a spanning cell)
+    for row in rows:
+        cells = [cell for cell in row if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
+        if _links_only(row):
+            continue
+        if len(cells) == 1:
+            laid_out.append(("", cells[0]))
+        elif (len(cells) == 2 and _ROW_LABEL.fullmatch(" ".join(cells[0].text_content().split()))
+              and any(cells[1].find(f".//{block}") is not None for block in _CELL_BLOCKS)):
+            laid_out.append((" ".join(cells[0].text_content().split()), cells[1]))
+        else:
+            return False
+    if sum(1 for label, _ in laid_out if label) < 2:
+        return False
+    holder = lxml.html.Element("div")
+    for label, cell in laid_out:
+        part = lxml.html.Element("div")
+        part.text = cell.text
+        part.extend(list(cell))
+        if label:
+            opening = next((block for block in part.iter(*_CELL_BLOCKS) if block is not part), None)
+            if opening is not None and opening.tag.lower() == "p":
+                opening.text = f"{label} {(opening.text or '').lstrip()}"
+            else:
+                part.text = f"{label} {(part.text or '').lstrip()}"
+        for link in list(part.iter("a")):  # content, not navigation: trafilatura drops a short answer for
+            link.drop_tag()                 # its links ("See the Debian and RPM section for details.")
+        holder.append(part)
+    holder.tail = table.tail
+    table.getparent().replace(table, holder)
+    return True
+
+
+def _owning_table(node: Any) -> Any:
+    """The nearest <table> enclosing ``node``."""
+    return next((up for up in node.iterancestors() if isinstance(up.tag, str) and up.tag.lower() == "table"), None)
+
+
+def _links_only(row: Any) -> bool:
+    """Whether a row's text is all in-page links and labels (a list of the questions below, each a link)."""
+    links = [a for a in row.iter("a") if "#" in (a.get("href") or "")]
+    if not links:
+        return False
+    rest = " ".join(row.text_content().split())
+    for link in links:
+        rest = rest.replace(" ".join(link.text_content().split()), " ", 1)
+    return not _ROW_LABEL.sub(" ", rest).strip()
 
 
 def _quote(quotation: Any) -> None:

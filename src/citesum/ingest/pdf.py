@@ -212,6 +212,32 @@ def section_titles(pages: list[list[str]]) -> set[str]:
             if (found := _NUMBERED_TITLE.match(line.strip())) and len(key := _key(found.group(1))) >= _TITLE_LETTERS}
 
 
+def contents_headings(pages: list[list[str]]) -> set[str]:
+    """Keys of the numbered headings a contents page lists ("2 Configuration Examples....... 7" lists "2
+    Configuration Examples"), number included: where one of them is a line of its own in the text, it is that
+    heading, even where the line before it ends no sentence ("... googlegroups.com" above "2 Configuration
+    Examples")."""
+    return {_key(found.group(1)) + number.group(0) for lines in pages for line in lines
+            if (found := _CONTENTS_ENTRY.match(line.strip())) and (number := _LEADING_NUMBER.match(found.group(1)))}
+
+
+def _stands_apart(line: str, headings: set[str]) -> bool:
+    """Whether ``line`` is a paragraph of its own: a contents page's entry, or a heading that page lists."""
+    if _CONTENTS_ENTRY.match(line):
+        return True
+    number = _LEADING_NUMBER.match(line)
+    return number is not None and _key(line) + number.group(0) in headings
+
+
+#: the mark LaTeX manuals made by Doxygen set where they break a word or a name at a line's end ("Post←-" above
+#: "Script", "https://sourceforge.←-" above "net/..."): the word goes on, as where PDFium marks a break
+_BREAK_MARK = re.compile(r"←-?$")
+#: a contents page's entry: a title, its dot leader and its page number ("3.1 The “mycall” Parameter....... 16")
+_CONTENTS_ENTRY = re.compile(r"(\S.*?)\s*(?:\.\s?){4,}\s*[\divxlcdm]{1,6}$", re.IGNORECASE)
+#: a heading's section number ("3.6.1", "2.", "A.1")
+_LEADING_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?(?=\s+\S)")
+
+
 def _title_in_sentence(lines: list[str], dropped: set[int], before: list[str], titles: set[str]) -> set[int]:
     """The position of a section's title, without its number, at the top of a page where it splits a
     sentence: the page before ends inside one and the line below it goes on in lower case ("But if the problem"
@@ -270,6 +296,7 @@ def clean_pages(pages: list[str]) -> CleanText:
     nonblank = [[line for line in lines if line.strip()] for lines in split]
     running, offsets = running_lines(nonblank), folio_offsets(nonblank)
     titles = section_titles(nonblank)
+    headings = contents_headings(nonblank)
     # the words as the document writes them; the parts of a word PDFium marks as broken are not a use of it
     vocabulary = Counter(re.findall(r"\w+(?:-\w+)*", " ".join(pages).replace(_SOFT_BREAK, " ").lower()))
     kept: list[list[str]] = []
@@ -316,6 +343,7 @@ def clean_pages(pages: list[str]) -> CleanText:
             if not text:
                 pending_break = bool(parts)  # a blank line ends the paragraph
                 continue
+            text = _BREAK_MARK.sub(_SOFT_BREAK, text)  # Doxygen's LaTeX marks a word it breaks: "Post←-"
             soft_end = text.endswith(_SOFT_BREAK)
             inner = text[:-1] if soft_end else text
             joined += inner.count(_SOFT_BREAK)  # PDFium joined the line itself: "vis\ufffeitors"
@@ -325,6 +353,8 @@ def clean_pages(pages: list[str]) -> CleanText:
             if parts:
                 glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
                                                                              opens)
+                if glue == " " and (_stands_apart(last, headings) or _stands_apart(body, headings)):
+                    glue = "\n\n"
                 if example and not pending_break and _example_line(body, full) and not _prose_line(body):
                     glue, rejoined = "\n", False  # the example goes on, line by line
                 elif example:  # a line of prose, a heading, a list or a blank line ends it

@@ -583,8 +583,10 @@ def question_form(query: str) -> QuestionForm:
         return "specific"
     if not _SPECIFIC_OPENING.search(asked):
         # the asker's trouble told without a question mark ("My script calls http from cron and it just hangs
-        # forever") asks what is wrong: one thing, not whatever the documents say of a subject ("My dotfiles")
-        told = _ASKER.match(query.lstrip()) and len(query.split()) >= _TROUBLE_WORDS
+        # forever", "fdm aborts straight away since I put my mail password in ~/.netrc", "Our knotd crashed
+        # overnight and the admin can't find a core file") asks what is wrong: one thing, not whatever the
+        # documents say of a subject ("My dotfiles", "Tesla's Berlin factory")
+        told = _TROUBLE_TOLD.search(query) and len(query.split()) >= _TROUBLE_WORDS
         return "specific" if told and not query.rstrip().endswith("?") else "topic"
     plural = _WH_PLURAL.search(asked)
     if plural and plural.group(1).lower() not in _NOT_PLURAL:
@@ -603,6 +605,11 @@ _CLAUSES_LOOKED_AT = 8
 _TAG_QUESTION = re.compile(r",\s+(?:" + _NEGATIVE_AUXILIARY + r")\s+\w+\s*\?\s*$", re.IGNORECASE)
 #: the fewest words of the asker's trouble told without a question mark ("My dotfiles" names a subject)
 _TROUBLE_WORDS = 8
+#: what tells of the asker's own case in a statement: the asker or their people ("for me", "our knotd"; "us" in
+#: lower case, not the US), or something that does not happen ("can't find its CD"); a topic names a subject
+#: and tells neither
+_TROUBLE_TOLD = re.compile(r"(?<![\w'’-])(?:i|i'm|i've|i'd|me|my|we|we're|we've|(?-i:us)|our)(?![\w'’-])|"
+                           r"\b(?:" + _NEGATIVE_AUXILIARY + r"|not|never|nothing|no longer)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
