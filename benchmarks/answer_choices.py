@@ -1,4 +1,6 @@
-"""The fifth round's two choices of the offline summarizer, on the real-document splits it was tuned on.
+"""Choices of the offline summarizer's answer rules, on the real-document splits they were made on.
+
+``--choice fifth`` (the default; writes answer_choices.json), the fifth round's two choices:
 
 1. ``rarest_word_factor``: a specific question's sentence without the rarest word of the clause that asks
    (what the question asks most precisely: "colored" in "How do I get colored output from diff?") has its answer
@@ -16,8 +18,15 @@ rules were tuned on; the ``seventh`` split, held out from both choices, is repor
 (``--split seventh``, and ``--split seventh -- --relevance-embedder minilm``). The seconds are the summarizer's
 own time a question (median), models' loading apart, on this machine.
 
-Run: python benchmarks/answer_choices.py [--splits dev,test,...] [--work DIR]
-Writes: benchmarks/results/answer_choices.json
+``--choice going-on`` (the tenth round's; writes answer_choices_going_on.json): ``next_sentence_ratio``, whether
+the sentence after a specific question's one answer, in the same passage and under the same heading, is stated
+with it, when its answer score reaches this share of the first's (off, 0.3, 0.5, 0.6, 0.7, 0.8). Chosen on the
+ten splits ``dev`` to ``tenth`` pooled (the tuning part); the five splits ``eleventh`` to ``fifteenth`` (the
+checking part, pooled apart) were not looked at for it, though earlier rules were tuned on them; ``sixteenth``,
+held out from the whole round, is reported by ``realdocs.py`` itself.
+
+Run: python benchmarks/answer_choices.py [--choice fifth|going-on] [--splits dev,test,...] [--work DIR]
+Writes: benchmarks/results/answer_choices.json (or answer_choices_going_on.json)
 """
 
 from __future__ import annotations
@@ -47,13 +56,30 @@ SETTINGS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+#: the tenth round's choice: (name, options), its tuning part and its checking part
+GOING_ON: list[tuple[str, dict[str, Any]]] = [
+    ("next sentence off", {"next_sentence_ratio": None}),
+    *[(f"next sentence at {ratio}" + (" (default)" if ratio == 0.6 else ""),
+       {} if ratio == 0.6 else {"next_sentence_ratio": ratio}) for ratio in (0.3, 0.5, 0.6, 0.7, 0.8)],
+]
+GOING_ON_TUNING = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth", "ninth", "tenth")
+GOING_ON_CHECKING = ("eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth")
+#: --choice: (settings, the splits by default, the parts pooled apart, the result's name)
+CHOICES: dict[str, tuple[list[tuple[str, dict[str, Any]]], tuple[str, ...], dict[str, tuple[str, ...]], str]] = {
+    "fifth": (SETTINGS, TUNING_SPLITS, {}, "answer_choices"),
+    "going-on": (GOING_ON, GOING_ON_TUNING + GOING_ON_CHECKING,
+                 {"tuning": GOING_ON_TUNING, "checking": GOING_ON_CHECKING}, "answer_choices_going_on"),
+}
+
+
 def _realdocs() -> Any:
     return load_script(ROOT / "benchmarks" / "realdocs.py", "realdocs")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--splits", default=",".join(TUNING_SPLITS))
+    parser.add_argument("--choice", choices=sorted(CHOICES), default="fifth")
+    parser.add_argument("--splits", help="default: the choice's own")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where realdocs.py --check-only left each split's index.")
     args = parser.parse_args()
@@ -61,12 +87,13 @@ def main() -> None:
     from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
     rd = _realdocs()
-    splits = args.splits.split(",")
+    settings_tried, default_splits, parts, result_name = CHOICES[args.choice]
+    splits = args.splits.split(",") if args.splits else list(default_splits)
     defaults = PipelineOptions()
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in SETTINGS}
-    seconds: dict[str, list[float]] = {name: [] for name, _ in SETTINGS}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in settings_tried}
+    seconds: dict[str, list[float]] = {name: [] for name, _ in settings_tried}
     summarizers = {name: ExtractiveSummarizer(ExtractiveOptions(bullets=defaults.bullets, max_words=defaults.words,
-                                                                **options)) for name, options in SETTINGS}
+                                                                **options)) for name, options in settings_tried}
     for summarizer in summarizers.values():  # the model's loading is not a question's time
         summarizer.relevance_embedder.encode_query("warm up")
     for split in splits:
@@ -91,17 +118,19 @@ def main() -> None:
                 seconds[name].append(took)
         print(f"[{split}] done", flush=True)
     settings = []
-    for name, options in SETTINGS:
+    for name, options in settings_tried:
         metrics = rd.aggregate(rows[name])
         settings.append({"name": name, "options": options,
                          "median_summarize_seconds": round(statistics.median(seconds[name]), 3),
                          "pooled": metrics,
+                         "by_part": {part: rd.aggregate([r for r in rows[name] if r["split"] in members])
+                                     for part, members in parts.items()},
                          "by_split": {s: rd.aggregate([r for r in rows[name] if r["split"] == s]) for s in splits}})
         print(f"{name:32} precision {metrics['answer_precision']}  coverage {metrics['answer_coverage']}  "
               f"specific {metrics['specific_gold_rate']}  unanswerable abstained {metrics['abstention']}  "
               f"answerable abstained {metrics['false_abstention']}  {settings[-1]['median_summarize_seconds']} s")
-    write_result("answer_choices", {"splits": splits, "questions": len(rows[SETTINGS[0][0]]),
-                                          "settings": settings})
+    write_result(result_name, {"splits": splits, "parts": {part: list(members) for part, members in parts.items()},
+                               "questions": len(rows[settings_tried[0][0]]), "settings": settings})
 
 
 if __name__ == "__main__":

@@ -159,6 +159,22 @@ def answer_choices() -> str:
             "tuned on). " + _provenance(data))
 
 
+def answer_choices_going_on() -> str:
+    """The tenth round's choice (the sentence going on from a specific answer), on its tuning part and its
+    checking part, each pooled."""
+    data = _load("answer_choices_going_on")
+    keys = [c for c in _ANSWER_COLUMNS if c[0] in ("bullets_per_question", "answer_precision", "answer_coverage",
+                                                   "specific_gold_rate")]
+    parts = list(data["parts"])
+    rows = [[setting["name"], *[_cell(setting["by_part"][part].get(key), unit) for part in parts
+                                for key, _, unit in keys]] for setting in data["settings"]]
+    header = ["setting", *[f"{part}: {label}" for part in parts for _, label, _ in keys]]
+    run = {**data, "command": re.sub(r" --work \S+", "", data["command"])}
+    return (_table(header, rows) + "\n\n" + " ".join(
+        f"{part.capitalize()}: the splits {', '.join(data['parts'][part])}, pooled."
+        for part in parts) + " " + _provenance(run))
+
+
 def realdocs() -> str:
     """Before (the code this change started from) and after, per split and kind of question."""
     after, before = _load("realdocs"), _load("realdocs_before")
@@ -1493,6 +1509,7 @@ def results() -> str:
 TABLES: dict[str, Callable[[], str]] = {
     "llm-defaults": llm_defaults, "realdocs": realdocs, "realdocs-round": realdocs_round,
     "realdocs-contextual": realdocs_contextual, "answer-choices": answer_choices,
+    "answer-choices-going-on": answer_choices_going_on,
     "collections-memory": collections_memory,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,

@@ -1011,3 +1011,37 @@ def test_the_askers_case_on_the_line_of_its_question_heads_the_answer_unnumbered
     advice = "My advice is to give the cache a quarter of the memory. Why a quarter?\n\nThe rest goes to the pages.\n"
     [block] = _titled(("Tuning the cache", advice)).blocks
     assert "My advice is to give the cache a quarter of the memory." in dict(_statable_sentences(block, 3))
+
+
+ATTRS = """Hashing
+=======
+
+Some objects have hash codes which are expensive to compute. If such objects are to be stored in hash-based
+collections, it can be useful to compute the hash codes only once and then store the result on the object.
+Set cache_hash=True for that; the default is False.
+
+Slots
+=====
+
+Slotted classes use less memory and are a little faster to access their attributes.
+"""
+
+
+def test_the_sentence_going_on_from_a_specific_answer_is_stated_with_it() -> None:
+    question = "My attrs objects are expensive to hash; can attrs remember the hash instead of computing it every time?"
+    context = _context(ATTRS)
+    going_on = ExtractiveSummarizer(ExtractiveOptions(bullets=5)).summarize(question, context)
+    # the manual names the case in one sentence and answers it in the next: before, only the first was stated
+    assert [b.text for b in going_on.bullets] == [
+        "Some objects have hash codes which are expensive to compute.",
+        "If such objects are to be stored in hash-based collections, it can be useful to compute the hash codes only "
+        "once and then store the result on the object."]
+    assert going_on.bullets[1].citations == ("d1",)
+    alone = ExtractiveSummarizer(ExtractiveOptions(bullets=5, next_sentence_ratio=None)).summarize(question, context)
+    assert [b.text for b in alone.bullets] == ["Some objects have hash codes which are expensive to compute."]
+    # never across a heading: the sentence under the next one is another section's
+    slots = ExtractiveSummarizer(ExtractiveOptions(bullets=5)).summarize("Is the default of cache_hash False?",
+                                                                         context)
+    assert all("Slotted" not in b.text for b in slots.bullets)
+    with pytest.raises(ConfigError):
+        ExtractiveOptions(next_sentence_ratio=1.5)

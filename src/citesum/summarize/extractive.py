@@ -174,6 +174,15 @@ class ExtractiveOptions:
     specific_ratio: float = 0.95
     #: ...of which at most this many are written: a direct question gets a short direct answer
     specific_bullets: int | None = 2
+    #: when one sentence answers a specific question, the sentence after it in its passage (same document, same
+    #: heading) is stated with it when its answer score is at least this share of the first's: a manual goes on
+    #: from the sentence that names the case to the one that answers it ("Some objects have hash codes which are
+    #: expensive to compute." / "If such objects are to be stored ..., compute the hash codes only once"), or
+    #: qualifies its answer ("libffi is not completely thread-safe." / "However, many parts are, ..."). None
+    #: turns it off. Chosen on the dev to tenth splits pooled (of off, 0.3, 0.5, 0.6, 0.7 and 0.8: 0.6 raised
+    #: answer precision and coverage most together) and looked at on eleventh to fifteenth pooled, where it
+    #: raised both as well (``benchmarks/answer_choices.py --choice going-on``, in docs/answers.md)
+    next_sentence_ratio: float | None = 0.6
     #: the share for a broad question ("What is happening with X?"), which several facts answer; a topic ("Is X
     #: discussed?", "Impact of X on Y?") has no gate: its facts need not share its words
     broad_ratio: float = 0.6
@@ -216,6 +225,8 @@ class ExtractiveOptions:
             raise ConfigError(f"max_citations must be >= 1, got {self.max_citations}")
         if not 0 < self.specific_share <= 1:
             raise ConfigError(f"specific_share must be in (0, 1], got {self.specific_share}")
+        if self.next_sentence_ratio is not None and not 0 <= self.next_sentence_ratio <= 1:
+            raise ConfigError(f"next_sentence_ratio must be in [0, 1], got {self.next_sentence_ratio}")
         for name in ("coverage_weight", "section_weight", "min_answer", "specific_ratio", "broad_ratio",
                      "abstain_below", "cite_word_share", "absent_weight", "untyped_answer_factor",
                      "off_subject_factor", "rarest_word_factor"):
@@ -1162,6 +1173,7 @@ class ExtractiveSummarizer:
         bullets: list[Bullet] = []
         too_long: list[int] = []
         stated: set[tuple[str, ...]] = set()  # the words of each bullet's sentence, as written, in order
+        chosen: list[int] = []
         words = 0
         for group in sorted(relevant, key=lambda g: weights[id(g)], reverse=True):
             quotable = [i for i in group.members if len(sentences[i].text.split()) <= self.options.max_bullet_words]
@@ -1190,7 +1202,28 @@ class ExtractiveSummarizer:
                 continue
             numbers = self._citations(group, representative, sentences, vectors, query_terms, specific)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
+            chosen.append(representative)
             words += len(text.split())
             if most is not None and len(bullets) >= most:
                 break
+        if specific and len(bullets) == 1 and (most is None or most > 1):
+            going_on = self._going_on(chosen[0], sentences)
+            if going_on is not None:
+                text = quote_sentence(sentences[going_on].text)
+                if tuple(sorted(re.findall(r"\w+", text.lower()))) not in stated:
+                    bullets.append(Bullet(text, (sentences[going_on].document_id,), (sentences[going_on].number,)))
         return bullets, too_long
+
+    def _going_on(self, answer: int, sentences: list[_Sentence]) -> int | None:
+        """The sentence that goes on from a specific question's one answer, when it answers nearly as well
+        (``next_sentence_ratio``): the next statable sentence of its document's passage, under the same heading,
+        short enough to quote. None otherwise."""
+        ratio = self.options.next_sentence_ratio
+        following = answer + 1
+        if ratio is None or following >= len(sentences):
+            return None
+        first, then = sentences[answer], sentences[following]
+        if (then.number == first.number and then.section == first.section and then.answer >= ratio * first.answer
+                and len(then.text.split()) <= self.options.max_bullet_words):
+            return following
+        return None
