@@ -59,8 +59,7 @@ SETTINGS: list[tuple[str, dict[str, Any]]] = [
 #: the tenth round's choice: (name, options), its tuning part and its checking part
 GOING_ON: list[tuple[str, dict[str, Any]]] = [
     ("next sentence off", {"next_sentence_ratio": None}),
-    *[(f"next sentence at {ratio}" + (" (default)" if ratio == 0.6 else ""),
-       {} if ratio == 0.6 else {"next_sentence_ratio": ratio}) for ratio in (0.3, 0.5, 0.6, 0.7, 0.8)],
+    *[(f"next sentence at {ratio}", {"next_sentence_ratio": ratio}) for ratio in (0.3, 0.5, 0.6, 0.7, 0.8)],
 ]
 GOING_ON_TUNING = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth", "ninth", "tenth")
 GOING_ON_CHECKING = ("eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth")
@@ -118,9 +117,12 @@ def main() -> None:
                 seconds[name].append(took)
         print(f"[{split}] done", flush=True)
     settings = []
+    default = ExtractiveOptions()
     for name, options in settings_tried:
         metrics = rd.aggregate(rows[name])
-        settings.append({"name": name, "options": options,
+        is_default = bool(options) and all(getattr(default, key) == value for key, value in options.items())
+        settings.append({"name": name + (" (default)" if is_default and "default" not in name else ""),
+                         "options": options,
                          "median_summarize_seconds": round(statistics.median(seconds[name]), 3),
                          "pooled": metrics,
                          "by_part": {part: rd.aggregate([r for r in rows[name] if r["split"] in members])

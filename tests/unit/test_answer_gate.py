@@ -516,9 +516,15 @@ def test_a_trouble_told_in_the_third_person_is_a_question_not_a_topic() -> None:
                     "mounted as D:",
                     "Our knotd crashed overnight and the admin can't find a core file anywhere on the server"]:
         assert question_form(trouble) == "specific", trouble
-    # a subject named stays a topic: "US" is no pronoun, and a short one names ("My dotfiles")
+    # a subject named stays a topic: "US" is no pronoun, nor "I" after "World War", "Me" in a name or "our" inside
+    # a phrase; a short one names ("My dotfiles"); a "not" tells no trouble
     for topic in ["US politics and the media landscape in the last decade", "My dotfiles",
-                  "Tesla's Berlin factory, where production started in 2022"]:
+                  "Tesla's Berlin factory, where production started in 2022",
+                  "Climate policy in the EU and its effect on our farmers",
+                  "World War I and its lasting effects on European borders today",
+                  "Topic models, i.e. LDA and its variants, in practice today",
+                  "Countries that do not recognise Kosovo and the reasons given",
+                  "The Me Too movement and its effect on hiring in Hollywood"]:
         assert question_form(topic) == "topic", topic
 
 
@@ -1043,5 +1049,21 @@ def test_the_sentence_going_on_from_a_specific_answer_is_stated_with_it() -> Non
     slots = ExtractiveSummarizer(ExtractiveOptions(bullets=5)).summarize("Is the default of cache_hash False?",
                                                                          context)
     assert all("Slotted" not in b.text for b in slots.bullets)
+    # within the word limit: the sentence going on is left out when it would go past it
+    limited = ExtractiveSummarizer(ExtractiveOptions(bullets=5, max_words=20)).summarize(question, context)
+    assert [b.text for b in limited.bullets] == ["Some objects have hash codes which are expensive to compute."]
     with pytest.raises(ConfigError):
         ExtractiveOptions(next_sentence_ratio=1.5)
+
+
+def test_the_sentence_going_on_is_never_another_passage_of_the_block() -> None:
+    question = "My attrs objects are expensive to hash; can attrs remember the hash instead of computing it every time?"
+    first = "Some attrs objects have hash codes which are expensive to compute every time.\n"
+    far = "Such attrs objects are stored in hash-based collections.\n"
+    # one document's passages far apart (ordinals 0 and 7) in one block, as the packer puts them
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, len(first.split())),
+                Passage("d1::7", "d1", 7, 900, 900 + len(far), far, len(far.split())))
+    text = f"{first}\n{far}"
+    context = Context((ContextBlock(1, "d1", "D1", text, len(text.split()), passages, 1.0),), "original", 10_000, 100)
+    summary = ExtractiveSummarizer(ExtractiveOptions(bullets=5, next_sentence_ratio=0.0)).summarize(question, context)
+    assert [b.text for b in summary.bullets] == [first.strip()]

@@ -667,14 +667,38 @@ def test_an_faqs_questions_marked_as_anchors_are_kept(tmp_path: Path) -> None:
 
 
 def test_a_table_of_values_stays_a_table(tmp_path: Path) -> None:
-    # a table whose first column holds short labels but whose other cells hold values, not paragraphs
-    page = tmp_path / "options.html"
-    cells = "".join(f"<tr><td>{n}.</td><td>option{n}</td><td>value {n}</td></tr>" for n in range(1, 4))
-    page.write_text("<html><body><div><h1>Options</h1><p>These are the options that the program reads from its "
-                    "configuration file at start-up, in the order below.</p><table>" + cells + "</table><p>Each "
-                    "option is read once, and a later value replaces an earlier one.</p></div></body></html>",
+    # short first cells beside values: three cells a row, or two whose first is a bare number (an exit code's
+    # row; Sphinx puts every cell's text in a <p>)
+    three = "".join(f"<tr><td>{n}.</td><td>option{n}</td><td>value {n}</td></tr>" for n in range(1, 4))
+    two = "".join(f"<tr><td><p>{code}</p></td><td><p>{meaning}</p></td></tr>"
+                  for code, meaning in ((0, "success"), (1, "an error in the arguments"), (2, "a file not found")))
+    for name, rows, expected in (("options.html", three, "option2 | value 2"),
+                                 ("codes.html", two, "1 | an error in the arguments")):
+        page = tmp_path / name
+        page.write_text("<html><body><div><h1>Options</h1><p>These are the options that the program reads from its "
+                        "configuration file at start-up, in the order below.</p><table>" + rows + "</table><p>Each "
+                        "option is read once, and a later value replaces an earlier one.</p></div></body></html>",
+                        encoding="utf-8")
+        assert expected in _read(page).text, name
+
+
+def test_an_answer_that_is_only_a_link_is_kept_and_many_anchors_read_in_linear_time(tmp_path: Path) -> None:
+    from citesum.ingest.formats import _prepared
+
+    rows = (_qanda_row("Q:", "<p>Where is the manual of the program kept on this system?</p>", "question")
+            + _qanda_row("A:", "<p><a href='#manual'>The manual</a></p>", "answer")
+            + _qanda_row("Q:", "<p>Is there a list of the options the program reads at start-up?</p>", "question")
+            + _qanda_row("A:", "<p>Yes: the options are listed in the chapter on its configuration file.</p>",
+                         "answer"))
+    page = tmp_path / "faq.html"
+    page.write_text(f"<html><body><div><h1>FAQ</h1><table border='0'>{rows}</table></div></body></html>",
                     encoding="utf-8")
-    assert "option2 | value 2" in _read(page).text
+    assert "A: The manual" in " ".join(_read(page).text.split())
+    # each anchor made text in place: dropping each tag joined its text to the paragraph's again and again
+    assert_linear(lambda n: _prepared("<html><body><p>" + "".join(f"<a name='a{i}'>word {i}</a> " for i in range(n))
+                                      + "</p></body></html>"), 2000, "anchors")
+
+
 
 
 def test_inline_code_and_quotations_are_made_text_where_they_are_shown_and_stay_linear() -> None:

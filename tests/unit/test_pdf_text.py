@@ -305,3 +305,14 @@ def test_a_word_doxygen_breaks_with_its_mark_at_a_line_end_is_whole_again() -> N
                         "first.\n"]).text
     assert "output in RTF (MS-Word), PostScript, hyperlinked PDF" in text
     assert "https://sourceforge.net/projects/winflexbison/" in text and "←" not in text
+    # an arrow that is text stays: "Press ←" above "and the cursor moves left."
+    assert "Press ← and the cursor moves left" in clean_pages(["Press ←\nand the cursor moves left.\n"]).text
+
+
+def test_lines_with_dots_in_them_are_no_contents_entries() -> None:
+    from citesum.ingest.pdf import _contents_entry
+
+    for entry in ["1 What is APRX?.......... 5", "Preface ........ ix", "3.1 The “mycall” Parameter....... 16"]:
+        assert _contents_entry(entry), entry
+    for line in ["He paused.... did", "the values 1, 2, 3, .... 10", "X" + ". " * 4000 + "!"]:
+        assert not _contents_entry(line), line[:20]

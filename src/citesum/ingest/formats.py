@@ -508,7 +508,7 @@ def _prepared(html: str) -> str:
                 inline.attrib.pop(name, None)
             changed = True
     for anchor in root.xpath("//a[not(@href)]"):  # a place to link to, not a link
-        anchor.drop_tag()
+        _unlinked(anchor)
         changed = True
     for table in list(root.iter("table")):
         changed |= _unwrap_labelled_rows(table)
@@ -536,24 +536,26 @@ _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-
                            re.IGNORECASE)
 
 
-#: a label that opens a paragraph laid out in a table cell beside it: "Q:", "A:", "8.1.2."
-_ROW_LABEL = re.compile(r"(?:Q|A|Question|Answer)\s*[:.]|\d{1,3}(?:\.\d{1,3})*\.?")
+#: a label that opens a paragraph laid out in a table cell beside it: "Q:", "A:", "8.1.2." (a bare number, "0",
+#: is a value: an exit code's row)
+_ROW_LABEL = re.compile(r"(?:Q|A|Question|Answer)\s*[:.]|\d{1,3}(?:\.\d{1,3})*\.")
 #: elements a cell holds when it holds paragraphs, not a value
 _CELL_BLOCKS = ("p", "div", "pre", "ul", "ol", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def _unwrap_labelled_rows(table: Any) -> bool:
     """Replace ``table`` with its paragraphs when it lays out labelled paragraphs (:func:`_prepared`): every
-    row is one cell spanning the table, or a label cell (:data:`_ROW_LABEL`) beside a cell of paragraphs, or in-page
-    links only, and at least two rows are labelled. A table of values (a cell of one word, two cells of
-    sentences) is left as it is. Whether it was replaced."""
+    row is one cell spanning the table (a row of links to places in pages only, the questions listed again, is
+    left out), or a label cell (:data:`_ROW_LABEL`) beside a cell of paragraphs, and at least two rows are
+    labelled. A table of values is left as it is: a row of three cells, or of two whose first is no label ("0"
+    beside "success", even in paragraphs). Whether it was replaced."""
     import lxml.html
 
     rows = [row for row in table.iter("tr") if _owning_table(row) is table]
     laid_out: list[tuple[str, Any]] = []  # (label, the cell of paragraphs) or ("", a spanning cell)
     for row in rows:
         cells = [cell for cell in row if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
-        if _links_only(row):
+        if len(cells) == 1 and _links_only(row):
             continue
         if len(cells) == 1:
             laid_out.append(("", cells[0]))
@@ -576,7 +578,7 @@ def _unwrap_labelled_rows(table: Any) -> bool:
             else:
                 part.text = f"{label} {(part.text or '').lstrip()}"
         for link in list(part.iter("a")):  # content, not navigation: trafilatura drops a short answer for
-            link.drop_tag()                 # its links ("See the Debian and RPM section for details.")
+            _unlinked(link)                 # its links ("See the Debian and RPM section for details.")
         holder.append(part)
     holder.tail = table.tail
     table.getparent().replace(table, holder)
@@ -588,8 +590,17 @@ def _owning_table(node: Any) -> Any:
     return next((up for up in node.iterancestors() if isinstance(up.tag, str) and up.tag.lower() == "table"), None)
 
 
+def _unlinked(link: Any) -> None:
+    """Make the <a> element ``link`` a plain <span> of its text, in place (dropping the tag would join its text
+    to its parent's, again for each link: quadratic time on a page of many)."""
+    link.tag = "span"
+    for name in ("href", "name", "id", "class"):
+        link.attrib.pop(name, None)
+
+
 def _links_only(row: Any) -> bool:
-    """Whether a row's text is all in-page links and labels (a list of the questions below, each a link)."""
+    """Whether a row's text is all links to places in pages, and labels (the questions below listed again, each
+    a link)."""
     links = [a for a in row.iter("a") if "#" in (a.get("href") or "")]
     if not links:
         return False

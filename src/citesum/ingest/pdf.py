@@ -217,24 +217,32 @@ def contents_headings(pages: list[list[str]]) -> set[str]:
     Configuration Examples"), number included: where one of them is a line of its own in the text, it is that
     heading, even where the line before it ends no sentence ("... googlegroups.com" above "2 Configuration
     Examples")."""
-    return {_key(found.group(1)) + number.group(0) for lines in pages for line in lines
-            if (found := _CONTENTS_ENTRY.match(line.strip())) and (number := _LEADING_NUMBER.match(found.group(1)))}
+    return {_key(found.group(1)) + number.group(0).rstrip(".") for lines in pages for line in lines
+            if (found := _contents_entry(line.strip())) and (number := _LEADING_NUMBER.match(found.group(1)))}
+
+
+def _contents_entry(line: str) -> re.Match[str] | None:
+    """``line`` as a contents page's entry (:data:`_CONTENTS_ENTRY`), or None (as for a line too long for one)."""
+    return _CONTENTS_ENTRY.match(line) if len(line) <= _CONTENTS_LINE else None
 
 
 def _stands_apart(line: str, headings: set[str]) -> bool:
     """Whether ``line`` is a paragraph of its own: a contents page's entry, or a heading that page lists."""
-    if _CONTENTS_ENTRY.match(line):
+    if _contents_entry(line):
         return True
     number = _LEADING_NUMBER.match(line)
-    return number is not None and _key(line) + number.group(0) in headings
+    return number is not None and _key(line) + number.group(0).rstrip(".") in headings
 
 
 #: the mark LaTeX manuals made by Doxygen set where they break a word or a name at a line's end ("Post←-" above
 #: "Script", "https://sourceforge.←-" above "net/..."): the word goes on, as where PDFium marks a break
-_BREAK_MARK = re.compile(r"←-?$")
-#: a contents page's entry: a title, its dot leader and its page number ("3.1 The “mycall” Parameter....... 16")
-_CONTENTS_ENTRY = re.compile(r"(\S.*?)\s*(?:\.\s?){4,}\s*[\divxlcdm]{1,6}$", re.IGNORECASE)
-#: a heading's section number ("3.6.1", "2.", "A.1")
+_BREAK_MARK = re.compile(r"←-$")
+#: a contents page's entry: a title opening with a number or a capital, its dot leader and its page number, in
+#: figures or a whole roman numeral ("3.1 The “mycall” Parameter....... 16", "Preface ........ ix")
+_CONTENTS_ENTRY = re.compile(r"([\dA-Z].*?)\s*(?:\.\s?){4,}+\s*(?<!\w)(?:\d{1,4}|[ivxlc]{1,6})$")
+#: the longest line read as a contents page's entry (a title and its leader fill one line)
+_CONTENTS_LINE = 240
+#: a heading's section number ("3.6.1", "2.", "12"), its dot at the end left out when compared
 _LEADING_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.?(?=\s+\S)")
 
 

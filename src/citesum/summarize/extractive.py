@@ -246,6 +246,7 @@ class _Sentence:
     terms: frozenset[str] = frozenset()  # its analysed words (BM25's analyser)
     about: frozenset[str] = frozenset()  # its words and its section's: what it speaks of
     section: str = ""  # its document's title and the heading above it
+    passage: int = 0  # which passage of its context block it is in (the block's passages are cut apart)
     coverage: float = 0.0  # the share of the question's words it holds, its section's counting less
     answer: float = 0.0  # how well it answers: coverage and relevance mixed
     typed: bool = True  # it holds what the question's wording asks for (a reason, a number), or it asks for none
@@ -291,6 +292,11 @@ class _Group:
                 if len(documents[term]) >= 2 and count >= share * holding[term]}
 
 
+def _words_as_written(text: str) -> tuple[str, ...]:
+    """A sentence's words, lower-cased and sorted: the same words in another order are the same sentence."""
+    return tuple(sorted(re.findall(r"\w+", text.lower())))
+
+
 def _stretch(values: np.ndarray) -> np.ndarray:
     """``values`` mapped linearly onto [0, 1] (lowest -> 0, highest -> 1); equal values keep their own level,
     clipped to [0, 1], since a context of one sentence has nothing to compare it with."""
@@ -326,9 +332,16 @@ _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|sh
 
 
 def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
+    """The whole sentences of a context block that may state a fact, each with its section
+    (:func:`_placed_sentences`, without the passage)."""
+    for sentence, section, _ in _placed_sentences(block, min_words):
+        yield sentence, section
+
+
+def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str, int]]:
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
-    its section: the document's title, the heading above it in its passage (or the section's title that the
+    the number of its passage in the block and its section: the document's title, the heading above it in its passage (or the section's title that the
     document's previous passage, packed right before it, ended under), and the sentence before it when it
     opens by referring back to it ("This function ..."). A sentence that the question ending its line follows
     ("I deleted a lot of data but the file did not get any smaller. Is this a bug?") is that question's
@@ -343,7 +356,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
-    for text, following, adjacent in zip(texts, [*texts[1:], ""], [*goes_on, False]):
+    for passage, (text, following, adjacent) in enumerate(zip(texts, [*texts[1:], ""], [*goes_on, False])):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
@@ -384,7 +397,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
             previous = sentence if unit.kind in STATABLE else ""
             if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
                 # (each part on one line: a reader of the section finds its heading as its second line)
-                yield sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent))
+                yield sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent)), passage
         # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
         pending = (f"{heading} {premise}" if joins else premise) if premise else (heading if asked else "")
         pending = pending if following else ""
@@ -616,11 +629,14 @@ _CLAUSES_LOOKED_AT = 8
 _TAG_QUESTION = re.compile(r",\s+(?:" + _NEGATIVE_AUXILIARY + r")\s+\w+\s*\?\s*$", re.IGNORECASE)
 #: the fewest words of the asker's trouble told without a question mark ("My dotfiles" names a subject)
 _TROUBLE_WORDS = 8
-#: what tells of the asker's own case in a statement: the asker or their people ("for me", "our knotd"; "us" in
-#: lower case, not the US), or something that does not happen ("can't find its CD"); a topic names a subject
-#: and tells neither
-_TROUBLE_TOLD = re.compile(r"(?<![\w'’-])(?:i|i'm|i've|i'd|me|my|we|we're|we've|(?-i:us)|our)(?![\w'’-])|"
-                           r"\b(?:" + _NEGATIVE_AUXILIARY + r"|not|never|nothing|no longer)\b", re.IGNORECASE)
+#: what tells of the asker's own case in a statement: the asker as a subject ("I put", "we run", "I'm back"; not
+#: "World War I and ..."), as an object ("for me"; not the Me Too movement), their own thing ("on my laptop", or
+#: "Our knotd ..." opening it; not "its effect on our farmers"), or something that does not happen ("can't find
+#: its CD", not "do not recognise"); a topic names a subject and tells none of these
+_TROUBLE_TOLD = re.compile(
+    r"(?i:^\W*(?:my|our)\b)|(?<![\w'’.-])(?i:i|we)\s+(?!(?i:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z]|"
+    r"(?<![\w'’-])I['’](?:m|ve|d|ll)\b|\b(?i:for|to|on|with|at|from|by|gives?|tells?|shows?) (?:me|us)\b|"
+    r"\b(?i:on|in|at|from|to|for|with|into|of) my\b|\b(?i:" + _NEGATIVE_AUXILIARY + r")")
 
 
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
@@ -1014,8 +1030,9 @@ class ExtractiveSummarizer:
                 out += [_Sentence(s.text, block.number, block.document_id, _numbers(s.text), prior, s.speaker)
                         for s in transcript_statements(block.text, self.options.min_words, labels)]
                 continue
-            for text, section in _statable_sentences(block, self.options.min_words):
-                out.append(_Sentence(text, block.number, block.document_id, _numbers(text), prior, section=section))
+            for text, section, passage in _placed_sentences(block, self.options.min_words):
+                out.append(_Sentence(text, block.number, block.document_id, _numbers(text), prior, section=section,
+                                     passage=passage))
         return out
 
     def _score(self, query: str, sentences: list[_Sentence], vectors: np.ndarray,
@@ -1189,7 +1206,7 @@ class ExtractiveSummarizer:
             text = quote_sentence(sentences[representative].text)
             if sentences[representative].speaker:  # a transcript: say who said it
                 text = f"{sentences[representative].speaker.capitalize()}: {text}"
-            words_as_written = tuple(sorted(re.findall(r"\w+", text.lower())))
+            words_as_written = _words_as_written(text)
             if words_as_written in stated:
                 # a manual repeats a sentence in each of its sections ("All module types (account, auth, ...) are
                 # provided."): one document's two sentences are never grouped, as they are most often two
@@ -1208,22 +1225,24 @@ class ExtractiveSummarizer:
                 break
         if specific and len(bullets) == 1 and (most is None or most > 1):
             going_on = self._going_on(chosen[0], sentences)
-            if going_on is not None:
-                text = quote_sentence(sentences[going_on].text)
-                if tuple(sorted(re.findall(r"\w+", text.lower()))) not in stated:
-                    bullets.append(Bullet(text, (sentences[going_on].document_id,), (sentences[going_on].number,)))
+            text = quote_sentence(sentences[going_on].text) if going_on is not None else ""
+            fits = self.options.max_words is None or words + len(text.split()) <= self.options.max_words
+            if going_on is not None and fits and _words_as_written(text) not in stated:
+                bullets.append(Bullet(text, (sentences[going_on].document_id,), (sentences[going_on].number,)))
         return bullets, too_long
 
     def _going_on(self, answer: int, sentences: list[_Sentence]) -> int | None:
         """The sentence that goes on from a specific question's one answer, when it answers nearly as well
-        (``next_sentence_ratio``): the next statable sentence of its document's passage, under the same heading,
-        short enough to quote. None otherwise."""
+        (``next_sentence_ratio``): the next statable sentence of the same passage, under the same heading (the
+        sentence it refers back to, "It ..." to the one before, apart), short enough to quote; never a
+        transcript's next turn, which may be another speaker's. None otherwise."""
         ratio = self.options.next_sentence_ratio
         following = answer + 1
         if ratio is None or following >= len(sentences):
             return None
         first, then = sentences[answer], sentences[following]
-        if (then.number == first.number and then.section == first.section and then.answer >= ratio * first.answer
-                and len(then.text.split()) <= self.options.max_bullet_words):
+        if (then.number == first.number and then.passage == first.passage and first.speaker is None
+                and then.section.split("\n")[:2] == first.section.split("\n")[:2]
+                and then.answer >= ratio * first.answer and len(then.text.split()) <= self.options.max_bullet_words):
             return following
         return None
