@@ -246,7 +246,7 @@ class _Sentence:
     terms: frozenset[str] = frozenset()  # its analysed words (BM25's analyser)
     about: frozenset[str] = frozenset()  # its words and its section's: what it speaks of
     section: str = ""  # its document's title and the heading above it
-    passage: int = 0  # which passage of its context block it is in (the block's passages are cut apart)
+    passage: int = 0  # the ordinal in its document of the passage it is in (0 when its block is read whole)
     coverage: float = 0.0  # the share of the question's words it holds, its section's counting less
     answer: float = 0.0  # how well it answers: coverage and relevance mixed
     typed: bool = True  # it holds what the question's wording asks for (a reason, a number), or it asks for none
@@ -341,7 +341,7 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
 def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str, int]]:
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
-    the number of its passage in the block and its section: the document's title, the heading above it in its passage (or the section's title that the
+    the ordinal of its passage in its document and its section: the document's title, the heading above it in its passage (or the section's title that the
     document's previous passage, packed right before it, ended under), and the sentence before it when it
     opens by referring back to it ("This function ..."). A sentence that the question ending its line follows
     ("I deleted a lot of data but the file did not get any smaller. Is this a bug?") is that question's
@@ -356,7 +356,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
-    for passage, (text, following, adjacent) in enumerate(zip(texts, [*texts[1:], ""], [*goes_on, False])):
+    ordinals = [p.ordinal for p in block.passages] if whole else [0]
+    for passage, text, following, adjacent in zip(ordinals, texts, [*texts[1:], ""], [*goes_on, False]):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
@@ -1233,7 +1234,8 @@ class ExtractiveSummarizer:
 
     def _going_on(self, answer: int, sentences: list[_Sentence]) -> int | None:
         """The sentence that goes on from a specific question's one answer, when it answers nearly as well
-        (``next_sentence_ratio``): the next statable sentence of the same passage, under the same heading (the
+        (``next_sentence_ratio``): the next statable sentence of the same passage or of the document's next one
+        (not of a passage the packer put after it from elsewhere in the document), under the same heading (the
         sentence it refers back to, "It ..." to the one before, apart), short enough to quote; never a
         transcript's next turn, which may be another speaker's. None otherwise."""
         ratio = self.options.next_sentence_ratio
@@ -1241,7 +1243,7 @@ class ExtractiveSummarizer:
         if ratio is None or following >= len(sentences):
             return None
         first, then = sentences[answer], sentences[following]
-        if (then.number == first.number and then.passage == first.passage and first.speaker is None
+        if (then.number == first.number and then.passage - first.passage in (0, 1) and first.speaker is None
                 and then.section.split("\n")[:2] == first.section.split("\n")[:2]
                 and then.answer >= ratio * first.answer and len(then.text.split()) <= self.options.max_bullet_words):
             return following
