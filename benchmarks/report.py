@@ -88,9 +88,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                    "once then, tuned on after)"),
                     ("fourteenth", "fourteenth (held out in the ninth round, tuned on in the tenth)"),
                     ("fifteenth", "fifteenth (held out from every choice until the tenth round's start, run "
-                                  "once then, tuned on after)"))
+                                  "once then, tuned on after)"),
+                    ("sixteenth", "sixteenth (held out from every choice; run once after the round's rules, with "
+                                  "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round: run once, after them
-_HELD_OUT_SPLIT = "fourteenth"
+_HELD_OUT_SPLIT = "sixteenth"
 
 
 def collections_memory() -> str:

@@ -267,13 +267,18 @@ def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(
     folder.mkdir()
     (folder / "README").write_text("Avahi notes\n===========\n\nAvahi finds services on a local network.\n")
     (folder / "README.FHS").write_text("The files of this package follow the Filesystem Hierarchy Standard.\n")
+    # a conventional name after the package's, as a user copies it out of /usr/share/doc/openssh-client
+    (folder / "openssh-README.Debian").write_text("Keys in ~/.ssh are ignored when the folder is group-writable.\n")
     (folder / "data").write_bytes(b"\x00\x01\x02binary\x00" * 50)
     (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (folder / "my-notes.Debian").write_text("Not a conventional name after its dash.\n")
     documents, report = ingest_paths([folder])
-    assert {d.id: d.title for d in documents} == {"README": "Avahi notes", "README.FHS": "README.FHS"}
+    assert {d.id: d.title for d in documents} == {"README": "Avahi notes", "README.FHS": "README.FHS",
+                                                  "openssh-README.Debian": "openssh-README.Debian"}
     assert all(d.format == "txt" for d in documents)
     reasons = {Path(f.path).name: f.reason for f in report.skipped}
-    assert reasons == {"data": "binary content, not text", "photo.png": "unsupported format '.png'"}
+    assert reasons == {"data": "binary content, not text", "photo.png": "unsupported format '.png'",
+                       "my-notes.Debian": "unsupported format '.Debian'"}
 
 
 def test_gzipped_files_are_read_as_the_files_they_hold_and_bad_ones_are_named(tmp_path: Path) -> None:

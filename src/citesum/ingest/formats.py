@@ -110,9 +110,11 @@ def read_plain(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> 
 
 def plain_text_name(name: str) -> bool:
     """Whether a file of this name, with no reader for its extension, is read as plain text: it has no
-    extension, or its stem is a conventional plain-text name (README.FHS, changelog.Debian)."""
+    extension, or its stem is a conventional plain-text name (README.FHS, changelog.Debian), or ends with one
+    after a dash or an underscore, as a copied file is renamed (openssh-README.Debian)."""
     stem, dot, _ = name.partition(".")
-    return bool(stem) and (not dot or stem.upper() in PLAIN_TEXT_NAMES)
+    return bool(stem) and (not dot or re.split(r"[-_]", stem)[-1].upper() in PLAIN_TEXT_NAMES
+                           or stem.upper() in PLAIN_TEXT_NAMES)
 
 
 #: a code fence on a line of its own, as put around a <pre> block
