@@ -657,7 +657,8 @@ def test_an_faqs_questions_marked_as_anchors_are_kept(tmp_path: Path) -> None:
             ("I cannot find the binary package for my distro, where to look for?", "For any binary package, ask "
              "your distro maintainer to include dar, and check on the web site of your distro for a dar package.")]))
     page = tmp_path / "FAQ.html"
-    page.write_text(f"<html><body><div class=maintop><h2>Answers:</h2>\n{entries}</div></body></html>", encoding="utf-8")
+    page.write_text(f"<html><body><div class=maintop><h2>Answers:</h2>\n{entries}</div></body></html>",
+                    encoding="utf-8")
     text = " ".join(_read(page).text.split())
     # before: the questions were gone, each answer following the one above it
     for question in ["Dar hangs when using it with pipes, why?", "Can I use different filters between a full "

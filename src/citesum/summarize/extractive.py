@@ -345,13 +345,13 @@ def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[s
 def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str, int]]:
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
-    the ordinal of its passage in its document and its section: the document's title, the heading above it in its passage (or the section's title that the
-    document's previous passage, packed right before it, ended under), and the sentence before it when it
-    opens by referring back to it ("This function ..."). A sentence that the question ending its line follows
-    ("I deleted a lot of data but the file did not get any smaller. Is this a bug?") is that question's
-    premise: part of a heading, not a fact. A block of passages is cut passage by passage: each is a run of
-    whole units of its document, and joining them would run a heading at one's end into the next one's first
-    sentence."""
+    its section and the ordinal of its passage in its document. Its section is the document's title, the heading
+    above it in its passage (or the section's title that the document's previous passage, packed right before
+    it, ended under), and the sentence before it when it opens by referring back to it ("This function ..."). A
+    sentence that the question ending its line follows ("I deleted a lot of data but the file did not get any
+    smaller. Is this a bug?") is that question's premise: part of a heading, not a fact. A block of passages is
+    cut passage by passage: each is a run of whole units of its document, and joining them would run a heading
+    at one's end into the next one's first sentence."""
     passages = [p.text for p in block.passages]
     whole = passages and "\n".join(passages) == block.text
     texts = passages if whole else [block.text]
