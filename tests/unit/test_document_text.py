@@ -698,6 +698,10 @@ def test_an_answer_that_is_only_a_link_is_kept_and_many_anchors_read_in_linear_t
     # each anchor made text in place: dropping each tag joined its text to the paragraph's again and again
     assert_linear(lambda n: _prepared("<html><body><p>" + "".join(f"<a name='a{i}'>word {i}</a> " for i in range(n))
                                       + "</p></body></html>"), 2000, "anchors")
+    # a one-cell row of links to questions (a contents row) is read once, however many links it holds
+    assert_linear(lambda n: _prepared("<html><body><table><tr><td>" + "".join(
+        f"Q: <a href='#q{i}'>question {i}?</a><br>" for i in range(n)) + "</td></tr>" + rows + "</table></body></html>"),
+        500, "links")
 
 
 

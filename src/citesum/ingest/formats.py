@@ -603,12 +603,10 @@ def _unlinked(link: Any) -> None:
 def _links_only(row: Any) -> bool:
     """Whether a row's text is all links to places in pages, and labels (the questions below listed again, each
     a link)."""
-    links = [a for a in row.iter("a") if "#" in (a.get("href") or "")]
-    if not links:
+    if not row.xpath(".//a[contains(@href, '#')]"):
         return False
-    rest = " ".join(row.text_content().split())
-    for link in links:
-        rest = rest.replace(" ".join(link.text_content().split()), " ", 1)
+    # the text outside those links, read once (a contents row may hold thousands of them)
+    rest = " ".join(row.xpath(".//text()[not(ancestor::a[contains(@href, '#')])]"))
     return not _ROW_LABEL.sub(" ", rest).strip()
 
 
