@@ -1,18 +1,19 @@
 """Real documents, real questions: cited answers over a folder of public documents of mixed formats.
 
-The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is sixteen
+The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is seventeen
 splits, each of other packages' documents: ``dev`` to tune on and ``test`` to report on, then a split written for
 each later round of answer rules and held out from it, its questions unseen until the round's rules were final:
 ``holdout``, ``fresh``, ``next``, ``sixth``, ``seventh``, ``eighth`` (the sixth round's), ``ninth`` and
 ``tenth`` (the seventh round's: ``ninth`` held out from its first rules, ``tenth`` from all of them), ``eleventh``
 (written at the end of the seventh round for the eighth), ``twelfth`` (held out from the eighth round),
 ``thirteenth`` (held out from the ninth round), ``fourteenth`` (held out from the ninth round's end, written for
-the tenth), ``fifteenth`` (written at the end of the ninth round, held out until the tenth round's start) and
-``sixteenth`` (written at the start of the tenth round, held out from it). ``--split all`` runs dev and test; the
-others run only when named. Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML
-manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made
-manuals, a scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too, eighth AsciiDoc, ninth
-and sixteenth reStructuredText, and tenth, eleventh, twelfth, thirteenth, fourteenth and fifteenth both. The
+the tenth), ``fifteenth`` (written at the end of the ninth round, held out until the tenth round's start),
+``sixteenth`` (written at the start of the tenth round, held out from it) and ``seventeenth`` (written at the end
+of the tenth round, held out until the eleventh round's start). ``--split all`` runs dev and test; the others run
+only when named. Each split holds hard-wrapped plain text (Debian's README, FAQ and spec files), HTML manuals with
+navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site), PDFs (TeX- and DocBook-made manuals, a
+scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too, eighth AsciiDoc, ninth, sixteenth
+and seventeenth reStructuredText, and tenth, eleventh, twelfth, thirteenth, fourteenth and fifteenth both. The
 questions (benchmarks/realdocs/questions.json) were written from reading the documents: ``specific`` (one or two
 sentences answer), ``broad`` (several sentences answer; every one of the split is listed) and ``unanswerable`` (no
 document of the split answers). Gold sentences are verbatim from the text citesum extracts; a gold sentence that
@@ -39,7 +40,8 @@ per kind of question:
   wall time, start-up included).
 
 Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|next|sixth|seventh|eighth|ninth|tenth|eleventh|
-                                               twelfth|thirteenth|fourteenth|fifteenth|sixteenth|all
+                                               twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|
+                                               all
                                        [--work DIR] [--out FILE]
                                        [-- SUMMARIZE ARGS...]
        python benchmarks/realdocs.py --split dev --check-only      (gather, index and check the gold only)
@@ -475,10 +477,10 @@ def main(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth",
                                             "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
-                                            "fifteenth", "sixteenth", "all"],
+                                            "fifteenth", "sixteenth", "seventeenth", "all"],
                         required=True, help="all: dev and test (holdout, fresh, next, sixth, seventh, eighth, ninth, "
-                        "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth and sixteenth run only when "
-                        "named)")
+                        "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth and seventeenth run "
+                        "only when named)")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where the corpus, its cache and the indexes go.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "realdocs.json")
