@@ -553,17 +553,17 @@ def _unwrap_labelled_rows(table: Any) -> bool:
     beside "success", even in paragraphs). Whether it was replaced."""
     import lxml.html
 
-    rows = [row for row in table.iter("tr") if _owning_table(row) is table]
     laid_out: list[tuple[str, Any]] = []  # (label, the cell of paragraphs) or ("", a spanning cell)
-    for row in rows:
+    for row in table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr"):  # its own rows, not a nested table's
         cells = [cell for cell in row if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
         if len(cells) == 1 and _links_only(row):
             continue
+        label = " ".join(cells[0].text_content().split()) if len(cells) == 2 else ""
         if len(cells) == 1:
             laid_out.append(("", cells[0]))
-        elif (len(cells) == 2 and _ROW_LABEL.fullmatch(" ".join(cells[0].text_content().split()))
+        elif (_ROW_LABEL.fullmatch(label)
               and any(cells[1].find(f".//{block}") is not None for block in _CELL_BLOCKS)):
-            laid_out.append((" ".join(cells[0].text_content().split()), cells[1]))
+            laid_out.append((label, cells[1]))
         else:
             return False
     if sum(1 for label, _ in laid_out if label) < 2:
@@ -585,11 +585,6 @@ def _unwrap_labelled_rows(table: Any) -> bool:
     holder.tail = table.tail
     table.getparent().replace(table, holder)
     return True
-
-
-def _owning_table(node: Any) -> Any:
-    """The nearest <table> enclosing ``node``."""
-    return next((up for up in node.iterancestors() if isinstance(up.tag, str) and up.tag.lower() == "table"), None)
 
 
 def _unlinked(link: Any) -> None:

@@ -1195,7 +1195,7 @@ class ExtractiveSummarizer:
         bullets: list[Bullet] = []
         too_long: list[int] = []
         stated: set[tuple[str, ...]] = set()  # the words of each bullet's sentence, as written, in order
-        chosen: list[int] = []
+        first: int | None = None  # the sentence of the first bullet
         words = 0
         for group in sorted(relevant, key=lambda g: weights[id(g)], reverse=True):
             quotable = [i for i in group.members if len(sentences[i].text.split()) <= self.options.max_bullet_words]
@@ -1224,12 +1224,12 @@ class ExtractiveSummarizer:
                 continue
             numbers = self._citations(group, representative, sentences, vectors, query_terms, specific)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
-            chosen.append(representative)
+            first = representative if first is None else first
             words += len(text.split())
             if most is not None and len(bullets) >= most:
                 break
-        if specific and len(bullets) == 1 and (most is None or most > 1):
-            going_on = self._going_on(chosen[0], sentences)
+        if specific and first is not None and len(bullets) == 1 and (most is None or most > 1):
+            going_on = self._going_on(first, sentences)
             text = quote_sentence(sentences[going_on].text) if going_on is not None else ""
             fits = self.options.max_words is None or words + len(text.split()) <= self.options.max_words
             if going_on is not None and fits and _words_as_written(text) not in stated:
