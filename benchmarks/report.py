@@ -89,8 +89,9 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("fourteenth", "fourteenth (held out in the ninth round, tuned on in the tenth)"),
                     ("fifteenth", "fifteenth (held out from every choice until the tenth round's start, run "
                                   "once then, tuned on after)"),
-                    ("sixteenth", "sixteenth (held out from every choice; run once after the round's rules, with "
-                                  "its code and with the code it started from)"))
+                    ("sixteenth", "sixteenth (held out in the tenth round, tuned on in the eleventh)"),
+                    ("seventeenth", "seventeenth (held out from every choice until the eleventh round's start, run "
+                                    "once then, tuned on after)"))
 #: the split held out from every choice of the latest round: run once, after them
 _HELD_OUT_SPLIT = "sixteenth"
 
