@@ -528,6 +528,24 @@ def test_a_trouble_told_in_the_third_person_is_a_question_not_a_topic() -> None:
         assert question_form(topic) == "topic", topic
 
 
+def test_something_going_wrong_told_without_the_asker_is_a_question_and_a_request_to_walk_through_is_broad() -> None:
+    # before: each was a topic, answered with up to five ungated bullets ("openvpn keeps complaining ..." got the
+    # man page and the init script); the trouble shows in a verb of going wrong after its subject
+    for trouble in ["openvpn keeps complaining about being out of memory",
+                    "OpenVPN stopped logging after syslog was reloaded, and it runs in a chroot",
+                    "installing cryptography fails with fatal error: 'openssl/opensslv.h' file not found",
+                    'apt-cacher-ng refuses to start and says "Address already in use"',
+                    "Building lynx from source, the compiler chokes on GridText.c. Any idea what to try?"]:
+        assert question_form(trouble) == "specific", trouble
+    assert question_form("Walk me through adding a new service to runit, with its own log service") == "broad"
+    # the same words as a noun or an adjective, or in a clause of the subject, name a subject
+    for topic in ["The failed merger of two banks and what it means for savers today",
+                  "Impact of crashes on insurance premiums in the last decade",
+                  "Airlines and their breaks for pilots on long-haul flights across Asia",
+                  "Startups that failed in 2023 and what their founders learned from it"]:
+        assert question_form(topic) == "topic", topic
+
+
 FLEX_FAQ = """Flex is not matching my patterns in the same order that I defined them.
 
 flex picks the rule that matches the most text (i.e., the longest possible input string). This is because flex

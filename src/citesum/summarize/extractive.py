@@ -559,7 +559,7 @@ _FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[
 QuestionForm = Literal["specific", "broad", "topic"]
 _BROAD_OPENING = re.compile(
     r"^\W*(?:summari[sz]e|describe|overview|tell me (?:about|what)|list|give (?:me )?an? overview|"
-    r"what (?:is|are) (?:happening|going on|new|the (?:state|status|situation|latest))|"
+    r"walk (?:me|us) through|what (?:is|are) (?:happening|going on|new|the (?:state|status|situation|latest))|"
     r"how (?:is|are) .{1,60} (?:changing|evolving|developing|going)\b|"
     r"what (?:does|do|did) .{1,80} (?:say|report|write|tell)\b)|\bwhat (?:are|were)\b", re.IGNORECASE)
 _BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported)\W*$",
@@ -575,7 +575,7 @@ _SPECIFIC_OPENING = re.compile(
     # "Doesn't requests give up after a while?", "Shouldn't it catch that?", "..., isn't it?"
     + _NEGATIVE_AUXILIARY + "|"
     r"is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
-    r"whose|which|why|how|what)\b", re.IGNORECASE)
+    r"whose|which|why|how|what|any (?:ideas?|clues?|suggestions?|tips?|hints?))\b", re.IGNORECASE)
 #: a second question joined to the first ("What was it doing, and how do I clean up its cache?", "Why does it
 #: fail and can I fix it?"): each asks its own fact. A question word asks again before an auxiliary ("and how do
 #: I"; "and when it stops" states), "what" and "which" only after a comma ("files that are large and
@@ -615,8 +615,7 @@ def question_form(query: str) -> QuestionForm:
         # forever", "fdm aborts straight away since I put my mail password in ~/.netrc", "Our knotd crashed
         # overnight and the admin can't find a core file") asks what is wrong: one thing, not whatever the
         # documents say of a subject ("My dotfiles", "Tesla's Berlin factory")
-        told = _TROUBLE_TOLD.search(query) and len(query.split()) >= _TROUBLE_WORDS
-        return "specific" if told and not query.rstrip().endswith("?") else "topic"
+        return "specific" if _trouble_told(query) else "topic"
     plural = _WH_PLURAL.search(asked)
     if plural and plural.group(1).lower() not in _NOT_PLURAL:
         return "broad"
@@ -642,6 +641,29 @@ _TROUBLE_TOLD = re.compile(
     r"(?i:^\W*(?:my|our)\b)|(?<![\w'’.-])(?i:i|we)\s+(?!(?i:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z]|"
     r"(?<![\w'’-])I['’](?:m|ve|d|ll)\b|\b(?i:for|to|on|with|at|from|by|gives?|tells?|shows?) (?:me|us)\b|"
     r"\b(?i:on|in|at|from|to|for|with|into|of) my\b|\b(?i:" + _NEGATIVE_AUXILIARY + r")")
+
+
+#: a verb that tells something going wrong ("openvpn keeps complaining", "the build fails with", "OpenVPN
+#: stopped logging", "apt-cacher-ng refuses to start"), found after its subject
+_GOING_WRONG = re.compile(
+    r"\b(\w+)\s+(?:keeps|kept|fails|failed|crash(?:es|ed)|hangs|hung|freezes|froze|stopped|"
+    r"refuses|refused|complains|chokes|choked|aborts|aborted|segfaults|segfaulted|dies|died|breaks|broke|"
+    r"(?:times|timed|errors|errored) out)\b", re.IGNORECASE)
+#: words before which such a verb is a noun or an adjective ("the failed merger", "of crashes", "and breaks")
+_NOT_A_SUBJECT = frozenset({"the", "a", "an", "of", "in", "on", "at", "for", "with", "from", "to", "by", "and",
+                            "or", "its", "their", "his", "her", "that", "which", "who", "after", "before", "about"})
+
+
+def _goes_wrong(query: str) -> bool:
+    """Whether ``query`` tells, as a clause with its subject, of something going wrong."""
+    return any(found.group(1).lower() not in _NOT_A_SUBJECT for found in _GOING_WRONG.finditer(query))
+
+
+def _trouble_told(query: str) -> bool:
+    """Whether ``query`` is a trouble told without a question mark: it opens with no question word, the asker
+    shows in it or something goes wrong in it, and it is long enough to tell rather than name."""
+    return (not query.rstrip().endswith("?") and not _asks_question(query)
+            and bool(_TROUBLE_TOLD.search(query) or _goes_wrong(query)) and len(query.split()) >= _TROUBLE_WORDS)
 
 
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
