@@ -667,6 +667,69 @@ def test_an_faqs_questions_marked_as_anchors_are_kept(tmp_path: Path) -> None:
         assert question in text, question
 
 
+ASCIIDOCTOR_FAQ = """<html><head><title>Frobnicator FAQ</title></head><body><div id="content">
+<div class="sect1">
+<h2 id="keys"><a class="anchor" href="#keys"></a>5. Keyboard</h2>
+<div class="sectionbody">
+<div class="sect2">
+<h3 id="keys_dead"><a class="anchor" href="#keys_dead"></a>5.1. The keyboard does not work at all, what can I do?</h3>
+<div class="paragraph">
+<p>First try to turn the keyboard on:</p>
+</div>
+<div class="listingblock">
+<div class="content">
+<pre class="nowrap">/keys enable</pre>
+</div>
+</div>
+<div class="paragraph">
+<p>If the keys still do nothing, check the LANG variable in your shell (look at
+the output of <code>echo $LANG</code> in your terminal).
+Some layouts are not supported.</p>
+</div>
+<div class="paragraph">
+<p>You can test the keys in the terminal:</p>
+</div>
+<div class="listingblock">
+<div class="content">
+<pre class="nowrap">$ showkey -a</pre>
+</div>
+</div>
+</div>
+<div class="sect2">
+<h3 id="keys_f13"><a class="anchor" href="#keys_f13"></a>5.2. Function keys above F12 do nothing, why?</h3>
+<div class="paragraph">
+<p>Some terminals send no escape sequence for the keys above F12, so the frobnicator
+never sees them.</p>
+</div>
+<div class="paragraph">
+<p>You should bind those keys in the terminal itself, as xterm allows.</p>
+</div>
+</div>
+<div class="sect2">
+<h3 id="keys_paste"><a class="anchor" href="#keys_paste"></a>5.3. How can I paste text when the mouse is grabbed?</h3>
+<div class="paragraph">
+<p>When the mouse is grabbed, you can hold <kbd>Shift</kbd> to select or
+paste in the terminal, as if the frobnicator had not grabbed it.</p>
+</div>
+</div>
+</div>
+</div>
+</div></body></html>"""
+
+
+def test_an_asciidoctor_pages_sections_keep_their_answers(tmp_path: Path) -> None:
+    # Asciidoctor puts an empty link to the section (<a class="anchor" href="#id"></a>) in each heading; with
+    # it, the main-content extraction dropped WeeChat's FAQ's short sections whole, each answer below its heading
+    page = tmp_path / "faq.html"
+    page.write_text(ASCIIDOCTOR_FAQ, encoding="utf-8")
+    text = " ".join(_read(page).text.split())
+    for answer in ["Some terminals send no escape sequence for the keys above F12, so the frobnicator never sees them.",
+                   "You should bind those keys in the terminal itself, as xterm allows.",
+                   "When the mouse is grabbed, you can hold Shift to select or paste in the terminal, as if the "
+                   "frobnicator had not grabbed it.", "5.2. Function keys above F12 do nothing, why?"]:
+        assert answer in text, answer
+
+
 def test_a_table_of_values_stays_a_table(tmp_path: Path) -> None:
     # short first cells beside values: three cells a row, or two whose first is a bare number (an exit code's
     # row; Sphinx puts every cell's text in a <p>)

@@ -483,7 +483,9 @@ def _prepared(html: str) -> str:
       block's: getmail's pages mark a placeholder ``<span class="meta">name</span>``, which it dropped as page
       metadata ("requires the parameter , but it was not found").
     * an anchor (``<a name="A1">``, no ``href``) is its text: it marks a place to link to, and trafilatura, taking
-      it for a link, dropped dar's FAQ questions, each a bold anchor on a line of its own;
+      it for a link, dropped dar's FAQ questions, each a bold anchor on a line of its own; so is a link with
+      nothing in it to click (Asciidoctor's ``<a class="anchor" href="#id"></a>`` in each heading), for which
+      trafilatura dropped some short sections of WeeChat's FAQ whole, the answers below their headings;
     * a table that only lays out labelled paragraphs (DocBook's questions and answers: a "Q:" cell beside the
       question's paragraph, an "A:" cell beside the answer's) is made those paragraphs, each opened by its label
       ("Q: How can I make MPlayer remember ...?"), as a reader reads them; its rows of in-page links only (the
@@ -509,7 +511,7 @@ def _prepared(html: str) -> str:
             for name in ("class", "id"):
                 inline.attrib.pop(name, None)
             changed = True
-    for anchor in root.xpath("//a[not(@href)]"):  # a place to link to, not a link
+    for anchor in root.xpath(_NO_LINK):  # a place to link to, or a link that shows nothing to follow
         _unlinked(anchor)
         changed = True
     for table in list(root.iter("table")):
@@ -585,6 +587,10 @@ def _unwrap_labelled_rows(table: Any) -> bool:
     holder.tail = table.tail
     table.getparent().replace(table, holder)
     return True
+
+
+#: an anchor without a link, and a link that holds nothing to see (no text, no image)
+_NO_LINK = "//a[not(@href) or (not(*) and not(normalize-space()))]"
 
 
 def _unlinked(link: Any) -> None:
