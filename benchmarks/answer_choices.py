@@ -25,8 +25,16 @@ ten splits ``dev`` to ``tenth`` pooled (the tuning part); the five splits ``elev
 checking part, pooled apart) were not looked at for it, though earlier rules were tuned on them; ``sixteenth``,
 held out from the whole round, is reported by ``realdocs.py`` itself.
 
-Run: python benchmarks/answer_choices.py [--choice fifth|going-on] [--splits dev,test,...] [--work DIR]
-Writes: benchmarks/results/answer_choices.json (or answer_choices_going_on.json)
+``--choice entry-question`` (the eleventh round's; writes answer_choices_entry_question.json):
+``entry_question_share``, whether the best sentence answers when it scores under the answer floor but sits in an
+FAQ's entry whose question holds this share of the question's words (off, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4).
+Chosen on the same tuning part as ``going-on``; the checking part is ``eleventh`` to ``seventeenth`` pooled, whose
+abstentions, like the tuning part's, were looked at before the rule was written; ``eighteenth``, held out from
+the whole round, is reported by ``realdocs.py`` itself.
+
+Run: python benchmarks/answer_choices.py [--choice fifth|going-on|entry-question] [--splits dev,test,...]
+                                         [--work DIR]
+Writes: benchmarks/results/answer_choices.json (or answer_choices_going_on.json, answer_choices_entry_question.json)
 """
 
 from __future__ import annotations
@@ -63,11 +71,20 @@ GOING_ON: list[tuple[str, dict[str, Any]]] = [
 ]
 GOING_ON_TUNING = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth", "ninth", "tenth")
 GOING_ON_CHECKING = ("eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth")
+#: the eleventh round's choice
+ENTRY_QUESTION: list[tuple[str, dict[str, Any]]] = [
+    ("entry question off", {"entry_question_share": None}),
+    *[(f"entry question at {share}", {"entry_question_share": share}) for share in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4)],
+]
+ENTRY_QUESTION_CHECKING = GOING_ON_CHECKING + ("sixteenth", "seventeenth")
 #: --choice: (settings, the splits by default, the parts pooled apart, the result's name)
 CHOICES: dict[str, tuple[list[tuple[str, dict[str, Any]]], tuple[str, ...], dict[str, tuple[str, ...]], str]] = {
     "fifth": (SETTINGS, TUNING_SPLITS, {}, "answer_choices"),
     "going-on": (GOING_ON, GOING_ON_TUNING + GOING_ON_CHECKING,
                  {"tuning": GOING_ON_TUNING, "checking": GOING_ON_CHECKING}, "answer_choices_going_on"),
+    "entry-question": (ENTRY_QUESTION, GOING_ON_TUNING + ENTRY_QUESTION_CHECKING,
+                       {"tuning": GOING_ON_TUNING, "checking": ENTRY_QUESTION_CHECKING},
+                       "answer_choices_entry_question"),
 }
 
 

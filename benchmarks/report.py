@@ -165,9 +165,21 @@ def answer_choices() -> str:
 def answer_choices_going_on() -> str:
     """The tenth round's choice (the sentence going on from a specific answer), on its tuning part and its
     checking part, each pooled."""
-    data = _load("answer_choices_going_on")
+    return _answer_choice_by_part("answer_choices_going_on")
+
+
+def answer_choices_entry_question() -> str:
+    """The eleventh round's choice (an FAQ entry that asks the question answers it below the answer floor), on
+    its tuning part and its checking part, each pooled."""
+    return _answer_choice_by_part("answer_choices_entry_question", ("abstention",))  # what answering more costs
+
+
+def _answer_choice_by_part(result: str, more: tuple[str, ...] = ()) -> str:
+    """A choice of the answer rules, each setting's figures (``more`` columns too) on the choice's tuning and
+    checking parts."""
+    data = _load(result)
     keys = [c for c in _ANSWER_COLUMNS if c[0] in ("bullets_per_question", "answer_precision", "answer_coverage",
-                                                   "specific_gold_rate")]
+                                                   "specific_gold_rate", *more)]
     parts = list(data["parts"])
     rows = [[setting["name"], *[_cell(setting["by_part"][part].get(key), unit) for part in parts
                                 for key, _, unit in keys]] for setting in data["settings"]]
@@ -1513,6 +1525,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "llm-defaults": llm_defaults, "realdocs": realdocs, "realdocs-round": realdocs_round,
     "realdocs-contextual": realdocs_contextual, "answer-choices": answer_choices,
     "answer-choices-going-on": answer_choices_going_on,
+    "answer-choices-entry-question": answer_choices_entry_question,
     "collections-memory": collections_memory,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,

@@ -1085,3 +1085,22 @@ def test_the_sentence_going_on_is_never_another_passage_of_the_block() -> None:
     context = Context((ContextBlock(1, "d1", "D1", text, len(text.split()), passages, 1.0),), "original", 10_000, 100)
     summary = ExtractiveSummarizer(ExtractiveOptions(bullets=5, next_sentence_ratio=0.0)).summarize(question, context)
     assert [b.text for b in summary.bullets] == [first.strip()]
+
+
+def test_an_faq_entry_that_asks_the_question_answers_it_below_the_answer_floor() -> None:
+    # runit's FAQ: its entry's question holds the asker's words ("user", "services"), its answer few of them; the
+    # best sentence scored under the floor, and the question was left unanswered with the answer as a lead
+    question = "Only root may restart our services. Can an ordinary user be allowed to do it?"
+    answer = ("Yes, you simply need to give that user write access to the ./supervise/ subdirectory of the service "
+              "directory.")
+    rest = ("\n\nHow do I make a service start at boot?\n\nCreate a symbolic link in /service/ that points to the "
+            "service directory; the supervisor picks it up within five seconds.\n")
+    faq = _context("How can I allow a user to control one of the services?\n\n" + answer + rest)
+    stated = ExtractiveSummarizer().summarize(question, faq)
+    assert [b.text for b in stated.bullets] == [answer]  # that sentence alone
+    assert ExtractiveSummarizer(ExtractiveOptions(entry_question_share=None)).summarize(question, faq).abstained
+    # under a heading that asks nothing, or asks of something else, the same sentence is no answer
+    for heading in ("Permissions of services", "How can I see the log of a daemon?"):
+        assert ExtractiveSummarizer().summarize(question, _context(f"{heading}\n\n{answer}{rest}")).abstained, heading
+    with pytest.raises(ConfigError):
+        ExtractiveOptions(entry_question_share=1.5)

@@ -213,6 +213,14 @@ class ExtractiveOptions:
     #: "colored" does not answer it; 1 turns it off. Chosen on the dev, test, holdout, fresh, next and sixth
     #: splits pooled (``benchmarks/answer_choices.py``), reported on the seventh
     rarest_word_factor: float = 0.9
+    #: when no sentence reaches ``min_answer``, the best one still answers when it is in an FAQ's entry whose
+    #: question (the heading above it, ending with "?") holds at least this share of the question's own words:
+    #: the document asked it too ("Only root can run sv on our runit services. Can I let an ordinary user restart
+    #: one of them?" under "How can I allow a user to control a service?" is answered by "Yes, you simply need
+    #: to adjust file system permissions ..."), though the answer's sentence repeats few of its words. None
+    #: turns it off. Chosen in the eleventh round on the dev to tenth splits pooled and looked at on eleventh to
+    #: seventeenth pooled (``benchmarks/answer_choices.py --choice entry-question``, in docs/answers.md)
+    entry_question_share: float | None = 0.2
     #: sentences listed as leads when nothing answers
     leads: int = 3
 
@@ -229,8 +237,9 @@ class ExtractiveOptions:
             raise ConfigError(f"max_citations must be >= 1, got {self.max_citations}")
         if not 0 < self.specific_share <= 1:
             raise ConfigError(f"specific_share must be in (0, 1], got {self.specific_share}")
-        if self.next_sentence_ratio is not None and not 0 <= self.next_sentence_ratio <= 1:
-            raise ConfigError(f"next_sentence_ratio must be in [0, 1], got {self.next_sentence_ratio}")
+        for name in ("next_sentence_ratio", "entry_question_share"):
+            if getattr(self, name) is not None and not 0 <= getattr(self, name) <= 1:
+                raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         for name in ("coverage_weight", "section_weight", "min_answer", "specific_ratio", "broad_ratio",
                      "abstain_below", "cite_word_share", "absent_weight", "untyped_answer_factor",
                      "off_subject_factor", "rarest_word_factor"):
@@ -753,12 +762,19 @@ def expected_answer(query: str) -> AnswerKind | None:
     return None
 
 
+def entry_question(section: str) -> str:
+    """The question of the FAQ's entry a sentence's section (title, heading, ...) is, or "" when no question
+    heads it."""
+    heading = section.split("\n")[1] if section.count("\n") >= 2 else ""
+    return heading if heading.rstrip().endswith("?") else ""
+
+
 def _entry_expects(section: str) -> AnswerKind | None:
     """What the FAQ question heading a sentence's section expects (None when no question heads it): an answer
     under "How do I run getmail in daemon mode?" answers how to, whatever its words ("getmail does not have,
     and does not need, any special daemon mode")."""
-    heading = section.split("\n")[1] if section.count("\n") >= 2 else ""
-    return expected_answer(heading) if heading.rstrip().endswith("?") else None
+    heading = entry_question(section)
+    return expected_answer(heading) if heading else None
 
 
 def holds_answer(sentence: str, kind: AnswerKind) -> bool:
@@ -995,7 +1011,10 @@ class ExtractiveSummarizer:
         specific = form == "specific"
         ratio = self.options.specific_ratio if specific else self.options.broad_ratio
         # a topic's facts need not share its words: they rank by what the documents agree on (step 3) alone
-        gate = 0.0 if form == "topic" else max(self.options.min_answer, ratio * best_answer)
+        floor = self.options.min_answer
+        if best_answer < floor and self._entry_asks(query, max(sentences, key=lambda s: s.answer)):
+            floor = best_answer  # the document asked the question too: its entry's best sentence answers it
+        gate = 0.0 if form == "topic" else max(floor, ratio * best_answer)
         most = self.options.bullets
         if specific and self.options.specific_bullets is not None:
             most = min(most or self.options.specific_bullets, self.options.specific_bullets)
@@ -1005,6 +1024,16 @@ class ExtractiveSummarizer:
             return self._abstain(context, sentences, started, unused)
         return Summary(tuple(bullets), context, summarizer=self.name, notes=self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
+
+    def _entry_asks(self, query: str, sentence: _Sentence) -> bool:
+        """Whether ``sentence`` is in an FAQ's entry whose question holds at least ``entry_question_share`` of
+        the words of ``query`` (its frame words apart)."""
+        share = self.options.entry_question_share
+        asked = entry_question(sentence.section)
+        if share is None or not asked:
+            return False
+        words = set(tokenize([query])[0]) - _question_frame()
+        return bool(words) and len(words & set(tokenize([asked])[0])) >= share * len(words)
 
     def _weigh_specific(self, query: str, context: Context, sentences: list[_Sentence]) -> None:
         """A specific question's answer scores: a sentence that speaks of nothing the question names
