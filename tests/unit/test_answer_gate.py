@@ -538,11 +538,21 @@ def test_something_going_wrong_told_without_the_asker_is_a_question_and_a_reques
                     "Building lynx from source, the compiler chokes on GridText.c. Any idea what to try?"]:
         assert question_form(trouble) == "specific", trouble
     assert question_form("Walk me through adding a new service to runit, with its own log service") == "broad"
-    # the same words as a noun or an adjective, or in a clause of the subject, name a subject
+    assert question_form("Any suggestions for speeding up a slow build of the documentation here?") == "broad"
+    # the same words as a noun or an adjective, in a clause of the subject, or telling an event of the news, name
+    # a subject
     for topic in ["The failed merger of two banks and what it means for savers today",
                   "Impact of crashes on insurance premiums in the last decade",
                   "Airlines and their breaks for pilots on long-haul flights across Asia",
-                  "Startups that failed in 2023 and what their founders learned from it"]:
+                  "Startups that failed in 2023 and what their founders learned from it",
+                  "Stocks that fell after the regional bank failed in March 2023",
+                  "Plane crashes in the last decade and their causes worldwide",
+                  "The best kept secrets of the Python standard library for data work",
+                  "Prices kept rising across Europe throughout the energy crisis of 2022",
+                  "Usain Bolt broke the world record in Berlin in 2009",
+                  "Healthcare reform bill failed in the Senate after a year of negotiations",
+                  "Companies whose shares crashed after earnings reports this year in tech",
+                  "Windows line breaks in git diff output across different platforms"]:
         assert question_form(topic) == "topic", topic
 
 

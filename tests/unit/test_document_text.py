@@ -728,6 +728,10 @@ def test_an_asciidoctor_pages_sections_keep_their_answers(tmp_path: Path) -> Non
                    "When the mouse is grabbed, you can hold Shift to select or paste in the terminal, as if the "
                    "frobnicator had not grabbed it.", "5.2. Function keys above F12 do nothing, why?"]:
         assert answer in text, answer
+    # a link that shows an image is still a link (only one that shows nothing is made plain)
+    from citesum.ingest.formats import _prepared
+    assert "<a href" in _prepared("<html><body><p>Logo: <a href='#top'><img src='logo.png' alt=''></a></p>"
+                                  "</body></html>")
 
 
 def test_a_table_of_values_stays_a_table(tmp_path: Path) -> None:

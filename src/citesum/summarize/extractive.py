@@ -217,8 +217,10 @@ class ExtractiveOptions:
     #: question (the heading above it, ending with "?") holds at least this share of the question's own words:
     #: the document asked it too ("Only root can run sv on our runit services. Can I let an ordinary user restart
     #: one of them?" under "How can I allow a user to control a service?" is answered by "Yes, you simply need
-    #: to adjust file system permissions ..."), though the answer's sentence repeats few of its words. None
-    #: turns it off. Chosen in the eleventh round on the dev to tenth splits pooled and looked at on eleventh to
+    #: to adjust file system permissions ..."), though the answer's sentence repeats few of its words. Only the
+    #: best sentence passes (with the one going on from it, for a specific question): a broad question so asked
+    #: gets that one fact, not the entry's others. The share counts words, not their rarity. None turns it off.
+    #: Chosen in the eleventh round on the dev to tenth splits pooled and looked at on eleventh to
     #: seventeenth pooled (``benchmarks/answer_choices.py --choice entry-question``, in docs/answers.md)
     entry_question_share: float | None = 0.2
     #: sentences listed as leads when nothing answers
@@ -568,7 +570,8 @@ _FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[
 QuestionForm = Literal["specific", "broad", "topic"]
 _BROAD_OPENING = re.compile(
     r"^\W*(?:summari[sz]e|describe|overview|tell me (?:about|what)|list|give (?:me )?an? overview|"
-    r"walk (?:me|us) through|what (?:is|are) (?:happening|going on|new|the (?:state|status|situation|latest))|"
+    r"walk (?:me|us) through|any (?:suggestions|tips|hints)|"
+    r"what (?:is|are) (?:happening|going on|new|the (?:state|status|situation|latest))|"
     r"how (?:is|are) .{1,60} (?:changing|evolving|developing|going)\b|"
     r"what (?:does|do|did) .{1,80} (?:say|report|write|tell)\b)|\bwhat (?:are|were)\b", re.IGNORECASE)
 _BROAD_ENDING = re.compile(r"\b(?:discussed|mentioned|explained|detailed|covered|described|reported)\W*$",
@@ -584,7 +587,7 @@ _SPECIFIC_OPENING = re.compile(
     # "Doesn't requests give up after a while?", "Shouldn't it catch that?", "..., isn't it?"
     + _NEGATIVE_AUXILIARY + "|"
     r"is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|must|when|where|who|whom|"
-    r"whose|which|why|how|what|any (?:ideas?|clues?|suggestions?|tips?|hints?))\b", re.IGNORECASE)
+    r"whose|which|why|how|what|any (?:ideas?|clues?))\b", re.IGNORECASE)
 #: a second question joined to the first ("What was it doing, and how do I clean up its cache?", "Why does it
 #: fail and can I fix it?"): each asks its own fact. A question word asks again before an auxiliary ("and how do
 #: I"; "and when it stops" states), "what" and "which" only after a comma ("files that are large and
@@ -652,15 +655,21 @@ _TROUBLE_TOLD = re.compile(
     r"\b(?i:on|in|at|from|to|for|with|into|of) my\b|\b(?i:" + _NEGATIVE_AUXILIARY + r")")
 
 
-#: a verb that tells something going wrong ("openvpn keeps complaining", "the build fails with", "OpenVPN
-#: stopped logging", "apt-cacher-ng refuses to start"), found after its subject
+#: a verb that tells something going wrong, as a user tells it of a program ("openvpn keeps complaining", "the
+#: build fails with", "OpenVPN stopped logging", "apt-cacher-ng refuses to start"), found after its subject. The
+#: words of news that tell an event ("the bank failed in March", "Bolt broke the record", "prices kept rising" is
+#: the one kept) are left out: a topic names such an event
 _GOING_WRONG = re.compile(
-    r"\b(\w+)\s+(?:keeps|kept|fails|failed|crash(?:es|ed)|hangs|hung|freezes|froze|stopped|"
-    r"refuses|refused|complains|chokes|choked|aborts|aborted|segfaults|segfaulted|dies|died|breaks|broke|"
-    r"(?:times|timed|errors|errored) out)\b", re.IGNORECASE)
-#: words before which such a verb is a noun or an adjective ("the failed merger", "of crashes", "and breaks")
+    r"\b(\w+)\s+(?:(?:keeps|kept|stopped|stops)\s+(?!rising|falling|growing|going|coming)\w+ing\b|"
+    r"(?:fails|failed)\s+(?:with|to|on|when|because|at)\b|(?:refuses|refused)\s+to\b|"
+    r"(?:complains|complained)\s+(?:about|that)\b|(?:chokes|choked)\s+on\b|"
+    r"(?:hangs|crashes|segfaults|aborts)\s+(?:on|at|when|with|while|forever|every|whenever)\b|"
+    r"segfaulted|(?:times|timed|errors|errored)\s+out\b)", re.IGNORECASE)
+#: words before which such a verb is a noun or an adjective, or the verb of a clause of the subject ("the failed
+#: merger", "of crashes", "startups that failed to ...")
 _NOT_A_SUBJECT = frozenset({"the", "a", "an", "of", "in", "on", "at", "for", "with", "from", "to", "by", "and",
-                            "or", "its", "their", "his", "her", "that", "which", "who", "after", "before", "about"})
+                            "or", "its", "their", "his", "her", "that", "which", "who", "whose", "after", "before",
+                            "about"})
 
 
 def _goes_wrong(query: str) -> bool:
