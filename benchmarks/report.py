@@ -91,9 +91,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                   "once then, tuned on after)"),
                     ("sixteenth", "sixteenth (held out in the tenth round, tuned on in the eleventh)"),
                     ("seventeenth", "seventeenth (held out from every choice until the eleventh round's start, run "
-                                    "once then, tuned on after)"))
+                                    "once then, tuned on after)"),
+                    ("eighteenth", "eighteenth (held out from every choice; run once after the round's rules, with "
+                                   "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round: run once, after them
-_HELD_OUT_SPLIT = "sixteenth"
+_HELD_OUT_SPLIT = "eighteenth"
 
 
 def collections_memory() -> str:
