@@ -92,8 +92,7 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("sixteenth", "sixteenth (held out in the tenth round, tuned on in the eleventh)"),
                     ("seventeenth", "seventeenth (held out from every choice until the eleventh round's start, run "
                                     "once then, tuned on after)"),
-                    ("eighteenth", "eighteenth (held out from every choice; run once after the round's rules, with "
-                                   "its code and with the code it started from)"))
+                    ("eighteenth", "eighteenth (held out in the eleventh round, tuned on in the twelfth)"))
 #: the split held out from every choice of the latest round: run once, after them
 _HELD_OUT_SPLIT = "eighteenth"
 
