@@ -29,7 +29,8 @@ per kind of question:
 * fragment rate: the share of bullets that are not a whole sentence of an indexed document: not found verbatim
   (whitespace aside), not starting where a sentence starts there (start of text, after . ! ? and a space, at a
   line start after a blank line, a line ending a sentence or a heading, or a list marker), not ending with
-  . ! ? (a closing quote or bracket may follow), running from a heading (a short line and a blank line, or
+  . ! ? (a closing quote or bracket may follow; or a colon, when the bullet shows the code the sentence
+  introduces), running from a heading (a short line and a blank line, or
   Sphinx's ¶) into the paragraph below, or holding navigation (Next:/Previous:/Up:) or stray list markers;
 * answer precision (answerable questions): the share of bullets that match a gold or also-answers sentence of
   the question: token F1 >= 0.6 between lower-cased word sequences, or one held in the other (3+ words);
@@ -188,17 +189,18 @@ def merges_heading(span: str) -> bool:
     return not _CLAUSE_END.search(head) and len(words(head)) <= HEADING_WORDS
 
 
-def whole_sentence_problem(bullet: str, texts: Iterable[str]) -> str:
+def whole_sentence_problem(bullet: str, texts: Iterable[str], code: str = "") -> str:
     """Why ``bullet`` is not a whole sentence of one of ``texts`` ('' when it is one): ``navigation``,
     ``list marker``, ``no sentence end``, ``not in the documents``, ``heading merged`` (it runs from a heading
-    into the paragraph below) or ``starts mid-sentence``."""
+    into the paragraph below) or ``starts mid-sentence``. A sentence that ends with a colon is whole when the
+    bullet shows the ``code`` it introduces ("... add the following line to your proftpd.conf:")."""
     if has_navigation(bullet):
         return "navigation"
     if has_stray_marker(bullet):
         return "list marker"
     if "¶" in bullet:
         return "heading merged"  # Sphinx ends its headings with a ¶ link
-    if not ends_sentence(bullet):
+    if not ends_sentence(bullet) and not (code.strip() and bullet.rstrip().endswith(":")):
         return "no sentence end"
     if not bullet.split():
         return "not in the documents"
@@ -346,7 +348,7 @@ def score_question(q: dict[str, Any], payload: dict[str, Any], seconds: float, d
     bullets = []
     for bullet in payload.get("bullets", []):
         text = bullet["text"]
-        problem = whole_sentence_problem(text, texts)
+        problem = whole_sentence_problem(text, texts, bullet.get("code", ""))
         cited = [{"document": c, "file": documents[c]["file"] if c in documents else None,
                   "correct": c in documents and supports(documents[c]["text"], text)}
                  for c in bullet.get("citations", [])]

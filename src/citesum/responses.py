@@ -89,8 +89,7 @@ def summary_response(summary: Summary, documents: Mapping[str, Document], *, que
     context = context_response(summary.context)
     payload: dict[str, Any] = {
         "query": query, "summarizer": summary.summarizer, "bullets": bullets, "abstained": summary.abstained,
-        "leads": [{"text": lead.text, "citations": list(lead.citations), "numbers": list(lead.numbers)}
-                  for lead in summary.leads],
+        "leads": [_cited(lead) for lead in summary.leads],
         "dropped_citations": list(summary.dropped_citations), "notes": list(summary.notes),
         "sources": sources_response(summary.context, found, source_of),
         "context": context, "usage": dict(summary.usage), "timings": dict(summary.timings),
@@ -107,10 +106,19 @@ def bullet_response(bullet: Bullet, context: Context, documents: Mapping[str, Do
                     checked: VerifiedBullet | None = None) -> dict[str, Any]:
     """One bullet: its text and citations (document ids and context numbers) and, when ``checked``, the evidence
     span of each citation in its document."""
-    entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations), "numbers": list(bullet.numbers)}
+    entry = _cited(bullet)
     if checked is not None:
         number_of = {document_id: number for number, document_id in context.numbers.items()}
         entry["evidence"] = _citation_evidence(bullet.citations, checked, number_of, documents)
+    return entry
+
+
+def _cited(bullet: Bullet) -> dict[str, Any]:
+    """A bullet's (or a lead's) text, citations and context numbers, and the code its sentence introduces when
+    there is some (``code``: the lines the document shows right after it)."""
+    entry: dict[str, Any] = {"text": bullet.text, "citations": list(bullet.citations), "numbers": list(bullet.numbers)}
+    if bullet.code:
+        entry["code"] = bullet.code
     return entry
 
 

@@ -146,6 +146,9 @@ class Bullet:
     text: str
     citations: tuple[str, ...] = ()
     numbers: tuple[int, ...] = ()
+    #: the lines of code or configuration the bullet's sentence introduces ("... you can use this in your .mc
+    #: file:"), as the document shows them right after it; "" when it introduces none
+    code: str = ""
 
 
 @dataclass(frozen=True)

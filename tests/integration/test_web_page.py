@@ -683,3 +683,33 @@ def test_a_code_block_is_shown_without_its_fences_and_a_new_question_closes_the_
         page.wait_for_selector("#bullets-list li")
     finally:
         server.close()
+
+
+PROFTPD_HOWTO = """<html><head><title>ProFTPD: chroot</title></head><body><main><h1>Restricting users</h1>
+<p>The most common configuration requested is to restrict users to their home directories, which can be done
+simply by adding the following line to your proftpd.conf:</p>
+<pre>DefaultRoot ~</pre>
+<p>The tilde stands for the home directory of the user who logs in.</p>
+</main></body></html>"""
+
+
+def test_a_bullet_shows_the_code_its_sentence_introduces(page: Any, tmp_path: Path, haystack: Any) -> None:
+    from citesum.ingest import IngestOptions, ingest_file
+
+    (tmp_path / "docs").mkdir()
+    howto = tmp_path / "docs" / "chroot.html"
+    howto.write_text(PROFTPD_HOWTO, encoding="utf-8")
+    documents, _ = ingest_file(howto, "proftpd/chroot.html", IngestOptions())
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add([*haystack.documents, *documents])
+    server = citesum_serve(index.path, tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.fill("#query", "How do I restrict proftpd users to their home directories?")
+        page.click("#ask-button")
+        # before: the bullet ended "... add the following line to your proftpd.conf:", and no line followed
+        bullet = page.locator("#bullets-list li").first
+        expect(bullet).to_contain_text("the following line to your proftpd.conf:")
+        expect(bullet.locator("pre.introduced-code")).to_have_text("DefaultRoot ~")
+    finally:
+        server.close()

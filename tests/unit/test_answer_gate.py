@@ -1114,3 +1114,36 @@ def test_an_faq_entry_that_asks_the_question_answers_it_below_the_answer_floor()
         assert ExtractiveSummarizer().summarize(question, _context(f"{heading}\n\n{answer}{rest}")).abstained, heading
     with pytest.raises(ConfigError):
         ExtractiveOptions(entry_question_share=1.5)
+
+
+PROFTPD_HOWTO = ("Restricting users\n\nThe most common configuration requested is to restrict users to their home "
+                 "directories, which can be done simply by adding the following line to your proftpd.conf:\n\n```\n"
+                 "DefaultRoot ~\n```\n\nThe tilde stands for the home directory of the user who logs in.\n")
+
+
+def test_a_sentence_that_introduces_code_is_stated_with_the_code() -> None:
+    from citesum.responses import summary_response
+    from citesum.summarize.extractive import _statable_sentences
+    from citesum.summarize.verify import check_bullet, context_verifier
+
+    # before: a sentence ending with a colon was no whole sentence, never stated; a how-to's answer is often
+    # the line it introduces ("How do I unmount sshfs?" got a sentence about mounting)
+    question = "How do I restrict proftpd users to their home directories?"
+    context = _context(PROFTPD_HOWTO)
+    [bullet] = ExtractiveSummarizer().summarize(question, context).bullets
+    assert bullet.text.endswith("by adding the following line to your proftpd.conf:")
+    assert bullet.code == "DefaultRoot ~"
+    # every front end's JSON shows it, and a repaired citation keeps it
+    summary = ExtractiveSummarizer().summarize(question, context)
+    assert summary_response(summary, {}, query=question)["bullets"][0]["code"] == "DefaultRoot ~"
+    repaired, _ = check_bullet(context_verifier(context), context, bullet, repair=True)
+    assert repaired.code == "DefaultRoot ~"
+    # a sentence ending with a colon that introduces prose, or nothing, is still no whole sentence
+    for text in (PROFTPD_HOWTO.replace("```\nDefaultRoot ~\n```", "Add it at the top of the file."),
+                 PROFTPD_HOWTO.split("\n\n```")[0]):
+        assert not any(s.endswith(":") for s, _ in _statable_sentences(_context(text).blocks[0], 3)), text
+    # a long block shows its first lines, and says that more follow
+    long = PROFTPD_HOWTO.replace("DefaultRoot ~", "\n".join(f"DefaultRoot ~ group{n}" for n in range(30)))
+    [bullet] = ExtractiveSummarizer().summarize(question, _context(long)).bullets
+    assert bullet.code.splitlines()[0] == "DefaultRoot ~ group0" and bullet.code.splitlines()[-1] == "…"
+    assert len(bullet.code.splitlines()) == 13

@@ -349,6 +349,19 @@ def test_the_cli_numbers_sources_as_the_reader_meets_them_with_a_pdfs_page(capsy
     assert out[3:] == ["[1] Manual — manual.pdf", "[2] FAQ — faq.txt"]
 
 
+def test_the_cli_shows_the_code_a_bullet_introduces_under_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from citesum.cli.summarizing import _echo_answer
+
+    answer = {"bullets": [{"text": "Restrict users by adding this line to your proftpd.conf:", "numbers": [1],
+                           "code": "DefaultRoot ~\nDefaultRoot /srv/ftp ftpusers"}],
+              "leads": [], "notes": [], "dropped_citations": [],
+              "sources": {"1": {"title": "Chroot", "document_id": "chroot", "source": "Chroot.html"}}}
+    _echo_answer(answer, repaired=False)
+    assert capsys.readouterr().out.splitlines()[:3] == [
+        "- Restrict users by adding this line to your proftpd.conf: [1]", "      DefaultRoot ~",
+        "      DefaultRoot /srv/ftp ftpusers"]
+
+
 def test_a_streamed_answer_lists_the_sources_its_printed_bullets_cite(capsys: pytest.CaptureFixture[str]) -> None:
     from types import SimpleNamespace
 

@@ -121,12 +121,20 @@ def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) ->
         elif event.kind == "context":
             sources = event.data["sources"]
         elif event.kind == "bullet":
-            click.echo(f"- {event.data['text']} {citation_marks(event.data['numbers'], shown, _pages(event.data))}")
+            _echo_bullet(event.data, citation_marks(event.data["numbers"], shown, _pages(event.data)))
         elif event.kind == "done":
             # the answer's sources, and those of the context the printed bullets were checked against (a model's
             # window may have cut the context the answer was checked against at the end)
             event.data["sources"] = {**sources, **event.data["sources"]}
             _echo_answer(event.data, repaired=repaired, bullets_printed=True, shown=shown)
+
+
+def _echo_bullet(bullet: dict[str, Any], marks: str, opening: str = "-") -> None:
+    """A bullet (or a lead) on its line with its citation marks, and the code its sentence introduces below it,
+    indented as a block of code."""
+    click.echo(f"{opening} {bullet['text']} {marks}")
+    for line in bullet.get("code", "").splitlines():
+        click.echo(f"      {line}")
 
 
 def _pages(item: dict[str, Any]) -> dict[int, int | str]:
@@ -148,9 +156,9 @@ def _echo_answer(answer: dict[str, Any], *, repaired: bool, bullets_printed: boo
     for bullet in answer["bullets"]:
         marks = citation_marks(bullet["numbers"], shown, _pages(bullet))
         if not bullets_printed:
-            click.echo(f"- {bullet['text']} {marks}")
+            _echo_bullet(bullet, marks)
     for lead in answer["leads"]:  # nothing answers: the closest sentences, to follow up, not as an answer
-        click.echo(f"lead: {lead['text']} {citation_marks(lead['numbers'], shown)}")
+        _echo_bullet(lead, citation_marks(lead["numbers"], shown), opening="lead:")
     if shown:
         click.echo("")
         for number, reader_number in shown.items():

@@ -49,7 +49,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import FAQ_ANSWER_LABEL, STATABLE, Segment, is_whole_sentence, segments
+from citesum.segment import CODE_FENCE, FAQ_ANSWER_LABEL, STATABLE, Segment, is_whole_sentence, segments
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
@@ -269,6 +269,7 @@ class _Sentence:
     coverage: float = 0.0  # the share of the question's words it holds, its section's counting less
     answer: float = 0.0  # how well it answers: coverage and relevance mixed
     typed: bool = True  # it holds what the question's wording asks for (a reason, a number), or it asks for none
+    code: str = ""  # the code it introduces (:func:`introduced_code`)
 
 
 @dataclass
@@ -353,11 +354,11 @@ _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|sh
 def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
     """The whole sentences of a context block that may state a fact, each with its section
     (:func:`_placed_sentences`, without the passage)."""
-    for sentence, section, _ in _placed_sentences(block, min_words):
+    for sentence, section, _, _ in _placed_sentences(block, min_words):
         yield sentence, section
 
 
-def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str, int]]:
+def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str, int, str]]:
     """The whole sentences of a context block that may state a fact (:mod:`citesum.segment`): not a question
     (nor an FAQ's "Q:"), not a heading, table row, code or boilerplate, at least ``min_words`` words; each with
     its section and the ordinal of its passage in its document. Its section is the document's title, the heading
@@ -366,7 +367,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     sentence that the question ending its line follows ("I deleted a lot of data but the file did not get any
     smaller. Is this a bug?") is that question's premise: part of a heading, not a fact. A block of passages is
     cut passage by passage: each is a run of whole units of its document, and joining them would run a heading
-    at one's end into the next one's first sentence."""
+    at one's end into the next one's first sentence. Last, the code the sentence introduces
+    (:func:`introduced_code`), or ""."""
     passages = [p.text for p in block.passages]
     whole = passages and "\n".join(passages) == block.text
     texts = passages if whole else [block.text]
@@ -415,14 +417,42 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
             previous = sentence if unit.kind in STATABLE else ""
-            if unit.kind in STATABLE and is_whole_sentence(sentence) and len(sentence.split()) >= min_words:
+            code = introduced_code(sentence, text, units, number) if unit.kind in STATABLE else ""
+            # a sentence that introduces code ("..., you can use this in your .mc file:") is whole with it
+            whole = is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
+            if unit.kind in STATABLE and whole and len(sentence.split()) >= min_words:
                 # (each part on one line: a reader of the section finds its heading as its second line)
-                yield sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent)), passage
+                yield (sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent)),
+                       passage, code)
         # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
         pending = (f"{heading} {premise}" if joins else premise) if premise else (heading if asked else "")
         pending = pending if following else ""
         # (an FAQ's question that ends the passage heads the next as its entry, not as a section)
         section = heading if following and titled and not premise else ""
+
+
+#: the most lines of code a bullet shows under its sentence, and the most characters of each
+_CODE_LINES = 12
+_CODE_LINE_CHARACTERS = 200
+
+
+def introduced_code(sentence: str, text: str, units: list[Segment], number: int) -> str:
+    """The code that the sentence ``units[number]`` of ``text`` introduces: when it ends with a colon ("So, if
+    you want all outgoing SMTP connections to use port 2525, you can use this in your .mc file:") and the unit
+    right after it, in the same passage, is code, that code without its fences, at most ``_CODE_LINES`` lines
+    (a longer block ends with a line "…"). A how-to's answer is often that code: the sentence alone names it
+    without showing it. "" otherwise."""
+    if not sentence.rstrip().endswith(":") or number + 1 >= len(units) or units[number + 1].kind != "code":
+        return ""
+    lines = [line.rstrip() for line in text[units[number + 1].start : units[number + 1].end].splitlines()
+             if not line.strip().startswith(CODE_FENCE)]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    shown = [line if len(line) <= _CODE_LINE_CHARACTERS else line[:_CODE_LINE_CHARACTERS] + "…"
+             for line in lines[:_CODE_LINES]]
+    return "\n".join(shown + (["…"] if len(lines) > _CODE_LINES else []))
 
 
 def _asks(sentence: str) -> bool:
@@ -1070,7 +1100,7 @@ class ExtractiveSummarizer:
         distinct: dict[str, int] = {}  # the same sentence in several documents is one lead
         for i in closest:
             distinct.setdefault(quote_sentence(sentences[i].text), i)
-        leads = tuple(Bullet(text, (sentences[i].document_id,), (sentences[i].number,))
+        leads = tuple(Bullet(text, (sentences[i].document_id,), (sentences[i].number,), sentences[i].code)
                       for text, i in list(distinct.items())[: self.options.leads])
         note = (f"No passage in the {documents} documents that best match the question answers it"
                 + (f" (no document mentions {', '.join(repr(word) for word in missing)})" if missing else "")
@@ -1099,9 +1129,9 @@ class ExtractiveSummarizer:
                 out += [_Sentence(s.text, block.number, block.document_id, _numbers(s.text), prior, s.speaker)
                         for s in transcript_statements(block.text, self.options.min_words, labels)]
                 continue
-            for text, section, passage in _placed_sentences(block, self.options.min_words):
+            for text, section, passage, code in _placed_sentences(block, self.options.min_words):
                 out.append(_Sentence(text, block.number, block.document_id, _numbers(text), prior, section=section,
-                                     passage=passage))
+                                     passage=passage, code=code))
         return out
 
     def _score(self, query: str, sentences: list[_Sentence], vectors: np.ndarray,
@@ -1287,7 +1317,8 @@ class ExtractiveSummarizer:
                 too_long.append(len(text.split()))
                 continue
             numbers = self._citations(group, representative, sentences, vectors, query_terms, specific)
-            bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers)))
+            bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers),
+                                  sentences[representative].code))
             first = representative if first is None else first
             words += len(text.split())
             if most is not None and len(bullets) >= most:
@@ -1297,7 +1328,8 @@ class ExtractiveSummarizer:
             text = quote_sentence(sentences[going_on].text) if going_on is not None else ""
             fits = self.options.max_words is None or words + len(text.split()) <= self.options.max_words
             if going_on is not None and fits and _words_as_written(text) not in stated:
-                bullets.append(Bullet(text, (sentences[going_on].document_id,), (sentences[going_on].number,)))
+                bullets.append(Bullet(text, (sentences[going_on].document_id,), (sentences[going_on].number,),
+                                      sentences[going_on].code))
         return bullets, too_long
 
     def _going_on(self, answer: int, sentences: list[_Sentence]) -> int | None:

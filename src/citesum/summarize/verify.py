@@ -226,4 +226,4 @@ def check_bullet(verifier: CitationVerifier, context: Context, bullet: Bullet,
         return bullet, verified
     number_of = {document_id: number for number, document_id in context.numbers.items()}
     cited = sorted(verified.citations, key=number_of.__getitem__)
-    return Bullet(bullet.text, tuple(cited), tuple(number_of[d] for d in cited)), verified
+    return replace(bullet, citations=tuple(cited), numbers=tuple(number_of[d] for d in cited)), verified

@@ -369,7 +369,13 @@ function bulletItem(bullet, index, sources, numbering) {
         }),
       }, evidence.page ? `[${readerNumber}, p. ${printed}]` : `[${readerNumber}]`);
     });
-  return element("li", {}, bullet.text, ...chips);
+  return element("li", {}, bullet.text, ...chips, introducedCode(bullet));
+}
+
+// The code a bullet's sentence introduces ("... add the following line to your proftpd.conf:"), shown under
+// it as the document shows it; null when there is none.
+function introducedCode(bullet) {
+  return bullet.code ? element("pre", { class: "introduced-code" }, element("code", {}, bullet.code)) : null;
 }
 
 // An answer people keep: Markdown with numbered references naming each document (and its page), and a link
@@ -386,6 +392,7 @@ function answerMarkdown(answer) {
   const lines = [`**${answer.query.trim()}**`, ""];
   for (const bullet of answer.bullets) {
     lines.push(`- ${bullet.text} ` + bullet.numbers.map((n) => `[${renumber.get(n)}]`).join(""));
+    if (bullet.code) lines.push("", ...["```", ...bullet.code.split("\n"), "```"].map((line) => `  ${line}`), "");
   }
   if (!answer.bullets.length) lines.push(`_${answer.notes.join(" ") || "No passage answers this."}_`);
   if (cited.length) lines.push("");
@@ -470,7 +477,7 @@ function renderSummary(answer) {
       onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget,
                                                            note: "A lead: the question's closest sentence is in this document." }),
     }, `[${numbering.get(number)}]`));
-    leadList.append(element("li", {}, lead.text, ...chips));
+    leadList.append(element("li", {}, lead.text, ...chips, introducedCode(lead)));
   }
   $("leads-section").hidden = !leads.length;
   $("notes").classList.toggle("abstained", Boolean(answer.abstained));
