@@ -1142,6 +1142,13 @@ def test_a_sentence_that_introduces_code_is_stated_with_the_code() -> None:
     for text in (PROFTPD_HOWTO.replace("```\nDefaultRoot ~\n```", "Add it at the top of the file."),
                  PROFTPD_HOWTO.split("\n\n```")[0]):
         assert not any(s.endswith(":") for s, _ in _statable_sentences(_context(text).blocks[0], 3)), text
+    # a block fenced with tildes, or naming its language, or indented in a list item, shows its lines alone
+    for fenced in ("~~~\nDefaultRoot ~\n~~~", "```conf\n    DefaultRoot ~\n```"):
+        [bullet] = ExtractiveSummarizer().summarize(question, _context(PROFTPD_HOWTO.replace(
+            "```\nDefaultRoot ~\n```", fenced))).bullets
+        assert bullet.code == "DefaultRoot ~", fenced
+    # reStructuredText's "::" marks a literal block, not the end of a sentence
+    assert ExtractiveSummarizer().summarize(question, _context(PROFTPD_HOWTO.replace(".conf:", ".conf::"))).abstained
     # a long block shows its first lines, and says that more follow
     long = PROFTPD_HOWTO.replace("DefaultRoot ~", "\n".join(f"DefaultRoot ~ group{n}" for n in range(30)))
     [bullet] = ExtractiveSummarizer().summarize(question, _context(long)).bullets

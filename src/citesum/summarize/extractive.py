@@ -38,6 +38,7 @@ import bisect
 import itertools
 import math
 import re
+import textwrap
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import CODE_FENCE, FAQ_ANSWER_LABEL, STATABLE, Segment, is_whole_sentence, segments
+from citesum.segment import FAQ_ANSWER_LABEL, STATABLE, Segment, is_whole_sentence, segments
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
@@ -419,8 +420,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             previous = sentence if unit.kind in STATABLE else ""
             code = introduced_code(sentence, text, units, number) if unit.kind in STATABLE else ""
             # a sentence that introduces code ("..., you can use this in your .mc file:") is whole with it
-            whole = is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
-            if unit.kind in STATABLE and whole and len(sentence.split()) >= min_words:
+            states = is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
+            if unit.kind in STATABLE and states and len(sentence.split()) >= min_words:
                 # (each part on one line: a reader of the section finds its heading as its second line)
                 yield (sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent)),
                        passage, code)
@@ -431,6 +432,9 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         section = heading if following and titled and not premise else ""
 
 
+#: a code block's opening fence (with its language, when it names one) and its closing fence
+_OPENING_FENCE = re.compile(r"\A\s*(?:```|~~~)[\w+-]*[ \t]*\n?")
+_CLOSING_FENCE = re.compile(r"\n?[ \t]*(?:```|~~~)\s*\Z")
 #: the most lines of code a bullet shows under its sentence, and the most characters of each
 _CODE_LINES = 12
 _CODE_LINE_CHARACTERS = 200
@@ -442,10 +446,14 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int)
     right after it, in the same passage, is code, that code without its fences, at most ``_CODE_LINES`` lines
     (a longer block ends with a line "…"). A how-to's answer is often that code: the sentence alone names it
     without showing it. "" otherwise."""
-    if not sentence.rstrip().endswith(":") or number + 1 >= len(units) or units[number + 1].kind != "code":
+    ends = sentence.rstrip()
+    if not ends.endswith(":") or ends.endswith("::") or number + 1 >= len(units) or units[number + 1].kind != "code":
         return ""
-    lines = [line.rstrip() for line in text[units[number + 1].start : units[number + 1].end].splitlines()
-             if not line.strip().startswith(CODE_FENCE)]
+    block = text[units[number + 1].start : units[number + 1].end]
+    # its fences, and only them: a block fenced inside a line keeps the code on the fences' lines
+    block = _CLOSING_FENCE.sub("", _OPENING_FENCE.sub("", block, count=1), count=1)
+    lines = textwrap.dedent(block).splitlines()
+    lines = [line.rstrip() for line in lines]
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
