@@ -124,7 +124,9 @@ class ExtractiveOptions:
     round's (a trouble told with a verb of going wrong as a specific question, and ``entry_question_share``,
     chosen on ``dev`` to ``tenth`` pooled and looked at on ``eleventh`` to ``seventeenth``) were drawn from the
     seventeen splits pooled (the ``seventeenth`` run once at the round's start) and are reported on the
-    ``eighteenth``, written at the round's start and run once after them. That topic
+    ``eighteenth``, written at the round's start and run once after them. The twelfth round's (a sentence that
+    introduces code is stated with it, :func:`introduced_code`) was drawn from the eighteen splits pooled and is
+    reported on the ``nineteenth``, written at the round's start and run after it. That topic
     queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
