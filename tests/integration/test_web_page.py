@@ -644,6 +644,19 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         server.close()
 
 
+def _served_with(tmp_path: Path, haystack: Any, page_html: str, document_id: str) -> tuple[Any, list[Document]]:
+    """A service over the haystack and one HTML page read as citesum reads it, and that page's documents."""
+    from citesum.ingest import IngestOptions, ingest_file
+
+    (tmp_path / "docs").mkdir()
+    path = tmp_path / "docs" / "page.html"
+    path.write_text(page_html, encoding="utf-8")
+    documents, _ = ingest_file(path, document_id, IngestOptions())
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add([*haystack.documents, *documents])
+    return citesum_serve(index.path, tmp_path / "serve.log"), documents
+
+
 BORG_FAQ = """<html><head><title>Borg FAQ</title></head><body><main><h1>Frequently asked questions</h1>
 <p>If you decide to accept unsafe operation for this repository, you could delete the manifest-timestamp and the
 local cache:</p>
@@ -657,16 +670,8 @@ modified by another client since the cache was last updated.</p></main></body></
 
 def test_a_code_block_is_shown_without_its_fences_and_a_new_question_closes_the_document(
         page: Any, tmp_path: Path, haystack: Any) -> None:
-    from citesum.ingest import IngestOptions, ingest_file
-
-    (tmp_path / "docs").mkdir()
-    faq = tmp_path / "docs" / "faq.html"
-    faq.write_text(BORG_FAQ, encoding="utf-8")
-    documents, report = ingest_file(faq, "borg/faq.html", IngestOptions())
+    server, documents = _served_with(tmp_path, haystack, BORG_FAQ, "borg/faq.html")
     assert "```" in documents[0].text  # the <pre> is fenced in the stored text: the segmenter reads it as code
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add([*haystack.documents, *documents])
-    server = citesum_serve(index.path, tmp_path / "serve.log")
     try:
         page.goto(server.url)
         page.fill("#query", "When does Borg rebuild its cache of the repository's chunks?")
@@ -694,20 +699,13 @@ simply by adding the following line to your proftpd.conf:</p>
 
 
 def test_a_bullet_shows_the_code_its_sentence_introduces(page: Any, tmp_path: Path, haystack: Any) -> None:
-    from citesum.ingest import IngestOptions, ingest_file
-
-    (tmp_path / "docs").mkdir()
-    howto = tmp_path / "docs" / "chroot.html"
-    howto.write_text(PROFTPD_HOWTO, encoding="utf-8")
-    documents, _ = ingest_file(howto, "proftpd/chroot.html", IngestOptions())
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add([*haystack.documents, *documents])
-    server = citesum_serve(index.path, tmp_path / "serve.log")
+    server, _ = _served_with(tmp_path, haystack, PROFTPD_HOWTO, "proftpd/chroot.html")
     try:
         page.goto(server.url)
         page.fill("#query", "How do I restrict proftpd users to their home directories?")
         page.click("#ask-button")
         # before: the bullet ended "... add the following line to your proftpd.conf:", and no line followed
+        page.wait_for_selector("#bullets-list li")
         bullet = page.locator("#bullets-list li").first
         expect(bullet).to_contain_text("the following line to your proftpd.conf:")
         expect(bullet.locator("pre.introduced-code")).to_have_text("DefaultRoot ~")
