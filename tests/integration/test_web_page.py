@@ -709,5 +709,14 @@ def test_a_bullet_shows_the_code_its_sentence_introduces(page: Any, tmp_path: Pa
         bullet = page.locator("#bullets-list li").first
         expect(bullet).to_contain_text("the following line to your proftpd.conf:")
         expect(bullet.locator("pre.introduced-code")).to_have_text("DefaultRoot ~")
+        page.click("#copy-markdown")  # the answer kept: the code fenced under its bullet
+        assert "  ```\n  DefaultRoot ~\n  ```" in page.input_value("#markdown")
+        # an abstention kept: its leads go with it, marked as no answer (before: only the note)
+        page.fill("#query", "Can the uploads of proftpd users be scanned for viruses by ClamAV?")
+        page.click("#ask-button")
+        expect(page.locator("#leads-section")).to_be_visible()
+        page.click("#copy-markdown")
+        markdown = page.input_value("#markdown")
+        assert "Closest passages (not answers):" in markdown and re.search(r"^- .+ \[1\]$", markdown, re.M), markdown
     finally:
         server.close()

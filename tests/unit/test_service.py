@@ -166,6 +166,7 @@ def test_search_refuses_what_it_should_with_422(client, body: dict[str, Any], me
     ({"query": "water", "words": 1}, "takes 20 to 2,000"),
     ({"query": "water", "words": 10**9}, "takes 20 to 2,000"),
     ({"query": "water", "bullets": 21}, "at most 20"),
+    ({"query": "water", "bullets": 10**9}, "bullets is 1,000,000,000; this service writes at most 20"),
     ({"query": "water", "order": "sideways"}, "original"),
     ({"query": "water", "budget": 0}, "greater than or equal to 1"),
 ])
@@ -187,6 +188,8 @@ def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None: 
 
     assert "not UTF-8" in _error(post(b'{"query": "\xff\xfe"}'), 400)
     assert "not valid JSON: Expecting value at line 1, column 11" in _error(post(b'{"query": '), 400)
+    # (a message that ends with its own "at" gets no second one)
+    assert "not valid JSON: Unterminated string starting at line 1, column 11" in _error(post(b'{"query": "wat'), 400)
     assert "nested too deeply" in _error(post(b"[" * 30_000 + b"]" * 30_000), 400)
     assert "Content-Type: application/json" in _error(post(b'{"query": "water"}', "text/plain"), 415)
     assert "got 'none'" in _error(post(b'{"query": "water"}', None), 415)

@@ -153,7 +153,9 @@ class Guard:
         except UnicodeDecodeError as exc:
             return 400, "bad request", f"the body is not UTF-8 (byte {exc.start}: {exc.reason})"
         except json.JSONDecodeError as exc:
-            return 400, "bad request", f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            # ("Unterminated string starting at" already ends with its "at")
+            told = exc.msg if exc.msg.endswith(" at") else f"{exc.msg} at"
+            return 400, "bad request", f"the body is not valid JSON: {told} line {exc.lineno}, column {exc.colno}"
         except RecursionError:
             return 400, "bad request", "the body's JSON is nested too deeply"
         except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)

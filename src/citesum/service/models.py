@@ -90,4 +90,4 @@ def check_limits(config: ServiceConfig, request: SearchRequest | SummarizeReques
         raise ConfigError(f"words is {request.words:,}; this service takes {config.min_words} to "
                           f"{config.max_words:,} (one bullet can have up to 60 words)")
     if request.bullets > config.max_bullets:
-        raise ConfigError(f"bullets is {request.bullets}; this service writes at most {config.max_bullets}")
+        raise ConfigError(f"bullets is {request.bullets:,}; this service writes at most {config.max_bullets}")

@@ -381,25 +381,24 @@ function introducedCode(bullet) {
 // An answer people keep: Markdown with numbered references naming each document (and its page), and a link
 // whose URL holds the question and the settings, which asks it again when opened.
 function answerMarkdown(answer) {
-  const renumber = readerNumbers(answer.bullets);
-  const cited = [...renumber.keys()];
-  const pages = new Map();
-  for (const bullet of answer.bullets) {
-    for (const evidence of bullet.evidence || []) {
-      if (evidence.page && !pages.has(evidence.number)) pages.set(evidence.number, printedPage(evidence));
-    }
-  }
+  const leads = answer.bullets.length ? [] : answer.leads || [];
+  const renumber = readerNumbers([...answer.bullets, ...leads]);
   const lines = [`**${answer.query.trim()}**`, ""];
-  for (const bullet of answer.bullets) {
-    lines.push(`- ${bullet.text} ` + bullet.numbers.map((n) => `[${renumber.get(n)}]`).join(""));
-    if (bullet.code) lines.push("", ...["```", ...bullet.code.split("\n"), "```"].map((line) => `  ${line}`), "");
-  }
+  // each bullet's marks name the page its own evidence is on: two bullets may cite one book on two pages
+  const listed = (item) => {
+    const pages = new Map((item.evidence || []).filter((e) => e.page).map((e) => [e.number, printedPage(e)]));
+    lines.push(`- ${item.text} ` + item.numbers.map((n) =>
+      pages.has(n) ? `[${renumber.get(n)}, p. ${pages.get(n)}]` : `[${renumber.get(n)}]`).join(""));
+    if (item.code) lines.push("", ...["```", ...item.code.split("\n"), "```"].map((line) => `  ${line}`), "");
+  };
+  answer.bullets.forEach(listed);
   if (!answer.bullets.length) lines.push(`_${answer.notes.join(" ") || "No passage answers this."}_`);
-  if (cited.length) lines.push("");
-  for (const number of cited) {
+  if (leads.length) lines.push("", "Closest passages (not answers):", "");
+  leads.forEach(listed);
+  if (renumber.size) lines.push("");
+  for (const [number, readerNumber] of renumber) {
     const source = answer.sources[String(number)] || {};
-    const page = pages.has(number) ? `, p. ${pages.get(number)}` : "";
-    lines.push(`${renumber.get(number)}. ${source.title || source.document_id} (${source.source || source.document_id}${page})`);
+    lines.push(`${readerNumber}. ${source.title || source.document_id} (${source.source || source.document_id})`);
   }
   return lines.join("\n") + "\n";
 }
