@@ -701,8 +701,8 @@ _TROUBLE_TOLD = re.compile(
 
 #: a verb that tells something going wrong, as a user tells it of a program ("openvpn keeps complaining", "the
 #: build fails with", "OpenVPN stopped logging", "apt-cacher-ng refuses to start"), found after its subject. The
-#: words of news that tell an event ("the bank failed in March", "Bolt broke the record", "prices kept rising" is
-#: the one kept) are left out: a topic names such an event
+#: words with which news tells an event are left out ("the bank failed in March", "Bolt broke the record",
+#: "prices kept rising"): a topic names such an event
 _GOING_WRONG = re.compile(
     r"\b(\w+)\s+(?:(?:keeps|kept|stopped|stops)\s+(?!rising|falling|growing|going|coming)\w+ing\b|"
     r"(?:fails|failed)\s+(?:with|to|on|when|because|at)\b|(?:refuses|refused)\s+to\b|"
