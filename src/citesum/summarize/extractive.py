@@ -1057,7 +1057,8 @@ class ExtractiveSummarizer:
         unused = missing or (absent if self.options.absent_weight else [])
         if missing or too_little:
             return self._abstain(context, sentences, started, unused)
-        best_answer = max(s.answer for s in sentences)
+        best = max(sentences, key=lambda s: s.answer)
+        best_answer = best.answer
         order = sorted(range(len(sentences)), key=lambda i: -sentences[i].relevance)
         order = order[: self.options.candidate_sentences]
         groups = self._group(order, sentences, vectors)
@@ -1065,7 +1066,7 @@ class ExtractiveSummarizer:
         ratio = self.options.specific_ratio if specific else self.options.broad_ratio
         # a topic's facts need not share its words: they rank by what the documents agree on (step 3) alone
         floor = self.options.min_answer
-        if best_answer < floor and self._entry_asks(query, max(sentences, key=lambda s: s.answer)):
+        if best_answer < floor and self._entry_asks(query, best):
             floor = best_answer  # the document asked the question too: its entry's best sentence answers it
         gate = 0.0 if form == "topic" else max(floor, ratio * best_answer)
         most = self.options.bullets
