@@ -93,8 +93,9 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("seventeenth", "seventeenth (held out from every choice until the eleventh round's start, run "
                                     "once then, tuned on after)"),
                     ("eighteenth", "eighteenth (held out in the eleventh round, tuned on in the twelfth)"),
-                    ("nineteenth", "nineteenth (held out from every choice; run after the round's rules, with its "
-                                   "code and with the code it started from, and again after a code review's fixes)"))
+                    ("nineteenth", "nineteenth (held out in the twelfth round, tuned on in the thirteenth)"),
+                    ("twentieth", "twentieth (held out from every choice until the thirteenth round's start, run "
+                                  "once then, tuned on after)"))
 #: the split held out from every choice of the latest round: run once, after them
 _HELD_OUT_SPLIT = "nineteenth"
 
