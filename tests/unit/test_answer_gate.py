@@ -1154,3 +1154,32 @@ def test_a_sentence_that_introduces_code_is_stated_with_the_code() -> None:
     [bullet] = ExtractiveSummarizer().summarize(question, _context(long)).bullets
     assert bullet.code.splitlines()[0] == "DefaultRoot ~ group0" and bullet.code.splitlines()[-1] == "…"
     assert len(bullet.code.splitlines()) == 13
+
+
+def test_a_sentence_ending_with_a_full_stop_that_points_ahead_shows_its_code() -> None:
+    # debmake-doc: "Adding the following code to the debian/rules file ensures ..." is whole as written, and the
+    # code under it is the answer; before, its bullet named the code without showing it
+    question = "How do I make sure the package builds under a UTF-8 locale?"
+    intro = "Adding the following code to the debian/rules file ensures building the program under the UTF-8 locale."
+    code = "export LC_ALL = C.UTF-8"
+    text = f"Locale\n\nThe default locale of the build environment is C.\n\n{intro}\n\n```\n{code}\n```\n"
+    [bullet, *_] = ExtractiveSummarizer().summarize(question, _context(text)).bullets
+    assert (bullet.text, bullet.code) == (intro, code)
+    # a full stop after words that point at nothing ahead introduces no code
+    plain = text.replace("the following code", "this setting")
+    assert all(b.code == "" for b in ExtractiveSummarizer().summarize(question, _context(plain)).bullets)
+
+
+def test_a_name_the_asker_tells_before_asking_is_no_missing_subject() -> None:
+    # twentieth's clamav question and tenth's R question: a word of the asker's case that no document uses
+    # ("tripping", "CSV") turned the question away, though the documents answer the clause that asks
+    terms = _terms({"column": 4, "factor": 6, "numer": 5, "read": 9, "measur": 2, "real": 3})
+    told = "I read a CSV into R and a column came in as a factor. How do I get the real numbers?"
+    assert missing_subjects(told, terms) == []
+    # the same name in the clause that asks is what the question is about, and no document mentions it
+    assert missing_subjects("I have measurements in a factor. How do I read a CSV into R?", terms) == ["CSV"]
+    # a question of one clause asks with all its words
+    assert missing_subjects("Can R read a CSV with a factor column?", terms) == ["CSV"]
+    answer = "To get the real numbers back from a factor column, use as.numeric(levels(f))[f] on it."
+    summary = ExtractiveSummarizer().summarize(told, _context(f"Factors\n\n{answer}\n", terms=terms))
+    assert not summary.abstained

@@ -442,14 +442,23 @@ _CODE_LINES = 12
 _CODE_LINE_CHARACTERS = 200
 
 
+#: a sentence ending with a full stop that points at what comes after it ("Adding the following code to the
+#: debian/rules file ensures building the program under the C.UTF-8 locale.", "Use a line like this.")
+_POINTS_AHEAD = re.compile(r"\b(?:the following|as follows|like (?:this|so)|(?:shown|given|listed) below)\b",
+                           re.IGNORECASE)
+
+
 def introduced_code(sentence: str, text: str, units: list[Segment], number: int) -> str:
     """The code that the sentence ``units[number]`` of ``text`` introduces: when it ends with a colon ("So, if
-    you want all outgoing SMTP connections to use port 2525, you can use this in your .mc file:") and the unit
-    right after it, in the same passage, is code, that code without its fences, at most ``_CODE_LINES`` lines
-    (a longer block ends with a line "…"). A how-to's answer is often that code: the sentence alone names it
-    without showing it. "" otherwise."""
+    you want all outgoing SMTP connections to use port 2525, you can use this in your .mc file:"), or with a
+    full stop after words that point ahead ("... use the following command."), and the unit right after it,
+    in the same passage, is code, that code without its fences, at most ``_CODE_LINES`` lines (a longer block
+    ends with a line "…"). A how-to's answer is often that code: the sentence alone names it without showing
+    it. "" otherwise."""
     ends = sentence.rstrip()
-    if not ends.endswith(":") or ends.endswith("::") or number + 1 >= len(units) or units[number + 1].kind != "code":
+    introduces = (ends.endswith(":") and not ends.endswith("::")) or (ends.endswith(".")
+                                                                      and bool(_POINTS_AHEAD.search(ends)))
+    if not introduces or number + 1 >= len(units) or units[number + 1].kind != "code":
         return ""
     block = text[units[number + 1].start : units[number + 1].end]
     # its fences, and only them: a block fenced inside a line keeps the code on the fences' lines
@@ -973,8 +982,21 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
     things the documents never mention ("Can libffi be compiled to WebAssembly with Emscripten?"). A common word
     the collection lacks ("supply", "housing") is more often a paraphrase of what the documents say, so a word
     counts only when the tokenizer's vocabulary, which is ordered by how often words occur, splits it into more
-    than one piece. Empty without collection statistics (``terms``)."""
-    return _uncommon(absent_words(query, terms))
+    than one piece. A question that tells the asker's case before it asks names a subject only in the clause
+    that asks (:func:`asked_about`). Empty without collection statistics (``terms``)."""
+    return asked_about(query, _uncommon(absent_words(query, terms)))
+
+
+def asked_about(query: str, words: list[str]) -> list[str]:
+    """Those of ``words`` that the question's clause that asks (:func:`asked_clause`) writes: what the asker
+    tells before asking is their case, not what they ask about. "I copied a DVD to a VOB file. ffmpeg shows
+    the video and audio streams but not the subtitle track. Why doesn't it see it?" asks about ffmpeg's streams
+    over documents that never say "DVD"; "Can Black sort my imports, or do I need isort?" asks about isort. A
+    question that is one clause writes all its words where it asks."""
+    asked = asked_clause(query)
+    if asked == query:
+        return words
+    return [word for word in words if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", asked)]
 
 
 #: a long command-line option as a question names it ("--keep-within"). A short one is left alone: a passage
@@ -1044,7 +1066,7 @@ class ExtractiveSummarizer:
         texts = [block.text for block in context.blocks]
         absent = absent_words(query, context.terms, texts,
                               [f"{block.document_id} {block.title}" for block in context.blocks])
-        missing = _uncommon(absent)  # what missing_subjects gives, from the absent words found once
+        missing = asked_about(query, _uncommon(absent))  # what missing_subjects gives, from the words found once
         missing += unwritten_options(query, texts)
         form = question_form(query)
         if form == "specific":
