@@ -17,7 +17,8 @@ class MissingExtraError(ConfigError):
     def __init__(self, what: str, extra: str, module: str) -> None:
         super().__init__(
             f"{what} needs the optional dependency '{module}', which is not installed. "
-            f"Install it with: pip install 'citesum[{extra}]'"
+            f"Install it with: pip install 'citesum[{extra}]' (in a clone of citesum's repository: "
+            f"pip install -e '.[{extra}]')"
         )
         self.extra = extra
         self.module = module

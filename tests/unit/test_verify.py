@@ -94,6 +94,13 @@ def test_cli_summarize_with_repair_and_the_repair_command(tmp_path, haystack) ->
     ours.write_text(json.dumps({"bullets": [{"text": "Household water rates rise 7.5 percent.", "citations": ["nope"]}]}))
     result = runner.invoke(main, ["repair", str(ours), "--index", index])
     assert result.exit_code == 0 and "unsupported: nope (not in the index)" in result.stderr
+    # the code a bullet's sentence introduces (summarize --json's "code") is kept, under its line and in the JSON
+    ours.write_text(json.dumps({"bullets": [{"text": "Set the reservoir alarm with:", "citations": [],
+                                             "code": "alarm --level 40\nalarm --on"}]}))
+    result = runner.invoke(main, ["repair", str(ours), "--index", index])
+    assert result.stdout.splitlines() == ["Set the reservoir alarm with:", "      alarm --level 40", "      alarm --on"]
+    result = runner.invoke(main, ["repair", str(ours), "--index", index, "--json"])
+    assert json.loads(result.stdout)["bullets"][0]["code"] == "alarm --level 40\nalarm --on"
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")

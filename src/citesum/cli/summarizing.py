@@ -130,9 +130,9 @@ def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) ->
 
 
 def _echo_bullet(bullet: dict[str, Any], marks: str, opening: str = "-") -> None:
-    """A bullet (or a lead) on its line with its citation marks, and the code its sentence introduces below it,
-    indented as a block of code."""
-    click.echo(f"{opening} {bullet['text']} {marks}")
+    """A bullet (or a lead) on its line after ``opening`` (none: the line is its text) with its citation marks,
+    and the code its sentence introduces below it, indented as a block of code."""
+    click.echo(" ".join(part for part in (opening, bullet["text"], marks) if part))
     for line in bullet.get("code", "").splitlines():
         click.echo(f"      {line}")
 
@@ -202,22 +202,26 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
         raise CitesumError(f"index at {index_dir} holds no documents to check citations against")
     by_position = {number: d.id for number, d in enumerate(documents, start=1)}
     position_of = {d: n for n, d in by_position.items()}
+    codes: list[str] = []  # the code each bullet's sentence introduces (summarize --json's "code"), kept as given
     try:
         parsed = json.loads(raw)
         bullets = [(b["text"], list(b.get("citations", []))) for b in parsed["bullets"]]
-    except (ValueError, KeyError, TypeError):
+        codes = [b.get("code") or "" for b in parsed["bullets"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
         bullets = [(line, [by_position.get(n, f"#{n}") for n in citation_numbers(line)])
                    for line in bullet_lines(raw)]
+    codes = [code if isinstance(code, str) else "" for code in codes] or [""] * len(bullets)
     if not bullets:
         raise CitesumError(f"{summary_file}: no bullets found (expected summarize --json output or lines of text)")
     verifier = CitationVerifier(documents, confirm=openai_llm(confirm_model, base_url))
     checked = [verifier.verify(text, cited) for text, cited in bullets]
     if as_json:
-        echo_json({"bullets": [verification_json(v) for v in checked]})
+        echo_json({"bullets": [{**verification_json(v), **({"code": code} if code else {})}
+                               for v, code in zip(checked, codes)]})
         return
-    for (_, cited), result in zip(bullets, checked):
+    for (_, cited), result, code in zip(bullets, checked, codes):
         citations = sorted(position_of[d] for d in (cited if verify_only else result.citations) if d in position_of)
-        click.echo(f"{result.text} " + "".join(f"[{n}]" for n in citations))
+        _echo_bullet({"text": result.text, "code": code}, "".join(f"[{n}]" for n in citations), opening="")
         for check in result.checks:
             if not check.supported:
                 reason = "not in the index" if check.evidence is None else "does not state it"
