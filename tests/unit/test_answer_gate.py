@@ -1183,3 +1183,19 @@ def test_a_name_the_asker_tells_before_asking_is_no_missing_subject() -> None:
     answer = "To get the real numbers back from a factor column, use as.numeric(levels(f))[f] on it."
     summary = ExtractiveSummarizer().summarize(told, _context(f"Factors\n\n{answer}\n", terms=terms))
     assert not summary.abstained
+
+
+def test_a_program_that_sits_forever_reports_errors_or_never_starts_is_a_trouble_told() -> None:
+    # nineteenth's and twentieth's troubles, told of a program with no asker in them: each was a topic, answered
+    # with five ungated bullets
+    for trouble in ["lynis audit system just sits there forever while it is checking the group files",
+                    "rsyslogd -N1 run against the remote config reports errors about rulesets defined somewhere else",
+                    "Jobs get their nodes but the tasks never start on some of them, and the log says it expired",
+                    "The stats pages come up with all the numbers but none of the little images or graphs show"]:
+        assert question_form(trouble) == "specific", trouble
+    # an event of the news told with the same words, in a clause of its subject, names a subject
+    for topic in ["The promised reforms that never arrived and the protests that followed them",
+                  "The war that never ended: the long conflict in the region and its effect on trade",
+                  "Auditors who reported errors in the accounts of the bank and what followed",
+                  "None of the parties and their promises on housing before the election"]:
+        assert question_form(topic) == "topic", topic

@@ -709,14 +709,20 @@ _TROUBLE_TOLD = re.compile(
 
 
 #: a verb that tells something going wrong, as a user tells it of a program ("openvpn keeps complaining", "the
-#: build fails with", "OpenVPN stopped logging", "apt-cacher-ng refuses to start"), found after its subject. The
+#: build fails with", "OpenVPN stopped logging", "apt-cacher-ng refuses to start", "lynis just sits there
+#: forever", "rsyslogd -N1 reports errors about ...", "the tasks never start"), found after its subject. The
 #: words with which news tells an event are left out ("the bank failed in March", "Bolt broke the record",
 #: "prices kept rising"): a topic names such an event
 _GOING_WRONG = re.compile(
-    r"\b(\w+)\s+(?:(?:keeps|kept|stopped|stops)\s+(?!rising|falling|growing|going|coming)\w+ing\b|"
-    r"(?:fails|failed)\s+(?:with|to|on|when|because|at)\b|(?:refuses|refused)\s+to\b|"
+    r"\b(\w+)\s+(?:just\s+|still\s+)?(?:(?:keeps|kept|stopped|stops)\s+(?!rising|falling|growing|going|coming)"
+    r"\w+ing\b|(?:fails|failed)\s+(?:with|to|on|when|because|at)\b|(?:refuses|refused)\s+to\b|"
     r"(?:complains|complained)\s+(?:about|that)\b|(?:chokes|choked)\s+on\b|"
     r"(?:hangs|crashes|segfaults|aborts)\s+(?:on|at|when|with|while|forever|every|whenever)\b|"
+    r"(?:sits|sat|waits|waited|stalls|stalled|spins|loops)\s+(?:there\s+)?(?:forever|indefinitely)\b|"
+    r"(?:reports|reported|prints|printed|throws|threw|spits\s+out|logs|logged)\s+"
+    r"(?:(?:an?|the|some|these|many|lots\s+of)\s+)?(?:errors?|warnings?)\b|"
+    r"never\s+(?:starts?|started|runs?|ran|works?|worked|finish(?:es)?|finished|completes?|completed|shows?|"
+    r"showed|appears?|appeared|loads?|loaded|connects?|connected|responds?|responded|returns?|returned)\b|"
     r"segfaulted|(?:times|timed|errors|errored)\s+out\b)", re.IGNORECASE)
 #: words before which such a verb is a noun or an adjective, or the verb of a clause of the subject ("the failed
 #: merger", "of crashes", "startups that failed to ...")
@@ -725,9 +731,16 @@ _NOT_A_SUBJECT = frozenset({"the", "a", "an", "of", "in", "on", "at", "for", "wi
                             "about"})
 
 
+#: what fails to show or work, told with "none of" ("none of the little images or graphs show")
+_NONE_WORK = re.compile(r"\bnone\s+of\s+(?:\S+\s+){1,5}?(?:show|showed|appear|appeared|work|worked|load|loaded)\b",
+                        re.IGNORECASE)
+
+
 def _goes_wrong(query: str) -> bool:
-    """Whether ``query`` tells, as a clause with its subject, of something going wrong."""
-    return any(found.group(1).lower() not in _NOT_A_SUBJECT for found in _GOING_WRONG.finditer(query))
+    """Whether ``query`` tells, as a clause with its subject, of something going wrong, or of none of some things
+    working."""
+    return (any(found.group(1).lower() not in _NOT_A_SUBJECT for found in _GOING_WRONG.finditer(query))
+            or bool(_NONE_WORK.search(query)))
 
 
 def _trouble_told(query: str) -> bool:
