@@ -146,14 +146,16 @@ def _flexible(text: str) -> re.Pattern[str]:
 
 
 #: an FAQ's label after a sentence's end, in the line ("... Should I redo all? A: No, if you have kept ...")
-_FAQ_LABEL_AFTER = re.compile(r"(?:^|[.!?][" + re.escape(_CLOSERS) + r"]*\s+)[QA]:$")
+#: an FAQ's label of a question or an answer ("Q:", "A:", "Answer:", "SOLUTION:") after a sentence's end, or
+#: opening its line: the summarizer states the sentence after it without it, as it does an item's without its marker
+_FAQ_LABEL_AFTER = re.compile(r"(?:^|\n[ \t]*|[.!?][" + re.escape(_CLOSERS) + r"]*\s+)"
+                              r"(?:[QA]|Answer|ANSWER|Solution|SOLUTION|Resolution|RESOLUTION|Workaround|WORKAROUND):$")
 
 
 def starts_sentence(text: str, start: int, first_char: str = "") -> bool:
     """Whether a sentence can start at ``text[start]``: at the start of the text; after . ! ? (and closing
-    quotes or brackets) and whitespace, or after an FAQ's "Q:" or "A:" label that follows them; after a list
-    marker opening its line; or at a line start after a blank
-    line, after a line ending a sentence, a heading's ¶ or a bracket, or when it begins with a capital, a digit
+    quotes or brackets) and whitespace, or after an FAQ's label ("Q:", "A:", "Answer:", "SOLUTION:") that follows
+    them or opens its line; after a list marker opening its line; or at a line start after a blank line, after a line ending a sentence, a heading's ¶ or a bracket, or when it begins with a capital, a digit
     or an opening quote or bracket (a hard-wrapped sentence's next line starts in lower case)."""
     before = text[:start]
     core = before.rstrip()

@@ -70,6 +70,12 @@ def test_starts_sentence_both_ways() -> None:
     faq = "Q: I have forgotten some URLs.. Should I redo all? A: No, if you have kept the cache, nothing is lost."
     assert rd.starts_sentence(faq, faq.index("No, if")) and not rd.starts_sentence(faq, faq.index("if you"))
     assert not rd.starts_sentence("Set the value of A: No, it", len("Set the value of A: "))
+    # an answer's label opening its line, under a question or a problem that ends without a full stop
+    labelled = "(FAQ 16d) I set LOGFILE but the log still goes elsewhere\nAnswer: First of all, it is simple."
+    assert rd.starts_sentence(labelled, labelled.index("First of all"))
+    awstats = "PROBLEM: I have no image shown.\nSOLUTION: With Apache web server, you might have troubles."
+    assert rd.starts_sentence(awstats, awstats.index("With Apache"))
+    assert not rd.starts_sentence("It needs the SOLUTION: With care", len("It needs the SOLUTION: "))
 
 
 def test_fragment_rate_both_ways() -> None:

@@ -58,9 +58,11 @@ _FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
 #: the line that opens and closes a block of code, as Markdown writes it: what it encloses is one unit of code,
 #: never sentences (the HTML reader puts a web page's <pre> between two)
 CODE_FENCE = "```"
-#: an FAQ's label of an answer ("A: By default, ..."): the answer's sentence leaves it out, as an item's does
-#: its marker. An answer opens as a sentence does; a legend's "A: the input probe" keeps its letter
-FAQ_ANSWER_LABEL = re.compile(r"[ \t]*A(?:nswer)?:[ \t]+(?=[A-Z0-9\"'(“‘])")
+#: an FAQ's label of an answer ("A: By default, ...", "SOLUTION: With Apache web server, ..."): the answer's
+#: sentence leaves it out, as an item's does its marker. An answer opens as a sentence does; a legend's "A: the
+#: input probe" keeps its letter. ("Fix:" is no such label: a change log opens its entries with it)
+FAQ_ANSWER_LABEL = re.compile(r"[ \t]*(?:A|Answer|ANSWER|Solution|SOLUTION|Resolution|RESOLUTION|Workaround|"
+                              r"WORKAROUND):[ \t]+(?=[A-Z0-9\"'(“‘])")
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -441,8 +443,10 @@ def segments(text: str) -> list[Segment]:
             marker = (_ITEM_MARKER if kind == "item" else FAQ_ANSWER_LABEL).match(text, start, end)
             start = marker.end() if marker else start
             last = number
-            # the paragraph (or the item with its continuation lines) runs until a line of another kind
-            while last + 1 < len(lines) and kinds[last + 1] == "prose":
+            # the paragraph (or the item with its continuation lines) runs until a line of another kind, or one
+            # that an answer's label opens ("PROBLEM: ..." on one line, "SOLUTION: ..." on the next)
+            while (last + 1 < len(lines) and kinds[last + 1] == "prose"
+                   and not FAQ_ANSWER_LABEL.match(text, *lines[last + 1])):
                 last += 1
             end = lines[last][1]
             unit: Kind = "item" if kind == "item" else "sentence"

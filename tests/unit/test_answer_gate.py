@@ -834,7 +834,8 @@ def test_faq_labels_are_read_only_where_an_faq_is() -> None:
              "Q: Can it cache to disk?\nA: No. The cache is held in memory and is lost on restart.\n")
     found = stated(lines)
     assert found["IPv6 is fully supported since version 2.0 of the server."] == "D1\nQ: Does it support IPv6?\n"
-    assert "Q: Can it cache to disk?" in found["A: No. The cache is held in memory and is lost on restart."]
+    # (each "A:" opens a paragraph of its own, which leaves its label out: the second's ran on from the question)
+    assert found["No. The cache is held in memory and is lost on restart."] == "D1\nQ: Can it cache to disk?\n"
     unlabelled = "Q: How do I reset the cache?\nRun the tool with the reset flag. It clears every cached entry.\n"
     assert "Run the tool with the reset flag." in stated(unlabelled)
     # a lettered list, an author's initial and a figure's legend are no FAQ
@@ -1199,3 +1200,28 @@ def test_a_program_that_sits_forever_reports_errors_or_never_starts_is_a_trouble
                   "Auditors who reported errors in the accounts of the bank and what followed",
                   "None of the parties and their promises on housing before the election"]:
         assert question_form(topic) == "topic", topic
+
+
+def test_a_problem_labelled_entry_heads_the_solution_labelled_answer_below_it() -> None:
+    from citesum.segment import segments
+
+    # AWStats' FAQ: "PROBLEM:" states the asker's case, as "Q:" asks; "SOLUTION:" answers, as "A:" does. Before,
+    # the problem was stated as the answer ("I don't want to see my own IP address in the stats ..."), and the
+    # solution's line ran on from it as one paragraph, its label kept in the sentence
+    faq = ("Frobstat FAQ\n\nFAQ-COM140 : HOW TO EXCLUDE MY IP ADDRESS\n"
+           "PROBLEM: I don't want to see my own IP address in the stats or I want to exclude a whole subnet.\n"
+           "SOLUTION: You must edit the config file to change the SkipHosts parameter.\n"
+           "FAQ-COM150 : NO PICTURES SHOWN\n"
+           "PROBLEM: Frobstat seems to work (all data and counters seem to be good) but I have no image shown.\n"
+           "SOLUTION: With the Apache web server, a directory called icons is hidden by its own icons alias.\n")
+    question = "How do I keep my own IP address out of the stats?"
+    assert [b.text for b in ExtractiveSummarizer().summarize(question, _context(faq)).bullets] == [
+        "You must edit the config file to change the SkipHosts parameter."]
+    # the label leaves the answer's sentence, which starts on its line
+    answer_line = faq.index("SOLUTION: You")
+    assert any(faq[unit.start:unit.end].startswith("You must edit") for unit in segments(faq)
+               if unit.start > answer_line)
+    # "Fix:" opens a change log's entries: no label of an answer
+    log = "Version 2.1\n\nThe parser was rewritten for speed.\nFix: the parser no longer crashes on empty files.\n"
+    assert any(log[unit.start:unit.end].startswith("The parser was rewritten for speed. Fix:")
+               or log[unit.start:unit.end].startswith("Fix:") for unit in segments(log))

@@ -667,6 +667,33 @@ def test_an_faqs_questions_marked_as_anchors_are_kept(tmp_path: Path) -> None:
         assert question in text, question
 
 
+def test_an_faqs_labels_alone_on_their_lines_open_the_paragraphs_below_them(tmp_path: Path) -> None:
+    # AWStats' FAQ: each entry a "PROBLEM:" and a "SOLUTION:" label alone on its line, its paragraph on the next;
+    # the same short text forty times, of which the main-content extraction kept the first and dropped the rest
+    entries = [("I want statistics but I have no access to my server log file.",
+                "Because Frobstat reads logs, you must first make the server write one with a tracking script."),
+               ("Frobstat seems to work (all counters look good) but no image is shown.",
+                "If you use a directory called icons, the web server's own icons alias hides it, so call it icon."),
+               ("I don't want to see my own IP address in the stats.",
+                "You must edit the config file to change the SkipHosts parameter."),
+               ("The update process takes hours on a large log file.",
+                "Turn off the DNS lookup, which is the slowest part of the update process.")]
+    body = "".join(f'<a name="E{n}"></a><br>\n<b><u>FAQ-{n} : ENTRY NUMBER {n}</u></b><br>\n'
+                   f"<font class=CProblem>PROBLEM:</font><br>\n{problem}<br>\n"
+                   f"<font class=CSolution>SOLUTION:</font><br>\n{solution}<br>\n<br>\n"
+                   for n, (problem, solution) in enumerate(entries))
+    page = tmp_path / "faq.html"
+    page.write_text("<html><head><title>Frobstat FAQ</title></head><body><table><tr><td><b>Frobstat 7</b></td></tr>"
+                    "</table><h1>Frequently Asked Questions</h1><u>QUESTIONS:</u><br><ul>"
+                    + "".join(f'FAQ-{n} <a href="#E{n}">Entry number {n}</a><br>\n' for n in range(len(entries)))
+                    + "</ul><hr>\n<b><u>FAQ-A : WHICH SYSTEMS ARE SUPPORTED ?</u></b><br>Frobstat works with:<br>\n"
+                    "<li> All web servers that write a combined log.<br>\n<li> Most proxies.<br>\n" + body
+                    + "</body></html>", encoding="utf-8")
+    lines = [" ".join(line.split()) for line in _read(page).text.splitlines()]
+    for problem, solution in entries:
+        assert f"PROBLEM: {problem}" in lines and f"SOLUTION: {solution}" in lines, problem
+
+
 ASCIIDOCTOR_FAQ = """<html><head><title>Frobnicator FAQ</title></head><body><div id="content">
 <div class="sect1">
 <h2 id="keys"><a class="anchor" href="#keys"></a>5. Keyboard</h2>

@@ -489,7 +489,9 @@ def _prepared(html: str) -> str:
     * a table that only lays out labelled paragraphs (DocBook's questions and answers: a "Q:" cell beside the
       question's paragraph, an "A:" cell beside the answer's) is made those paragraphs, each opened by its label
       ("Q: How can I make MPlayer remember ...?"), as a reader reads them; its rows of in-page links only (the
-      questions listed again) are left out. MPlayer's FAQ came out as a table of "| Q: | ... |" rows.
+      questions listed again) are left out. MPlayer's FAQ came out as a table of "| Q: | ... |" rows;
+    * an FAQ entry's label alone on its line ("PROBLEM:", "SOLUTION:") opens the paragraph below it
+      (:func:`_label_joined`).
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -514,6 +516,8 @@ def _prepared(html: str) -> str:
     for anchor in root.xpath(_NO_LINK):  # a place to link to, or a link that shows nothing to follow
         _unlinked(anchor)
         changed = True
+    for label in [element for element in root.iter(*_LABEL_MARKUP) if _LABEL.fullmatch((element.text or "").strip())]:
+        changed |= _label_joined(label)  # "PROBLEM:" above its paragraph opens that paragraph
     for table in list(root.iter("table")):
         changed |= _unwrap_labelled_rows(table)
     plain: dict[Any, bool] = {}
@@ -591,6 +595,26 @@ def _unwrap_labelled_rows(table: Any) -> bool:
 
 #: an anchor without a link, and a link that holds nothing to see (no text, no image)
 _NO_LINK = "//a[not(@href) or (not(*) and not(normalize-space()))]"
+
+
+#: inline markup that may hold an FAQ entry's label ("<font class=CProblem>PROBLEM:</font>"), and such a label
+_LABEL_MARKUP = ("font", "b", "strong", "span", "em", "i", "u")
+_LABEL = re.compile(r"(?:Q|A|Question|Answer|Problem|Symptom|Solution|Resolution|Workaround|Cause)s?:", re.IGNORECASE)
+
+
+def _label_joined(label: Any) -> bool:
+    """When the inline element ``label``, an FAQ entry's label, is alone on its line ("<font>PROBLEM:</font>
+    <br>"), the line break after it is dropped: the label opens the paragraph after it, as "Q:" opens a question
+    ("PROBLEM: AWStats seems to work ... but I have no image shown."). Each label on its own line is the same
+    short text, and trafilatura keeps one text of a page once: AWStats' FAQ kept its first "PROBLEM:" and
+    "SOLUTION:" of forty. Whether anything changed."""
+    line_break = label.getnext()
+    if (line_break is None or line_break.tag != "br" or len(label) or (label.tail or "").strip()
+            or any(ancestor.tag == "pre" for ancestor in label.iterancestors())):
+        return False
+    label.tail = " " + (line_break.tail or "").lstrip()  # the text after the break, which goes with it
+    label.getparent().remove(line_break)
+    return True
 
 
 def _unlinked(link: Any) -> None:

@@ -56,7 +56,7 @@ from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
-_FAQ_QUESTION = re.compile(r"Q[:.]\s")
+_FAQ_QUESTION = re.compile(r"(?:Q[:.]|(?:Question|QUESTION|Problem|PROBLEM|Symptoms?|SYMPTOMS?):)\s")
 #: a paragraph that an FAQ's "Q:" opens
 _FAQ_ENTRY = re.compile(r"\s*Q:\s")
 #: a line that an FAQ's label of a question or an answer opens ("Q:", "Q)", "A:", "A)", "Answer:")
@@ -839,9 +839,9 @@ def expected_answer(query: str) -> AnswerKind | None:
 
 def entry_question(section: str) -> str:
     """The question of the FAQ's entry a sentence's section (title, heading, ...) is, or "" when no question
-    heads it."""
+    heads it (one ending with "?", or opened by a question's label: "Q:", "PROBLEM:")."""
     heading = section.split("\n")[1] if section.count("\n") >= 2 else ""
-    return heading if heading.rstrip().endswith("?") else ""
+    return heading if _asks(heading) else ""
 
 
 def _entry_expects(section: str) -> AnswerKind | None:
