@@ -145,9 +145,10 @@ def _flexible(text: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(re.escape(part) for part in text.split()))
 
 
-#: an FAQ's label after a sentence's end, in the line ("... Should I redo all? A: No, if you have kept ...")
-#: an FAQ's label of a question or an answer ("Q:", "A:", "Answer:", "SOLUTION:") after a sentence's end, or
-#: opening its line: the summarizer states the sentence after it without it, as it does an item's without its marker
+#: an FAQ's label of a question or an answer after a sentence's end ("... Should I redo all? A: No, if you have
+#: kept ..."), or opening its line ("SOLUTION: With Apache web server, ..."): the summarizer states the sentence
+#: after an answer's label without it, as it does an item's without its marker (the benchmark runs any citesum
+#: in its own process, and imports none: these are the answer labels of citesum.segment, written again)
 _FAQ_LABEL_AFTER = re.compile(r"(?:^|\n[ \t]*|[.!?][" + re.escape(_CLOSERS) + r"]*\s+)"
                               r"(?:[QA]|Answer|ANSWER|Solution|SOLUTION|Resolution|RESOLUTION|Workaround|WORKAROUND):$")
 
@@ -155,8 +156,9 @@ _FAQ_LABEL_AFTER = re.compile(r"(?:^|\n[ \t]*|[.!?][" + re.escape(_CLOSERS) + r"
 def starts_sentence(text: str, start: int, first_char: str = "") -> bool:
     """Whether a sentence can start at ``text[start]``: at the start of the text; after . ! ? (and closing
     quotes or brackets) and whitespace, or after an FAQ's label ("Q:", "A:", "Answer:", "SOLUTION:") that follows
-    them or opens its line; after a list marker opening its line; or at a line start after a blank line, after a line ending a sentence, a heading's ¶ or a bracket, or when it begins with a capital, a digit
-    or an opening quote or bracket (a hard-wrapped sentence's next line starts in lower case)."""
+    them or opens its line; after a list marker opening its line; or at a line start after a blank line, after
+    a line ending a sentence, a heading's ¶ or a bracket, or when it begins with a capital, a digit or an
+    opening quote or bracket (a hard-wrapped sentence's next line starts in lower case)."""
     before = text[:start]
     core = before.rstrip()
     if not core:

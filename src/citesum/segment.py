@@ -58,11 +58,23 @@ _FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
 #: the line that opens and closes a block of code, as Markdown writes it: what it encloses is one unit of code,
 #: never sentences (the HTML reader puts a web page's <pre> between two)
 CODE_FENCE = "```"
+#: the words with which an FAQ labels an entry's question (the asker's case: "PROBLEM: AWStats seems to work ...
+#: but I have no image shown.") and its answer ("SOLUTION: With Apache web server, ..."), besides "Q:" and "A:";
+#: written with a capital or in capitals. "Fix:" is none: a change log opens its entries with it
+FAQ_QUESTION_WORDS = ("Question", "Problem", "Symptom", "Symptoms")
+FAQ_ANSWER_WORDS = ("Answer", "Solution", "Resolution", "Workaround")
+
+
+def faq_labels(words: tuple[str, ...], letter: str) -> str:
+    """A pattern of the labels ``words`` (as written with a capital, or in capitals) and ``letter``, without
+    their colon."""
+    return "(?:" + "|".join([letter, *words, *(word.upper() for word in words)]) + ")"
+
+
 #: an FAQ's label of an answer ("A: By default, ...", "SOLUTION: With Apache web server, ..."): the answer's
 #: sentence leaves it out, as an item's does its marker. An answer opens as a sentence does; a legend's "A: the
-#: input probe" keeps its letter. ("Fix:" is no such label: a change log opens its entries with it)
-FAQ_ANSWER_LABEL = re.compile(r"[ \t]*(?:A|Answer|ANSWER|Solution|SOLUTION|Resolution|RESOLUTION|Workaround|"
-                              r"WORKAROUND):[ \t]+(?=[A-Z0-9\"'(“‘])")
+#: input probe" keeps its letter
+FAQ_ANSWER_LABEL = re.compile(r"[ \t]*" + faq_labels(FAQ_ANSWER_WORDS, "A") + r":[ \t]+(?=[A-Z0-9\"'(“‘])")
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")

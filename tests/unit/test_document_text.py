@@ -692,6 +692,21 @@ def test_an_faqs_labels_alone_on_their_lines_open_the_paragraphs_below_them(tmp_
     lines = [" ".join(line.split()) for line in _read(page).text.splitlines()]
     for problem, solution in entries:
         assert f"PROBLEM: {problem}" in lines and f"SOLUTION: {solution}" in lines, problem
+    # a label in nested markup, or with a blank line after it, is joined too; a list's heading in the plural, a
+    # label within a line and a legend's lower-case letter are no labels alone on their lines
+    html = page.read_text(encoding="utf-8")
+    for variant in (html.replace("<font class=CProblem>PROBLEM:</font>", "<font class=CProblem><b>PROBLEM:</b></font>"),
+                    html.replace("PROBLEM:</font><br>", "PROBLEM:</font><br><br>")):
+        page.write_text(variant, encoding="utf-8")
+        lines = [" ".join(line.split()) for line in _read(page).text.splitlines()]
+        assert all(f"PROBLEM: {problem}" in lines for problem, _ in entries)
+    page.write_text("<html><body><h1>Frobstat FAQ</h1><p><u>QUESTIONS:</u><br>FAQ-0 How do I start it?</p>"
+                    "<p>Status of the entry: <b>Problem:</b><br>Run make again after the change.</p>"
+                    "<p>Figure 3 shows the probes. <b>a:</b><br>the input probe, before the filter.</p></body></html>",
+                    encoding="utf-8")
+    lines = [" ".join(line.split()) for line in _read(page).text.splitlines()]
+    assert "FAQ-0 How do I start it?" in lines and "Run make again after the change." in lines, lines
+    assert "the input probe, before the filter." in lines, lines
 
 
 ASCIIDOCTOR_FAQ = """<html><head><title>Frobnicator FAQ</title></head><body><div id="content">

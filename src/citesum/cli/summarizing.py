@@ -129,12 +129,16 @@ def _echo_stream(pipeline: Any, query: str, as_json: bool, *, repaired: bool) ->
             _echo_answer(event.data, repaired=repaired, bullets_printed=True, shown=shown)
 
 
+#: how the text output indents the code under a bullet (:func:`_echo_bullet`)
+_CODE_INDENT = " " * 6
+
+
 def _echo_bullet(bullet: dict[str, Any], marks: str, opening: str = "-") -> None:
     """A bullet (or a lead) on its line after ``opening`` (none: the line is its text) with its citation marks,
     and the code its sentence introduces below it, indented as a block of code."""
     click.echo(" ".join(part for part in (opening, bullet["text"], marks) if part))
     for line in bullet.get("code", "").splitlines():
-        click.echo(f"      {line}")
+        click.echo(f"{_CODE_INDENT}{line}")
 
 
 def _pages(item: dict[str, Any]) -> dict[int, int | str]:
@@ -202,15 +206,17 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
         raise CitesumError(f"index at {index_dir} holds no documents to check citations against")
     by_position = {number: d.id for number, d in enumerate(documents, start=1)}
     position_of = {d: n for n, d in by_position.items()}
-    codes: list[str] = []  # the code each bullet's sentence introduces (summarize --json's "code"), kept as given
     try:
         parsed = json.loads(raw)
         bullets = [(b["text"], list(b.get("citations", []))) for b in parsed["bullets"]]
-        codes = [b.get("code") or "" for b in parsed["bullets"]]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        bullets = [(line, [by_position.get(n, f"#{n}") for n in citation_numbers(line)])
-                   for line in bullet_lines(raw)]
-    codes = [code if isinstance(code, str) else "" for code in codes] or [""] * len(bullets)
+        # the code each bullet's sentence introduces (summarize --json's "code"), kept as given
+        codes = [code if isinstance(code := b.get("code"), str) else "" for b in parsed["bullets"]]
+    except (ValueError, KeyError, TypeError):
+        lines, code_after = _code_set_apart(raw)
+        bullets, codes = [], []
+        for line in bullet_lines("\n".join(lines)):
+            bullets.append((line, [by_position.get(n, f"#{n}") for n in citation_numbers(line)]))
+            codes.append(next((code for text, code in code_after.items() if line.strip() in text), ""))
     if not bullets:
         raise CitesumError(f"{summary_file}: no bullets found (expected summarize --json output or lines of text)")
     verifier = CitationVerifier(documents, confirm=openai_llm(confirm_model, base_url))
@@ -226,6 +232,19 @@ def repair(summary_file: str, index_dir: str, verify_only: bool, confirm_model: 
             if not check.supported:
                 reason = "not in the index" if check.evidence is None else "does not state it"
                 click.echo(f"  unsupported: {check.document_id} ({reason})", err=True)
+
+
+def _code_set_apart(text: str) -> tuple[list[str], dict[str, str]]:
+    """The lines of a text answer without the code indented under them (as ``repair`` and ``summarize`` print
+    it), and that code by the line it is under: read back, its lines are no claims to check."""
+    lines: list[str] = []
+    code: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if lines and line.startswith(_CODE_INDENT) and line.strip() and lines[-1].strip():
+            code.setdefault(lines[-1], []).append(line[len(_CODE_INDENT):])
+        else:
+            lines.append(line)
+    return lines, {line: "\n".join(block) for line, block in code.items()}
 
 
 @click.command(name="estimate-budget")

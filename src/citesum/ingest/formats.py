@@ -23,7 +23,7 @@ from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.asciidoc import asciidoc_markdown
 from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.ingest.pdf import FILE_DIGEST, NOTE_PAGES, PAGE_LABELS, PAGE_STARTS, clean_pages, read_pages
-from citesum.segment import CODE_FENCE, code_marks, holds_fence
+from citesum.segment import CODE_FENCE, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, code_marks, faq_labels, holds_fence
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -516,8 +516,8 @@ def _prepared(html: str) -> str:
     for anchor in root.xpath(_NO_LINK):  # a place to link to, or a link that shows nothing to follow
         _unlinked(anchor)
         changed = True
-    for label in [element for element in root.iter(*_LABEL_MARKUP) if _LABEL.fullmatch((element.text or "").strip())]:
-        changed |= _label_joined(label)  # "PROBLEM:" above its paragraph opens that paragraph
+    for label in _labels_on_their_lines(root):  # "PROBLEM:" above its paragraph opens that paragraph
+        changed |= _label_joined(label)
     for table in list(root.iter("table")):
         changed |= _unwrap_labelled_rows(table)
     plain: dict[Any, bool] = {}
@@ -597,23 +597,46 @@ def _unwrap_labelled_rows(table: Any) -> bool:
 _NO_LINK = "//a[not(@href) or (not(*) and not(normalize-space()))]"
 
 
-#: inline markup that may hold an FAQ entry's label ("<font class=CProblem>PROBLEM:</font>"), and such a label
-_LABEL_MARKUP = ("font", "b", "strong", "span", "em", "i", "u")
-_LABEL = re.compile(r"(?:Q|A|Question|Answer|Problem|Symptom|Solution|Resolution|Workaround|Cause)s?:", re.IGNORECASE)
+#: inline markup that may hold an FAQ entry's label ("<font class=CProblem>PROBLEM:</font>"), and such a label:
+#: "Q:", "A:", or a word an FAQ labels its questions or answers with (with a capital, or in capitals)
+_LABEL_MARKUP = frozenset({"font", "b", "strong", "span", "em", "i", "u"})
+#: markup within a line: a label after one of these is not alone on its line
+_INLINE = _LABEL_MARKUP | {"a", "abbr", "big", "cite", "code", "img", "kbd", "q", "s", "small", "sub", "sup", "tt",
+                           "var"}
+_LABEL = re.compile(faq_labels(FAQ_QUESTION_WORDS + FAQ_ANSWER_WORDS, "Q|A") + ":")
+
+
+def _labels_on_their_lines(root: Any) -> list[Any]:
+    """The outermost inline elements of ``root`` that hold only an FAQ entry's label (:data:`_LABEL`), outside
+    code."""
+    found = []
+    for element in root.iter(*_LABEL_MARKUP):
+        parent = element.getparent()
+        text = "".join(element.itertext()).strip()
+        if (not _LABEL.fullmatch(text) or (parent is not None and parent.tag in _LABEL_MARKUP
+                                             and "".join(parent.itertext()).strip() == text)):
+            continue  # no label, or one its parent holds whole (the outermost is joined)
+        if not any(ancestor.tag == "pre" for ancestor in element.iterancestors()):
+            found.append(element)
+    return found
 
 
 def _label_joined(label: Any) -> bool:
-    """When the inline element ``label``, an FAQ entry's label, is alone on its line ("<font>PROBLEM:</font>
-    <br>"), the line break after it is dropped: the label opens the paragraph after it, as "Q:" opens a question
-    ("PROBLEM: AWStats seems to work ... but I have no image shown."). Each label on its own line is the same
-    short text, and trafilatura keeps one text of a page once: AWStats' FAQ kept its first "PROBLEM:" and
+    """When the inline element ``label``, an FAQ entry's label, stands alone on its line ("<br><font>PROBLEM:
+    </font><br>"), the line breaks after it are dropped: the label opens the paragraph after it, as "Q:" opens a
+    question ("PROBLEM: AWStats seems to work ... but I have no image shown."). Each label on its own line is the
+    same short text, and trafilatura keeps one text of a page once: AWStats' FAQ kept its first "PROBLEM:" and
     "SOLUTION:" of forty. Whether anything changed."""
+    before = label.getprevious()
+    opens_line = (not (label.getparent().text or "").strip() if before is None
+                  else before.tag not in _INLINE and not (before.tail or "").strip())
     line_break = label.getnext()
-    if (line_break is None or line_break.tag != "br" or len(label) or (label.tail or "").strip()
-            or any(ancestor.tag == "pre" for ancestor in label.iterancestors())):
+    if not opens_line or line_break is None or line_break.tag != "br" or (label.tail or "").strip():
         return False
-    label.tail = " " + (line_break.tail or "").lstrip()  # the text after the break, which goes with it
-    label.getparent().remove(line_break)
+    while line_break is not None and line_break.tag == "br" and not (label.tail or "").strip():
+        label.tail = " " + (line_break.tail or "").lstrip()  # the text after the break goes on the label's line
+        label.getparent().remove(line_break)
+        line_break = label.getnext()
     return True
 
 

@@ -50,17 +50,25 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import FAQ_ANSWER_LABEL, STATABLE, Segment, is_whole_sentence, segments
+from citesum.segment import (FAQ_ANSWER_LABEL, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, STATABLE, Segment, faq_labels,
+                              is_whole_sentence, segments)
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
 
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
-_FAQ_QUESTION = re.compile(r"(?:Q[:.]|(?:Question|QUESTION|Problem|PROBLEM|Symptoms?|SYMPTOMS?):)\s")
+_FAQ_QUESTION = re.compile(r"Q[:.]\s")
 #: a paragraph that an FAQ's "Q:" opens
 _FAQ_ENTRY = re.compile(r"\s*Q:\s")
-#: a line that an FAQ's label of a question or an answer opens ("Q:", "Q)", "A:", "A)", "Answer:")
-_FAQ_LABEL_LINE = re.compile(r"^[ \t]*(Q|A(?:nswer)?)[:)][ \t]", re.MULTILINE)
+#: a line that an FAQ's label of a question or an answer opens ("Q:", "Q)", "A:", "A)", "Answer:", "PROBLEM:",
+#: "SOLUTION:"): the first group holds a question's
+_FAQ_LABEL_LINE = re.compile(r"^[ \t]*(?:(" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r")|"
+                             + faq_labels(FAQ_ANSWER_WORDS, "A") + r")[:)][ \t]", re.MULTILINE)
+#: an FAQ entry's label of its question ("Q:", "PROBLEM:")
+_ENTRY_LABEL = re.compile(r"(?<!\S)" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r"[:.)]\s")
+#: an answer's label that marks an FAQ's answer in any document: "A:" and "Answer:" (the others, "Workaround:",
+#: mark one in a document of questions and answers; a manual's rhetorical question above a workaround is no entry)
+_ANSWER_LABEL = re.compile(r"[ \t]*A(?:nswer)?:[ \t]+(?=[A-Z0-9\"'(“‘])")
 #: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
 #: key insights about Y?"): they weigh nothing in a sentence's answer score
 _QUESTION_FRAME_WORDS = (
@@ -443,9 +451,12 @@ _CODE_LINE_CHARACTERS = 200
 
 
 #: a sentence ending with a full stop that points at what comes after it ("Adding the following code to the
-#: debian/rules file ensures building the program under the C.UTF-8 locale.", "Use a line like this.")
-_POINTS_AHEAD = re.compile(r"\b(?:the following|as follows|like (?:this|so)|(?:shown|given|listed) below)\b",
-                           re.IGNORECASE)
+#: debian/rules file ensures building the program under the C.UTF-8 locale.", "Use a line like this."); not at
+#: a part of the document ("the following sections explain ...") nor with "like so many"
+_POINTS_AHEAD = re.compile(
+    r"\b(?:the following(?!\s+(?:sections?|chapters?|pages?|paragraphs?|parts?|years?|months?|weeks?|days?)\b)|"
+    r"as follows|like (?:this|so)(?!\s+(?:many|much|far|often|long)\b)|(?:shown|given|listed) below)\b",
+    re.IGNORECASE)
 
 
 def introduced_code(sentence: str, text: str, units: list[Segment], number: int) -> str:
@@ -493,12 +504,13 @@ class _Layout:
         self._break_ends = [end for _, end in breaks]
         self.seen: dict[tuple[int, int], tuple[int, int, list[bool], int | None]] = {}
         self._questions: dict[tuple[int, int], list[int]] = {}
-        self._labels = [(m.start(), m.group(1)[0]) for m in _FAQ_LABEL_LINE.finditer(text)]
+        self._labels = [(m.start(), "Q" if m.group(1) else "A") for m in _FAQ_LABEL_LINE.finditer(text)]
         self._label_starts = [position for position, _ in self._labels]
 
     def labelled_entry(self, start: int, paragraph_start: int) -> bool:
         """Whether ``start`` is in an FAQ's entry that a line's "Q:" or "Q)" label opens, in its paragraph, and a
-        line's "A:" or "A)" label ends ("Q) Help! I'm getting the error message ...\nA) The cause of ..."):
+        line's "A:" or "A)" label ends ("Q) Help! I'm getting the error message ...\nA) The cause of ...",
+        "PROBLEM: AWStats seems to work ... I checked that the icons directory exists.\nSOLUTION: ..."):
         the asker's case, whether it asks or not. An entry that ends the passage with no "A)" in it is one too,
         down to its question when it asks one."""
         before = bisect.bisect_right(self._label_starts, start) - 1
@@ -563,7 +575,8 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     if questions:
         # an FAQ's "Q:" paragraph is the asker's entry down to its question; a paragraph that asks, above an
         # "A:", is an entry to its end (a passage may hold one label and not the other)
-        if next_paragraph is not None and FAQ_ANSWER_LABEL.match(text, next_paragraph):
+        if next_paragraph is not None and (FAQ_ANSWER_LABEL if layout.faq else _ANSWER_LABEL).match(text,
+                                                                                                  next_paragraph):
             return True
         if _FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]:
             return True
@@ -718,11 +731,13 @@ _GOING_WRONG = re.compile(
     r"\w+ing\b|(?:fails|failed)\s+(?:with|to|on|when|because|at)\b|(?:refuses|refused)\s+to\b|"
     r"(?:complains|complained)\s+(?:about|that)\b|(?:chokes|choked)\s+on\b|"
     r"(?:hangs|crashes|segfaults|aborts)\s+(?:on|at|when|with|while|forever|every|whenever)\b|"
-    r"(?:sits|sat|waits|waited|stalls|stalled|spins|loops)\s+(?:there\s+)?(?:forever|indefinitely)\b|"
-    r"(?:reports|reported|prints|printed|throws|threw|spits\s+out|logs|logged)\s+"
-    r"(?:(?:an?|the|some|these|many|lots\s+of)\s+)?(?:errors?|warnings?)\b|"
-    r"never\s+(?:starts?|started|runs?|ran|works?|worked|finish(?:es)?|finished|completes?|completed|shows?|"
-    r"showed|appears?|appeared|loads?|loaded|connects?|connected|responds?|responded|returns?|returned)\b|"
+    # (in the present tense only: the news tells its events in the past, "talks stalled indefinitely", "the
+    # witness never appeared", "auditors reported errors")
+    r"(?:sits|waits|stalls|spins|loops)\s+(?:there\s+)?(?:forever|indefinitely)\b|"
+    r"(?:reports|prints|throws|spits\s+out|logs)\s+(?:(?:an?|the|some|these|many|lots\s+of)\s+)?"
+    r"(?:errors?|warnings?)\b|"
+    r"never\s+(?:starts?|runs?|works?|finish(?:es)?|completes?|shows?|appears?|loads?|connects?|responds?|"
+    r"returns?)\b|"
     r"segfaulted|(?:times|timed|errors|errored)\s+out\b)", re.IGNORECASE)
 #: words before which such a verb is a noun or an adjective, or the verb of a clause of the subject ("the failed
 #: merger", "of crashes", "startups that failed to ...")
@@ -731,9 +746,10 @@ _NOT_A_SUBJECT = frozenset({"the", "a", "an", "of", "in", "on", "at", "for", "wi
                             "about"})
 
 
-#: what fails to show or work, told with "none of" ("none of the little images or graphs show")
-_NONE_WORK = re.compile(r"\bnone\s+of\s+(?:\S+\s+){1,5}?(?:show|showed|appear|appeared|work|worked|load|loaded)\b",
-                        re.IGNORECASE)
+#: what fails to show or work, told with "none of" in the present tense ("none of the little images or graphs
+#: show"; not "none of the polls showed a lead", nor "none of the nurses at work")
+_NONE_WORK = re.compile(r"\bnone\s+of\s+(?:\S+\s+){1,5}?(?<!\bat\s)(?<!\bto\s)(?<!\bof\s)(?<!\bfor\s)(?<!\bfrom\s)"
+                        r"(?:show|appear|work|load)\b", re.IGNORECASE)
 
 
 def _goes_wrong(query: str) -> bool:
@@ -839,9 +855,11 @@ def expected_answer(query: str) -> AnswerKind | None:
 
 def entry_question(section: str) -> str:
     """The question of the FAQ's entry a sentence's section (title, heading, ...) is, or "" when no question
-    heads it (one ending with "?", or opened by a question's label: "Q:", "PROBLEM:")."""
+    heads it: one that ends asking, or that holds a question's label ("Q:", "PROBLEM:"), the asker's case told
+    after it ("FAQ-COM140 : HOW CAN I EXCLUDE MY IP ADDRESS FROM STATS ? PROBLEM: I don't want to see my own IP
+    address in the stats.")."""
     heading = section.split("\n")[1] if section.count("\n") >= 2 else ""
-    return heading if _asks(heading) else ""
+    return heading if heading.rstrip().endswith("?") or _ENTRY_LABEL.search(heading) else ""
 
 
 def _entry_expects(section: str) -> AnswerKind | None:
@@ -1001,15 +1019,21 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
 
 
 def asked_about(query: str, words: list[str]) -> list[str]:
-    """Those of ``words`` that the question's clause that asks (:func:`asked_clause`) writes: what the asker
-    tells before asking is their case, not what they ask about. "I copied a DVD to a VOB file. ffmpeg shows
-    the video and audio streams but not the subtitle track. Why doesn't it see it?" asks about ffmpeg's streams
-    over documents that never say "DVD"; "Can Black sort my imports, or do I need isort?" asks about isort. A
-    question that is one clause writes all its words where it asks."""
+    """Those of ``words`` (as the question writes them) that the question's sentence that asks writes: what the
+    asker tells in the sentences before it is their case, not what they ask about. "I copied a DVD to a VOB
+    file. ffmpeg shows the video and audio streams but not the subtitle track. Why doesn't it see it?" asks
+    about ffmpeg's streams, over documents that never say "DVD"; "On FreeBSD, how do I install it?" asks about
+    FreeBSD, in the sentence that asks. A question of one sentence writes all its words where it asks."""
     asked = asked_clause(query)
-    if asked == query:
+    if asked == query or not query.endswith(asked):
         return words
-    return [word for word in words if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", asked)]
+    opening = len(query) - len(asked)
+    breaks = [found.end() for found in _SENTENCE_BREAK.finditer(query, 0, opening)]
+    sentence = query[breaks[-1] if breaks else 0:]
+    if sentence == query:
+        return words
+    written = {word.lower() for word in _SURFACE_WORD.findall(sentence)}
+    return [word for word in words if word.lstrip("-").lower() in written]
 
 
 #: a long command-line option as a question names it ("--keep-within"). A short one is left alone: a passage
@@ -1080,7 +1104,7 @@ class ExtractiveSummarizer:
         absent = absent_words(query, context.terms, texts,
                               [f"{block.document_id} {block.title}" for block in context.blocks])
         missing = asked_about(query, _uncommon(absent))  # what missing_subjects gives, from the words found once
-        missing += unwritten_options(query, texts)
+        missing += asked_about(query, unwritten_options(query, texts))
         form = question_form(query)
         if form == "specific":
             self._weigh_specific(query, context, sentences)
