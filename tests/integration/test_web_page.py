@@ -718,5 +718,11 @@ def test_a_bullet_shows_the_code_its_sentence_introduces(page: Any, tmp_path: Pa
         page.click("#copy-markdown")
         markdown = page.input_value("#markdown")
         assert "Closest passages (not answers):" in markdown and re.search(r"^- .+ \[1\]$", markdown, re.M), markdown
+        # a lead's citation opens its document with the lead's sentence marked, its hard-wrapped line breaks and
+        # all (before: the document from its top, nothing marked)
+        lead = page.locator("#leads li").first
+        lead_text = lead.evaluate("item => item.firstChild.textContent")
+        lead.locator("button").first.click()
+        expect(page.locator("#doc-text mark")).to_have_text(re.compile(r"\s+".join(map(re.escape, lead_text.split()))))
     finally:
         server.close()

@@ -202,6 +202,8 @@ def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None: 
     # a budget too small for any passage says so (it answered "nothing matched the query" before)
     assert "a budget of 5 tokens cannot hold one retrieved passage" in _error(
         client.post("/summarize", json={"query": "water", "budget": 5}), 400)
+    # the wrong method says which one the path takes (before: "Method Not Allowed" alone)
+    assert _error(client.get("/summarize"), 405).endswith("Method Not Allowed: this path takes POST")
 
 
 def test_a_lexical_search_that_matches_nothing_has_no_hits(client) -> None:  # type: ignore[no-untyped-def]

@@ -73,7 +73,11 @@ def install(app: FastAPI, service: Service) -> None:
     async def http_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         label = "invalid request" if exc.status_code == 422 else HTTPStatus(exc.status_code).phrase.lower()
-        return json_error(service, exc.status_code, label, exc.detail, dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        detail = exc.detail
+        if exc.status_code == 405 and headers.get("Allow"):  # which method to use instead ("GET /summarize")
+            detail = f"{detail}: this path takes {headers['Allow'].replace(', ', ' or ')}"
+        return json_error(service, exc.status_code, label, detail, headers)
 
     async def invalid(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)

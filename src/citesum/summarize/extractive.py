@@ -134,7 +134,11 @@ class ExtractiveOptions:
     seventeen splits pooled (the ``seventeenth`` run once at the round's start) and are reported on the
     ``eighteenth``, written at the round's start and run once after them. The twelfth round's (a sentence that
     introduces code is stated with it, :func:`introduced_code`) was drawn from the eighteen splits pooled and is
-    reported on the ``nineteenth``, written at the round's start and run after it. That topic
+    reported on the ``nineteenth``, written at the round's start and run after it. The thirteenth round's (a
+    name told before the sentence that asks is no missing subject, :func:`asked_about`; a program's trouble told
+    in the present tense is a specific question; an FAQ's "PROBLEM:" and "SOLUTION:" labels read as its
+    question's and answer's) were drawn from the twenty splits pooled (the ``twentieth`` run once at the round's
+    start) and are reported on the ``twenty-first``, written at the round's start and run after them. That topic
     queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 

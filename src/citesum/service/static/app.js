@@ -473,8 +473,8 @@ function renderSummary(answer) {
   for (const lead of leads) {
     const chips = lead.numbers.map((number, i) => element("button", {
       type: "button", class: "chip", title: `Open source ${numbering.get(number)}`, "data-number": String(number),
-      onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget,
-                                                           note: "A lead: the question's closest sentence is in this document." }),
+      onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget, quote: lead.text,
+                                                           note: "A lead: the question's closest sentence, marked, is in this document." }),
     }, `[${numbering.get(number)}]`));
     leadList.append(element("li", {}, lead.text, ...chips, introducedCode(lead)));
   }
@@ -517,7 +517,17 @@ function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
-async function openDocument(cited, { start, end, from, note, page, pageLabel, evidence, collection: given }) {
+// Where the sentence ``quote`` (as an answer quotes it: its line breaks made spaces) stands in ``text``, as
+// [from, to] in the string's own units; null when it is not found.
+function quoted(text, quote) {
+  const words = (quote || "").trim().split(/\s+/).filter(Boolean)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  if (!words.length) return null;
+  const found = new RegExp(words.join("\\s+")).exec(text);
+  return found ? [found.index, found.index + found[0].length] : null;
+}
+
+async function openDocument(cited, { start, end, quote, from, note, page, pageLabel, evidence, collection: given }) {
   showError(null);
   const [name, documentId] = located(cited, given);
   try {
@@ -528,9 +538,16 @@ async function openDocument(cited, { start, end, from, note, page, pageLabel, ev
     const body = $("doc-text");
     body.textContent = "";
     let mark = null;
+    // the evidence's offsets (code points, as the service counts), or a lead's sentence found in the text
+    let span = null;
     if (start !== undefined && end !== undefined && end > start) {
       const from = utf16Offset(doc.text, start);
-      const to = from + utf16Offset(doc.text.slice(from), end - start);
+      span = [from, from + utf16Offset(doc.text.slice(from), end - start)];
+    } else if (quote) {
+      span = quoted(doc.text, quote);
+    }
+    if (span) {
+      const [from, to] = span;
       mark = element("mark", { id: "evidence" }, shown(doc.text.slice(from, to)));
       body.append(shown(doc.text.slice(0, from)), mark, shown(doc.text.slice(to)));
     } else {
