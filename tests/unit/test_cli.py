@@ -43,7 +43,14 @@ def test_index_search_info_on_a_folder_with_bad_files(tmp_path: Path, haystack) 
     assert code == 0 and out.count("\n") == 2
 
     code, out, _ = _run("info", "--index", index, "--json")
-    assert json.loads(out)["documents"] == len(haystack.documents)
+    info = json.loads(out)
+    assert info["documents"] == len(haystack.documents)
+    # numbers as numbers, and the index's own files listed, not a string of JSON inside the JSON (before: "dim":
+    # "256", "files": "{...}", read by a new user as the folder's files)
+    assert isinstance(info["dim"], int) and isinstance(info["created"], float) and "files" not in info
+    assert info["index_files"] and all(isinstance(f["bytes"], int) for f in info["index_files"].values())
+    code, out, _ = _run("info", "--index", index)
+    assert f"index files: {len(info['index_files'])}" in out and "documents: " in out
 
     code, out, _ = _run("delete", "doc001.txt", "--index", index)
     assert code == 0 and "1 document(s) deleted" in out

@@ -4,6 +4,7 @@ looking after an index."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -118,17 +119,41 @@ def info(index_dir: str, as_json: bool) -> None:
     """Show an index's settings and size."""
     from citesum.index.store import Index
 
-    details = Index.open(index_dir).info()
+    details = _typed(Index.open(index_dir).info())
+    # the index's own files, each with its size and checksum (not the documents' files)
+    files = details.pop("files", None)
+    index_files = {path: {"bytes": entry[0], "checksum": entry[1]} for path, entry in (files or {}).items()
+                   if isinstance(entry, list) and len(entry) >= 2}
     if as_json:
-        echo_json(details)
+        echo_json({**details, "created_at": _when(details.get("created")), "index_files": index_files})
         return
-    details["created"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(str(details["created"]))))
-    files = details.pop("files", None)  # each file's size and checksums: for --json, not for reading
+    details["created"] = _when(details.get("created"))
     for key, value in details.items():
         click.echo(f"{key:>16}: {value}")
-    if files:
-        listed = json.loads(files) if isinstance(files, str) else files
-        click.echo(f"{'files':>16}: {len(listed)} (their sizes and checksums: --json)")
+    if index_files:
+        click.echo(f"{'index files':>16}: {len(index_files)} (their sizes and checksums: --json)")
+
+
+def _typed(manifest: dict[str, object]) -> dict[str, object]:
+    """An index's manifest with its numbers as numbers and its list of files read (the store keeps text)."""
+    typed: dict[str, object] = {}
+    for key, value in manifest.items():
+        if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+            value = int(value)
+        elif isinstance(value, str) and re.fullmatch(r"-?\d+\.\d+", value):
+            value = float(value)
+        elif key == "files" and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = {}
+        typed[key] = value
+    return typed
+
+
+def _when(created: object) -> str:
+    """When an index was created (seconds since the epoch), as local time; "" when unknown."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(created)) if isinstance(created, (int, float)) else ""
 
 
 @click.command()
