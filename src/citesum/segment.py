@@ -71,10 +71,15 @@ def faq_labels(words: tuple[str, ...], letter: str) -> str:
     return "(?:" + "|".join([letter, *words, *(word.upper() for word in words)]) + ")"
 
 
+def answer_label(labels: str) -> re.Pattern[str]:
+    """A pattern of an answer's label among ``labels`` (a pattern, without the colon) opening a line, with the
+    answer after it. An answer opens as a sentence does; a legend's "A: the input probe" keeps its letter."""
+    return re.compile(r"[ \t]*" + labels + r":[ \t]+(?=[A-Z0-9\"'(“‘])")
+
+
 #: an FAQ's label of an answer ("A: By default, ...", "SOLUTION: With Apache web server, ..."): the answer's
-#: sentence leaves it out, as an item's does its marker. An answer opens as a sentence does; a legend's "A: the
-#: input probe" keeps its letter
-FAQ_ANSWER_LABEL = re.compile(r"[ \t]*" + faq_labels(FAQ_ANSWER_WORDS, "A") + r":[ \t]+(?=[A-Z0-9\"'(“‘])")
+#: sentence leaves it out, as an item's does its marker
+FAQ_ANSWER_LABEL = answer_label(faq_labels(FAQ_ANSWER_WORDS, "A"))
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")

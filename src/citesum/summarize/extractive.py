@@ -50,8 +50,8 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import (FAQ_ANSWER_LABEL, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, STATABLE, Segment, faq_labels,
-                              is_whole_sentence, segments)
+from citesum.segment import (FAQ_ANSWER_LABEL, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, STATABLE, Segment, answer_label,
+                              faq_labels, is_whole_sentence, segments)
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
@@ -68,7 +68,7 @@ _FAQ_LABEL_LINE = re.compile(r"^[ \t]*(?:(" + faq_labels(FAQ_QUESTION_WORDS, "Q"
 _ENTRY_LABEL = re.compile(r"(?<!\S)" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r"[:.)]\s")
 #: an answer's label that marks an FAQ's answer in any document: "A:" and "Answer:" (the others, "Workaround:",
 #: mark one in a document of questions and answers; a manual's rhetorical question above a workaround is no entry)
-_ANSWER_LABEL = re.compile(r"[ \t]*A(?:nswer)?:[ \t]+(?=[A-Z0-9\"'(“‘])")
+_ANSWER_LABEL = answer_label("A(?:nswer)?")
 #: words that frame a question rather than name what it asks about ("What is happening with X?", "What are the
 #: key insights about Y?"): they weigh nothing in a sentence's answer score
 _QUESTION_FRAME_WORDS = (
