@@ -394,26 +394,40 @@ def _indent(line: str) -> int:
 
 
 def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> None:
-    """Mark as code the lines indented deeper than a line of prose ending with a colon, right below it, when
-    none of them ends a sentence: what a manual shows ("Memory leak messages look like this:" above a log, an
-    HTML ``<pre>`` that keeps its indentation), read as prose, would run a log's last line into the next
-    sentence. A quotation indented below its colon ("As the manual puts it:") ends its sentences and stays
-    prose, and so do the lines of a paragraph indented as a whole (the curl FAQ's), as deep as its colon's."""
+    """Mark as code the lines indented deeper than a line of prose ending with a colon, right below it or after
+    one blank line, when none of them ends a sentence: what a manual shows ("Memory leak messages look like
+    this:" above a log, an HTML ``<pre>`` that keeps its indentation, a plain-text README's "tmux depends on
+    libevent 2.x, available from:" above a blank line and a URL indented by a tab), read as prose, would run a
+    log's last line into the next sentence, and would leave the colon's sentence saying nothing. A quotation
+    indented below its colon ("As the manual puts it:") ends its sentences and stays prose, and so do the lines
+    of a paragraph indented as a whole (the curl FAQ's), as deep as its colon's; and after a blank line, a
+    paragraph's first line indented deeper than its others (NetHack's Guidebook) is no block of its own."""
     number = 0
     while number + 1 < len(lines):
         line = text[slice(*lines[number])]
         if kinds[number] == "prose" and line.rstrip().endswith(":"):
             depth = _indent(line)
-            last = number
+            # (a title's colon, "Geo-restriction:" or "Internet Shortcut Options:" above a blank line, heads a
+            # section, not a block it shows)
+            first = number + 2 if kinds[number + 1] == "blank" and not _titled(line) else number + 1
+            last = first - 1
             while (last + 1 < len(lines) and kinds[last + 1] in ("prose", "table", "code")
                    and _indent(text[slice(*lines[last + 1])]) > depth):
                 last += 1
-            listing = range(number + 1, last + 1)
-            if not any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip()) for inside in listing):
+            listing = range(first, last + 1)
+            # after a blank line, a whole paragraph: not a first line indented deeper than the rest of its own
+            parted = first > number + 1 and last + 1 < len(lines) and kinds[last + 1] != "blank"
+            if not parted and not any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip()) for inside in listing):
                 for inside in listing:
                     kinds[inside] = "code"
             number = last
         number += 1
+
+
+def _titled(line: str) -> bool:
+    """Whether ``line``, ending with a colon, is a title: one word, or words each capitalised."""
+    words = line.strip()[:-1].split()
+    return len(words) < 2 or all(word[:1].isupper() or not word[:1].isalpha() for word in words)
 
 
 def _is_field(text: str, lines: list[tuple[int, int]], number: int) -> bool:

@@ -706,7 +706,7 @@ def test_a_specific_questions_sentence_without_its_rarest_asked_word_counts_less
     engine._score(question := "How do I get colored output from diff?", sentences,
                   engine.embedder.encode_documents([s.text for s in sentences]), terms)
     before = [s.answer for s in sentences]
-    engine._weigh_specific(question, context, sentences)
+    engine._weigh_named(question, context, sentences, specific=True)
     for sentence, was in zip(sentences, before):
         held = "colored" in sentence.text
         assert sentence.answer == pytest.approx(was if held else 0.9 * was), sentence.text
@@ -1269,3 +1269,40 @@ def test_a_problem_labelled_entry_heads_the_solution_labelled_answer_below_it() 
               "default.\n\nWorkaround: Set a TTL with the cache-ttl option in frob.conf.\n")
     assert ExtractiveSummarizer().summarize("Why does the cache keep growing?", _context(manual)).bullets[0].text == (
         "The cache grows because its entries never expire by default.")
+
+
+TMUX_README = """Welcome to tmux!
+
+tmux is a terminal multiplexer: it enables a number of terminals to be created,
+accessed, and controlled from a single screen.
+
+* Dependencies
+
+tmux depends on libevent 2.x, available from:
+
+\thttps://github.com/libevent/libevent/releases/latest
+
+It also depends on ncurses, available from:
+
+\thttps://invisible-mirror.net/archives/ncurses/
+"""
+NETTLE_MANUAL = """The libhogweed library contains those functions of Nettle that uses bignum operations, and
+depends on the GMP library. If the involved libraries are installed as dynamic libraries, it may be sufficient
+to link with just -lhogweed, and the loader will resolve the dependencies automatically.
+"""
+
+
+def test_a_broad_question_about_a_program_by_name_is_answered_by_what_names_it() -> None:
+    # a new user's trial: "Which libraries does tmux depend on?" was answered with Nettle's dependencies
+    context = _titled(("tmux-README", TMUX_README), ("Nettle: a low-level cryptographic library", NETTLE_MANUAL))
+    question = "Which libraries does tmux depend on?"
+    assert question_form(question) == "broad"
+    summary = ExtractiveSummarizer().summarize(question, context)
+    texts = [b.text for b in summary.bullets]
+    assert not any("hogweed" in text or "GMP" in text for text in texts), texts
+    # the sentence ending with a colon shows the address below it (a blank line between, indented by a tab)
+    libevent = [b for b in summary.bullets if b.text.startswith("tmux depends on libevent 2.x")]
+    assert libevent and libevent[0].code == "https://github.com/libevent/libevent/releases/latest"
+    # a subject named in common words ("library") is no program's name: a broad question keeps those facts
+    common = ExtractiveSummarizer().summarize("Which dependencies does a library have?", context)
+    assert any("GMP" in b.text for b in common.bullets), [b.text for b in common.bullets]

@@ -303,3 +303,20 @@ def test_a_piece_cut_from_a_long_sentence_is_not_a_whole_sentence() -> None:
                      "which python prints the path of the interpreter.", "in-place editing is done with sed -i.",
                      "on-disk caches are kept in ~/.cache."]:
         assert is_whole_sentence(sentence), sentence
+
+
+def test_an_indented_listing_after_a_colon_and_a_blank_line_is_code() -> None:
+    # tmux's README: the address a sentence ends by pointing at, after a blank line and indented by a tab
+    units = _units("tmux depends on libevent 2.x, available from:\n\n\thttps://github.com/libevent/libevent\n\n"
+                   "It also depends on ncurses.\n")
+    assert units[:2] == [("sentence", "tmux depends on libevent 2.x, available from:"),
+                         ("code", "https://github.com/libevent/libevent")]
+    # NetHack's Guidebook: a paragraph whose first line is indented deeper than its others stays prose
+    guide = _units("          Your abilities will vary with your background and training:\n\n"
+                   "               Archeologists understand dungeons pretty well; this  enables\n"
+                   "          them  to  move  quickly.\n")
+    assert ("sentence", "Archeologists understand dungeons pretty well; this enables them to move quickly.") in guide
+    # a title's colon heads a section: yt-dlp's option table under "Geo-restriction:" is not shown as its code
+    options = _units("Geo-restriction:\n\n    --geo-bypass                    Bypass geographic restriction via faking\n"
+                     "                                    X-Forwarded-For HTTP header\n")
+    assert not any(kind == "code" for kind, _ in options)
