@@ -417,7 +417,8 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
             listing = range(first, last + 1)
             # after a blank line, a whole paragraph: not a first line indented deeper than the rest of its own
             parted = first > number + 1 and last + 1 < len(lines) and kinds[last + 1] != "blank"
-            if not parted and not any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip()) for inside in listing):
+            ends = any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip()) for inside in listing)
+            if not parted and not ends:
                 for inside in listing:
                     kinds[inside] = "code"
             number = last

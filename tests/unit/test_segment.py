@@ -317,6 +317,6 @@ def test_an_indented_listing_after_a_colon_and_a_blank_line_is_code() -> None:
                    "          them  to  move  quickly.\n")
     assert ("sentence", "Archeologists understand dungeons pretty well; this enables them to move quickly.") in guide
     # a title's colon heads a section: yt-dlp's option table under "Geo-restriction:" is not shown as its code
-    options = _units("Geo-restriction:\n\n    --geo-bypass                    Bypass geographic restriction via faking\n"
-                     "                                    X-Forwarded-For HTTP header\n")
+    options = _units("Geo-restriction:\n\n    --geo-bypass          Bypass geographic restriction via faking\n"
+                     "                          X-Forwarded-For HTTP header\n")
     assert not any(kind == "code" for kind, _ in options)
