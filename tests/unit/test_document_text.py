@@ -864,3 +864,29 @@ def test_a_chapters_heading_whose_text_was_lost_goes_above_its_first_sections() 
     # before: "2 R Basics" was left out
     assert "about R.\n\n2 R Basics\n\n2.1 What is R?" in restored
     assert "Next topic" not in restored
+
+
+def test_a_page_laid_out_in_tables_is_read_as_its_content(tmp_path: Path) -> None:
+    # libxml2's FAQ (a new user's trial): a menu cell beside the content, the content in a box of tables in
+    # tables, its questions in a numbered list under headings; a table of values in it stays a table
+    menu = "<ul><li><a href='index.html'>Home</a></li><li><a href='news.html'>News</a></li></ul>"
+    content = ("<p>Table of Contents:</p><h3>License(s)</h3><ol>"
+               "<li><em>Can I embed libxml2 in a proprietary application ?</em>\n    <p>Yes. The MIT License allows "
+               "you to keep proprietary the changes you made to libxml.</p></li>"
+               "<li><em>Where can I get libxml ?</em>\n    <p>The original distribution comes from xmlsoft.org or "
+               "gnome.org.</p></li></ol><h3>Sizes</h3><table><tr><td>libxml2.so</td><td>1.8 MB</td></tr>"
+               "<tr><td>xmllint</td><td>80 kB</td></tr></table>")
+    page = tmp_path / "FAQ.html"
+    page.write_text("<html><head><title>FAQ</title></head><body><table width='100%'><tr><td>"
+                    "<h1>The XML C parser and toolkit of Gnome</h1></td></tr><tr><td width='200'>"
+                    f"{menu}</td><td><table border='0'><tr><td><table><tr><td bgcolor='#fffacd'>{content}</td></tr>"
+                    "</table></td></tr></table></td></tr></table></body></html>", encoding="utf-8")
+    text = _read(page).text
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    # before: one table row, "| The XML C parser ... | Table of Contents: License(s) Can I embed libxml2 in a
+    # proprietary application ? Yes. ...", each question run into its answer and the next question
+    assert "License(s)" in lines
+    question = next(i for i, line in enumerate(lines) if "Can I embed libxml2 in a proprietary application ?" in line)
+    assert "Yes." not in lines[question]
+    assert lines[question + 1].startswith("Yes. The MIT License allows you")
+    assert any(line.startswith("| libxml2.so | 1.8 MB") for line in lines), lines

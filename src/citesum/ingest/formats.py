@@ -491,7 +491,10 @@ def _prepared(html: str) -> str:
       ("Q: How can I make MPlayer remember ...?"), as a reader reads them; its rows of in-page links only (the
       questions listed again) are left out. MPlayer's FAQ came out as a table of "| Q: | ... |" rows;
     * an FAQ entry's label alone on its line ("PROBLEM:", "SOLUTION:") opens the paragraph below it
-      (:func:`_label_joined`).
+      (:func:`_label_joined`);
+    * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
+      the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
+      a page of tables in tables, came out as one table cell with every question run into its answer.
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -518,8 +521,8 @@ def _prepared(html: str) -> str:
         changed = True
     for label in _labels_on_their_lines(root):  # "PROBLEM:" above its paragraph opens that paragraph
         changed |= _label_joined(label)
-    for table in list(root.iter("table")):
-        changed |= _unwrap_labelled_rows(table)
+    for table in list(root.iter("table")):  # (outer tables first: a layout's cells may hold more layout)
+        changed |= _unwrap_labelled_rows(table) or _unwrap_layout(table)
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -542,6 +545,31 @@ _NAMED_INLINE_MARKUP = (
 #: a class that hides what it marks: trafilatura leaves it out, and so should the text
 _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-hidden|screen-reader-text)\b",
                            re.IGNORECASE)
+
+
+#: what a cell of a table that lays a page out holds, and a table of values' cells do not: a heading, a table
+_LAYOUT_IN_CELL = "|".join(f"./td//{tag}|./th//{tag}" for tag in ("h1", "h2", "h3", "h4", "h5", "h6", "table"))
+
+
+def _unwrap_layout(table: Any) -> bool:
+    """Replace ``table`` with its cells' content, each cell a <div> in reading order, when it lays the page
+    out: one of its own cells holds a heading or a table (:func:`_prepared`). Whether it was replaced."""
+    import lxml.html
+
+    rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")  # its own rows, not a nested table's
+    if not any(row.xpath(_LAYOUT_IN_CELL) for row in rows):
+        return False
+    holder = lxml.html.Element("div")
+    for row in rows:
+        for cell in row:
+            if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th"):
+                part = lxml.html.Element("div")
+                part.text = cell.text
+                part.extend(list(cell))
+                holder.append(part)
+    holder.tail = table.tail
+    table.getparent().replace(table, holder)
+    return True
 
 
 #: a label that opens a paragraph laid out in a table cell beside it: "Q:", "A:", "8.1.2." (a bare number, "0",
