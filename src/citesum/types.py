@@ -146,8 +146,10 @@ class Bullet:
     text: str
     citations: tuple[str, ...] = ()
     numbers: tuple[int, ...] = ()
-    #: the lines of code or configuration the bullet's sentence introduces ("... you can use this in your .mc
-    #: file:"), as the document shows them right after it; "" when it introduces none
+    #: the lines the bullet's sentence introduces, as the document shows them right after it: code or
+    #: configuration ("... you can use this in your .mc file:"), a table's rows ("Here is a summary of ...") or a
+    #: list's items, each after "- " ("... will detect and use the following libs:"); "" when it introduces none.
+    #: Every front end shows them set apart under the sentence, as lines
     code: str = ""
 
 

@@ -1306,3 +1306,42 @@ def test_a_broad_question_about_a_program_by_name_is_answered_by_what_names_it()
     # a subject named in common words ("library") is no program's name: a broad question keeps those facts
     common = ExtractiveSummarizer().summarize("Which dependencies does a library have?", context)
     assert any("GMP" in b.text for b in common.bullets), [b.text for b in common.bullets]
+
+
+def test_a_sentence_that_introduces_a_list_or_a_table_shows_it() -> None:
+    from citesum.summarize.extractive import _placed_sentences, _statable_sentences
+
+    # libxml2's FAQ (a new user's trial): the answer is the list its sentence introduces; before, a sentence
+    # ending with a colon above a list was no whole sentence, and only "does not require any other library" came
+    libs = ("Libxml2 does not require any other library.\n\nHowever if found at configuration time libxml2 will "
+            "detect and use the following libs:\n\n- libz : a highly portable compression library.\n- iconv: a "
+            "powerful character encoding conversion library.\n\nThe parser is written in C.\n")
+    bullets = ExtractiveSummarizer().summarize("Which libraries does libxml2 use when it finds them?",
+                                               _context(libs)).bullets
+    [listing] = [b for b in bullets if b.text.endswith("the following libs:")]
+    assert listing.code == ("- libz : a highly portable compression library.\n"
+                            "- iconv: a powerful character encoding conversion library.")
+    # Debian's reference manual: "Here is a summary of ..." above a table's caption and the table
+    table = "\n".join(["| package | size | comment |", "|---|---|---|"]
+                      + [f"| tool{n} | {n}0 | compression utility number {n} |" for n in range(14)])
+    tools = ("Archive and compression tools\n\nHere is a summary of archive and compression tools available on the "
+             f"Debian system.\n\nTable 10.1. List of archive and compression tools\n\n{table}\n")
+    bullets = ExtractiveSummarizer().summarize("Which compression tools does Debian have?", _context(tools)).bullets
+    [summary] = [b for b in bullets if b.text.startswith("Here is a summary")]
+    lines = summary.code.splitlines()
+    assert lines[:3] == ["| package | size | comment |", "|---|---|---|", "| tool0 | 00 | compression utility "
+                         "number 0 |"] and lines[-1] == "…" and len(lines) == 13
+    # a table the chunker cut goes on in the document's next passage, packed after it in the block
+    cut = tools.index("| tool3 ")
+    first, second = tools[:cut].rstrip("\n"), tools[cut:]
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 40), Passage("d1::1", "d1", 1, cut, len(tools),
+                                                                              second, 60))
+    block = ContextBlock(1, "d1", "D1", f"{first}\n{second}", 100, passages, 1.0)
+    stated = {sentence: code for sentence, _, _, code in _placed_sentences(block, 3)}
+    [shown] = [code for sentence, code in stated.items() if sentence.startswith("Here is a summary")]
+    assert shown.splitlines()[2:6] == [f"| tool{n} | {n}0 | compression utility number {n} |" for n in range(4)]
+    # a list after a full stop, or prose after a colon, is not shown
+    assert all(b.code == "" for b in ExtractiveSummarizer().summarize(
+        "Which libraries does libxml2 use when it finds them?", _context(libs.replace("libs:", "libs."))).bullets)
+    assert not any(s.endswith(":") for s, _ in _statable_sentences(
+        _context(libs.replace("- libz", "It uses libz").replace("- iconv", "And iconv")).blocks[0], 3))

@@ -395,7 +395,14 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
     ordinals = [p.ordinal for p in block.passages] if whole else [0]
-    for passage, text, following, adjacent in zip(ordinals, texts, [*texts[1:], ""], [*goes_on, False]):
+    # what the document goes on with after each passage, as far as its next passages in the block are its next
+    # ones: a table or a list the chunker cut goes on in them
+    ahead = [""] * len(texts)
+    for number in range(len(texts) - 2, -1, -1):
+        if goes_on[number]:
+            ahead[number] = f"{texts[number + 1]}\n{ahead[number + 1]}"[:_LOOKED_AHEAD]
+    for passage, text, following, adjacent, going_on in zip(ordinals, texts, [*texts[1:], ""], [*goes_on, False],
+                                                            ahead):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
@@ -434,7 +441,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
             previous = sentence if unit.kind in STATABLE else ""
-            code = introduced_code(sentence, text, units, number) if unit.kind in STATABLE else ""
+            code = introduced_code(sentence, text, units, number, going_on) if unit.kind in STATABLE else ""
             # a sentence that introduces code ("..., you can use this in your .mc file:") is whole with it
             states = is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
             if unit.kind in STATABLE and states and len(sentence.split()) >= min_words:
@@ -454,6 +461,60 @@ _CLOSING_FENCE = re.compile(r"\n?[ \t]*(?:```|~~~)\s*\Z")
 #: the most lines of code a bullet shows under its sentence, and the most characters of each
 _CODE_LINES = 12
 _CODE_LINE_CHARACTERS = 200
+#: the most characters of the passages after a passage looked at for the rest of a table or list it ends in
+_LOOKED_AHEAD = _CODE_LINES * _CODE_LINE_CHARACTERS
+
+
+#: a table's caption label ("Table 10.1.", "Table 3:"), which may stand between a sentence and its table, with
+#: the caption's title after it ("List of archive and compression tools")
+_CAPTION_LABEL = re.compile(r"(?:Table|Tab\.)\s+[\dA-Z][\d.-]*[.:]?\s*")
+_CAPTION_WORDS = 12
+
+
+def _after_caption(text: str, units: list[Segment], first: int) -> int:
+    """The unit after a table's caption at ``units[first]`` (its label, and a title of a few words that ends
+    with no full stop, in the same unit or the next), or ``first`` when there is none."""
+    if first >= len(units):
+        return first
+    label = _CAPTION_LABEL.match(text, units[first].start, units[first].end)
+    if label is None:
+        return first
+    if label.end() < units[first].end:  # "Table 10.1. List of archive and compression tools", as a heading
+        return first + 1 if _caption_title(text[label.end() : units[first].end]) else first
+    title = first + 1
+    if title < len(units) and units[title].kind in ("heading", *STATABLE):
+        return title + 1 if _caption_title(text[units[title].start : units[title].end]) else title
+    return title
+
+
+def _caption_title(text: str) -> bool:
+    words = text.split()
+    return 0 < len(words) <= _CAPTION_WORDS and not words[-1].endswith(".")
+
+
+def _run_of(kind: str, text: str, units: list[Segment], first: int, going_on: str) -> list[str]:
+    """The units of ``kind`` from ``units[first]`` on, each on one line, at most one more than ``_CODE_LINES``: a
+    list's items while no more than one blank line parts them, a table's rows. A run that reaches the passage's
+    end goes on in ``going_on`` (the document's next passage), where the chunker cut a long table or list."""
+    found, last = [], None
+    for unit in units[first:]:
+        if unit.kind != kind or (last is not None and text[last:unit.start].count("\n") > 2):
+            return found
+        found.append(" ".join(text[unit.start : unit.end].split()))
+        last = unit.end
+        if len(found) > _CODE_LINES:
+            return found
+    if going_on and found:
+        found += _run_of(kind, going_on, segments(going_on), 0, "")[: _CODE_LINES + 1 - len(found)]
+    return found
+
+
+def _shown(lines: list[str], marker: str = "") -> str:
+    """``lines`` as a bullet shows them under its sentence: at most ``_CODE_LINES``, each cut at
+    ``_CODE_LINE_CHARACTERS`` (with "…"), and a last line "…" when more were left out."""
+    shown = [marker + (line if len(line) <= _CODE_LINE_CHARACTERS else line[:_CODE_LINE_CHARACTERS] + "…")
+             for line in lines[:_CODE_LINES]]
+    return "\n".join(shown + (["…"] if len(lines) > _CODE_LINES else []))
 
 
 #: a sentence ending with a full stop that points at what comes after it ("Adding the following code to the
@@ -461,21 +522,36 @@ _CODE_LINE_CHARACTERS = 200
 #: a part of the document ("the following sections explain ...") nor with "like so many"
 _POINTS_AHEAD = re.compile(
     r"\b(?:the following(?!\s+(?:sections?|chapters?|pages?|paragraphs?|parts?|years?|months?|weeks?|days?)\b)|"
-    r"as follows|like (?:this|so)(?!\s+(?:many|much|far|often|long)\b)|(?:shown|given|listed) below)\b",
+    r"as follows|here (?:is|are)|like (?:this|so)(?!\s+(?:many|much|far|often|long)\b)|(?:shown|given|listed) below)\b",
     re.IGNORECASE)
 
 
-def introduced_code(sentence: str, text: str, units: list[Segment], number: int) -> str:
-    """The code that the sentence ``units[number]`` of ``text`` introduces: when it ends with a colon ("So, if
-    you want all outgoing SMTP connections to use port 2525, you can use this in your .mc file:"), or with a
-    full stop after words that point ahead ("... use the following command."), and the unit right after it,
-    in the same passage, is code, that code without its fences, at most ``_CODE_LINES`` lines (a longer block
-    ends with a line "…"). A how-to's answer is often that code: the sentence alone names it without showing
-    it. "" otherwise."""
+def introduced_code(sentence: str, text: str, units: list[Segment], number: int, going_on: str = "") -> str:
+    """What the sentence ``units[number]`` of ``text`` introduces, shown under it as its lines (at most
+    ``_CODE_LINES``; a longer block ends with a line "…"), when it ends with a colon ("So, if you want all
+    outgoing SMTP connections to use port 2525, you can use this in your .mc file:"), or with a full stop after
+    words that point ahead ("... use the following command.", "Here is a summary of archive and compression
+    tools available on the Debian system."):
+
+    * the code right after it, in the same passage, without its fences;
+    * a table right after it, or after its caption ("Table 10.1. List of archive and compression tools"): its
+      rows, going on into ``going_on`` (the document's next passage) when the passage ends in it;
+    * after a colon, the list right after it ("... libxml2 will detect and use the following libs:"): its
+      items, each after "- ", going on as a table does.
+
+    A how-to's answer is often that code, table or list: the sentence alone names it without showing it. ""
+    otherwise."""
     ends = sentence.rstrip()
     introduces = (ends.endswith(":") and not ends.endswith("::")) or (ends.endswith(".")
                                                                       and bool(_POINTS_AHEAD.search(ends)))
-    if not introduces or number + 1 >= len(units) or units[number + 1].kind != "code":
+    if not introduces or number + 1 >= len(units):
+        return ""
+    if units[number + 1].kind == "item" and ends.endswith(":"):
+        return _shown(_run_of("item", text, units, number + 1, going_on), "- ")
+    table = _after_caption(text, units, number + 1)
+    if table < len(units) and units[table].kind == "table":
+        return _shown(_run_of("table", text, units, table, going_on))
+    if units[number + 1].kind != "code":
         return ""
     block = text[units[number + 1].start : units[number + 1].end]
     # its fences, and only them: a block fenced inside a line keeps the code on the fences' lines
@@ -486,9 +562,7 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int)
         lines.pop(0)
     while lines and not lines[-1].strip():
         lines.pop()
-    shown = [line if len(line) <= _CODE_LINE_CHARACTERS else line[:_CODE_LINE_CHARACTERS] + "…"
-             for line in lines[:_CODE_LINES]]
-    return "\n".join(shown + (["…"] if len(lines) > _CODE_LINES else []))
+    return _shown(lines)
 
 
 def _asks(sentence: str) -> bool:
