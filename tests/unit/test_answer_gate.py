@@ -1345,3 +1345,20 @@ def test_a_sentence_that_introduces_a_list_or_a_table_shows_it() -> None:
         "Which libraries does libxml2 use when it finds them?", _context(libs.replace("libs:", "libs."))).bullets)
     assert not any(s.endswith(":") for s, _ in _statable_sentences(
         _context(libs.replace("- libz", "It uses libz").replace("- iconv", "And iconv")).blocks[0], 3))
+
+
+def test_an_answer_on_its_labelled_line_is_no_premise_of_the_next_question() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    # MPlayer's FAQ, its entries on lines of their own in one paragraph: the answer after "A:" was read as the
+    # asker's case of the question after it, never stated, and headed the next answer as its question
+    faq = ("Q: There are error messages about file not found /usr/local/lib/codecs/ ...\n"
+           "A: Download and install the binary codecs from our download page.\n"
+           "Q: How can I make MPlayer remember the options I use for a particular file, e.g. movie.avi?\n"
+           "A: Create a file named movie.avi.conf with the file-specific options in it and put it in ~/.mplayer.")
+    stated = dict(_statable_sentences(_context(faq).blocks[0], 3))
+    sections = {sentence: section.splitlines()[1] for sentence, section in stated.items()}
+    assert sections["Download and install the binary codecs from our download page."] == (
+        "Q: There are error messages about file not found /usr/local/lib/codecs/ ...")
+    assert sections["Create a file named movie.avi.conf with the file-specific options in it and put it in "
+                    "~/.mplayer."].startswith("Q: How can I make MPlayer remember")

@@ -890,3 +890,30 @@ def test_a_page_laid_out_in_tables_is_read_as_its_content(tmp_path: Path) -> Non
     assert "Yes." not in lines[question]
     assert lines[question + 1].startswith("Yes. The MIT License allows you")
     assert any(line.startswith("| libxml2.so | 1.8 MB") for line in lines), lines
+
+
+def test_a_docbook_faq_numbering_its_questions_is_read_as_its_questions_and_answers(tmp_path: Path) -> None:
+    # D-Bus's FAQ (a new user's trial) and aptitude's: a "1." cell beside each question, an empty cell beside
+    # each answer, the paragraphs' lines indented as the page's source writes them
+    rows = "".join(
+        f"<tr class='question'><td align='left' valign='top'><a name='q{n}'></a><p><b>{n}.</b></p></td>"
+        f"<td align='left' valign='top'><p>\n          {question}\n        </p></td></tr><tr class='answer'>"
+        f"<td align='left' valign='top'></td><td align='left' valign='top'><p>\n          {answer}\n        </p>"
+        "</td></tr>"
+        for n, (question, answer) in enumerate([
+            ("What is D-Bus?", "In short, it is a system consisting of a wire protocol\n          and a bus daemon "
+             "that allows applications to find\n\t    and monitor one another."),
+            ("How is the reference implementation licensed? Can I use it in proprietary applications?",
+             "The short answer is yes, you can use it in proprietary applications.")], start=1))
+    page = tmp_path / "dbus-faq.html"
+    page.write_text("<html><head><title>D-Bus FAQ</title></head><body><div class='article'><h1>D-Bus FAQ</h1>"
+                    f"<div class='qandaset'><table border='0' style='width: 100%;'><tbody>{rows}</tbody></table>"
+                    "</div></div></body></html>", encoding="utf-8")
+    text = _read(page).text
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # before: "| 1. | What is D-Bus? |" and "|  | In short, ... |", table rows
+    assert "|" not in text
+    assert lines[-4:] == ["1. What is D-Bus?", "In short, it is a system consisting of a wire protocol and a bus daemon "
+                          "that allows applications to find and monitor one another.",
+                          "2. How is the reference implementation licensed? Can I use it in proprietary applications?",
+                          "The short answer is yes, you can use it in proprietary applications."]

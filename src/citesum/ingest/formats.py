@@ -563,13 +563,44 @@ def _unwrap_layout(table: Any) -> bool:
     for row in rows:
         for cell in row:
             if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th"):
-                part = lxml.html.Element("div")
-                part.text = cell.text
-                part.extend(list(cell))
-                holder.append(part)
+                holder.append(_cell_content(cell))
     holder.tail = table.tail
     table.getparent().replace(table, holder)
     return True
+
+
+def _cell_content(cell: Any) -> Any:
+    """A <div> of what table ``cell`` holds, its white space outside <pre> collapsed as the cell showed it (a
+    paragraph's lines as the page's source indents them, "For instance, you can find apt (but not\\n\\t
+    aptitude or ..." in aptitude's FAQ, would otherwise read as a list's items and code), and a line break
+    kept where white space meets a block (libxml2's FAQ: "<em>Licensing Terms for libxml</em>\\n <p>")."""
+    import lxml.html
+
+    part = lxml.html.Element("div")
+    part.text = cell.text
+    part.extend(list(cell))
+    kept = {inner for pre in part.iter("pre") for inner in pre.iter() if inner is not pre}
+    for element in part.iter():
+        if element in kept:
+            continue
+        block = isinstance(element.tag, str) and element.tag.lower() in _BLOCKS
+        if element.text and element.tag != "pre":
+            element.text = _SPACES.sub(" ", element.text)
+        if element.tail and element is not part:
+            element.tail = _SPACES.sub(" ", element.tail)
+            if block:  # the line break after a block
+                element.tail = re.sub(r"^ ", "\n", element.tail)
+        if block and element is not part:  # and before it
+            before = element.getprevious()
+            if before is not None and before.tail:
+                before.tail = re.sub(r" $", "\n", before.tail)
+            elif before is None and element.getparent().text:
+                parent = element.getparent()
+                parent.text = re.sub(r" $", "\n", parent.text)
+    return part
+
+
+_SPACES = re.compile(r"\s+")
 
 
 #: a label that opens a paragraph laid out in a table cell beside it: "Q:", "A:", "8.1.2." (a bare number, "0",
@@ -582,7 +613,8 @@ _CELL_BLOCKS = ("p", "div", "pre", "ul", "ol", "dl", "blockquote", "h1", "h2", "
 def _unwrap_labelled_rows(table: Any) -> bool:
     """Replace ``table`` with its paragraphs when it lays out labelled paragraphs (:func:`_prepared`): every
     row is one cell spanning the table (a row of links to places in pages only, the questions listed again, is
-    left out), or a label cell (:data:`_ROW_LABEL`) beside a cell of paragraphs, and at least two rows are
+    left out), or a label cell (:data:`_ROW_LABEL`) or an empty one (D-Bus's FAQ numbers its questions, "1.",
+    and leaves its answers' label cells empty) beside a cell of paragraphs, and at least two rows are
     labelled. A table of values is left as it is: a row of three cells, or of two whose first is no label ("0"
     beside "success", even in paragraphs). Whether it was replaced."""
     import lxml.html
@@ -595,18 +627,16 @@ def _unwrap_labelled_rows(table: Any) -> bool:
         label = " ".join(cells[0].text_content().split()) if len(cells) == 2 else ""
         if len(cells) == 1:
             laid_out.append(("", cells[0]))
-        elif (_ROW_LABEL.fullmatch(label)
+        elif ((not label or _ROW_LABEL.fullmatch(label))
               and any(cells[1].find(f".//{block}") is not None for block in _CELL_BLOCKS)):
-            laid_out.append((label, cells[1]))
+            laid_out.append((label, cells[1]))  # (an answer numbered with its question has an empty label cell)
         else:
             return False
     if sum(1 for label, _ in laid_out if label) < 2:
         return False
     holder = lxml.html.Element("div")
     for label, cell in laid_out:
-        part = lxml.html.Element("div")
-        part.text = cell.text
-        part.extend(list(cell))
+        part = _cell_content(cell)
         if label:
             opening = next((block for block in part.iter(*_CELL_BLOCKS) if block is not part), None)
             if opening is not None and opening.tag.lower() == "p":

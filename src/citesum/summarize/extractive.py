@@ -658,7 +658,8 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         if next_paragraph is not None and (FAQ_ANSWER_LABEL if layout.faq else _ANSWER_LABEL).match(text,
                                                                                                   next_paragraph):
             return True
-        if _FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]:
+        if (_FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]
+                and not _answered_before(layout, paragraph_start, unit.start)):
             return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
@@ -695,6 +696,20 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         if (number_end is not None and end == paragraph_end and _ASKER.match(text, number_end)
                 and _ENTRY_NUMBER.match(text, start, number_end) and (answer is None or not answer.group().strip())):
             return True
+    return False
+
+
+def _answered_before(layout: _Layout, start: int, end: int) -> bool:
+    """Whether a line of ``layout.text`` from ``start`` up to ``end`` opens with an answer's label: a "Q:"
+    entry ended there, and what follows is its answer ("Q: There are error messages about file not found
+    ...\\nA: Download and install the binary codecs from our download page.\\nQ: How can I ...?", MPlayer's FAQ
+    with its entries on lines of their own), not the next question's premise."""
+    label = FAQ_ANSWER_LABEL if layout.faq else _ANSWER_LABEL
+    line = layout.text.find("\n", start, end)
+    while line >= 0:
+        if label.match(layout.text, line + 1):  # (its lookahead reads the answer's first letter, at ``end``)
+            return True
+        line = layout.text.find("\n", line + 1, end)
     return False
 
 
