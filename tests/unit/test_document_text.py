@@ -913,7 +913,7 @@ def test_a_docbook_faq_numbering_its_questions_is_read_as_its_questions_and_answ
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     # before: "| 1. | What is D-Bus? |" and "|  | In short, ... |", table rows
     assert "|" not in text
-    assert lines[-4:] == ["1. What is D-Bus?", "In short, it is a system consisting of a wire protocol and a bus daemon "
-                          "that allows applications to find and monitor one another.",
+    assert lines[-4:] == ["1. What is D-Bus?", "In short, it is a system consisting of a wire protocol and a bus "
+                          "daemon that allows applications to find and monitor one another.",
                           "2. How is the reference implementation licensed? Can I use it in proprietary applications?",
                           "The short answer is yes, you can use it in proprietary applications."]
