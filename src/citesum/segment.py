@@ -508,8 +508,10 @@ def segments(text: str) -> list[Segment]:
 #: text runs together ("... using folder-hooks: ``` folder-hook . 'set read_inc=1000' ... ```")
 _INLINE_CODE = re.compile(r"(?<!\S)(```|~~~)\s.*?(?<=\s)\1(?!\S)", re.DOTALL)
 #: the share of code's marks (brackets, operators, "$", "#", "/", "_", ...) that tells code between two fences
-#: from prose that writes a fence ("In Markdown, type ``` on a line to open a code block and ``` again")
-_INLINE_CODE_MARKS = 0.03
+#: from prose that writes a fence ("In Markdown, type ``` on a line to open a code block and ``` again", none):
+#: Python has few of them ("from werkzeug.debug import DebuggedApplication ... app = DebuggedApplication(app,
+#: evalex=True)", two "=" in a hundred characters)
+_INLINE_CODE_MARKS = 0.01
 #: characters of code rather than prose: brackets, operators, a shell's and a path's marks
 _CODE_MARKS = frozenset("{}[]<>=;$#|\\/_*&%@~^`")
 

@@ -233,3 +233,15 @@ def test_what_a_page_hides_from_screen_readers_is_no_part_of_its_headings(tmp_pa
 
     lines = [line.strip() for line in html_to_text(FFMPEG)[1].splitlines()]
     assert "1 General Questions" in lines and not any("TOC" in line for line in lines)
+
+
+def test_python_code_fenced_within_a_line_is_code() -> None:
+    # Werkzeug's Sphinx pages (a new user's trial): a class's description puts its example <pre> in the
+    # definition's list item, one line; Python has few of code's marks, and it was read as a sentence
+    line = ("- Enables debugging support for a given application: ``` from werkzeug.debug import DebuggedApplication "
+            "from myapp import app app = DebuggedApplication(app, evalex=True) ``` The evalex argument allows "
+            "evaluating expressions in any frame of a traceback.")
+    units = [(u.kind, line[u.start:u.end]) for u in segments(line)]
+    assert units[1] == ("code", "``` from werkzeug.debug import DebuggedApplication from myapp import app app = "
+                                "DebuggedApplication(app, evalex=True) ```")
+    assert units[2] == ("item", "The evalex argument allows evaluating expressions in any frame of a traceback.")
