@@ -80,6 +80,12 @@ def answer_label(labels: str) -> re.Pattern[str]:
 #: an FAQ's label of an answer ("A: By default, ...", "SOLUTION: With Apache web server, ..."): the answer's
 #: sentence leaves it out, as an item's does its marker
 FAQ_ANSWER_LABEL = answer_label(faq_labels(FAQ_ANSWER_WORDS, "A"))
+#: the same, or an answer's "A." in a text whose entries are labelled "Q." and "A." (xinetd's FAQ: "Q. What is
+#: xinetd ?" above "A. xinetd is a replacement for inetd, ..."); elsewhere "A. Smith wrote ..." keeps its letter
+_DOTTED_ANSWER_LABEL = re.compile(f"{FAQ_ANSWER_LABEL.pattern}|" + r"[ \t]*A\.[ \t]+(?=\S)")
+#: a line a "Q." label opens, and one an "A." label opens: a text with both labels its entries so
+_DOTTED_QUESTION_LINE = re.compile(r"^[ \t]*Q\.[ \t]+\S", re.MULTILINE)
+_DOTTED_ANSWER_LINE = re.compile(r"^[ \t]*A\.[ \t]+\S", re.MULTILINE)
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -466,6 +472,8 @@ def segments(text: str) -> list[Segment]:
     kinds = _classify(text, lines)
     _titles_above_prose(text, lines, kinds)
     _literal_blocks(text, lines, kinds)
+    answer = (_DOTTED_ANSWER_LABEL if _DOTTED_QUESTION_LINE.search(text) and _DOTTED_ANSWER_LINE.search(text)
+              else FAQ_ANSWER_LABEL)
     out: list[Segment] = []
     number = 0
     while number < len(lines):
@@ -475,13 +483,13 @@ def segments(text: str) -> list[Segment]:
             number += 1
             continue
         if kind in ("prose", "item"):
-            marker = (_ITEM_MARKER if kind == "item" else FAQ_ANSWER_LABEL).match(text, start, end)
+            marker = (_ITEM_MARKER if kind == "item" else answer).match(text, start, end)
             start = marker.end() if marker else start
             last = number
             # the paragraph (or the item with its continuation lines) runs until a line of another kind, or one
             # that an answer's label opens ("PROBLEM: ..." on one line, "SOLUTION: ..." on the next)
             while (last + 1 < len(lines) and kinds[last + 1] == "prose"
-                   and not FAQ_ANSWER_LABEL.match(text, *lines[last + 1])):
+                   and not answer.match(text, *lines[last + 1])):
                 last += 1
             end = lines[last][1]
             unit: Kind = "item" if kind == "item" else "sentence"

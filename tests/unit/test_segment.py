@@ -329,3 +329,15 @@ def test_a_part_saying_how_it_was_made_states_nothing() -> None:
                    "descriptions for the unshar program.\n\nThis document was generated using makeinfo.\n\n"
                    "The file is generated from your control file, and is used when unpacking the source.\n")
     assert [kind for kind, _ in units] == ["boilerplate", "boilerplate", "sentence"]
+
+
+def test_answers_labelled_a_with_a_full_stop_leave_the_label_out_where_questions_are_labelled_q() -> None:
+    # xinetd's FAQ (a new user's trial) and abcde's: "Q. ..." above "A. ...", the label kept in every bullet
+    faq = ("Q. What is xinetd ?\nA. xinetd is a replacement for inetd, the internet services daemon.\n"
+           "Q. Is it compatible with inetd ?\nA. No, its configuration file has a different format.\n")
+    assert [text for kind, text in _units(faq) if kind == "sentence"] == [
+        "Q. What is xinetd ?", "xinetd is a replacement for inetd, the internet services daemon.",
+        "Q. Is it compatible with inetd ?", "No, its configuration file has a different format."]
+    # without questions so labelled, "A." is a writer's initial
+    assert _units("A. Smith wrote the first version of the parser.\n") == [
+        ("sentence", "A. Smith wrote the first version of the parser.")]
