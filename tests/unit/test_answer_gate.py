@@ -1362,3 +1362,14 @@ def test_an_answer_on_its_labelled_line_is_no_premise_of_the_next_question() -> 
         "Q: There are error messages about file not found /usr/local/lib/codecs/ ...")
     assert sections["Create a file named movie.avi.conf with the file-specific options in it and put it in "
                     "~/.mplayer."].startswith("Q: How can I make MPlayer remember")
+
+
+def test_the_sentence_after_an_answer_that_shows_a_list_goes_on_from_it() -> None:
+    # xinetd's FAQ (a new user's trial): the answer's reasons are the list the sentence after it introduces
+    faq = ("Q: Why should I use xinetd?\nA: Because it is a lot better than the old inetd daemon.\n"
+           "It can do access control on all services based on:\n\n- the address of the remote host\n"
+           "- the time of access\n\nQ: Who wrote it?\nA: Panos Tsirigotis wrote the first version.\n")
+    bullets = ExtractiveSummarizer().summarize("Why should I use xinetd?", _context(faq)).bullets
+    assert [b.text for b in bullets][:2] == ["Because it is a lot better than the old inetd daemon.",
+                                             "It can do access control on all services based on:"]
+    assert bullets[1].code == "- the address of the remote host\n- the time of access"

@@ -565,6 +565,11 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     return _shown(lines)
 
 
+def _shows_after_colon(sentence: _Sentence) -> bool:
+    """Whether ``sentence`` ends with a colon and shows what it introduces (:func:`introduced_code`)."""
+    return bool(sentence.code) and sentence.text.rstrip().endswith(":")
+
+
 def _asks(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_FAQ_QUESTION.match(sentence))
 
@@ -1509,7 +1514,10 @@ class ExtractiveSummarizer:
         (``next_sentence_ratio``): the next statable sentence of the same passage or of the document's next one
         (not of a passage the packer put after it from elsewhere in the document), under the same heading (the
         sentence it refers back to, "It ..." to the one before, apart), short enough to quote; never a
-        transcript's next turn, which may be another speaker's. None otherwise."""
+        transcript's next turn, which may be another speaker's. A sentence right after it that shows a list, a
+        table or code after its colon goes on from it however it scores: xinetd's FAQ answers "Why should I use
+        it?" with "Because it is a lot better (IMHO) than inetd. Here are the reasons:" above its list. None
+        otherwise."""
         ratio = self.options.next_sentence_ratio
         following = answer + 1
         if ratio is None or following >= len(sentences):
@@ -1517,6 +1525,7 @@ class ExtractiveSummarizer:
         first, then = sentences[answer], sentences[following]
         if (then.number == first.number and then.passage - first.passage in (0, 1) and first.speaker is None
                 and then.section.split("\n")[:2] == first.section.split("\n")[:2]
-                and then.answer >= ratio * first.answer and len(then.text.split()) <= self.options.max_bullet_words):
+                and (then.answer >= ratio * first.answer or _shows_after_colon(then))
+                and len(then.text.split()) <= self.options.max_bullet_words):
             return following
         return None
