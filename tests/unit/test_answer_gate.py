@@ -1373,3 +1373,21 @@ def test_the_sentence_after_an_answer_that_shows_a_list_goes_on_from_it() -> Non
     assert [b.text for b in bullets][:2] == ["Because it is a lot better than the old inetd daemon.",
                                              "It can do access control on all services based on:"]
     assert bullets[1].code == "- the address of the remote host\n- the time of access"
+
+
+def test_an_faq_answer_the_chunker_cut_keeps_its_question_in_the_next_passage() -> None:
+    from citesum.summarize.extractive import _placed_sentences
+
+    # xinetd's FAQ (a new user's trial): the fix, in the passage after the entry's first sentences, was stated
+    # under no question and lost to "Some BSD's have a problem with this."
+    first = ("Q. What's this setgroups(0, NULL) error?\nA. By default, xinetd does not allow group permissions to "
+             "the server processes.\nSome BSD's have a problem with this.")
+    second = "To avoid this error, put the directive groups = yes into your services.\nQ. Who wrote xinetd?"
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 30),
+                Passage("d1::1", "d1", 1, len(first) + 1, len(first) + 1 + len(second), second, 15))
+    for title, carried in (("xinetd FAQ", True), ("xinetd manual", False)):
+        block = ContextBlock(1, "d1", title, f"{first}\n{second}", 45, passages, 1.0)
+        sections = {sentence: section for sentence, section, _, _ in _placed_sentences(block, 3)}
+        fix = sections["To avoid this error, put the directive groups = yes into your services."]
+        # (outside an FAQ, a question in the text heads no passage after its own)
+        assert ("What's this setgroups(0, NULL) error?" in fix) is carried, (title, fix)

@@ -394,6 +394,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
+    section_titled = False  # whether that heading is a section's title (or an FAQ's entry)
     ordinals = [p.ordinal for p in block.passages] if whole else [0]
     # what the document goes on with after each passage, as far as its next passages in the block are its next
     # ones: a table or a list the chunker cut goes on in them
@@ -411,7 +412,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         else:
             text_ahead = text
         heading, previous, premise, pending = section, "", pending, ""
-        titled = bool(section)  # whether the heading is a section's title (not an FAQ's question)
+        titled = bool(section) and section_titled  # whether the heading is a section's title (not an FAQ's question)
         joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
@@ -451,8 +452,11 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         # an FAQ's entry (its premise, or its question) that ends the passage heads the answer the next opens with
         pending = (f"{heading} {premise}" if joins else premise) if premise else (heading if asked else "")
         pending = pending if following else ""
-        # (an FAQ's question that ends the passage heads the next as its entry, not as a section)
-        section = heading if following and titled and not premise else ""
+        # (an FAQ's question that ends the passage heads the next as its entry, not as a section); in an FAQ, an
+        # entry whose answer the passage ended in heads the rest of its answer in the next ("Q. What's this
+        # setgroups(0, NULL) error?" | "A. ... Some BSD's have a problem with this." | "To avoid this error, ...")
+        section = heading if following and (titled or layout.faq and not asked) and not premise else ""
+        section_titled = titled
 
 
 #: a code block's opening fence (with its language, when it names one) and its closing fence
