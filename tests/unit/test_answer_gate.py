@@ -1391,3 +1391,22 @@ def test_an_faq_answer_the_chunker_cut_keeps_its_question_in_the_next_passage() 
         fix = sections["To avoid this error, put the directive groups = yes into your services."]
         # (outside an FAQ, a question in the text heads no passage after its own)
         assert ("What's this setgroups(0, NULL) error?" in fix) is carried, (title, fix)
+
+
+def test_a_question_asking_what_a_thing_is_is_answered_by_a_sentence_that_says_what_it_is() -> None:
+    # D-Bus's FAQ (a new user's trial): "What is D-Bus?" got "The best place to start is to read the D-Bus
+    # tutorial, so you have a concrete idea what D-Bus actually is." and no definition
+    faq = ("How does D-Bus differ from other protocols?\n\nThe best place to start is to read the D-Bus tutorial, so "
+           "you have a concrete idea what D-Bus actually is. D-Bus was designed for desktop sessions. CORBA is "
+           "designed to support object-oriented IPC between objects.\n\nWhich IPC mechanism should I use?\n\nIf "
+           "you are writing an Internet application, XML-RPC or SOAP work for many people. D-Bus is an IPC system "
+           "with a bus daemon and some higher-level structure. The low-level library is considered ABI stable.\n")
+    summary = ExtractiveSummarizer().summarize("What is D-Bus?", _context(faq))
+    assert [b.text for b in summary.bullets][:1] == [
+        "D-Bus is an IPC system with a bus daemon and some higher-level structure."]
+    from citesum.summarize.extractive import definition_of
+
+    assert definition_of("What are hard links?") and definition_of("1. What is D-Bus?")
+    for question in ("What is the usual cause?", "What is going on?", "What is happening with the water supply?",
+                     "What are my options?", "How does D-Bus work?"):
+        assert definition_of(question) is None, question

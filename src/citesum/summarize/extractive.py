@@ -216,9 +216,10 @@ class ExtractiveOptions:
     #: most of its words are such (:func:`answer_scores`): that question is about something else
     absent_weight: float = 1.0
     #: a sentence without what the question's wording asks for (:func:`expected_answer`: a reason, a frequency,
-    #: a quantity, an instruction) has its answer score scaled by this: "Why is X deprecated?" is answered by a
-    #: sentence that gives a reason, not by one that names X (an FAQ's answer to a question of the kind asked holds
-    #: it, whatever its words); 1 turns it off
+    #: a quantity, an instruction; :func:`definition_of`: what a thing is, from the fourteenth round) has its
+    #: answer score scaled by this: "Why is X deprecated?" is answered by a sentence that gives a reason, not by
+    #: one that names X (an FAQ's answer to a question of the kind asked holds it, whatever its words); 1 turns
+    #: it off
     untyped_answer_factor: float = 0.7
     #: a specific question's sentence that speaks of nothing the question names (:func:`named_subjects`: "attrs"
     #: in "What license is attrs released under?") has its answer score scaled by this: curl's licence does not
@@ -957,6 +958,29 @@ def expected_answer(query: str) -> AnswerKind | None:
     return None
 
 
+#: a question that asks what a thing is, and nothing else: "What is D-Bus?", "What is canister shot?", "What
+#: are hard links?"; not what is going on, happening or causing something, nor one's options
+_WHAT_IS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?what (?:is|are) (?:an? |the )?(?P<term>[\w.+#/-]+(?: [\w.+#/-]+){0,2})\s*\?\s*$",
+                      re.IGNORECASE)
+_NOT_A_TERM = re.compile(r"\b(?:going on|happening|causing|wrong|new|different|my|our|your|usual|causes?|"
+                         r"reasons?|options?|best|difference|point|problem|issue|matter|it|this|that)\b",
+                         re.IGNORECASE)
+
+
+def definition_of(query: str) -> re.Pattern[str] | None:
+    """For a question that asks what a thing is (:data:`_WHAT_IS`), a pattern of a sentence that says it: the
+    thing followed by "is", "are", "means", "refers to" or "stands for", and a class it is of ("Phrased
+    differently, D-Bus is 1) an interprocess communication (IPC) system ...", "D-Bus is an IPC system."; not
+    "... so you have a concrete idea what D-Bus actually is"). None for any other question. The answer types of question
+    answering count a definition among those that show on a sentence's surface; a sentence that only names the
+    thing ("The best place to start is to read the D-Bus tutorial") does not define it."""
+    asked = _WHAT_IS.match(asked_clause(query))
+    if asked is None or _NOT_A_TERM.search(asked.group("term")):
+        return None
+    return re.compile(r"(?<![\w-])" + re.escape(asked.group("term")) + r"(?:\s+\([^)]{1,60}\))?,?\s+"
+                      r"(?:is|are|means|refers to|stands for|denotes)\s+(?:an?|the|one|1\))\s", re.IGNORECASE)
+
+
 def entry_question(section: str) -> str:
     """The question of the FAQ's entry a sentence's section (title, heading, ...) is, or "" when no question
     heads it: one that ends asking, or that holds a question's label ("Q:", "PROBLEM:"), the asker's case told
@@ -1343,12 +1367,17 @@ class ExtractiveSummarizer:
             answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most)
                                                                - answers)
         expected = expected_answer(query)
+        defined = definition_of(query)
         for sentence, words, about, answer in zip(sentences, token_sets, sections, answers.tolist()):
             sentence.terms = words
             sentence.about = about
             sentence.coverage = answer
             sentence.typed = (expected is None or holds_answer(sentence.text, expected)
                               or _entry_expects(sentence.section) == expected)
+            if defined is not None and expected is None:
+                # (an FAQ's entry that asks what it is answers it, whatever its sentences' words)
+                sentence.typed = bool(defined.search(sentence.text) or defined.pattern == getattr(
+                    definition_of(entry_question(sentence.section)), "pattern", None))
         contextual = self.options.relevance_embedder is not None
         if not contextual or self.options.relevance_candidates is None:
             if contextual:
