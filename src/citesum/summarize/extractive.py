@@ -960,8 +960,8 @@ def expected_answer(query: str) -> AnswerKind | None:
 
 #: a question that asks what a thing is, and nothing else: "What is D-Bus?", "What is canister shot?", "What
 #: are hard links?"; not what is going on, happening or causing something, nor one's options
-_WHAT_IS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?what (?:is|are) (?:an? |the )?(?P<term>[\w.+#/-]+(?: [\w.+#/-]+){0,2})\s*\?\s*$",
-                      re.IGNORECASE)
+_WHAT_IS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?what (?:is|are) (?:an? |the )?"
+                      r"(?P<term>[\w.+#/-]+(?: [\w.+#/-]+){0,2})\s*\?\s*$", re.IGNORECASE)
 _NOT_A_TERM = re.compile(r"\b(?:going on|happening|causing|wrong|new|different|my|our|your|usual|causes?|"
                          r"reasons?|options?|best|difference|point|problem|issue|matter|it|this|that)\b",
                          re.IGNORECASE)
