@@ -138,7 +138,13 @@ class ExtractiveOptions:
     name told before the sentence that asks is no missing subject, :func:`asked_about`; a program's trouble told
     in the present tense is a specific question; an FAQ's "PROBLEM:" and "SOLUTION:" labels read as its
     question's and answer's) were drawn from the twenty splits pooled (the ``twentieth`` run once at the round's
-    start) and are reported on the ``twenty-first``, written at the round's start and run after them. That topic
+    start) and are reported on the ``twenty-first``, written at the round's start and run after them. The
+    fourteenth round's (a broad question's subject named as no common word is weighed as a specific question's,
+    :meth:`ExtractiveSummarizer._weigh_named`; a sentence that introduces a list or a table shows it; a sentence
+    after a specific answer that shows what it introduces goes on from it; an FAQ's entry heading the rest of
+    its answer in the next passage; "What is X?" expecting a sentence that says what X is, :func:`definition_of`)
+    were drawn from two new users' trials on documents of no split and checked on the twenty-one splits pooled,
+    and are reported on the ``twenty-second``, written at the round's start and run after them. That topic
     queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
