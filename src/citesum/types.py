@@ -148,7 +148,8 @@ class Bullet:
     numbers: tuple[int, ...] = ()
     #: the lines the bullet's sentence introduces, as the document shows them right after it: code or
     #: configuration ("... you can use this in your .mc file:"), a table's rows ("Here is a summary of ...") or a
-    #: list's items, each after "- " ("... will detect and use the following libs:"); "" when it introduces none.
+    #: list's items, each after its marker ("... will detect and use the following libs:"); "" when it introduces
+    #: none.
     #: Every front end shows them set apart under the sentence, as lines
     code: str = ""
 

@@ -1410,3 +1410,25 @@ def test_a_question_asking_what_a_thing_is_is_answered_by_a_sentence_that_says_w
     for question in ("What is the usual cause?", "What is going on?", "What is happening with the water supply?",
                      "What are my options?", "How does D-Bus work?"):
         assert definition_of(question) is None, question
+
+
+def test_what_a_sentence_shows_and_defines_is_read_narrowly() -> None:
+    from citesum.segment import segments
+    from citesum.summarize.extractive import definition_of, introduced_code
+
+    # a fresh-eyes review's cases: "here is" within a sentence points at nothing
+    text = "The problem here is that the default is wrong.\n\n```\nport = 8080\n```\n"
+    units = segments(text)
+    assert introduced_code(text[units[0].start:units[0].end], text, units, 0) == ""
+    # a numbered list keeps its numbers
+    steps = "To install it, do this:\n\n1. Download the tarball.\n2. Run make install.\n"
+    units = segments(steps)
+    assert introduced_code(steps[units[0].start:units[0].end], steps, units, 0) == (
+        "1. Download the tarball.\n2. Run make install.")
+    # a value is no definition; a plural is defined without an article, a singular with one
+    assert definition_of("What is the default port?") is None and definition_of("What is D-Bus used for?") is None
+    hard_links = definition_of("What are hard links?")
+    assert hard_links.search("Hard links are directory entries that name an inode.")
+    assert hard_links.search("A hard link is a directory entry.")
+    assert not hard_links.search("Hard links are not allowed on directories.")
+    assert definition_of("What's D-Bus?").search("D-Bus is an IPC system.")

@@ -917,3 +917,17 @@ def test_a_docbook_faq_numbering_its_questions_is_read_as_its_questions_and_answ
                           "daemon that allows applications to find and monitor one another.",
                           "2. How is the reference implementation licensed? Can I use it in proprietary applications?",
                           "The short answer is yes, you can use it in proprietary applications."]
+
+
+def test_a_table_unwrapped_keeps_every_cell_and_its_caption_and_an_odd_row_keeps_the_table() -> None:
+    from citesum.ingest.formats import _prepared
+
+    # a fresh-eyes review: a row of no cells crashed the labelled rows' reading (the page fell back to its whole
+    # text); a row of three cells lost two; a layout table's caption was dropped
+    labelled = "".join(f"<tr><td>{n}.</td><td><p>Step {n} of the install.</p></td></tr>" for n in (1, 2))
+    for odd in ("<tr></tr>", "<tr><td>Note</td><td><p>Middle cell</p></td><td>Third cell value</td></tr>"):
+        page = _prepared(f"<html><body><table>{labelled}{odd}</table></body></html>")
+        assert "<table>" in page and ("Third cell value" in page) == ("Third" in odd)
+    layout = _prepared("<html><body><table><caption>Table 3. Exit codes</caption><tr><td><h2>Menu</h2></td>"
+                       "<td><p>0 means success.</p></td></tr></table></body></html>")
+    assert "<table>" not in layout and layout.index("Table 3. Exit codes") < layout.index("Menu")

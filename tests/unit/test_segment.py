@@ -341,3 +341,12 @@ def test_answers_labelled_a_with_a_full_stop_leave_the_label_out_where_questions
     # without questions so labelled, "A." is a writer's initial
     assert _units("A. Smith wrote the first version of the parser.\n") == [
         ("sentence", "A. Smith wrote the first version of the parser.")]
+
+
+def test_authorship_and_a_fence_written_in_prose_stay_sentences() -> None:
+    # a fresh-eyes review: who wrote a manual is a fact; prose holding one mark of code between two fences is
+    # prose that writes them
+    assert _units("This manual was created by Jane Doe and Bob Roe in 1998.\n") == [
+        ("sentence", "This manual was created by Jane Doe and Bob Roe in 1998.")]
+    fence = "In Markdown, type ``` then write your text and/or notes, and close it with ``` again to end it.\n"
+    assert [kind for kind, _ in _units(fence)] == ["sentence"]

@@ -552,14 +552,18 @@ _LAYOUT_IN_CELL = "|".join(f"./td//{tag}|./th//{tag}" for tag in ("h1", "h2", "h
 
 
 def _unwrap_layout(table: Any) -> bool:
-    """Replace ``table`` with its cells' content, each cell a <div> in reading order, when it lays the page
-    out: one of its own cells holds a heading or a table (:func:`_prepared`). Whether it was replaced."""
+    """Replace ``table`` with its caption and its cells' content, each a <div> in reading order, when it lays
+    the page out: one of its own cells holds a heading or a table (:func:`_prepared`; a table of values with a
+    table in a cell is read so too, its rows as blocks). Whether it was replaced."""
     import lxml.html
 
     rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")  # its own rows, not a nested table's
     if not any(row.xpath(_LAYOUT_IN_CELL) for row in rows):
         return False
     holder = lxml.html.Element("div")
+    holder.text = table.text
+    for caption in table.xpath("./caption"):  # what the table is, above its cells
+        holder.append(_cell_content(caption))
     for row in rows:
         for cell in row:
             if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th"):
@@ -627,7 +631,7 @@ def _unwrap_labelled_rows(table: Any) -> bool:
         label = " ".join(cells[0].text_content().split()) if len(cells) == 2 else ""
         if len(cells) == 1:
             laid_out.append(("", cells[0]))
-        elif ((not label or _ROW_LABEL.fullmatch(label))
+        elif (len(cells) == 2 and (not label or _ROW_LABEL.fullmatch(label))
               and any(cells[1].find(f".//{block}") is not None for block in _CELL_BLOCKS)):
             laid_out.append((label, cells[1]))  # (an answer numbered with its question has an empty label cell)
         else:

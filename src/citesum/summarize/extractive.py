@@ -50,8 +50,8 @@ import numpy as np
 from citesum.embed import Embedder, get_embedder
 from citesum.errors import ConfigError
 from citesum.index.lexical import document_frequency, keyword_overlap, tokenize, weighted_keyword_share
-from citesum.segment import (FAQ_ANSWER_LABEL, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, STATABLE, Segment, answer_label,
-                              faq_labels, is_whole_sentence, segments)
+from citesum.segment import (FAQ_ANSWER_LABEL, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, STATABLE, Kind, Segment,
+                              answer_label, faq_labels, is_whole_sentence, segments)
 from citesum.summarize.conversation import has_speaker_label, speaker_labels, transcript_statements
 from citesum.tokens import clip_query
 from citesum.types import Bullet, Context, ContextBlock, Summary, TermFrequencies
@@ -472,6 +472,8 @@ _CLOSING_FENCE = re.compile(r"\n?[ \t]*(?:```|~~~)\s*\Z")
 #: the most lines of code a bullet shows under its sentence, and the most characters of each
 _CODE_LINES = 12
 _CODE_LINE_CHARACTERS = 200
+#: a list item's own marker, shown with it: a bullet, or a step's number or letter ("1.", "2)", "a.")
+_ITEM_MARK = re.compile(r"[-*•◦‣▪]|\(?(?:\d{1,3}|[a-zA-Z])[.)]")
 #: the most characters of the passages after a passage looked at for the rest of a table or list it ends in
 _LOOKED_AHEAD = _CODE_LINES * _CODE_LINE_CHARACTERS
 
@@ -499,19 +501,25 @@ def _after_caption(text: str, units: list[Segment], first: int) -> int:
 
 
 def _caption_title(text: str) -> bool:
+    """Whether ``text`` reads as a caption's title: a few words, ending with no full stop."""
     words = text.split()
     return 0 < len(words) <= _CAPTION_WORDS and not words[-1].endswith(".")
 
 
-def _run_of(kind: str, text: str, units: list[Segment], first: int, going_on: str) -> list[str]:
+def _run_of(kind: Kind, text: str, units: list[Segment], first: int, going_on: str) -> list[str]:
     """The units of ``kind`` from ``units[first]`` on, each on one line, at most one more than ``_CODE_LINES``: a
-    list's items while no more than one blank line parts them, a table's rows. A run that reaches the passage's
-    end goes on in ``going_on`` (the document's next passage), where the chunker cut a long table or list."""
+    list's items while no more than one blank line parts them, each after its marker ("- " when it has none of
+    its own: "1." numbers a step), a table's rows. A run that reaches the passage's end goes on in ``going_on``
+    (the document's next passage), where the chunker cut a long table or list."""
     found, last = [], None
     for unit in units[first:]:
         if unit.kind != kind or (last is not None and text[last:unit.start].count("\n") > 2):
             return found
-        found.append(" ".join(text[unit.start : unit.end].split()))
+        line = " ".join(text[unit.start : unit.end].split())
+        if kind == "item":
+            marker = text[text.rfind("\n", 0, unit.start) + 1 : unit.start].strip()
+            line = f"{marker if _ITEM_MARK.fullmatch(marker) else '-'} {line}"
+        found.append(line)
         last = unit.end
         if len(found) > _CODE_LINES:
             return found
@@ -520,21 +528,22 @@ def _run_of(kind: str, text: str, units: list[Segment], first: int, going_on: st
     return found
 
 
-def _shown(lines: list[str], marker: str = "") -> str:
+def _shown(lines: list[str]) -> str:
     """``lines`` as a bullet shows them under its sentence: at most ``_CODE_LINES``, each cut at
     ``_CODE_LINE_CHARACTERS`` (with "…"), and a last line "…" when more were left out."""
-    shown = [marker + (line if len(line) <= _CODE_LINE_CHARACTERS else line[:_CODE_LINE_CHARACTERS] + "…")
+    shown = [line if len(line) <= _CODE_LINE_CHARACTERS else line[:_CODE_LINE_CHARACTERS] + "…"
              for line in lines[:_CODE_LINES]]
     return "\n".join(shown + (["…"] if len(lines) > _CODE_LINES else []))
 
 
 #: a sentence ending with a full stop that points at what comes after it ("Adding the following code to the
-#: debian/rules file ensures building the program under the C.UTF-8 locale.", "Use a line like this."); not at
-#: a part of the document ("the following sections explain ...") nor with "like so many"
+#: debian/rules file ensures building the program under the C.UTF-8 locale.", "Use a line like this.", "Here is
+#: a summary of ..." opening it); not at a part of the document ("the following sections explain ..."), nor with
+#: "like so many", nor "here is" within it ("The problem here is that ...")
 _POINTS_AHEAD = re.compile(
     r"\b(?:the following(?!\s+(?:sections?|chapters?|pages?|paragraphs?|parts?|years?|months?|weeks?|days?)\b)|"
-    r"as follows|here (?:is|are)|like (?:this|so)(?!\s+(?:many|much|far|often|long)\b)|(?:shown|given|listed) below)\b",
-    re.IGNORECASE)
+    r"as follows|like (?:this|so)(?!\s+(?:many|much|far|often|long)\b)|(?:shown|given|listed) below)\b|"
+    r"^\W*here (?:is|are)\b", re.IGNORECASE)
 
 
 def introduced_code(sentence: str, text: str, units: list[Segment], number: int, going_on: str = "") -> str:
@@ -548,7 +557,7 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     * a table right after it, or after its caption ("Table 10.1. List of archive and compression tools"): its
       rows, going on into ``going_on`` (the document's next passage) when the passage ends in it;
     * after a colon, the list right after it ("... libxml2 will detect and use the following libs:"): its
-      items, each after "- ", going on as a table does.
+      items, each after its marker, going on as a table does.
 
     A how-to's answer is often that code, table or list: the sentence alone names it without showing it. ""
     otherwise."""
@@ -558,7 +567,7 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     if not introduces or number + 1 >= len(units):
         return ""
     if units[number + 1].kind == "item" and ends.endswith(":"):
-        return _shown(_run_of("item", text, units, number + 1, going_on), "- ")
+        return _shown(_run_of("item", text, units, number + 1, going_on))
     table = _after_caption(text, units, number + 1)
     if table < len(units) and units[table].kind == "table":
         return _shown(_run_of("table", text, units, table, going_on))
@@ -602,6 +611,8 @@ class _Layout:
         self._questions: dict[tuple[int, int], list[int]] = {}
         self._labels = [(m.start(), "Q" if m.group(1) else "A") for m in _FAQ_LABEL_LINE.finditer(text)]
         self._label_starts = [position for position, _ in self._labels]
+        # an answer's label opening a line: any FAQ's in a document of questions and answers, "A:" elsewhere
+        self.answer_label = FAQ_ANSWER_LABEL if faq else _ANSWER_LABEL
 
     def labelled_entry(self, start: int, paragraph_start: int) -> bool:
         """Whether ``start`` is in an FAQ's entry that a line's "Q:" or "Q)" label opens, in its paragraph, and a
@@ -671,8 +682,7 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     if questions:
         # an FAQ's "Q:" paragraph is the asker's entry down to its question; a paragraph that asks, above an
         # "A:", is an entry to its end (a passage may hold one label and not the other)
-        if next_paragraph is not None and (FAQ_ANSWER_LABEL if layout.faq else _ANSWER_LABEL).match(text,
-                                                                                                  next_paragraph):
+        if next_paragraph is not None and layout.answer_label.match(text, next_paragraph):
             return True
         if (_FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]
                 and not _answered_before(layout, paragraph_start, unit.start)):
@@ -720,10 +730,10 @@ def _answered_before(layout: _Layout, start: int, end: int) -> bool:
     entry ended there, and what follows is its answer ("Q: There are error messages about file not found
     ...\\nA: Download and install the binary codecs from our download page.\\nQ: How can I ...?", MPlayer's FAQ
     with its entries on lines of their own), not the next question's premise."""
-    label = FAQ_ANSWER_LABEL if layout.faq else _ANSWER_LABEL
     line = layout.text.find("\n", start, end)
     while line >= 0:
-        if label.match(layout.text, line + 1):  # (its lookahead reads the answer's first letter, at ``end``)
+        # (matched past ``end``: its lookahead reads the answer's first letter, which ``end`` is at)
+        if layout.answer_label.match(layout.text, line + 1):
             return True
         line = layout.text.find("\n", line + 1, end)
     return False
@@ -964,27 +974,40 @@ def expected_answer(query: str) -> AnswerKind | None:
     return None
 
 
-#: a question that asks what a thing is, and nothing else: "What is D-Bus?", "What is canister shot?", "What
-#: are hard links?"; not what is going on, happening or causing something, nor one's options
-_WHAT_IS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?what (?:is|are) (?:an? |the )?"
+#: a question that asks what a thing is, and nothing else: "What is D-Bus?", "What's canister shot?", "What
+#: are hard links?", "1. What is D-Bus?" (an FAQ's entry); not "What is the default port?", which asks for a
+#: value, nor what is going on, happening or causing something, nor one's options
+_WHAT_IS = re.compile(r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?what(?:'s|’s| is| are) (?:an? )?"
                       r"(?P<term>[\w.+#/-]+(?: [\w.+#/-]+){0,2})\s*\?\s*$", re.IGNORECASE)
-_NOT_A_TERM = re.compile(r"\b(?:going on|happening|causing|wrong|new|different|my|our|your|usual|causes?|"
-                         r"reasons?|options?|best|difference|point|problem|issue|matter|it|this|that)\b",
+_NOT_A_TERM = re.compile(r"\b(?:the|going on|happening|causing|wrong|new|different|my|our|your|usual|causes?|"
+                         r"reasons?|options?|best|difference|point|problem|issue|matter|it|this|that|"
+                         r"default|maximum|minimum|current|latest|version|used|for|about|like|in|on|of|to)\b",
                          re.IGNORECASE)
 
 
-def definition_of(query: str) -> re.Pattern[str] | None:
-    """For a question that asks what a thing is (:data:`_WHAT_IS`), a pattern of a sentence that says it: the
-    thing followed by "is", "are", "means", "refers to" or "stands for", and a class it is of ("Phrased
-    differently, D-Bus is 1) an interprocess communication (IPC) system ...", "D-Bus is an IPC system."; not
-    "... so you have a concrete idea what D-Bus actually is"). None for any other question. The answer types of question
-    answering count a definition among those that show on a sentence's surface; a sentence that only names the
-    thing ("The best place to start is to read the D-Bus tutorial") does not define it."""
+def defined_term(query: str) -> str | None:
+    """The thing a question asks what it is (:data:`_WHAT_IS`), in lower case; None for any other question."""
     asked = _WHAT_IS.match(asked_clause(query))
     if asked is None or _NOT_A_TERM.search(asked.group("term")):
         return None
-    return re.compile(r"(?<![\w-])" + re.escape(asked.group("term")) + r"(?:\s+\([^)]{1,60}\))?,?\s+"
-                      r"(?:is|are|means|refers to|stands for|denotes)\s+(?:an?|the|one|1\))\s", re.IGNORECASE)
+    return asked.group("term").lower()
+
+
+def definition_of(query: str) -> re.Pattern[str] | None:
+    """For a question that asks what a thing is (:func:`defined_term`), a pattern of a sentence that says it:
+    the thing (singular or plural) followed by "is", "are", "means", "refers to" or "stands for", and a class it
+    is of ("Phrased differently, D-Bus is 1) an interprocess communication (IPC) system ...", "D-Bus is an IPC
+    system.", "Hard links are directory entries ...", "A hard link is a ..."; not "... so you have a concrete
+    idea what D-Bus actually is"). None for any other question. The answer types of question answering count a
+    definition among those that show on a sentence's surface; a sentence that only names the thing ("The best
+    place to start is to read the D-Bus tutorial") does not define it."""
+    term = defined_term(query)
+    if term is None:
+        return None
+    thing = re.escape(term[:-1] if term.endswith("s") and len(term) > 3 else term) + r"s?"
+    return re.compile(r"(?<![\w-])" + thing + r"(?:\s+\([^)]{1,60}\))?,?\s+(?:(?:is|means|refers to|stands for|"
+                      r"denotes)\s+(?:an?|the|one|1\))\s|are\s+(?!(?:not|also|often|used|being|still)\b)[\w(])",
+                      re.IGNORECASE)
 
 
 def entry_question(section: str) -> str:
@@ -1373,7 +1396,7 @@ class ExtractiveSummarizer:
             answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most)
                                                                - answers)
         expected = expected_answer(query)
-        defined = definition_of(query)
+        defined, term = definition_of(query), defined_term(query)
         for sentence, words, about, answer in zip(sentences, token_sets, sections, answers.tolist()):
             sentence.terms = words
             sentence.about = about
@@ -1382,8 +1405,8 @@ class ExtractiveSummarizer:
                               or _entry_expects(sentence.section) == expected)
             if defined is not None and expected is None:
                 # (an FAQ's entry that asks what it is answers it, whatever its sentences' words)
-                sentence.typed = bool(defined.search(sentence.text) or defined.pattern == getattr(
-                    definition_of(entry_question(sentence.section)), "pattern", None))
+                sentence.typed = bool(defined.search(sentence.text)
+                                      or defined_term(entry_question(sentence.section)) == term)
         contextual = self.options.relevance_embedder is not None
         if not contextual or self.options.relevance_candidates is None:
             if contextual:
