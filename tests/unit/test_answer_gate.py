@@ -1432,3 +1432,18 @@ def test_what_a_sentence_shows_and_defines_is_read_narrowly() -> None:
     assert hard_links.search("A hard link is a directory entry.")
     assert not hard_links.search("Hard links are not allowed on directories.")
     assert definition_of("What's D-Bus?").search("D-Bus is an IPC system.")
+
+
+def test_a_table_going_on_in_later_passages_shows_only_whole_rows() -> None:
+    from citesum.summarize.extractive import _placed_sentences
+
+    # the passages after are looked at up to a limit: a row the limit cuts is left out, not shown cut short
+    rows = [f"| tool{n} | {'x' * 240} |" for n in range(20)]
+    first = "Here is a summary of the tools available on the system.\n\n| package | comment |\n|---|---|"
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 20),
+                *(Passage(f"d1::{n}", "d1", n, 0, len(row), row, 40) for n, row in enumerate(rows, start=1)))
+    block = ContextBlock(1, "d1", "D1", "\n".join([first, *rows]), 900, passages, 1.0)
+    [shown] = [code for sentence, _, _, code in _placed_sentences(block, 3) if sentence.startswith("Here is")]
+    lines = shown.splitlines()
+    # (each row is longer than a shown line: it ends with "…"; the row the limit cut, shorter, did not)
+    assert lines[2].startswith("| tool0 ") and all(line.endswith(("|", "…")) for line in lines), lines

@@ -408,7 +408,10 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     ahead = [""] * len(texts)
     for number in range(len(texts) - 2, -1, -1):
         if goes_on[number]:
-            ahead[number] = f"{texts[number + 1]}\n{ahead[number + 1]}"[:_LOOKED_AHEAD]
+            joined = f"{texts[number + 1]}\n{ahead[number + 1]}"
+            if len(joined) > _LOOKED_AHEAD:  # cut at a line's end: a row cut short is no row
+                joined = joined[: joined.rfind("\n", 0, _LOOKED_AHEAD) + 1]
+            ahead[number] = joined
     for passage, text, following, adjacent, going_on in zip(ordinals, texts, [*texts[1:], ""], [*goes_on, False],
                                                             ahead):
         following = following if adjacent else ""
@@ -1578,7 +1581,7 @@ class ExtractiveSummarizer:
         sentence it refers back to, "It ..." to the one before, apart), short enough to quote; never a
         transcript's next turn, which may be another speaker's. A sentence right after it that shows a list, a
         table or code after its colon goes on from it however it scores: xinetd's FAQ answers "Why should I use
-        it?" with "Because it is a lot better (IMHO) than inetd. Here are the reasons:" above its list. None
+        it?" with "Because it is a lot better (IMHO) than inetd." and its reasons in the list that follows. None
         otherwise."""
         ratio = self.options.next_sentence_ratio
         following = answer + 1
