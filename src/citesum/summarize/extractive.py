@@ -1005,8 +1005,11 @@ def definition_of(query: str) -> re.Pattern[str] | None:
     definition among those that show on a sentence's surface; a sentence that only names the thing ("The best
     place to start is to read the D-Bus tutorial") does not define it."""
     term = defined_term(query)
-    if term is None:
-        return None
+    return None if term is None else _defining(term)
+
+
+def _defining(term: str) -> re.Pattern[str]:
+    """The pattern of :func:`definition_of`, for the thing ``term`` (in lower case)."""
     thing = re.escape(term[:-1] if term.endswith("s") and len(term) > 3 else term) + r"s?"
     return re.compile(r"(?<![\w-])" + thing + r"(?:\s+\([^)]{1,60}\))?,?\s+(?:(?:is|means|refers to|stands for|"
                       r"denotes)\s+(?:an?|the|one|1\))\s|are\s+(?!(?:not|also|often|used|being|still)\b)[\w(])",
@@ -1399,7 +1402,9 @@ class ExtractiveSummarizer:
             answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most)
                                                                - answers)
         expected = expected_answer(query)
-        defined, term = definition_of(query), defined_term(query)
+        term = defined_term(query)
+        defined = None if term is None else _defining(term)
+        entry_terms: dict[str, str | None] = {}  # the thing each section's FAQ entry asks what it is
         for sentence, words, about, answer in zip(sentences, token_sets, sections, answers.tolist()):
             sentence.terms = words
             sentence.about = about
@@ -1408,8 +1413,9 @@ class ExtractiveSummarizer:
                               or _entry_expects(sentence.section) == expected)
             if defined is not None and expected is None:
                 # (an FAQ's entry that asks what it is answers it, whatever its sentences' words)
-                sentence.typed = bool(defined.search(sentence.text)
-                                      or defined_term(entry_question(sentence.section)) == term)
+                if sentence.section not in entry_terms:
+                    entry_terms[sentence.section] = defined_term(entry_question(sentence.section))
+                sentence.typed = bool(defined.search(sentence.text) or entry_terms[sentence.section] == term)
         contextual = self.options.relevance_embedder is not None
         if not contextual or self.options.relevance_candidates is None:
             if contextual:
