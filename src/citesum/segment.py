@@ -415,7 +415,8 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
     number = 0
     while number + 1 < len(lines):
         line = text[slice(*lines[number])]
-        if kinds[number] == "prose" and line.rstrip().endswith(":"):
+        unpunctuated = _points_at_block(text, lines, kinds, number)
+        if (kinds[number] == "prose" and line.rstrip().endswith(":")) or unpunctuated:
             depth = _indent(line)
             # (a title's colon, "Geo-restriction:" or "Internet Shortcut Options:" above a blank line, heads a
             # section, not a block it shows)
@@ -428,11 +429,38 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
             # after a blank line, a whole paragraph: not a first line indented deeper than the rest of its own
             parted = first > number + 1 and last + 1 < len(lines) and kinds[last + 1] != "blank"
             ends = any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip()) for inside in listing)
-            if not parted and not ends:
+            if not parted and not ends and listing:
                 for inside in listing:
                     kinds[inside] = "code"
+                if unpunctuated:
+                    kinds[number] = "prose"  # a sentence that the block ends, not a title
             number = last
         number += 1
+
+
+def _points_at_block(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], number: int) -> bool:
+    """Whether line ``number`` is a sentence that a hard-wrapped text ends with the block it introduces, below a
+    blank line and indented, without a colon: "To set the most quiet mode use" above "hdparm -M 128 /dev/hda"
+    (hdparm's README). It reads as no title: five words or more, those after the first in lower case (a name
+    apart), the first and the last a word (not "Q6 -- Additional information sources"); and it stands alone, as the block does, with the paragraph after the block opening
+    as a sentence does. "If you see lines like" above a log and "in your syslog, then ..." is one sentence round
+    the block, and stays as it is."""
+    if kinds[number] not in ("prose", "heading") or number + 2 >= len(lines) or kinds[number + 1] != "blank":
+        return False
+    if number and kinds[number - 1] not in ("blank", "underline"):
+        return False
+    words = text[slice(*lines[number])].split()
+    capitalised = sum(word[:1].isupper() for word in words[1:])
+    if (len(words) < 5 or not words[0].isalpha() or not words[0][:1].isupper() or not words[-1].isalpha()
+            or 3 * capitalised > len(words) - 1):
+        return False
+    depth = _indent(text[slice(*lines[number])])
+    following = number + 2
+    while following < len(lines) and kinds[following] != "blank":
+        if _indent(text[slice(*lines[following])]) <= depth:
+            return False
+        following += 1
+    return _next_paragraph_opens(text, lines, kinds, following) if following < len(lines) else True
 
 
 def _titled(line: str) -> bool:

@@ -313,6 +313,24 @@ def test_a_word_the_documents_write_apart_is_not_absent() -> None:
                         ["the web page and the assembly code"]) == ["WebAssembly"]
 
 
+def test_a_library_named_with_or_without_its_lib_is_not_absent() -> None:
+    from citesum.summarize.extractive import absent_words
+
+    opus = ("Since Opus is a stateful codec, the encoding process starts with creating an encoder state. "
+            "To encode a frame, opus_encode() or opus_encode_float() must be called with exactly one frame "
+            "(2.5, 5, 10, 20, 40 or 60 ms) of audio data.")
+    terms = _terms({"opus": 40, "encod": 30, "audio": 12, "step": 3, "api": 5, "setup": 2, "cleanup": 1,
+                    "state": 9, "frame": 20, "from": 50})
+    question = "What are the steps to encode audio with the libopus encoder API, from setup to cleanup?"
+    # before: "libopus" was a subject no document mentions, and the question was turned away
+    assert absent_words(question, terms) == []
+    summary = ExtractiveSummarizer().summarize(question, _titled(("Opus: Opus Encoder", opus), terms=terms))
+    assert not summary.abstained or "libopus" not in summary.notes[0]
+    assert absent_words("Is opus thread-safe?", _terms({"libopus": 5, "thread": 3, "safe": 3})) == []
+    # a library whose name the documents hold neither way is still absent
+    assert absent_words("Is libopus thread-safe?", _terms({"thread": 3, "safe": 3})) == ["libopus"]
+
+
 def test_a_question_asked_after_what_it_states_is_a_question_not_a_topic() -> None:
     from citesum.summarize.extractive import asked_clause, expected_answer
 
@@ -1306,6 +1324,19 @@ def test_a_broad_question_about_a_program_by_name_is_answered_by_what_names_it()
     # a subject named in common words ("library") is no program's name: a broad question keeps those facts
     common = ExtractiveSummarizer().summarize("Which dependencies does a library have?", context)
     assert any("GMP" in b.text for b in common.bullets), [b.text for b in common.bullets]
+
+
+def test_a_sentence_a_command_ends_is_stated_with_it() -> None:
+    readme = ("Automatic Acoustic Management\n\nMost modern hard disks can trade speed for a quieter seek.\n\n"
+              "To set the most quiet mode use\n\n\thdparm -M 128 /dev/hda\n\n"
+              "For the fastest setting use\n\n\thdparm -M 254 /dev/hda\n\n"
+              "Now test different values and try to hear the difference.\n")
+    summary = ExtractiveSummarizer().summarize("How do I set my disk to the most quiet mode?",
+                                               _titled(("hdparm README.acoustic", readme)))
+    # before: the command was stated as a sentence of its own, under the line that asks for it as its heading
+    assert summary.bullets and summary.bullets[0].text == "To set the most quiet mode use"
+    assert summary.bullets[0].code == "hdparm -M 128 /dev/hda"
+    assert not any(b.text.startswith("hdparm") for b in summary.bullets)
 
 
 def test_a_sentence_that_introduces_a_list_or_a_table_shows_it() -> None:

@@ -322,6 +322,23 @@ def test_an_indented_listing_after_a_colon_and_a_blank_line_is_code() -> None:
     assert not any(kind == "code" for kind, _ in options)
 
 
+def test_a_sentence_a_block_ends_without_a_colon_introduces_it() -> None:
+    # hdparm's README (a new user's trial): the command ends the sentence that asks for it; it had been a heading
+    # over a "sentence" that is a command
+    units = _units("You can get the acoustic setting by typing\n\n\thdparm -M /dev/hda \n\n"
+                   "To set the most quiet mode use\n\n\thdparm -M 128 /dev/hda\n\n"
+                   "Now test different values and try to hear the difference.\n")
+    assert units == [("sentence", "You can get the acoustic setting by typing"), ("code", "hdparm -M /dev/hda"),
+                     ("sentence", "To set the most quiet mode use"), ("code", "hdparm -M 128 /dev/hda"),
+                     ("sentence", "Now test different values and try to hear the difference.")]
+    # a sentence that goes on after its block, in lower case, is left as it was; so are titles above code
+    around = _units("If you see lines like\n\n\tkernel: hdb: task_no_data_intr: status=0x51\n\n"
+                    "in your syslog, then your disk does not support it.\n")
+    assert around[0] == ("heading", "If you see lines like")
+    for title in ["Q6 -- Additional information sources", "Building From Source", "Installing on Linux systems"]:
+        assert _units(f"{title}\n\n    make install\n\nIt takes a minute.\n")[0] == ("heading", title), title
+
+
 def test_a_part_saying_how_it_was_made_states_nothing() -> None:
     # sharutils' manual (a new user's trial) ends each option's section with AutoGen's note; a sentence about a
     # file of the package is a fact

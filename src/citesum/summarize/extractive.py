@@ -554,7 +554,8 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     ``_CODE_LINES``; a longer block ends with a line "…"), when it ends with a colon ("So, if you want all
     outgoing SMTP connections to use port 2525, you can use this in your .mc file:"), or with a full stop after
     words that point ahead ("... use the following command.", "Here is a summary of archive and compression
-    tools available on the Debian system."):
+    tools available on the Debian system."), or when the code below it ends it ("To set the most quiet mode
+    use" above "hdparm -M 128 /dev/hda"):
 
     * the code right after it, in the same passage, without its fences;
     * a table right after it, or after its caption ("Table 10.1. List of archive and compression tools"): its
@@ -567,6 +568,8 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     ends = sentence.rstrip()
     introduces = (ends.endswith(":") and not ends.endswith("::")) or (ends.endswith(".")
                                                                       and bool(_POINTS_AHEAD.search(ends)))
+    if number + 1 < len(units) and ends[-1:].isalpha() and units[number + 1].kind == "code":
+        introduces = True  # the block ends the sentence: "To set the most quiet mode use" above the command
     if not introduces or number + 1 >= len(units):
         return ""
     if units[number + 1].kind == "item" and ends.endswith(":"):
@@ -1141,19 +1144,31 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
     the boiling point of mercury?" over a shell manual: "boiling", "mercury"), nor any of ``texts`` (the
     context's) writes apart ("dataclasses" where the documents say "Data Classes", "filesystem" where they say
     "file-system"), nor any of ``names`` (the context's documents' paths and titles) holds: the pages of
-    diffutils' manual, in a folder "diffutils", speak of "diff" and never name the package. Empty without
-    collection statistics (``terms``)."""
+    diffutils' manual, in a folder "diffutils", speak of "diff" and never name the package. A library's name
+    with or without its "lib" is the same name: "libopus" over Opus' manual, which says "Opus" throughout.
+    Empty without collection statistics (``terms``)."""
     if terms is None:
         return []
     frame = _question_frame()
     named = {word for name in names for word in re.findall(r"[^\W_]+", name.lower())}
+
+    def held(word: str) -> bool:
+        stems = [stem for stem in tokenize([word])[0] if stem not in frame]
+        return not stems or any(terms.holding.get(stem, (0, 0))[1] for stem in stems)
+
     absent = []
     for word in dict.fromkeys(_SURFACE_WORD.findall(query)):
-        stems = [stem for stem in tokenize([word])[0] if stem not in frame]
-        if (stems and all(terms.holding.get(stem, (0, 0))[1] == 0 for stem in stems)
-                and word.lower() not in named and not _written_apart(word, texts)):
+        if (not held(word) and word.lower() not in named and not _written_apart(word, texts)
+                and not (_library_alias(word) and held(_library_alias(word)))):
             absent.append(word)
     return absent
+
+
+def _library_alias(word: str) -> str:
+    """A library's other name: "opus" for "libopus", "libopus" for "opus" (a name of three letters or more)."""
+    if word[:3].lower() == "lib" and len(word) >= 6:
+        return word[3:]
+    return "lib" + word if len(word) >= 3 else ""
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
