@@ -272,13 +272,17 @@ def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(
     (folder / "data").write_bytes(b"\x00\x01\x02binary\x00" * 50)
     (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (folder / "my-notes.Debian").write_text("Not a conventional name after its dash.\n")
+    # a conventional name as the extension: minicom ships "minicom.FAQ" (a new user's trial: it was skipped)
+    (folder / "minicom.FAQ").write_text("Q: Minicom says the modem is already online. Why?\n")
+    (folder / "core.FAQ").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 200)
     documents, report = ingest_paths([folder])
     assert {d.id: d.title for d in documents} == {"README": "Avahi notes", "README.FHS": "README.FHS",
-                                                  "openssh-README.Debian": "openssh-README.Debian"}
+                                                  "openssh-README.Debian": "openssh-README.Debian",
+                                                  "minicom.FAQ": "minicom.FAQ"}
     assert all(d.format == "txt" for d in documents)
     reasons = {Path(f.path).name: f.reason for f in report.skipped}
     assert reasons == {"data": "binary content, not text", "photo.png": "unsupported format '.png'",
-                       "my-notes.Debian": "unsupported format '.Debian'"}
+                       "my-notes.Debian": "unsupported format '.Debian'", "core.FAQ": "binary content, not text"}
 
 
 def test_gzipped_files_are_read_as_the_files_they_hold_and_bad_ones_are_named(tmp_path: Path) -> None:

@@ -96,9 +96,9 @@ def read_source(data: bytes, doc_id: str, path: Path, options: IngestOptions) ->
 
 #: conventional names of plain-text files that have no extension or an extension of their own
 #: (README.Debian, NEWS.gz's unpacked NEWS, INSTALL.txt is .txt already)
-PLAIN_TEXT_NAMES = frozenset({"AUTHORS", "CHANGELOG", "CHANGES", "CONTRIBUTING", "COPYING", "COPYRIGHT", "CREDITS",
-                              "HACKING", "HISTORY", "INSTALL", "LICENCE", "LICENSE", "NEWS", "NOTICE", "README",
-                              "RELEASE-NOTES", "THANKS", "TODO"})
+PLAIN_TEXT_NAMES = frozenset({"AUTHORS", "BUGS", "CHANGELOG", "CHANGES", "CONTRIBUTING", "COPYING", "COPYRIGHT",
+                              "CREDITS", "FAQ", "HACKING", "HISTORY", "HOWTO", "INSTALL", "LICENCE", "LICENSE", "NEWS",
+                              "NOTICE", "README", "RELEASE-NOTES", "THANKS", "TODO"})
 
 
 def read_plain(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -111,10 +111,11 @@ def read_plain(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> 
 def plain_text_name(name: str) -> bool:
     """Whether a file of this name, with no reader for its extension, is read as plain text: it has no
     extension, or its stem is a conventional plain-text name (README.FHS, changelog.Debian), or ends with one
-    after a dash or an underscore, as a copied file is renamed (openssh-README.Debian)."""
-    stem, dot, _ = name.partition(".")
+    after a dash or an underscore, as a copied file is renamed (openssh-README.Debian), or its extension is one
+    (minicom's "minicom.FAQ", "sane.README")."""
+    stem, dot, extension = name.partition(".")
     return bool(stem) and (not dot or re.split(r"[-_]", stem)[-1].upper() in PLAIN_TEXT_NAMES
-                           or stem.upper() in PLAIN_TEXT_NAMES)
+                           or stem.upper() in PLAIN_TEXT_NAMES or extension.upper() in PLAIN_TEXT_NAMES)
 
 
 #: a code fence on a line of its own, as put around a <pre> block
