@@ -149,6 +149,8 @@ _POINTER = re.compile(
 _INTRODUCER = re.compile(r"\b(?:the following|as follows)[.:]$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 #: how a sentence ends: . ! or ?, a closing quote or bracket may follow
+#: the permalink mark Sphinx puts after a heading, "¶" or an icon font's
+PERMALINK_MARKS = "\u00b6\uf0c1"
 _ENDS_SENTENCE = re.compile(r"""[.!?]["'”’)\]]*$""")
 
 
@@ -331,7 +333,7 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds.append("code")
         elif not line.strip() or _LONE_MARKER.fullmatch(line):
             kinds.append("blank")
-        elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith("¶"):  # "¶": a Sphinx heading's anchor
+        elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith(tuple(PERMALINK_MARKS)):  # Sphinx's anchor
             kinds.append("heading")
         elif _is_boilerplate_line(line):
             kinds.append("boilerplate")
@@ -629,6 +631,9 @@ def trimmed(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _append(text: str, start: int, end: int, kind: Kind, out: list[Segment]) -> None:
     start, end = trimmed(text, start, end)
+    if kind == "heading":  # without the permalink mark Sphinx puts after it ("Pygments FAQ¶")
+        while end > start and (text[end - 1] in PERMALINK_MARKS or text[end - 1].isspace()):
+            end -= 1
     if end <= start:
         return
     if kind in ("sentence", "item") and (_FILLER.search(text, start, end) or _META.match(text, start, end)

@@ -331,6 +331,62 @@ def test_a_library_named_with_or_without_its_lib_is_not_absent() -> None:
     assert absent_words("Is libopus thread-safe?", _terms({"thread": 3, "safe": 3})) == ["libopus"]
 
 
+def test_a_word_spelled_the_other_way_is_the_word_the_documents_write() -> None:
+    from citesum.summarize.extractive import absent_words, spelled_as_held
+
+    manual = ("Highlighting stdin until EOF\n\nThe -s option processes lines one at a time until EOF, rather than "
+              "waiting to process the entire file. This only works for stdin, and is intended for streaming input "
+              "such as you get from tail -f. pygmentize colors its output with the terminal formatter.\n")
+    terms = _terms({"pygment": 30, "color": 6, "log": 4, "file": 40, "live": 1, "written": 5, "pipe": 3,
+                    "tail": 2, "output": 20, "stream": 3, "line": 30, "time": 10, "while": 5, "be": 40,
+                    "from": 30})
+    question = "Can pygmentize colour a log file live while it is being written, e.g. piped from tail -f?"
+    # before: "no document mentions 'colour'", and the question was turned away (a new user's trial)
+    assert spelled_as_held(question, terms).startswith("Can pygmentize color a log file")
+    assert absent_words(question, terms) == []
+    summary = ExtractiveSummarizer().summarize(question, _titled(("Command Line Interface", manual), terms=terms))
+    assert "colour" not in " ".join(summary.notes)
+    # a word the collection holds as written is left alone, and one it holds neither way stays absent
+    assert spelled_as_held("What colour is it?", _terms({"colour": 2, "color": 9})) == "What colour is it?"
+    assert absent_words("Which flavour is it?", _terms({"which": 3})) == ["flavour"]
+    assert spelled_as_held("Can I organise my catalogue?", _terms({"organ": 3, "catalog": 4})) == \
+        "Can I organise my catalog?"
+
+
+JSON_C_README = """Building with partial threading support
+
+Although json-c does not support fully multi-threaded access to object trees, it has some code to help make its
+use in threaded programs a bit safer. Currently, this is limited to using atomic operations for json_object_get()
+and json_object_put().
+
+Since this may have a performance impact, of at least 3x slower, it is disabled by default.
+
+Building on Unix with git, gcc and cmake
+
+If you already have json-c installed, see Linking to libjson-c for how to build and link your program against it.
+JSON-C implements a reference counting object model that allows you to easily construct JSON objects in C.
+"""
+
+
+def test_a_sentence_answering_in_other_words_is_stated_when_a_contextual_model_reads_it_so() -> None:
+    # a new user's trial (json-c's Doxygen page among nine documents): the answer shares "json-c" and "objects"
+    # with the question and scored under the floor; the question was turned away with the answer as its first
+    # lead. Here the floor is raised over every sentence of this one small context to put it there
+    question = "Can I safely share json-c objects between several threads?"
+    context = _titled(("json-c: json-c", JSON_C_README))
+    answer = ("Although json-c does not support fully multi-threaded access to object trees, it has some code to "
+              "help make its use in threaded programs a bit safer.")
+    without = ExtractiveSummarizer(ExtractiveOptions(min_answer=0.99, second_opinion=None)).summarize(question,
+                                                                                                      context)
+    assert without.abstained and without.leads[0].text == answer
+    seconded = ExtractiveSummarizer(ExtractiveOptions(min_answer=0.99))
+    summary = seconded.summarize(question, context)
+    assert summary.bullets and summary.bullets[0].text == answer
+    # a question nothing answers is still turned away: the model does not read its closest sentence as close
+    nothing = seconded.summarize("Does json-c read JSON5 files with comments in them?", context)
+    assert nothing.abstained and nothing.bullets == ()
+
+
 def test_a_question_asked_after_what_it_states_is_a_question_not_a_topic() -> None:
     from citesum.summarize.extractive import asked_clause, expected_answer
 

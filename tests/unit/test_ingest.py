@@ -285,6 +285,24 @@ def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(
                        "my-notes.Debian": "unsupported format '.Debian'", "core.FAQ": "binary content, not text"}
 
 
+def test_a_faq_posted_to_usenet_is_titled_by_its_subject(tmp_path: Path) -> None:
+    """nmh's FAQ (a new user's trial) opens with the headers it was posted under; it was titled "nmh-FAQ"."""
+    import gzip
+
+    from citesum.ingest import ingest_paths
+
+    faq = ("Newsgroups: comp.mail.mh,comp.answers,news.answers\n"
+           "Subject: MH Frequently Asked Questions (FAQ) with Answers\n"
+           "Summary: This document answers Frequently Asked Questions about MH, a\n"
+           "\t sophisticated mail interface.\nFrom: Bill Wohler <wohler@newt.com>\n\n"
+           "  This is a living list of frequently asked questions on the mailer MH.\n")
+    (tmp_path / "nmh-FAQ.gz").write_bytes(gzip.compress(faq.encode()))
+    (tmp_path / "notes.txt").write_text("Subject: one line of a note is no header block.\n\nIt says so.\n")
+    documents, _ = ingest_paths([tmp_path])
+    assert {d.id: d.title for d in documents} == {"nmh-FAQ.gz": "MH Frequently Asked Questions (FAQ) with Answers",
+                                                  "notes.txt": "notes"}
+
+
 def test_gzipped_files_are_read_as_the_files_they_hold_and_bad_ones_are_named(tmp_path: Path) -> None:
     """Debian gzips its README, FAQ and changelog files and many manuals: before, each was 'binary content'."""
     import gzip

@@ -126,7 +126,7 @@ def test_html_text_a_paragraph_a_line_keeps_titles_and_sphinx_headings_apart() -
             "Client/Server Applications\n"
             "If there are many client programs sending SQL to the same database, use a client/server engine.\n")
     assert _units(text)[1:] == [
-        ("heading", "Can I delete Python?¶"), ("sentence", "That depends on where Python came from."),
+        ("heading", "Can I delete Python?"), ("sentence", "That depends on where Python came from."),
         ("heading", "Client/Server Applications"),
         ("sentence", "If there are many client programs sending SQL to the same database, use a client/server engine."),
     ]
@@ -337,6 +337,13 @@ def test_a_sentence_a_block_ends_without_a_colon_introduces_it() -> None:
     assert around[0] == ("heading", "If you see lines like")
     for title in ["Q6 -- Additional information sources", "Building From Source", "Installing on Linux systems"]:
         assert _units(f"{title}\n\n    make install\n\nIt takes a minute.\n")[0] == ("heading", title), title
+
+
+def test_a_sphinx_heading_leaves_its_permalink_mark_out() -> None:
+    # Pygments' FAQ (a new user's trial): "What is Pygments?¶" headed the answer, and the page showed the mark
+    text = "Pygments FAQ\u00b6\n\nWhat is Pygments?\u00b6\n\nPygments is a syntax highlighting engine.\n\nUsage \uf0c1\n"
+    assert _units(text) == [("heading", "Pygments FAQ"), ("heading", "What is Pygments?"),
+                            ("sentence", "Pygments is a syntax highlighting engine."), ("heading", "Usage")]
 
 
 def test_a_part_saying_how_it_was_made_states_nothing() -> None:

@@ -23,7 +23,8 @@ from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.asciidoc import asciidoc_markdown
 from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.ingest.pdf import FILE_DIGEST, NOTE_PAGES, PAGE_LABELS, PAGE_STARTS, clean_pages, read_pages
-from citesum.segment import CODE_FENCE, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, code_marks, faq_labels, holds_fence
+from citesum.segment import (CODE_FENCE, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, PERMALINK_MARKS, code_marks,
+                             faq_labels, holds_fence)
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -50,8 +51,9 @@ def _require_text(text: str) -> str:
 
 
 def read_text(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
+    """A text file, titled as :func:`read_plain` titles one, else by its name without the extension."""
     text = _require_text(decode_text(data))
-    return [_document(doc_id, text_title(text) or _stem(path), text, path, "txt")], []
+    return [_document(doc_id, header_subject(text) or text_title(text) or _stem(path), text, path, "txt")], []
 
 
 def text_title(text: str) -> str:
@@ -103,9 +105,25 @@ PLAIN_TEXT_NAMES = frozenset({"AUTHORS", "BUGS", "CHANGELOG", "CHANGES", "CONTRI
 
 def read_plain(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     """A file without a known extension whose content is text (README, NEWS, README.Debian): read as plain
-    text, titled by its first heading, else by its file name; binary content is refused as such."""
+    text, titled by the subject of the mail or news headers it opens with (a Usenet FAQ), else by its first
+    heading, else by its file name; binary content is refused as such."""
     text = _require_text(decode_text(data))
-    return [_document(doc_id, text_title(text) or path_text(path.name), text, path, "txt")], []
+    title = header_subject(text) or text_title(text) or path_text(path.name)
+    return [_document(doc_id, title, text, path, "txt")], []
+
+
+#: the header lines a mail or a news posting opens with ("Newsgroups: comp.mail.mh", "Subject: ..."), each of
+#: which may go on in indented lines
+_HEADERS = re.compile(r"(?:[A-Za-z][\w-]*:[ \t][^\n]*\n(?:[ \t]+\S[^\n]*\n)*){2,}")
+_SUBJECT = re.compile(r"^Subject:[ \t]*(\S[^\n]*)$", re.MULTILINE)
+
+
+def header_subject(text: str) -> str:
+    """The subject of the mail or news headers ``text`` opens with (two header lines or more): "MH Frequently
+    Asked Questions (FAQ) with Answers" for nmh's FAQ, posted to comp.answers; "" without one."""
+    headers = _HEADERS.match(text.lstrip("\ufeff")[:5000])
+    subject = _SUBJECT.search(headers.group(0)) if headers else None
+    return " ".join(subject.group(1).split()) if subject else ""
 
 
 def plain_text_name(name: str) -> bool:
@@ -420,7 +438,7 @@ def _heading_text(text: str) -> str:
     return " ".join(text.translate(_PERMALINK_MARKS).split())
 
 
-_PERMALINK_MARKS = str.maketrans({"\u00b6": " ", "\uf0c1": " "})
+_PERMALINK_MARKS = str.maketrans({mark: " " for mark in PERMALINK_MARKS})
 
 
 def _heading_line(heading: str) -> re.Pattern[str]:
