@@ -180,6 +180,12 @@ def answer_choices_entry_question() -> str:
     return _answer_choice_by_part("answer_choices_entry_question", ("abstention",))  # what answering more costs
 
 
+def answer_choices_second_opinion() -> str:
+    """The fifteenth round's choice (a contextual model's cosine lets the best sentence answer below the answer
+    floor), on its tuning part and its checking part, each pooled."""
+    return _answer_choice_by_part("answer_choices_second_opinion", ("abstention", "false_abstention"))
+
+
 def _answer_choice_by_part(result: str, more: tuple[str, ...] = ()) -> str:
     """A choice of the answer rules, each setting's figures (``more`` columns too) on the choice's tuning and
     checking parts."""
@@ -1532,6 +1538,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "realdocs-contextual": realdocs_contextual, "answer-choices": answer_choices,
     "answer-choices-going-on": answer_choices_going_on,
     "answer-choices-entry-question": answer_choices_entry_question,
+    "answer-choices-second-opinion": answer_choices_second_opinion,
     "collections-memory": collections_memory,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
