@@ -444,9 +444,10 @@ def _points_at_block(text: str, lines: list[tuple[int, int]], kinds: list[_LineK
     """Whether line ``number`` is a sentence that a hard-wrapped text ends with the block it introduces, below a
     blank line and indented, without a colon: "To set the most quiet mode use" above "hdparm -M 128 /dev/hda"
     (hdparm's README). It reads as no title: five words or more, those after the first in lower case (a name
-    apart), the first and the last a word (not "Q6 -- Additional information sources"); and it stands alone, as the block does, with the paragraph after the block opening
-    as a sentence does. "If you see lines like" above a log and "in your syslog, then ..." is one sentence round
-    the block, and stays as it is."""
+    apart), the first and the last a word (not "Q6 -- Additional information sources"); and it stands alone,
+    as the block does, with the paragraph after the block opening as a sentence does, or nothing after it (the
+    text, or a passage, ends with the block). "If you see lines like" above a log and "in your syslog, then ..."
+    is one sentence round the block, and stays as it is."""
     if kinds[number] not in ("prose", "heading") or number + 2 >= len(lines) or kinds[number + 1] != "blank":
         return False
     if number and kinds[number - 1] not in ("blank", "underline"):
@@ -462,7 +463,9 @@ def _points_at_block(text: str, lines: list[tuple[int, int]], kinds: list[_LineK
         if _indent(text[slice(*lines[following])]) <= depth:
             return False
         following += 1
-    return _next_paragraph_opens(text, lines, kinds, following) if following < len(lines) else True
+    if all(kind == "blank" for kind in kinds[following:]):
+        return True
+    return _next_paragraph_opens(text, lines, kinds, following)
 
 
 def _titled(line: str) -> bool:

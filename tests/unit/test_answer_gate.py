@@ -4,6 +4,7 @@ question's form, abstention with leads, whole sentences quoted as written, and t
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -351,6 +352,13 @@ def test_a_word_spelled_the_other_way_is_the_word_the_documents_write() -> None:
     assert absent_words("Which flavour is it?", _terms({"which": 3})) == ["flavour"]
     assert spelled_as_held("Can I organise my catalogue?", _terms({"organ": 3, "catalog": 4})) == \
         "Can I organise my catalog?"
+    # a fresh-eyes review: "four" is not "for" (a word of no stem of its own is never taken), "tour" no "tor", a
+    # common word is no library's name ("tool" is not "libtool"), and a name keeps its case ("LibPNG", "PNG")
+    held = _terms({"for": 9, "tor": 3, "libtool": 4, "png": 5, "option": 4, "featur": 3, "tool": 0})
+    assert spelled_as_held("Which four options matter?", held) == "Which four options matter?"
+    assert spelled_as_held("Is there a tour of the features?", held) == "Is there a tour of the features?"
+    assert spelled_as_held("Which tool builds it?", _terms({"libtool": 4, "build": 3})) == "Which tool builds it?"
+    assert spelled_as_held("Which formats does LibPNG support?", held) == "Which formats does PNG support?"
 
 
 JSON_C_README = """Building with partial threading support
@@ -385,6 +393,21 @@ def test_a_sentence_answering_in_other_words_is_stated_when_a_contextual_model_r
     # a question nothing answers is still turned away: the model does not read its closest sentence as close
     nothing = seconded.summarize("Does json-c read JSON5 files with comments in them?", context)
     assert nothing.abstained and nothing.bullets == ()
+
+
+def test_a_word_spelled_otherwise_is_searched_for_as_the_index_writes_it(tmp_path: Path) -> None:
+    from citesum import Index
+    from citesum.summarize import build_context, spelled_as_indexed
+    from citesum.types import Document
+
+    index = Index.create(tmp_path / "ix")
+    index.add([Document("palette.md", "Palette", "pygmentize prints its output in color with the terminal formatter."),
+               *[Document(f"note{n}.md", f"Note {n}", f"Note {n} says how the build of part {n} is laid out and tested.")
+                 for n in range(30)]])
+    # a fresh-eyes review: the question was searched for as written, and a search by words found nothing
+    assert spelled_as_indexed("Does pygmentize print in colour?", index) == "Does pygmentize print in color?"
+    context = build_context("Does pygmentize print in colour?", index, retriever="bm25")
+    assert context.blocks and context.blocks[0].document_id == "palette.md"
 
 
 def test_a_question_asked_after_what_it_states_is_a_question_not_a_topic() -> None:
@@ -1393,6 +1416,12 @@ def test_a_sentence_a_command_ends_is_stated_with_it() -> None:
     assert summary.bullets and summary.bullets[0].text == "To set the most quiet mode use"
     assert summary.bullets[0].code == "hdparm -M 128 /dev/hda"
     assert not any(b.text.startswith("hdparm") for b in summary.bullets)
+    # only a line the block below it ends, after a blank line and indented: a fresh-eyes review found a line
+    # without a full stop above fenced code shown with that code
+    fenced = ("frob\n\nThe package is released under the terms of the MIT license\n```\npip install frob\n```\n"
+              "It runs on Linux and macOS.\n")
+    licensed = ExtractiveSummarizer().summarize("Which license is frob released under?", _titled(("frob", fenced)))
+    assert not any(b.code for b in licensed.bullets), [(b.text, b.code) for b in licensed.bullets]
 
 
 def test_a_sentence_that_introduces_a_list_or_a_table_shows_it() -> None:

@@ -275,6 +275,8 @@ def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(
     # a conventional name as the extension: minicom ships "minicom.FAQ" (a new user's trial: it was skipped)
     (folder / "minicom.FAQ").write_text("Q: Minicom says the modem is already online. Why?\n")
     (folder / "core.FAQ").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 200)
+    # written in capitals only: a Debian package's "foo.install" is no INSTALL file (a fresh-eyes review)
+    (folder / "foo.install").write_text("usr/bin/foo\n")
     documents, report = ingest_paths([folder])
     assert {d.id: d.title for d in documents} == {"README": "Avahi notes", "README.FHS": "README.FHS",
                                                   "openssh-README.Debian": "openssh-README.Debian",
@@ -282,7 +284,8 @@ def test_plain_text_files_without_an_extension_are_read_and_binary_ones_are_not(
     assert all(d.format == "txt" for d in documents)
     reasons = {Path(f.path).name: f.reason for f in report.skipped}
     assert reasons == {"data": "binary content, not text", "photo.png": "unsupported format '.png'",
-                       "my-notes.Debian": "unsupported format '.Debian'", "core.FAQ": "binary content, not text"}
+                       "my-notes.Debian": "unsupported format '.Debian'", "core.FAQ": "binary content, not text",
+                       "foo.install": "unsupported format '.install'"}
 
 
 def test_a_faq_posted_to_usenet_is_titled_by_its_subject(tmp_path: Path) -> None:
@@ -292,7 +295,7 @@ def test_a_faq_posted_to_usenet_is_titled_by_its_subject(tmp_path: Path) -> None
     from citesum.ingest import ingest_paths
 
     faq = ("Newsgroups: comp.mail.mh,comp.answers,news.answers\n"
-           "Subject: MH Frequently Asked Questions (FAQ) with Answers\n"
+           "Subject: MH Frequently Asked Questions (FAQ)\n with Answers\n"
            "Summary: This document answers Frequently Asked Questions about MH, a\n"
            "\t sophisticated mail interface.\nFrom: Bill Wohler <wohler@newt.com>\n\n"
            "  This is a living list of frequently asked questions on the mailer MH.\n")

