@@ -97,9 +97,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("twentieth", "twentieth (held out from every choice until the thirteenth round's start, run "
                                   "once then, tuned on after)"),
                     ("twenty-first", "twenty-first (held out in the thirteenth round, tuned on in the fourteenth)"),
-                    ("twenty-second", "twenty-second (held out in the fourteenth round, tuned on in the fifteenth)"))
+                    ("twenty-second", "twenty-second (held out in the fourteenth round, tuned on in the fifteenth)"),
+                    ("twenty-third", "twenty-third (held out from every choice; run after the round's rules, with "
+                                     "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "twenty-second"
+_HELD_OUT_SPLIT = "twenty-third"
 
 
 def collections_memory() -> str:
