@@ -26,7 +26,8 @@ from citesum.llm.options import LLMOptions
 from citesum.pack import Order, PackOptions
 from citesum.responses import (SourceOf, bullet_response, context_documents, context_response, search_response,
                                sources_response, stored_source, summary_response)
-from citesum.summarize import ANSWER_TOKENS, Summarizer, build_context, summarize_context, summarizer_for
+from citesum.summarize import (ANSWER_TOKENS, Summarizer, build_context, spelled_as_indexed, summarize_context,
+                               summarizer_for)
 from citesum.summarize.verify import check_bullet, check_summary, context_verifier
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Bullet, Context, ContextBlock, Document, Summary, TermFrequencies
@@ -190,7 +191,11 @@ class Pipeline:
         with self.index.read() as view:
             ranker = get_retriever(self.options.retriever, view, relevance=relevance, seed=self.options.seed,
                                    likelihood=self.likelihood)
-            return search_response(ranker, view, query, k, documents=documents, source_of=source_of)
+            # a word the index holds only in its other spelling is searched for as the index writes it; the
+            # response names the query as asked
+            found = search_response(ranker, view, spelled_as_indexed(query, view), k, documents=documents,
+                                    source_of=source_of)
+            return {**found, "query": query}
 
     # ---- answering ---------------------------------------------------------------------------------------------
 

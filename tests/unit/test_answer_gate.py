@@ -408,6 +408,11 @@ def test_a_word_spelled_otherwise_is_searched_for_as_the_index_writes_it(tmp_pat
     assert spelled_as_indexed("Does pygmentize print in colour?", index) == "Does pygmentize print in color?"
     context = build_context("Does pygmentize print in colour?", index, retriever="bm25")
     assert context.blocks and context.blocks[0].document_id == "palette.md"
+    from citesum import Pipeline, PipelineOptions
+
+    found = Pipeline(index, PipelineOptions(retriever="bm25")).search("pygmentize colour", k=3)
+    assert found["hits"] and found["hits"][0]["document_id"] == "palette.md", found
+    assert found["query"] == "pygmentize colour"  # as asked
 
 
 def test_a_question_asked_after_what_it_states_is_a_question_not_a_topic() -> None:
