@@ -10,7 +10,8 @@ A source ending in ``.gz`` whose file does not is gunzipped (Debian gzips README
 
 Run alone: python benchmarks/realdocs/corpus.py dev DEST  (copies the dev split's files into DEST; or test, holdout,
 fresh, next, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth,
-sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third)
+sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third,
+twenty-fourth)
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CORPUS = Path(__file__).resolve().parent / "corpus.json"
 SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
           "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
           "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first",
-          "twenty-second", "twenty-third")
+          "twenty-second", "twenty-third", "twenty-fourth")
 
 
 def entries(split: str | None = None) -> list[dict]:
@@ -160,7 +161,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: corpus.py dev|test|holdout|fresh|next|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
                  "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|"
-                 "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third DEST")
+                 "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third|"
+                 "twenty-fourth DEST")
     folder = gather(sys.argv[1], Path(sys.argv[2]))
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"{path.stat().st_size:9d}  {path.relative_to(folder)}")
