@@ -148,9 +148,9 @@ _POINTER = re.compile(
 #: following.", "The syntax of the file is as follows."): quoted alone, it points at a listing it does not hold
 _INTRODUCER = re.compile(r"\b(?:the following|as follows)[.:]$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
-#: how a sentence ends: . ! or ?, a closing quote or bracket may follow
 #: the permalink mark Sphinx puts after a heading, "¶" or an icon font's
 PERMALINK_MARKS = "\u00b6\uf0c1"
+#: how a sentence ends: . ! or ?, a closing quote or bracket may follow
 _ENDS_SENTENCE = re.compile(r"""[.!?]["'”’)\]]*$""")
 
 
@@ -417,8 +417,9 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
     number = 0
     while number + 1 < len(lines):
         line = text[slice(*lines[number])]
-        unpunctuated = _points_at_block(text, lines, kinds, number)
-        if (kinds[number] == "prose" and line.rstrip().endswith(":")) or unpunctuated:
+        colon = kinds[number] == "prose" and line.rstrip().endswith(":")
+        unpunctuated = not colon and _points_at_block(text, lines, kinds, number)
+        if colon or unpunctuated:
             depth = _indent(line)
             # (a title's colon, "Geo-restriction:" or "Internet Shortcut Options:" above a blank line, heads a
             # section, not a block it shows)
