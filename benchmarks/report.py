@@ -98,8 +98,9 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                   "once then, tuned on after)"),
                     ("twenty-first", "twenty-first (held out in the thirteenth round, tuned on in the fourteenth)"),
                     ("twenty-second", "twenty-second (held out in the fourteenth round, tuned on in the fifteenth)"),
-                    ("twenty-third", "twenty-third (held out from every choice; run after the round's rules, with "
-                                     "its code and with the code it started from)"))
+                    ("twenty-third", "twenty-third (held out in the fifteenth round, tuned on in the sixteenth)"),
+                    ("twenty-fourth", "twenty-fourth (held out from every choice until the sixteenth round's start, "
+                                      "run once then, tuned on after)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
 _HELD_OUT_SPLIT = "twenty-third"
 
