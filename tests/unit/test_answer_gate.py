@@ -1568,3 +1568,28 @@ def test_a_table_going_on_in_later_passages_shows_only_whole_rows() -> None:
     lines = shown.splitlines()
     # (each row is longer than a shown line: it ends with "…"; the row the limit cut, shorter, did not)
     assert lines[2].startswith("| tool0 ") and all(line.endswith(("|", "…")) for line in lines), lines
+
+
+TABULATE = """Wide fullwidth characters
+=========================
+
+To properly align tables which contain wide characters (typically fullwidth glyphs
+from Chinese, Japanese or Korean languages), the user should install wcwidth library.
+To install it together with tabulate, run the install command with the widechars extra.
+
+By default, tabulate removes leading and trailing whitespace from text columns.
+"""
+
+
+def test_a_participle_or_adverb_no_document_uses_tells_the_case_and_names_no_subject() -> None:
+    # the asker's words for how things look ("misaligned", "wrecked") are not what the documents must name
+    terms = _terms({"japanes": 2, "column": 6, "tabul": 9, "text": 8, "align": 3, "fix": 1, "past": 2, "code": 9,
+                    "indent": 4, "come": 2, "output": 5, "excel": 0})
+    assert missing_subjects("Why are my Japanese columns misaligned in tabulate?", terms) == []
+    assert missing_subjects("Why does pasted code come out wrecked, and apparently indented?", terms) == []
+    # a name still is ("XLSX"), and so is an uncommon noun ("spreadsheets")
+    assert missing_subjects("Can tabulate read an XLSX file?", terms) == ["XLSX"]
+    assert missing_subjects("Can tabulate output to spreadsheets?", terms) == ["spreadsheets"]
+    summary = ExtractiveSummarizer().summarize("My tabulate output with Japanese text has misaligned columns. How "
+                                               "do I fix that?", _context(TABULATE, terms=terms))
+    assert not any("misaligned" in note for note in summary.notes), summary.notes

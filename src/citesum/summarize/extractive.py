@@ -1272,7 +1272,7 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
     counts only when the tokenizer's vocabulary, which is ordered by how often words occur, splits it into more
     than one piece. A question that tells the asker's case before it asks names a subject only in the clause
     that asks (:func:`asked_about`). Empty without collection statistics (``terms``)."""
-    return asked_about(query, _uncommon(absent_words(query, terms)))
+    return asked_about(query, _named_things(absent_words(query, terms)))
 
 
 def asked_about(query: str, words: list[str]) -> list[str]:
@@ -1323,6 +1323,19 @@ def _uncommon(words: list[str]) -> list[str]:
             if tokenizer.count(" " + word.lower()) > 1 or sum(c.isupper() for c in word) >= 2]
 
 
+#: a lower-case word that ends as a participle or an adverb does ("misaligned", "wrecking", "apparently")
+_DESCRIBING = re.compile(r"[a-z][a-z-]*(?:ed|ing|ly)")
+
+
+def _named_things(words: list[str]) -> list[str]:
+    """Those of ``words`` (missing from the collection) that name a thing the question asks about: uncommon
+    (:func:`_uncommon`), and not a lower-case participle or adverb. Such a word tells how the asker's case looks
+    ("my table has misaligned columns", "the indentation comes out wrecked") in words of their own, which the
+    documents that answer need not use; a thing that no document names ("GPU", "OAuth2", "bindings") is what
+    makes a question unanswerable."""
+    return [word for word in _uncommon(words) if not _DESCRIBING.fullmatch(word)]
+
+
 #: how much of a sentence the second opinion reads (``second_opinion``): more than a statable one holds
 _SECOND_OPINION_CHARACTERS = 1500
 
@@ -1365,7 +1378,7 @@ class ExtractiveSummarizer:
         texts = [block.text for block in context.blocks]
         absent = absent_words(query, context.terms, texts,
                               [f"{block.document_id} {block.title}" for block in context.blocks])
-        missing = asked_about(query, _uncommon(absent))  # what missing_subjects gives, from the words found once
+        missing = asked_about(query, _named_things(absent))  # what missing_subjects gives, from the words found once
         missing += asked_about(query, unwritten_options(query, texts))
         form = question_form(query)
         if form != "topic":
