@@ -1593,3 +1593,36 @@ def test_a_participle_or_adverb_no_document_uses_tells_the_case_and_names_no_sub
     summary = ExtractiveSummarizer().summarize("My tabulate output with Japanese text has misaligned columns. How "
                                                "do I fix that?", _context(TABULATE, terms=terms))
     assert not any("misaligned" in note for note in summary.notes), summary.notes
+
+
+OPENVPN_README = """Running OpenVPN as an unprivileged user
+=======================================
+
+If you use the mlock option in your configuration, you might run into issues
+with openvpn complaining about out of memory. The reason for this behavior is
+that openvpn uses mlockall to pin all of its pages into memory, and the default
+limit of locked memory for an unprivileged user is small. Raise LimitMEMLOCK in
+the service's unit file to fix it.
+
+The init script starts one daemon for each configuration file in /etc/openvpn.
+"""
+TKINTER_FAQ = """Why doesn't my key binding work?
+================================
+
+An often-heard complaint is that event handlers bound to events with the bind()
+method don't get handled even when the appropriate key is pressed. The most
+common cause is that the widget to which the binding applies doesn't have
+keyboard focus. Check out the Tk documentation for the focus command.
+"""
+
+
+def test_a_sentence_naming_the_cause_of_the_one_before_is_matched_with_its_words() -> None:
+    # the sentence before restates the asker's trouble; the one after names its cause in words of its own
+    summary = ExtractiveSummarizer().summarize("Why does openvpn keep complaining that it is out of memory?",
+                                               _context(OPENVPN_README))
+    assert summary.bullets and summary.bullets[0].text.startswith("The reason for this behavior is that openvpn "
+                                                                  "uses mlockall"), summary.bullets
+    summary = ExtractiveSummarizer().summarize("Why are my key bindings not handled when I press the key?",
+                                               _context(TKINTER_FAQ))
+    assert summary.bullets and summary.bullets[0].text.startswith("The most common cause is that the widget"), \
+        summary.bullets

@@ -355,6 +355,21 @@ class _Group:
                 if len(documents[term]) >= 2 and count >= share * holding[term]}
 
 
+def _answer_with_cause(sentences: list[_Sentence]) -> None:
+    """For a question that asks why or what to do, or tells of something going wrong: a sentence that names the
+    cause of, or the remedy for, what the sentence before it tells (under the same heading, in the same passage
+    or the next) takes that one's answer score and relevance when they are higher, and gives it its own. The
+    sentence before restates the asker's trouble in the question's words ("You might run into issues with
+    openvpn complaining about out of memory."); the one naming its cause answers in words of its own ("The
+    reason for this behavior is that openvpn uses mlockall to pin all of its pages into memory.")."""
+    for before, sentence in zip(sentences, sentences[1:]):
+        if (before.answer > sentence.answer and before.number == sentence.number
+                and sentence.passage - before.passage in (0, 1) and before.section.split("\n")[:2] == sentence.section.split("\n")[:2]
+                and _NAMES_CAUSE.match(sentence.text)):
+            before.answer, sentence.answer = sentence.answer, before.answer
+            before.relevance, sentence.relevance = sentence.relevance, before.relevance
+
+
 def _words_as_written(text: str) -> tuple[str, ...]:
     """A sentence's words, lower-cased and sorted: the same words in another order are the same sentence."""
     return tuple(sorted(re.findall(r"\w+", text.lower())))
@@ -388,10 +403,20 @@ def central_sentences(vectors: np.ndarray, token_counts: list[int], max_tokens: 
     return sorted(chosen)
 
 
-#: a sentence opening with a word that refers back ("This function is deprecated", "It is not", "Such files"):
-#: what it is about was named in the sentence before it
-_ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|she|the latter|the former)\b",
-                      re.IGNORECASE)
+#: a sentence that opens by naming the cause of, or the remedy for, what the sentence before it tells: "The
+#: reason for this behavior is that ...", "The most common cause is that ...", "This happens because ...", "To
+#: avoid this, ...", "The solution is to ..."
+_NAMES_CAUSE = re.compile(
+    r"\W*(?:the (?:most |more |only |usual |likely |main |real |simplest |easiest |best )?(?:common |usual |likely )?"
+    r"(?:cause|reason|solution|fix|remedy|workaround|explanation|answer)s?\b(?! (?:of|for|to) (?:an?|the)\b)|"
+    r"(?:this|that|it) (?:is|was|happens|occurs|comes) (?:because|since|due to|when|if)\b|(?:that|it)['’]s because\b|"
+    r"this is why\b|because of this\b|"
+    r"to (?:avoid|fix|solve|prevent|remedy|resolve|correct|work around|get around|circumvent) "
+    r"(?:this|that|it|the (?:problem|issue|situation))\b)".replace(" ", r"\s+"), re.IGNORECASE)  # (wrapped lines)
+#: a sentence opening with a word that refers back ("This function is deprecated", "It is not", "Such files"), or
+#: naming the cause of, or the remedy for, what the sentence before it tells: what it is about was named there
+_ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|she|the latter|the former)\b|"
+                      + _NAMES_CAUSE.pattern, re.IGNORECASE)
 
 
 def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
@@ -1383,6 +1408,8 @@ class ExtractiveSummarizer:
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
+        if expected_answer(query) in ("reason", "method") or _goes_wrong(query):
+            _answer_with_cause(sentences)
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
