@@ -244,16 +244,16 @@ _ABBREVIATIONS = frozenset(
 
 
 _NEXT_WORD = re.compile(r"\s+(\S)")
-#: a stop between quotes ("'!'", "“?”", '"!!")'), naming the character
-_QUOTED_STOP = re.compile(r"""['"‘“][.!?]+['"’”][)\]]*""")
+#: a stop between quotes ("'!'", "“?”", '"!!")', TeX's "``.''"), naming the character
+_QUOTED_STOP = re.compile(r"""(?:``|['"‘“])[.!?]+(?:''|['"’”])[)\]]*""")
 
 
 def _quoted_stop(text: str, sentence_start: int, stop: int, end: int) -> bool:
     """Whether the stop at ``text[stop:end]`` is between quotes that open after a space, a bracket or the
     sentence's start."""
-    quote = stop - 1
-    return (quote >= sentence_start and bool(_QUOTED_STOP.fullmatch(text, quote, end))
-            and (quote == sentence_start or text[quote - 1].isspace() or text[quote - 1] in "(["))
+    return any(quote >= sentence_start and bool(_QUOTED_STOP.fullmatch(text, quote, end))
+               and (quote == sentence_start or text[quote - 1].isspace() or text[quote - 1] in "([")
+               for quote in (stop - 1, stop - 2))  # (a quote of one character, or TeX's two)
 #: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)

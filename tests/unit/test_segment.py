@@ -264,6 +264,11 @@ def test_a_stop_named_in_quotes_ends_no_sentence() -> None:
     # a quotation that ends with its own stop still ends the sentence, and so does a quoted stop before a sentence
     assert len(_units("He shouted 'no!' Then he left the room.")) == 2
     assert len(_units("The answer was '?' Then it crashed.")) == 2
+    # nor one in TeX's quotes: NSD's README, hard-wrapped, was cut after "the ``.''"
+    assert _units("Unless this option is\n        specified, NSD will refuse to serve the ``.'' zone as a\n"
+                  "        misconfiguration safeguard.") == [
+        ("sentence", "Unless this option is specified, NSD will refuse to serve the ``.'' zone as a misconfiguration "
+                     "safeguard.")]
 
 
 def test_a_title_in_lower_case_standing_alone_is_a_heading() -> None:
