@@ -16,7 +16,9 @@ a sentence end. :func:`segments` reads the layout first:
   known abbreviation or an initial (a number's or a name's dot has no space after it), nor after a dotted
   number that opens a sentence ("4.6. When I paste ...");
 * a table of contents' entries, each followed by its dot leader (". . . . 82"), are headings, and the leaders
-  boilerplate.
+  boilerplate; so are a definition list's terms, as a web page's text gives them (items of a few words with no
+  stop, each above an item that opens a sentence: "- XFAIL" above "- A test failed, but it was expected to
+  fail.").
 
 Every unit is a span of the original text (offsets survive, so citations and evidence point into the document
 as stored), with its kind. Only ``sentence`` units state facts; headings, items that are not sentences, table
@@ -507,6 +509,7 @@ def segments(text: str) -> list[Segment]:
     kinds = _classify(text, lines)
     _titles_above_prose(text, lines, kinds)
     _literal_blocks(text, lines, kinds)
+    terms = _definition_terms(text, lines, kinds)
     answer = (_DOTTED_ANSWER_LABEL if _DOTTED_QUESTION_LINE.search(text) and _DOTTED_ANSWER_LINE.search(text)
               else FAQ_ANSWER_LABEL)
     out: list[Segment] = []
@@ -542,9 +545,41 @@ def segments(text: str) -> list[Segment]:
         if kind == "code":  # a block of code is one unit
             while last + 1 < len(lines) and kinds[last + 1] == "code":
                 last += 1
+        if number in terms:
+            start = _ITEM_MARKER.match(text, start, end).end()
         _append(text, start, lines[last][1], kind, out)
         number = last + 1
     return _contents_entries(text, out)
+
+
+#: the most words of a definition list's term
+_TERM_WORDS = 4
+#: how many lines apart two terms of one definition list may be
+_TERMS_APART = 12
+
+
+def _definition_terms(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> set[int]:
+    """The lines that are the terms of a definition list, as a web page's main text gives one: an item of a few
+    words that ends with no stop, above an item that opens as a sentence does, with another such term near it
+    ("- XFAIL" above "- A test failed, but it was expected to fail.", DejaGnu's manual, a page's <dt> and <dd>).
+    Each is made a heading: what its description says is about it, and a reader of "A test failed, but it was
+    expected to fail." finds "XFAIL" above it. Their numbers are returned (their markers left out of them)."""
+    found = []
+    for number in range(len(lines) - 1):
+        if kinds[number] != "item" or kinds[number + 1] != "item":
+            continue
+        marker = _ITEM_MARKER.match(text, *lines[number])
+        term = text[marker.end():lines[number][1]].strip() if marker else ""
+        following = _ITEM_MARKER.match(text, *lines[number + 1])
+        description = text[following.end():lines[number + 1][1]] if following else ""
+        if (term and len(term.split()) <= _TERM_WORDS and term[-1] not in ".!?:;," and description[:1].isupper()
+                and _SENTENCE_END.search(description + " ")):
+            found.append(number)
+    terms = {number for number, other in zip(found, found[1:]) if other - number <= _TERMS_APART}
+    terms |= {other for number, other in zip(found, found[1:]) if other - number <= _TERMS_APART}
+    for number in terms:
+        kinds[number] = "heading"
+    return terms
 
 
 #: a block of code fenced within a line: an HTML page's <pre> inside a list item, whose lines the page's main

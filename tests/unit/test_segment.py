@@ -382,3 +382,18 @@ def test_authorship_and_a_fence_written_in_prose_stay_sentences() -> None:
         ("sentence", "This manual was created by Jane Doe and Bob Roe in 1998.")]
     fence = "In Markdown, type ``` then write your text and/or notes, and close it with ``` again to end it.\n"
     assert [kind for kind, _ in _units(fence)] == ["sentence"]
+
+
+def test_a_definition_lists_terms_are_headings_over_their_descriptions() -> None:
+    # DejaGnu's manual as a web page's text gives its <dt> and <dd>: the description never repeats its term
+    text = ("runtest flags the outcome of each test as one of these cases.\n- PASS\n- The most desirable outcome: "
+            "the test was expected to succeed and did succeed.\n- XFAIL\n- A test failed, but it was expected to "
+            "fail. This result indicates no change in a known bug.\n")
+    assert _units(text) == [
+        ("sentence", "runtest flags the outcome of each test as one of these cases."), ("heading", "PASS"),
+        ("item", "The most desirable outcome: the test was expected to succeed and did succeed."),
+        ("heading", "XFAIL"), ("item", "A test failed, but it was expected to fail."),
+        ("item", "This result indicates no change in a known bug.")]
+    # a list of short items, or one short item above a sentence, keeps its items
+    assert [kind for kind, _ in _units("- Fast\n- Small\n- Cheap\n")] == ["item"] * 3
+    assert [kind for kind, _ in _units("- Fast\n- It is written in C.\n")] == ["item", "item"]
