@@ -149,7 +149,12 @@ class ExtractiveOptions:
     to ``fifteenth`` pooled and checked on ``sixteenth`` to ``twenty-second`` pooled; a word the collection
     writes in its other spelling, :func:`spelled_as_held`; a sentence that the indented block below it ends)
     were drawn from the abstentions of the twenty-two splits pooled and a new user's trial on documents of no
-    split, and are reported on the ``twenty-third``, written at the round's start and run after them. That topic
+    split, and are reported on the ``twenty-third``, written at the round's start and run after them. The
+    sixteenth round's (a participle or adverb no document uses names no missing subject, :func:`_named_things`;
+    a sentence naming the cause of, or the remedy for, what the one before it tells is about that one and
+    answers in its place, :func:`_answer_with_cause`) were drawn from the twenty-four splits pooled (the
+    ``twenty-fourth`` run once at the round's start) and are reported on the ``twenty-fifth``, written at the
+    round's start and run after them. That topic
     queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
