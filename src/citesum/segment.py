@@ -16,12 +16,13 @@ a sentence end. :func:`segments` reads the layout first:
   known abbreviation or an initial (a number's or a name's dot has no space after it), nor after a dotted
   number that opens a sentence ("4.6. When I paste ...");
 * a table of contents' entries, each followed by its dot leader (". . . . 82"), are headings, and the leaders
-  boilerplate; so are a definition list's terms, as a web page's text gives them (items of a few words with no
-  stop, each above an item that opens a sentence: "- XFAIL" above "- A test failed, but it was expected to
-  fail.").
+  boilerplate;
+* a definition list's terms, as a web page's text gives them (bulleted items of a few words with no stop, each
+  above an item that opens a sentence, alternating: "- XFAIL" above "- A test failed, but it was expected to
+  fail."), are ``term`` units: each heads its description, as a heading does, until the list ends.
 
 Every unit is a span of the original text (offsets survive, so citations and evidence point into the document
-as stored), with its kind. Only ``sentence`` units state facts; headings, items that are not sentences, table
+as stored), with its kind. Only ``sentence`` units state facts; headings, terms, items that are not sentences, table
 rows, code and boilerplate never do. Stock news filler ("declined to comment") and a text narrating itself
 ("This article delves into ...", "This section contains examples of ...", "In conclusion, ..."), a cross-reference
 ("See Section 7.9, ...", "For more details, see ...") and a sentence introducing a listing it does not hold ("...
@@ -38,7 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Literal
 
-Kind = Literal["sentence", "item", "heading", "table", "code", "boilerplate"]
+Kind = Literal["sentence", "item", "heading", "term", "table", "code", "boilerplate"]
 #: the kinds a summary may state: a prose sentence, or a list item that is itself a sentence
 STATABLE: frozenset[str] = frozenset({"sentence", "item"})
 
@@ -545,8 +546,10 @@ def segments(text: str) -> list[Segment]:
         if kind == "code":  # a block of code is one unit
             while last + 1 < len(lines) and kinds[last + 1] == "code":
                 last += 1
-        if number in terms:
-            start = _ITEM_MARKER.match(text, start, end).end()
+        if number in terms:  # (its marker left out, as an item's is)
+            _append(text, terms[number], end, "term", out)
+            number += 1
+            continue
         _append(text, start, lines[last][1], kind, out)
         number = last + 1
     return _contents_entries(text, out)
@@ -554,29 +557,34 @@ def segments(text: str) -> list[Segment]:
 
 #: the most words of a definition list's term
 _TERM_WORDS = 4
-#: how many lines apart two terms of one definition list may be
-_TERMS_APART = 12
+#: a bulleted item's marker (a numbered one marks a step, whose short items are steps too)
+_BULLET = re.compile(r"[ \t]*[-*+•◦‣▪–—][ \t]+(?=\S)")
 
 
-def _definition_terms(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> set[int]:
-    """The lines that are the terms of a definition list, as a web page's main text gives one: an item of a few
-    words that ends with no stop, above an item that opens as a sentence does, with another such term near it
-    ("- XFAIL" above "- A test failed, but it was expected to fail.", DejaGnu's manual, a page's <dt> and <dd>).
-    Each is made a heading: what its description says is about it, and a reader of "A test failed, but it was
-    expected to fail." finds "XFAIL" above it. Their numbers are returned (their markers left out of them)."""
-    found = []
-    for number in range(len(lines) - 1):
-        if kinds[number] != "item" or kinds[number + 1] != "item":
-            continue
-        marker = _ITEM_MARKER.match(text, *lines[number])
-        term = text[marker.end():lines[number][1]].strip() if marker else ""
-        following = _ITEM_MARKER.match(text, *lines[number + 1])
-        description = text[following.end():lines[number + 1][1]] if following else ""
-        if (term and len(term.split()) <= _TERM_WORDS and term[-1] not in ".!?:;," and description[:1].isupper()
-                and _SENTENCE_END.search(description + " ")):
-            found.append(number)
-    terms = {number for number, other in zip(found, found[1:]) if other - number <= _TERMS_APART}
-    terms |= {other for number, other in zip(found, found[1:]) if other - number <= _TERMS_APART}
+def _definition_terms(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> dict[int, int]:
+    """The lines that are the terms of a definition list, as a web page's main text gives one (a page's <dt>
+    and <dd>, DejaGnu's manual): bulleted items on consecutive lines that alternate, at least twice, between
+    a term (a few words with no stop) and its description (an item that opens in capitals and ends a
+    sentence on its line), "- XFAIL" above "- A test failed, but it was expected to fail.". Each term's line
+    number is mapped to where its words start; the lines are marked as headings (their items are no
+    sentences to join). A changelog's or a command list's short items rarely alternate so with sentences."""
+    terms: dict[int, int] = {}
+    number = 0
+    while number < len(lines):
+        run: dict[int, int] = {}
+        while number + 1 < len(lines) and kinds[number] == kinds[number + 1] == "item":
+            term = _BULLET.match(text, *lines[number])
+            description = _BULLET.match(text, *lines[number + 1])
+            words = text[term.end():lines[number][1]].strip() if term else ""
+            said = text[description.end():lines[number + 1][1]].rstrip() if description else ""
+            if not (words and len(words.split()) <= _TERM_WORDS and words[-1] not in ".!?:;,"
+                    and said[:1].isupper() and _ENDS_SENTENCE.search(said)):
+                break
+            run[number] = term.end()
+            number += 2
+        if len(run) >= 2:
+            terms.update(run)
+        number += 1 if not run else 0
     for number in terms:
         kinds[number] = "heading"
     return terms

@@ -1584,15 +1584,22 @@ By default, tabulate removes leading and trailing whitespace from text columns.
 def test_a_participle_or_adverb_no_document_uses_tells_the_case_and_names_no_subject() -> None:
     # the asker's words for how things look ("misaligned", "wrecked") are not what the documents must name
     terms = _terms({"japanes": 2, "column": 6, "tabul": 9, "text": 8, "align": 3, "fix": 1, "past": 2, "code": 9,
-                    "indent": 4, "come": 2, "output": 5, "excel": 0})
+                    "indent": 4, "come": 2, "output": 5, "keep": 3, "support": 4, "run": 5, "again": 2, "job": 3})
     assert missing_subjects("Why are my Japanese columns misaligned in tabulate?", terms) == []
     assert missing_subjects("Why does pasted code come out wrecked, and apparently indented?", terms) == []
+    # a gerund tells what goes on after "be" or "keep", "without" or "from"; after "support", it names a feature
+    assert missing_subjects("Can I run the jobs again without redoing the finished ones?", terms) == []
+    assert missing_subjects("Does tabulate support sharding?", terms) == ["sharding"]
     # a name still is ("XLSX"), and so is an uncommon noun ("spreadsheets")
     assert missing_subjects("Can tabulate read an XLSX file?", terms) == ["XLSX"]
     assert missing_subjects("Can tabulate output to spreadsheets?", terms) == ["spreadsheets"]
-    summary = ExtractiveSummarizer().summarize("My tabulate output with Japanese text has misaligned columns. How "
-                                               "do I fix that?", _context(TABULATE, terms=terms))
-    assert not any("misaligned" in note for note in summary.notes), summary.notes
+    terms = _terms({"japanes": 2, "column": 6, "tabul": 9, "text": 8, "align": 3, "output": 5, "wide": 2,
+                    "charact": 3, "instal": 4})
+    summary = ExtractiveSummarizer().summarize("What should I install when tabulate columns with wide Japanese "
+                                               "characters come out misaligned?", _context(TABULATE, terms=terms))
+    assert [b.text for b in summary.bullets][:1] == [
+        "To properly align tables which contain wide characters (typically fullwidth glyphs from Chinese, Japanese "
+        "or Korean languages), the user should install wcwidth library."], summary.notes
 
 
 OPENVPN_README = """Running OpenVPN as an unprivileged user
@@ -1601,8 +1608,8 @@ OPENVPN_README = """Running OpenVPN as an unprivileged user
 If you use the mlock option in your configuration, you might run into issues
 with openvpn complaining about out of memory. The reason for this behavior is
 that openvpn uses mlockall to pin all of its pages into memory, and the default
-limit of locked memory for an unprivileged user is small. Raise LimitMEMLOCK in
-the service's unit file to fix it.
+limit of locked memory for an unprivileged user is small. To fix this, raise
+LimitMEMLOCK in the service's unit file.
 
 The init script starts one daemon for each configuration file in /etc/openvpn.
 """
@@ -1622,7 +1629,24 @@ def test_a_sentence_naming_the_cause_of_the_one_before_is_matched_with_its_words
                                                _context(OPENVPN_README))
     assert summary.bullets and summary.bullets[0].text.startswith("The reason for this behavior is that openvpn "
                                                                   "uses mlockall"), summary.bullets
+    # asked what to do, the remedy answers (the cause before it gives it no score of its own)
+    summary = ExtractiveSummarizer().summarize("How do I stop openvpn complaining that it is out of memory?",
+                                               _context(OPENVPN_README))
+    assert summary.bullets and summary.bullets[0].text.startswith("To fix this, raise LimitMEMLOCK"), summary.bullets
     summary = ExtractiveSummarizer().summarize("Why are my key bindings not handled when I press the key?",
                                                _context(TKINTER_FAQ))
     assert summary.bullets and summary.bullets[0].text.startswith("The most common cause is that the widget"), \
         summary.bullets
+
+
+def test_a_definition_lists_term_heads_its_description_until_the_list_ends() -> None:
+    from citesum.summarize.extractive import _placed_sentences
+
+    text = ("Output States\n\nruntest flags the outcome of each test as one of these cases.\n"
+            "- PASS\n- The most desirable outcome: the test was expected to succeed and did succeed.\n- XFAIL\n"
+            "- A test failed, but it was expected to fail.\n\nThe summary counts each outcome at the end of "
+            "the run.\n")
+    block = _context(text).blocks[0]
+    sections = {sentence: section.split("\n")[1] for sentence, section, _, _ in _placed_sentences(block, 3)}
+    assert sections["A test failed, but it was expected to fail."] == "Output States XFAIL"
+    assert sections["The summary counts each outcome at the end of the run."] == "Output States"

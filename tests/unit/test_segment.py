@@ -384,16 +384,18 @@ def test_authorship_and_a_fence_written_in_prose_stay_sentences() -> None:
     assert [kind for kind, _ in _units(fence)] == ["sentence"]
 
 
-def test_a_definition_lists_terms_are_headings_over_their_descriptions() -> None:
+def test_a_definition_lists_terms_head_their_descriptions() -> None:
     # DejaGnu's manual as a web page's text gives its <dt> and <dd>: the description never repeats its term
     text = ("runtest flags the outcome of each test as one of these cases.\n- PASS\n- The most desirable outcome: "
             "the test was expected to succeed and did succeed.\n- XFAIL\n- A test failed, but it was expected to "
             "fail. This result indicates no change in a known bug.\n")
     assert _units(text) == [
-        ("sentence", "runtest flags the outcome of each test as one of these cases."), ("heading", "PASS"),
+        ("sentence", "runtest flags the outcome of each test as one of these cases."), ("term", "PASS"),
         ("item", "The most desirable outcome: the test was expected to succeed and did succeed."),
-        ("heading", "XFAIL"), ("item", "A test failed, but it was expected to fail."),
+        ("term", "XFAIL"), ("item", "A test failed, but it was expected to fail."),
         ("item", "This result indicates no change in a known bug.")]
-    # a list of short items, or one short item above a sentence, keeps its items
+    # a list of short items, one short item above a sentence, or numbered steps keep their items
     assert [kind for kind, _ in _units("- Fast\n- Small\n- Cheap\n")] == ["item"] * 3
     assert [kind for kind, _ in _units("- Fast\n- It is written in C.\n")] == ["item", "item"]
+    steps = "1. Install the dependencies\n2. Run make. This builds it.\n3. Install it\n4. Run make install.\n"
+    assert {kind for kind, _ in _units(steps)} == {"item"}

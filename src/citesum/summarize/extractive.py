@@ -360,19 +360,44 @@ class _Group:
                 if len(documents[term]) >= 2 and count >= share * holding[term]}
 
 
-def _answer_with_cause(sentences: list[_Sentence]) -> None:
-    """For a question that asks why or what to do, or tells of something going wrong: a sentence that names the
-    cause of, or the remedy for, what the sentence before it tells (under the same heading, in the same passage
-    or the next) takes that one's answer score and relevance when they are higher, and gives it its own. The
-    sentence before restates the asker's trouble in the question's words ("You might run into issues with
-    openvpn complaining about out of memory."); the one naming its cause answers in words of its own ("The
-    reason for this behavior is that openvpn uses mlockall to pin all of its pages into memory.")."""
-    for before, sentence in zip(sentences, sentences[1:]):
-        if (before.answer > sentence.answer and before.number == sentence.number
-                and sentence.passage - before.passage in (0, 1) and before.section.split("\n")[:2] == sentence.section.split("\n")[:2]
-                and _NAMES_CAUSE.match(sentence.text)):
-            before.answer, sentence.answer = sentence.answer, before.answer
-            before.relevance, sentence.relevance = sentence.relevance, before.relevance
+def _answer_with_cause(sentences: list[_Sentence], answers: re.Pattern[str]) -> None:
+    """For a question that asks why (``answers`` is :data:`_NAMES_CAUSE`) or what to do (:data:`_NAMES_REMEDY`),
+    or tells of something going wrong (either): a sentence that opens by naming the cause of, or the remedy for,
+    what the sentences right before it tell exchanges its answer score and relevance with their premise's,
+    when the premise's answer score is higher. The premise is the nearest sentence before it that names no
+    cause or remedy itself, each sentence between being the referent of the next (the third line of its
+    section). It restates the asker's trouble in the question's words ("You might run into issues with openvpn
+    complaining about out of memory."); the sentence naming its cause answers in words of its own ("The reason
+    for this behavior is that openvpn uses mlockall to pin all of its pages into memory."), and the one after,
+    naming its remedy, answers what to do. The scores compared are those before any exchange, and a premise
+    gives its score once."""
+    scores = [(sentence.answer, sentence.relevance) for sentence in sentences]
+    given: set[int] = set()
+    for i, sentence in enumerate(sentences):
+        if not answers.match(sentence.text):
+            continue
+        premise = i
+        while premise and _follows(sentences[premise - 1], sentences[premise]):
+            premise -= 1
+            if not _ANSWERS_TROUBLE.match(sentences[premise].text):
+                break
+        if (premise < i and premise not in given and scores[premise][0] > scores[i][0]
+                and not _ANSWERS_TROUBLE.match(sentences[premise].text)):
+            given.add(premise)
+            before = sentences[premise]
+            (before.answer, before.relevance), (sentence.answer, sentence.relevance) = scores[i], scores[premise]
+
+
+def _follows(before: _Sentence, sentence: _Sentence) -> bool:
+    """Whether ``sentence`` comes right after ``before`` in its document and refers back to it: ``before`` is
+    the referent on the third line of its section, or, for the first sentence of a passage (which has none:
+    the chunker cut there), ``before`` is the last of the passage before, under the same heading."""
+    if before.number != sentence.number:
+        return False
+    title, heading, referent = (sentence.section.split("\n") + ["", ""])[:3]
+    return (referent == quote_sentence(before.text)
+            or not referent and sentence.passage == before.passage + 1
+            and before.section.split("\n")[:2] == [title, heading])
 
 
 def _words_as_written(text: str) -> tuple[str, ...]:
@@ -408,20 +433,27 @@ def central_sentences(vectors: np.ndarray, token_counts: list[int], max_tokens: 
     return sorted(chosen)
 
 
-#: a sentence that opens by naming the cause of, or the remedy for, what the sentence before it tells: "The
-#: reason for this behavior is that ...", "The most common cause is that ...", "This happens because ...", "To
-#: avoid this, ...", "The solution is to ..."
+#: a sentence that opens by naming the cause of what the sentence before it tells: "The reason for this behavior is
+#: that ...", "The most common cause is that ...", "This happens because ...", "This is why ..."
 _NAMES_CAUSE = re.compile(
-    r"\W*(?:the (?:most |more |only |usual |likely |main |real |simplest |easiest |best )?(?:common |usual |likely )?"
-    r"(?:cause|reason|solution|fix|remedy|workaround|explanation|answer)s?\b(?! (?:of|for|to) (?:an?|the)\b)|"
-    r"(?:this|that|it) (?:is|was|happens|occurs|comes) (?:because|since|due to|when|if)\b|(?:that|it)['’]s because\b|"
-    r"this is why\b|because of this\b|"
+    r"\W*(?:the (?:most |more |only |usual |likely |main |real )?(?:common |usual |likely )?"
+    r"(?:cause|reason|explanation)s?"
+    r"(?: (?:of|for|behind) [^,.;:]{1,40})? (?:is|are|was|were|lies|seems|may be|might be|could be)\b|"
+    r"(?:this|that|it) (?:is|was|happens|happened|occurs|comes) (?:because|since|due to|when|if)\b|"
+    r"(?:that|it)['’]s because\b|this is why\b|because of this\b)".replace(" ", r"\s+"), re.IGNORECASE)  # (wrapped)
+#: a sentence that opens by naming the remedy for what the sentence before it tells: "The solution is to ...",
+#: "To avoid this, ...", "To correct this issue ..."
+_NAMES_REMEDY = re.compile(
+    r"\W*(?:the (?:only |usual |simplest |easiest |best |recommended )?(?:solution|fix|remedy|workaround)s?"
+    r"(?: (?:to|for) [^,.;:]{1,40})? (?:is|are|was|lies)\b|"
     r"to (?:avoid|fix|solve|prevent|remedy|resolve|correct|work around|get around|circumvent) "
-    r"(?:this|that|it|the (?:problem|issue|situation))\b)".replace(" ", r"\s+"), re.IGNORECASE)  # (wrapped lines)
+    r"(?:this|that|it|the (?:problem|issue|situation))\b)".replace(" ", r"\s+"), re.IGNORECASE)
 #: a sentence opening with a word that refers back ("This function is deprecated", "It is not", "Such files"), or
 #: naming the cause of, or the remedy for, what the sentence before it tells: what it is about was named there
+#: a sentence that opens by naming the cause of, or the remedy for, what the sentence before it tells
+_ANSWERS_TROUBLE = re.compile(f"{_NAMES_CAUSE.pattern}|{_NAMES_REMEDY.pattern}", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|she|the latter|the former)\b|"
-                      + _NAMES_CAUSE.pattern, re.IGNORECASE)
+                      + _ANSWERS_TROUBLE.pattern, re.IGNORECASE)
 
 
 def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
@@ -476,8 +508,15 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
         layout = _Layout(text_ahead, units, len(text), faq=bool(_FAQ_TITLE.search(block.title)))
+        listed = None  # the heading above the definition list the units are in, if they are
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
+            if unit.kind == "term":  # a definition list's term heads its description, under the list's heading
+                listed = heading if listed is None else listed
+                heading, titled, previous, premise, asked = f"{listed} {sentence}".strip(), True, "", "", False
+                continue
+            if listed is not None and unit.kind != "item":  # the list ended
+                heading, listed = listed, None
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
                 # an FAQ's question (with its premise) heads its answer as a heading heads its section; a second
                 # question on its line goes with it, one on a line of its own starts another
@@ -1302,7 +1341,7 @@ def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
     counts only when the tokenizer's vocabulary, which is ordered by how often words occur, splits it into more
     than one piece. A question that tells the asker's case before it asks names a subject only in the clause
     that asks (:func:`asked_about`). Empty without collection statistics (``terms``)."""
-    return asked_about(query, _named_things(absent_words(query, terms)))
+    return asked_about(query, _named_things(query, absent_words(query, terms)))
 
 
 def asked_about(query: str, words: list[str]) -> list[str]:
@@ -1353,17 +1392,23 @@ def _uncommon(words: list[str]) -> list[str]:
             if tokenizer.count(" " + word.lower()) > 1 or sum(c.isupper() for c in word) >= 2]
 
 
-#: a lower-case word that ends as a participle or an adverb does ("misaligned", "wrecking", "apparently")
-_DESCRIBING = re.compile(r"[a-z][a-z-]*(?:ed|ing|ly)")
+#: a lower-case word that ends as a past participle or an adverb does ("misaligned", "apparently")
+_DESCRIBING = re.compile(r"[a-z][a-z-]*(?:ed|ly)")
+#: what goes before a gerund that tells what goes on ("is wrecking", "keeps crashing", "without redoing"); one
+#: after "support" or "for" names a feature ("support sharding", "for fuzzing")
+_GOING_ON = r"(?:is|are|was|were|be|been|being|keeps?|kept|without|from)\s+"
 
 
-def _named_things(words: list[str]) -> list[str]:
-    """Those of ``words`` (missing from the collection) that name a thing the question asks about: uncommon
-    (:func:`_uncommon`), and not a lower-case participle or adverb. Such a word tells how the asker's case looks
-    ("my table has misaligned columns", "the indentation comes out wrecked") in words of their own, which the
-    documents that answer need not use; a thing that no document names ("GPU", "OAuth2", "bindings") is what
-    makes a question unanswerable."""
-    return [word for word in _uncommon(words) if not _DESCRIBING.fullmatch(word)]
+def _named_things(query: str, words: list[str]) -> list[str]:
+    """Those of ``words`` (of ``query``, missing from the collection) that name a thing the question asks about:
+    uncommon (:func:`_uncommon`), and neither a lower-case past participle or adverb nor a gerund after a form of
+    "be" or "keep", "without" or "from". Such a word tells how the asker's case looks ("my table has misaligned
+    columns", "the indentation comes out wrecked", "without redoing the ones that finished") in words of their
+    own, which the documents that answer need not use; a thing that no document names ("GPU", "OAuth2",
+    "bindings", "sharding") is what makes a question unanswerable."""
+    return [word for word in _uncommon(words)
+            if not (_DESCRIBING.fullmatch(word) or word.islower() and word.endswith("ing")
+                    and re.search(rf"\b{_GOING_ON}{re.escape(word)}\b", query, re.IGNORECASE))]
 
 
 #: how much of a sentence the second opinion reads (``second_opinion``): more than a statable one holds
@@ -1408,13 +1453,15 @@ class ExtractiveSummarizer:
         texts = [block.text for block in context.blocks]
         absent = absent_words(query, context.terms, texts,
                               [f"{block.document_id} {block.title}" for block in context.blocks])
-        missing = asked_about(query, _named_things(absent))  # what missing_subjects gives, from the words found once
+        missing = asked_about(query, _named_things(query, absent))  # missing_subjects' words, from those found once
         missing += asked_about(query, unwritten_options(query, texts))
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
-        if expected_answer(query) in ("reason", "method") or _goes_wrong(query):
-            _answer_with_cause(sentences)
+        expected = expected_answer(query)
+        if expected in ("reason", "method") or _goes_wrong(query):
+            _answer_with_cause(sentences, _NAMES_CAUSE if expected == "reason" else
+                               _NAMES_REMEDY if expected == "method" else _ANSWERS_TROUBLE)
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
