@@ -1650,3 +1650,10 @@ def test_a_definition_lists_term_heads_its_description_until_the_list_ends() -> 
     sections = {sentence: section.split("\n")[1] for sentence, section, _, _ in _placed_sentences(block, 3)}
     assert sections["A test failed, but it was expected to fail."] == "Output States XFAIL"
     assert sections["The summary counts each outcome at the end of the run."] == "Output States"
+
+
+def test_the_asker_naming_themselves_names_nothing_the_documents_lack() -> None:
+    # a new user's trial: "no document mentions 'myself'" for a firewall question its manual does not answer
+    summary = ExtractiveSummarizer().summarize("How do I test a new zlib build without locking myself out?",
+                                               _context(MANUAL, ZLIB, FAQ, terms=_terms({"zlib": 9, "test": 4})))
+    assert summary.abstained and not any("myself" in note for note in summary.notes), summary.notes

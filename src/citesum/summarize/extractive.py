@@ -81,8 +81,8 @@ _QUESTION_FRAME_WORDS = (
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
     # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
     # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
-    "my me your yours you we our don't doesn't didn't isn't aren't wasn't can't cannot wouldn't shouldn't "
-    "couldn't")
+    "my me myself your yours yourself you we our ourselves don't doesn't didn't isn't aren't wasn't can't cannot "
+    "wouldn't shouldn't couldn't")
 
 
 @cache
