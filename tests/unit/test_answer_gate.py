@@ -1657,3 +1657,18 @@ def test_the_asker_naming_themselves_names_nothing_the_documents_lack() -> None:
     summary = ExtractiveSummarizer().summarize("How do I test a new zlib build without locking myself out?",
                                                _context(MANUAL, ZLIB, FAQ, terms=_terms({"zlib": 9, "test": 4})))
     assert summary.abstained and not any("myself" in note for note in summary.notes), summary.notes
+
+
+def test_the_rest_of_a_sentence_that_code_interrupted_is_no_sentence() -> None:
+    from citesum.summarize.extractive import _placed_sentences
+
+    # git-buildpackage's manual closes its paragraph around the command and opens another after it
+    # (as the page's text gives it: the command's line runs into the paragraph after it)
+    text = ("The created branch will be named after the branch you imported from. So if you do your Debian\n"
+            "packaging on debian/sid and do a\n  \n    gbp pq import\n    then the newly created branch will be\n"
+            "    called patch-queue/debian/sid.\n\nInstallation\n\nlibgbp is installed with the package.\n")
+    stated = [" ".join(sentence.split()) for sentence, _, _, _ in _placed_sentences(_context(text).blocks[0], 3)]
+    assert stated[0] == "The created branch will be named after the branch you imported from."
+    assert not any("newly created" in sentence for sentence in stated), stated
+    # a sentence in lower case under a heading is one
+    assert stated[-1] == "libgbp is installed with the package."

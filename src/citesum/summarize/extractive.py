@@ -360,6 +360,26 @@ class _Group:
                 if len(documents[term]) >= 2 and count >= share * holding[term]}
 
 
+def _resumed_after_code(text: str, units: list[Segment], number: int) -> bool:
+    """Whether ``units[number]`` goes on with a sentence that a block of code interrupted: it opens in lower
+    case after the code (or after the blank line that stands for it), and the unit before ends on a word that
+    cannot end a sentence ("So if you do your Debian packaging on debian/sid and do a" | "gbp pq import" |
+    "then the newly created branch will be called patch-queue/debian/sid.", git-buildpackage's manual, whose
+    page closes the paragraph around its command). Its words are the end of a sentence, not one."""
+    if number < 1 or not text[units[number].start].islower():
+        return False
+    before = number - 1
+    while before > 0 and units[before].kind == "code":
+        before -= 1
+    return units[before].kind in STATABLE and bool(_DANGLING.search(text, units[before].start, units[before].end))
+
+
+#: a unit's last word when it is one no sentence ends on: an article, a preposition, a conjunction, a verb of
+#: doing ("... and do a", "... you can run", "... with the")
+_DANGLING = re.compile(r"(?<![\w-])(?:a|an|the|to|and|or|of|for|with|from|by|in|on|into|as|than|then|do|does|use|"
+                       r"run|type|enter|try|call|invoke|execute|is|are|be|was|were|can|will|should|must)\s*$")
+
+
 def _answer_with_cause(sentences: list[_Sentence], answers: re.Pattern[str]) -> None:
     """For a question that asks why (``answers`` is :data:`_NAMES_CAUSE`) or what to do (:data:`_NAMES_REMEDY`),
     or tells of something going wrong (either): a sentence that opens by naming the cause of, or the remedy for,
@@ -542,7 +562,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             previous = sentence if unit.kind in STATABLE else ""
             code = introduced_code(sentence, text, units, number, going_on) if unit.kind in STATABLE else ""
             # a sentence that introduces code ("..., you can use this in your .mc file:") is whole with it
-            states = is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
+            states = (is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
+                      and not _resumed_after_code(text, units, number))
             if unit.kind in STATABLE and states and len(sentence.split()) >= min_words:
                 # (each part on one line: a reader of the section finds its heading as its second line)
                 yield (sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent)),
