@@ -565,13 +565,18 @@ def _definition_terms(text: str, lines: list[tuple[int, int]], kinds: list[_Line
     """The lines that are the terms of a definition list, as a web page's main text gives one (a page's <dt>
     and <dd>, DejaGnu's manual): bulleted items on consecutive lines that alternate, at least twice, between
     a term (a few words with no stop) and its description (an item that opens in capitals and ends a
-    sentence on its line), "- XFAIL" above "- A test failed, but it was expected to fail.". Each term's line
+    sentence on its line), "- XFAIL" above "- A test failed, but it was expected to fail.", unless a line
+    ending with a colon introduces the list. Each term's line
     number is mapped to where its words start; the lines are marked as headings (their items are no
     sentences to join). A changelog's or a command list's short items rarely alternate so with sentences."""
     terms: dict[int, int] = {}
     number = 0
     while number < len(lines):
         run: dict[int, int] = {}
+        above = next((line for line in range(number - 1, -1, -1) if kinds[line] != "blank"), None)
+        if above is not None and kinds[above] != "item" and text[slice(*lines[above])].rstrip().endswith(":"):
+            number += 1  # a list a sentence introduces ("... one of these:") is shown with it, as its items
+            continue
         while number + 1 < len(lines) and kinds[number] == kinds[number + 1] == "item":
             term = _BULLET.match(text, *lines[number])
             description = _BULLET.match(text, *lines[number + 1])

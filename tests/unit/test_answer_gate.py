@@ -1590,6 +1590,8 @@ def test_a_participle_or_adverb_no_document_uses_tells_the_case_and_names_no_sub
     # a gerund tells what goes on after "be" or "keep", "without" or "from"; after "support", it names a feature
     assert missing_subjects("Can I run the jobs again without redoing the finished ones?", terms) == []
     assert missing_subjects("Does tabulate support sharding?", terms) == ["sharding"]
+    assert missing_subjects("Why is my tabulate output stuttering?", terms) == []
+    assert missing_subjects("Is there support for sharding in tabulate?", terms) == ["sharding"]
     # a name still is ("XLSX"), and so is an uncommon noun ("spreadsheets")
     assert missing_subjects("Can tabulate read an XLSX file?", terms) == ["XLSX"]
     assert missing_subjects("Can tabulate output to spreadsheets?", terms) == ["spreadsheets"]
@@ -1650,6 +1652,12 @@ def test_a_definition_lists_term_heads_its_description_until_the_list_ends() -> 
     sections = {sentence: section.split("\n")[1] for sentence, section, _, _ in _placed_sentences(block, 3)}
     assert sections["A test failed, but it was expected to fail."] == "Output States XFAIL"
     assert sections["The summary counts each outcome at the end of the run."] == "Output States"
+    # a sentence of the description that says nothing a reader asked for does not end the list
+    text = text.replace("expected to fail.\n", "expected to fail. See the log for details.\n- The run still "
+                        "counts it as a success.\n")
+    sections = {sentence: section.split("\n")[1] for sentence, section, _, _ in
+                _placed_sentences(_context(text).blocks[0], 3)}
+    assert sections["The run still counts it as a success."] == "Output States XFAIL", sections
 
 
 def test_the_asker_naming_themselves_names_nothing_the_documents_lack() -> None:
@@ -1670,5 +1678,12 @@ def test_the_rest_of_a_sentence_that_code_interrupted_is_no_sentence() -> None:
     stated = [" ".join(sentence.split()) for sentence, _, _, _ in _placed_sentences(_context(text).blocks[0], 3)]
     assert stated[0] == "The created branch will be named after the branch you imported from."
     assert not any("newly created" in sentence for sentence in stated), stated
-    # a sentence in lower case under a heading is one
+    # a sentence in lower case under a heading is one, and so is a paragraph of its own after code, or one
+    # after a list's item
     assert stated[-1] == "libgbp is installed with the package."
+    text = ("To check the version on your system you can run\n\n```\ngpg --version\n```\n\ngpg prints its "
+            "version and exits, then it checks the keyring.\n\n- The prefix to install to\n\nlibfoo is the core "
+            "library and it is always built.\n")
+    stated = [" ".join(sentence.split()) for sentence, _, _, _ in _placed_sentences(_context(text).blocks[0], 3)]
+    assert "gpg prints its version and exits, then it checks the keyring." in stated, stated
+    assert "libfoo is the core library and it is always built." in stated, stated

@@ -399,3 +399,6 @@ def test_a_definition_lists_terms_head_their_descriptions() -> None:
     assert [kind for kind, _ in _units("- Fast\n- It is written in C.\n")] == ["item", "item"]
     steps = "1. Install the dependencies\n2. Run make. This builds it.\n3. Install it\n4. Run make install.\n"
     assert {kind for kind, _ in _units(steps)} == {"item"}
+    # a list that a sentence introduces with a colon is shown with it, as its items
+    introduced = "Each test ends as one of these:\n- PASS\n- The test passed.\n- FAIL\n- The test failed.\n"
+    assert [kind for kind, _ in _units(introduced)] == ["sentence"] + ["item"] * 4

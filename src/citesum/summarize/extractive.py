@@ -81,7 +81,7 @@ _QUESTION_FRAME_WORDS = (
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
     # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
     # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
-    "my me myself your yours yourself you we our ourselves don't doesn't didn't isn't aren't wasn't can't cannot "
+    "my me myself your yours yourself yourselves themselves you we our ourselves don't doesn't didn't isn't aren't wasn't can't cannot "
     "wouldn't shouldn't couldn't")
 
 
@@ -362,16 +362,20 @@ class _Group:
 
 def _resumed_after_code(text: str, units: list[Segment], number: int) -> bool:
     """Whether ``units[number]`` goes on with a sentence that a block of code interrupted: it opens in lower
-    case after the code (or after the blank line that stands for it), and the unit before ends on a word that
-    cannot end a sentence ("So if you do your Debian packaging on debian/sid and do a" | "gbp pq import" |
-    "then the newly created branch will be called patch-queue/debian/sid.", git-buildpackage's manual, whose
-    page closes the paragraph around its command). Its words are the end of a sentence, not one."""
+    case, right after a block of code (on the next line) or after the blank line that the code's lines were run
+    into it across, and the prose sentence before ends on a word no sentence ends on ("So if you do your Debian
+    packaging on debian/sid and do a" | "gbp pq import then the newly created branch will be called
+    patch-queue/debian/sid.", git-buildpackage's manual, whose page closes the paragraph around its command).
+    Its words are the end of a sentence, not one."""
     if number < 1 or not text[units[number].start].islower():
         return False
     before = number - 1
-    while before > 0 and units[before].kind == "code":
-        before -= 1
-    return units[before].kind in STATABLE and bool(_DANGLING.search(text, units[before].start, units[before].end))
+    if units[before].kind == "code":
+        if "\n\n" in text[units[before].end:units[number].start].replace(" ", ""):
+            return False  # a blank line after the code: a paragraph of its own
+        while before > 0 and units[before].kind == "code":
+            before -= 1
+    return units[before].kind == "sentence" and bool(_DANGLING.search(text, units[before].start, units[before].end))
 
 
 #: a unit's last word when it is one no sentence ends on: an article, a preposition, a conjunction, a verb of
@@ -535,7 +539,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
                 listed = heading if listed is None else listed
                 heading, titled, previous, premise, asked = f"{listed} {sentence}".strip(), True, "", "", False
                 continue
-            if listed is not None and unit.kind != "item":  # the list ended
+            if listed is not None and unit.kind in ("heading", "sentence", "table"):  # the list ended
                 heading, listed = listed, None
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
                 # an FAQ's question (with its premise) heads its answer as a heading heads its section; a second
@@ -574,6 +578,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         # (an FAQ's question that ends the passage heads the next as its entry, not as a section); in an FAQ, an
         # entry whose answer the passage ended in heads the rest of its answer in the next ("Q. What's this
         # setgroups(0, NULL) error?" | "A. ... Some BSD's have a problem with this." | "To avoid this error, ...")
+        heading = heading if listed is None else listed  # (a definition list's term heads no passage after)
         section = heading if following and (titled or layout.faq and not asked) and not premise else ""
         section_titled = titled
 
@@ -1415,15 +1420,17 @@ def _uncommon(words: list[str]) -> list[str]:
 
 #: a lower-case word that ends as a past participle or an adverb does ("misaligned", "apparently")
 _DESCRIBING = re.compile(r"[a-z][a-z-]*(?:ed|ly)")
-#: what goes before a gerund that tells what goes on ("is wrecking", "keeps crashing", "without redoing"); one
-#: after "support" or "for" names a feature ("support sharding", "for fuzzing")
-_GOING_ON = r"(?:is|are|was|were|be|been|being|keeps?|kept|without|from)\s+"
+#: what goes before a gerund that tells what goes on, with up to three words between ("is my screen
+#: stuttering", "keeps on crashing", "without redoing"); one after "support", "for", "of" or "with" names a
+#: feature ("Is there support for sharding?", "Does it support fuzzing?")
+_GOING_ON = (r"(?:is|are|was|were|be|been|being|keeps?|kept|starts?|started|stops?|stopped|still|without|from)\s+"
+             r"(?:(?!(?:support|for|of|with)\b)\S+\s+){0,3}")
 
 
 def _named_things(query: str, words: list[str]) -> list[str]:
     """Those of ``words`` (of ``query``, missing from the collection) that name a thing the question asks about:
     uncommon (:func:`_uncommon`), and neither a lower-case past participle or adverb nor a gerund after a form of
-    "be" or "keep", "without" or "from". Such a word tells how the asker's case looks ("my table has misaligned
+    "be", "keep", "start" or "stop", "still", "without" or "from" (:data:`_GOING_ON`). Such a word tells how the asker's case looks ("my table has misaligned
     columns", "the indentation comes out wrecked", "without redoing the ones that finished") in words of their
     own, which the documents that answer need not use; a thing that no document names ("GPU", "OAuth2",
     "bindings", "sharding") is what makes a question unanswerable."""
