@@ -100,9 +100,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("twenty-second", "twenty-second (held out in the fourteenth round, tuned on in the fifteenth)"),
                     ("twenty-third", "twenty-third (held out in the fifteenth round, tuned on in the sixteenth)"),
                     ("twenty-fourth", "twenty-fourth (held out from every choice until the sixteenth round's start, "
-                                      "run once then, tuned on after)"))
+                                      "run once then, tuned on after)"),
+                    ("twenty-fifth", "twenty-fifth (held out from every choice; run after the round's rules, with "
+                                     "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "twenty-third"
+_HELD_OUT_SPLIT = "twenty-fifth"
 
 
 def collections_memory() -> str:
