@@ -22,8 +22,8 @@ a sentence end. :func:`segments` reads the layout first:
   fail."), are ``term`` units: each heads its description, as a heading does, until the list ends.
 
 Every unit is a span of the original text (offsets survive, so citations and evidence point into the document
-as stored), with its kind. Only ``sentence`` units state facts; headings, terms, items that are not sentences, table
-rows, code and boilerplate never do. Stock news filler ("declined to comment") and a text narrating itself
+as stored), with its kind. Only ``sentence`` units state facts; headings, terms, items that are not sentences,
+table rows, code and boilerplate never do. Stock news filler ("declined to comment") and a text narrating itself
 ("This article delves into ...", "This section contains examples of ...", "In conclusion, ..."), a cross-reference
 ("See Section 7.9, ...", "For more details, see ...") and a sentence introducing a listing it does not hold ("...
 as follows.") are sentences of the kind ``boilerplate``: true, and saying nothing a reader asked for.
@@ -566,9 +566,9 @@ def _definition_terms(text: str, lines: list[tuple[int, int]], kinds: list[_Line
     and <dd>, DejaGnu's manual): bulleted items on consecutive lines that alternate, at least twice, between
     a term (a few words with no stop) and its description (an item that opens in capitals and ends a
     sentence on its line), "- XFAIL" above "- A test failed, but it was expected to fail.", unless a line
-    ending with a colon introduces the list. Each term's line
-    number is mapped to where its words start; the lines are marked as headings (their items are no
-    sentences to join). A changelog's or a command list's short items rarely alternate so with sentences."""
+    ending with a colon introduces the list. Each term's line number is mapped to where its words start; the
+    lines are marked as headings (their items are no sentences to join). A changelog's or a command list's short
+    items rarely alternate so with sentences."""
     terms: dict[int, int] = {}
     number = 0
     while number < len(lines):

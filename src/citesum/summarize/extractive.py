@@ -81,8 +81,8 @@ _QUESTION_FRAME_WORDS = (
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
     # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
     # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
-    "my me myself your yours yourself yourselves themselves you we our ourselves don't doesn't didn't isn't aren't wasn't can't cannot "
-    "wouldn't shouldn't couldn't")
+    "my me myself your yours yourself yourselves themselves you we our ourselves don't doesn't didn't isn't "
+    "aren't wasn't can't cannot wouldn't shouldn't couldn't")
 
 
 @cache
@@ -154,9 +154,8 @@ class ExtractiveOptions:
     a sentence naming the cause of, or the remedy for, what the one before it tells is about that one and
     answers in its place, :func:`_answer_with_cause`) were drawn from the twenty-four splits pooled (the
     ``twenty-fourth`` run once at the round's start) and are reported on the ``twenty-fifth``, written at the
-    round's start and run after them. That topic
-    queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
-    in-sample."""
+    round's start and run after them. That topic queries pass ungated was chosen looking at all three SummHay
+    news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
     max_words: int | None = None
@@ -375,7 +374,8 @@ def _resumed_after_code(text: str, units: list[Segment], number: int) -> bool:
             return False  # a blank line after the code: a paragraph of its own
         while before > 0 and units[before].kind == "code":
             before -= 1
-    return units[before].kind == "sentence" and bool(_DANGLING.search(text, units[before].start, units[before].end))
+    return units[before].kind == "sentence" and bool(_DANGLING.search(text, units[before].start,
+                                                                       units[before].end))
 
 
 #: a unit's last word when it is one no sentence ends on: an article, a preposition, a conjunction, a verb of
@@ -472,10 +472,10 @@ _NAMES_REMEDY = re.compile(
     r"(?: (?:to|for) [^,.;:]{1,40})? (?:is|are|was|lies)\b|"
     r"to (?:avoid|fix|solve|prevent|remedy|resolve|correct|work around|get around|circumvent) "
     r"(?:this|that|it|the (?:problem|issue|situation))\b)".replace(" ", r"\s+"), re.IGNORECASE)
-#: a sentence opening with a word that refers back ("This function is deprecated", "It is not", "Such files"), or
-#: naming the cause of, or the remedy for, what the sentence before it tells: what it is about was named there
 #: a sentence that opens by naming the cause of, or the remedy for, what the sentence before it tells
 _ANSWERS_TROUBLE = re.compile(f"{_NAMES_CAUSE.pattern}|{_NAMES_REMEDY.pattern}", re.IGNORECASE)
+#: a sentence opening with a word that refers back ("This function is deprecated", "It is not", "Such files"), or
+#: naming the cause of, or the remedy for, what the sentence before it tells: what it is about was named there
 _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|she|the latter|the former)\b|"
                       + _ANSWERS_TROUBLE.pattern, re.IGNORECASE)
 
@@ -1430,10 +1430,10 @@ _GOING_ON = (r"(?:is|are|was|were|be|been|being|keeps?|kept|starts?|started|stop
 def _named_things(query: str, words: list[str]) -> list[str]:
     """Those of ``words`` (of ``query``, missing from the collection) that name a thing the question asks about:
     uncommon (:func:`_uncommon`), and neither a lower-case past participle or adverb nor a gerund after a form of
-    "be", "keep", "start" or "stop", "still", "without" or "from" (:data:`_GOING_ON`). Such a word tells how the asker's case looks ("my table has misaligned
-    columns", "the indentation comes out wrecked", "without redoing the ones that finished") in words of their
-    own, which the documents that answer need not use; a thing that no document names ("GPU", "OAuth2",
-    "bindings", "sharding") is what makes a question unanswerable."""
+    "be", "keep", "start" or "stop", "still", "without" or "from" (:data:`_GOING_ON`). Such a word tells how the
+    asker's case looks ("my table has misaligned columns", "the indentation comes out wrecked", "without redoing
+    the ones that finished") in words of their own, which the documents that answer need not use; a thing that
+    no document names ("GPU", "OAuth2", "bindings", "sharding") is what makes a question unanswerable."""
     return [word for word in _uncommon(words)
             if not (_DESCRIBING.fullmatch(word) or word.islower() and word.endswith("ing")
                     and re.search(rf"\b{_GOING_ON}{re.escape(word)}\b", query, re.IGNORECASE))]
