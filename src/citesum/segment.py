@@ -573,6 +573,9 @@ def _definition_terms(text: str, lines: list[tuple[int, int]], kinds: list[_Line
     number = 0
     while number < len(lines):
         run: dict[int, int] = {}
+        if kinds[number] != "item":  # (what is above a line is looked at only where a list may start)
+            number += 1
+            continue
         above = next((line for line in range(number - 1, -1, -1) if kinds[line] != "blank"), None)
         if above is not None and kinds[above] != "item" and text[slice(*lines[above])].rstrip().endswith(":"):
             number += 1  # a list a sentence introduces ("... one of these:") is shown with it, as its items
