@@ -29,6 +29,8 @@ _WORD_BREAK = re.compile(r"\s+")
 class Span:
     start: int
     end: int
+    #: the span begins inside a unit that an earlier span began: a piece of a unit longer than the cap
+    continues: bool = False
 
 
 def sentence_spans(text: str) -> list[Span]:
@@ -92,7 +94,10 @@ def _pack(
             if current is not None:
                 yield current, current_tokens
                 current = None
-            yield from _split_long(text, span, max_tokens, tokenizer, levels)
+            # a piece after the first goes on with a sentence it does not hold the start of: the summarizer must
+            # not quote it as one ("this way you won't loose the logs ...", the rest of a 389-character sentence)
+            for piece, piece_tokens in _split_long(text, span, max_tokens, tokenizer, levels):
+                yield Span(piece.start, piece.end, piece.start > span.start or span.continues), piece_tokens
             continue
         if current is None:
             current, current_tokens = span, span_tokens
@@ -116,6 +121,7 @@ def _make_passage(document: Document, ordinal: int, span: Span, token_count: int
         char_end=span.end,
         text=document.text[span.start : span.end],
         token_count=token_count,
+        continues=span.continues,
     )
 
 

@@ -53,6 +53,9 @@ class Passage:
     char_end: int
     text: str
     token_count: int
+    #: whether the passage begins inside a sentence (or another unit) that the document's previous passage began:
+    #: the chunker cut a unit longer than a passage at its clauses, and this is a later piece of it
+    continues: bool = False
 
 
 @dataclass(frozen=True)

@@ -1687,3 +1687,30 @@ def test_the_rest_of_a_sentence_that_code_interrupted_is_no_sentence() -> None:
     stated = [" ".join(sentence.split()) for sentence, _, _, _ in _placed_sentences(_context(text).blocks[0], 3)]
     assert "gpg prints its version and exits, then it checks the keyring." in stated, stated
     assert "libfoo is the core library and it is always built." in stated, stated
+
+
+def test_the_rest_of_a_sentence_longer_than_a_passage_is_not_stated_as_one(tmp_path: Path) -> None:
+    from citesum import Index, Pipeline
+    from citesum.types import Document
+
+    # a new user's trial (squid's README.Debian, hard-wrapped): "If I purge the squid package, will it delete my
+    # cache and logs?" was answered "this way you won't loose the logs when you purge squid.", the last piece of a
+    # 389-character sentence that the chunker cut at its commas into passages of 100 tokens
+    readme = ("Proxy for Debian\n================\n\n"
+              "Both flavours of the proxy share not only the config files but also the log\n"
+              "files and the cache. When purging the proxy, the package did not remove the\n"
+              "cache files, typically at /var/spool/proxy, and now, since version 4.13-6, it\n"
+              "also does not remove the logs at /var/log/proxy, this means that if you want\n"
+              "to migrate to the other flavour and, afterwards, purge the proxy, you must\n"
+              "make sure you have at least version 4.13-6 of the proxy installed, this way you\n"
+              "will not lose the logs when you purge the proxy package from your system. So, if\n"
+              "you have version 4.13-6 or later, you can switch flavours without any problem.\n")
+    index = Index.create(tmp_path / "ix")
+    index.add([Document("README.Debian", "Proxy for Debian", readme),
+               *[Document(f"note{n}.txt", f"Note {n}", f"Note {n} says how the build of part {n} is laid out.")
+                 for n in range(20)]])
+    summary = Pipeline(index).summarize("If I purge the proxy package, will it delete my logs?")
+    stated = [b.text for b in (*summary.bullets, *summary.leads)]
+    assert stated and not any(text.startswith("this way") for text in stated), stated
+    assert [p.continues for p in index.passages if p.document_id == "README.Debian" and p.text.startswith("this way")
+            ] == [True]

@@ -29,9 +29,9 @@ def _documents(count: int, words: int = 30, tag: str = "") -> list[Document]:
 def _in_database(path: Path) -> list[Passage]:
     """The units as the database holds them, in rowid order: what a generation's units must read as."""
     with sqlite3.connect(path / DB_NAME) as conn:
-        rows = conn.execute("SELECT id, document_id, ordinal, char_start, char_end, text, token_count FROM passages "
-                            "ORDER BY rowid").fetchall()
-    return [Passage(*row) for row in rows]
+        rows = conn.execute("SELECT id, document_id, ordinal, char_start, char_end, text, token_count, continues "
+                            "FROM passages ORDER BY rowid").fetchall()
+    return [Passage(*row[:-1], continues=bool(row[-1])) for row in rows]
 
 
 @pytest.fixture
@@ -149,3 +149,25 @@ def test_units_outlive_the_index_object_that_loaded_them_without_a_cycle(index: 
     del opened
     assert alive() is None
     assert list(units) == _in_database(index.path)
+
+
+def test_a_unit_that_goes_on_with_a_cut_sentence_says_so_and_an_older_index_still_reads(  # type: ignore[no-untyped-def]
+        tmp_path: Path, hashing_embedder) -> None:
+    # each document is one sentence of 30 words, more than a unit of 12 tokens holds: its later pieces go on
+    index = Index.create(tmp_path / "ix", SETTINGS)
+    index.update(_documents(3), embedder=hashing_embedder)
+    units = list(index.passages)
+    assert [u.continues for u in units if u.document_id == "d0"] == [False] + [True] * (
+        sum(u.document_id == "d0" for u in units) - 1)
+    assert units == _in_database(index.path)
+    # an index made before the column: opened again, its units read as they were read when it was made; then
+    # given the column by its next write, its earlier units unchanged
+    with sqlite3.connect(index.path / DB_NAME) as conn:
+        conn.execute("ALTER TABLE passages DROP COLUMN continues")
+    before = Index.open(index.path)
+    assert [u.continues for u in before.passages] == [False] * len(units)
+    assert [(u.id, u.text) for u in before.passages] == [(u.id, u.text) for u in units]
+    before.update(_documents(1, tag="new"), embedder=hashing_embedder)  # d0 again, now with other words
+    again = list(Index.open(index.path).passages)
+    assert [u.continues for u in again if u.document_id == "d0"][:2] == [False, True]
+    assert not any(u.continues for u in again if u.document_id != "d0")

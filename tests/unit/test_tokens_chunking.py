@@ -78,6 +78,26 @@ def test_long_sentence_splits_at_clauses_then_words_then_tokens() -> None:
     assert "".join(p.text for p in passages) == blob
 
 
+def test_a_piece_of_a_cut_sentence_says_it_goes_on_with_one_the_passage_before_began() -> None:
+    # a new user's trial: squid's README.Debian has a sentence of 389 characters, wrapped, that a 100-token passage
+    # cannot hold; the passage with its rest opened with "this way you won't loose the logs ...", stated as a
+    # sentence. Each later piece of a cut unit now says so; whole units (and a cut unit's first piece) do not.
+    long = ("When purging the proxy, the package did not remove the cache files, typically at /var/spool/proxy,\n"
+            "and now it also does not remove the logs at /var/log/proxy, this means that if you want to\n"
+            "migrate to the other flavour and, afterwards, purge this one, you must make sure you have\n"
+            "at least version 4.13-6 installed, this way you will not lose the logs when you purge it.")
+    text = f"Both flavours share the config files.\n{long}\nSo check the version first."
+    passages = chunk_passages(_doc(text), TOKENIZER, max_tokens=30)
+    cut = [p for p in passages if p.char_start >= text.index("When") and p.char_end <= text.index("So check")]
+    assert len(cut) >= 3 and cut[0].text.startswith("When purging")
+    assert not cut[0].continues and all(p.continues for p in cut[1:])
+    assert [p.continues for p in passages if p not in cut] == [False, False]
+    # by words, and by tokens, too
+    words = chunk_passages(_doc(" ".join(f"word{i}" for i in range(60)) + ". Next one."), TOKENIZER, max_tokens=10)
+    assert [p.continues for p in words][:2] == [False, True] and not words[-1].continues
+    assert [p.continues for p in chunk_passages(_doc("x" * 600), TOKENIZER, max_tokens=25)][:3] == [False, True, True]
+
+
 def test_document_unit_truncates_at_sentence_boundary() -> None:
     text = " ".join(f"This is sentence {i} of the document." for i in range(200))
     [unit] = document_unit(_doc(text), TOKENIZER, max_tokens=100)

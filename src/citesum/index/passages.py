@@ -26,15 +26,19 @@ from citesum.index.database import database_errors, parameter_batches
 from citesum.types import Passage
 
 _COLUMNS = "rowid, id, document_id, ordinal, char_start, char_end, token_count, text"
+#: the columns with whether each unit goes on with a sentence the one before began (0 for an index made before the
+#: column: its units read as they were read when it was made)
+_COLUMNS_KEPT = f"{_COLUMNS}, continues"
+_COLUMNS_BEFORE = f"{_COLUMNS}, 0"
 #: units read per statement when a block or a whole collection is read (a range of rowids: one B-tree walk)
 _BLOCK = 2_000
 #: rowids per ``IN (...)`` list (SQLite bounds the parameters of a statement)
 _IN_LIST = 500
 
 
-def _passage(row: tuple[int, str, str, int, int, int, int, str]) -> Passage:
+def _passage(row: tuple[int, str, str, int, int, int, int, str, int]) -> Passage:
     return Passage(id=row[1], document_id=row[2], ordinal=row[3], char_start=row[4], char_end=row[5],
-                   token_count=row[6], text=row[7])
+                   token_count=row[6], text=row[7], continues=bool(row[8]))
 
 
 class StoredPassages(Sequence[Passage]):
@@ -46,11 +50,12 @@ class StoredPassages(Sequence[Passage]):
     """
 
     def __init__(self, row_ids: np.ndarray, connection: Callable[[], sqlite3.Connection], path: Path,
-                 generation: int) -> None:
+                 generation: int, *, continues_kept: bool = True) -> None:
         self.row_ids = row_ids
         self._connection = connection
         self._path = path
         self._generation = generation
+        self._columns = _COLUMNS_KEPT if continues_kept else _COLUMNS_BEFORE
 
     def __len__(self) -> int:
         return len(self.row_ids)
@@ -82,7 +87,7 @@ class StoredPassages(Sequence[Passage]):
         conn = self._connection()
         with database_errors(self._path):
             for batch, marks in parameter_batches(wanted, _IN_LIST):
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid IN ({marks})", batch).fetchall()
+                rows = conn.execute(f"SELECT {self._columns} FROM passages WHERE rowid IN ({marks})", batch).fetchall()
                 found.update((row[0], _passage(row)) for row in rows)
         return self._in_order(wanted, found)
 
@@ -105,7 +110,7 @@ class StoredPassages(Sequence[Passage]):
             return self._read_listed(wanted)
         conn = self._connection()
         with database_errors(self._path):
-            read = conn.execute(f"SELECT {_COLUMNS} FROM passages WHERE rowid BETWEEN ? AND ?", (low, high)).fetchall()
+            read = conn.execute(f"SELECT {self._columns} FROM passages WHERE rowid BETWEEN ? AND ?", (low, high)).fetchall()
         return self._in_order(wanted, {row[0]: _passage(row) for row in read})
 
     def _in_order(self, wanted: list[int], found: dict[int, Passage]) -> list[Passage]:

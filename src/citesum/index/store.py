@@ -134,7 +134,7 @@ CREATE TABLE IF NOT EXISTS passages (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
     document_id TEXT NOT NULL REFERENCES documents(id), ordinal INTEGER NOT NULL,
     char_start INTEGER NOT NULL, char_end INTEGER NOT NULL, token_count INTEGER NOT NULL,
-    text TEXT NOT NULL, embedding BLOB NOT NULL
+    text TEXT NOT NULL, embedding BLOB NOT NULL, continues INTEGER NOT NULL DEFAULT 0
 );
 {_INDEXES}"""
 
@@ -199,6 +199,19 @@ def _return_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def _keeps_continues(conn: sqlite3.Connection) -> bool:
+    """Whether the passages table has the ``continues`` column (an index made before it has not, until its next
+    write adds it)."""
+    return any(row[1] == "continues" for row in conn.execute("PRAGMA table_info(passages)"))
+
+
+def _add_continues(conn: sqlite3.Connection) -> None:
+    """The ``continues`` column, added to an index made before it: its units read as beginning their sentences,
+    as they were read when it was made; the units written from now on say whether they do."""
+    if not _keeps_continues(conn):
+        conn.execute("ALTER TABLE passages ADD COLUMN continues INTEGER NOT NULL DEFAULT 0")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -759,7 +772,7 @@ class Index(IndexReader):
         # through this index's thread connections, not the index itself (a loaded generation would keep it alive in
         # a cycle)
         passages = StoredPassages(row_ids, functools.partial(_units_connection, self.path, self._local, created),
-                                  self.path, number)
+                                  self.path, number, continues_kept=_keeps_continues(conn))
         parts = self.store.load(conn, number, row_ids, passages)
         return Generation(number, created, passages, parts.vectors, parts.lexical, positions, (owners, document_ids),
                           row_ids, parts.nearest)
@@ -881,6 +894,7 @@ class Index(IndexReader):
             try:
                 conn = _connect(self.path / DB_NAME)
                 conn.executescript(_INDEXES)
+                _add_continues(conn)
             except sqlite3.DatabaseError as exc:
                 raise _write_error(self.path, exc) from exc
             written = False
@@ -1047,10 +1061,10 @@ class Index(IndexReader):
                          json.dumps(dict(document.metadata), default=str), document.content_hash, document.id),
                     )
                 conn.executemany(
-                    "INSERT INTO passages (id, document_id, ordinal, char_start, char_end, token_count, text, embedding)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO passages (id, document_id, ordinal, char_start, char_end, token_count, text, embedding,"
+                    " continues) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(p.id, p.document_id, p.ordinal, p.char_start, p.char_end, p.token_count, p.text,
-                      vectors[offset + i].tobytes()) for i, p in enumerate(group)],
+                      vectors[offset + i].tobytes(), int(p.continues)) for i, p in enumerate(group)],
                 )
                 offset += len(group)
             if embedded:

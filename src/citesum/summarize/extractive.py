@@ -496,7 +496,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     sentence that the question ending its line follows ("I deleted a lot of data but the file did not get any
     smaller. Is this a bug?") is that question's premise: part of a heading, not a fact. A block of passages is
     cut passage by passage: each is a run of whole units of its document, and joining them would run a heading
-    at one's end into the next one's first sentence. Last, the code the sentence introduces
+    at one's end into the next one's first sentence (but a passage that opens with the rest of a unit longer
+    than a passage, :attr:`Passage.continues`, opens with no sentence: that piece states nothing). Last, the code the sentence introduces
     (:func:`introduced_code`), or ""."""
     passages = [p.text for p in block.passages]
     whole = passages and "\n".join(passages) == block.text
@@ -504,6 +505,9 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     # the next passage goes on from this one when it is the document's next (the packer puts passages of one
     # document far apart in one block too)
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
+    # a passage that opens with the rest of a sentence the chunker cut (longer than a passage): its first unit is
+    # no sentence of the document, whether or not the piece before it is packed right before it
+    pieces = [p.continues for p in block.passages] if whole else [bool(block.passages) and block.passages[0].continues]
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
     section_titled = False  # whether that heading is a section's title (or an FAQ's entry)
@@ -517,8 +521,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             if len(joined) > _LOOKED_AHEAD:  # cut at a line's end: a row cut short is no row
                 joined = joined[: joined.rfind("\n", 0, _LOOKED_AHEAD) + 1]
             ahead[number] = joined
-    for passage, text, following, adjacent, going_on in zip(ordinals, texts, [*texts[1:], ""], [*goes_on, False],
-                                                            ahead):
+    for passage, text, following, adjacent, going_on, piece in zip(ordinals, texts, [*texts[1:], ""],
+                                                                   [*goes_on, False], ahead, pieces):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
@@ -535,6 +539,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         listed = None  # the heading above the definition list the units are in, if they are
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
+            if piece and number == 0:  # the rest of a sentence: neither a fact nor a referent
+                continue
             if unit.kind == "term":  # a definition list's term heads its description, under the list's heading
                 listed = heading if listed is None else listed
                 heading, titled, previous, premise, asked = f"{listed} {sentence}".strip(), True, "", "", False
