@@ -337,3 +337,28 @@ def test_gzipped_files_are_read_as_the_files_they_hold_and_bad_ones_are_named(tm
     from citesum.ingest import SUPPORTED_EXTENSIONS, unread_format
 
     assert ".gz" in SUPPORTED_EXTENSIONS and unread_format("photo.png.gz") == ".png.gz"
+
+
+def test_a_manual_of_prose_whose_main_content_trafilatura_cut_to_one_part_is_read_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from citesum.ingest import formats
+
+    # a new user's trial: trafilatura kept one subsection of Lintian's one-page manual (docutils), 3,099 of its
+    # 35,000 characters, and "Where do I put lintian overrides for a source package?" found nothing. What it keeps
+    # of that page is stood in for here: the page's first part of five (on our own text, trafilatura keeps all)
+    parts = [" ".join(f"Section {n} says how the checker reads a package in step {i}, and what it reports then."
+                      for i in range(30)) for n in range(5)]
+    manual = ("<html><head><title>Checker Manual</title></head><body><div class='document'>"
+              + "".join(f"<div class='section'><h2>{n} Part {n}</h2><p>{text}</p></div>" for n, text in
+                        enumerate(parts)) + "</div></body></html>")
+    contents = ("<html><head><title>Contents</title></head><body><p>The modules of the library, by topic.</p><ul>"
+                + "".join(f"<li><a href='m{i}.html'>module{i} — tools for part {i} of a package</a></li>"
+                          for i in range(200)) + "</ul></body></html>")
+    (tmp_path / "manual.html").write_text(manual)
+    (tmp_path / "contents.html").write_text(contents)
+    monkeypatch.setattr(formats, "_main_content", lambda html: parts[0] if "Checker" in html else
+                        "The modules of the library, by topic.")
+    read = {Path(d.source).name: d.text for d in ingest_paths([tmp_path])[0]}
+    assert all(text[:60] in read["manual.html"] for text in parts)  # the whole manual, not its first part
+    # a contents page is its links' titles: its main content stays what trafilatura keeps
+    assert read["contents.html"].strip() == "The modules of the library, by topic."
