@@ -931,3 +931,14 @@ def test_a_table_unwrapped_keeps_every_cell_and_its_caption_and_an_odd_row_keeps
     layout = _prepared("<html><body><table><caption>Table 3. Exit codes</caption><tr><td><h2>Menu</h2></td>"
                        "<td><p>0 means success.</p></td></tr></table></body></html>")
     assert "<table>" not in layout and layout.index("Table 3. Exit codes") < layout.index("Menu")
+
+
+def test_an_asciidoc_documents_symmetric_title_loses_its_closing_marks() -> None:
+    from citesum.ingest.asciidoc import asciidoc_markdown
+
+    # a new user's trial: NTPsec's NEWS.adoc opens "= NTPsec project news =", and every citation named the
+    # document "NTPsec project news =" (the closing marks were dropped from its sections' titles only)
+    title, markdown = asciidoc_markdown("= NTPsec project news =\n\nThe news.\n\n== 2021-06-06: 1.2.1 ==\n\nMore.\n")
+    assert title == "NTPsec project news"
+    assert markdown.splitlines()[0] == "# NTPsec project news" and "## 2021-06-06: 1.2.1" in markdown.splitlines()
+    assert asciidoc_markdown("= A = B\n\nText.\n")[0] == "A = B"  # an "=" inside the title is its own

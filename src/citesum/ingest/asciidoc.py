@@ -207,7 +207,7 @@ class _Converter:
             if entry:
                 self._set(entry)
             header_end += 1
-        self._heading(1, self.lines[number].split(None, 1)[1].strip())
+        self._heading(1, _without_closing_marks("=", self.lines[number].split(None, 1)[1].strip()))
         return header_end
 
     def _set(self, entry: re.Match[str]) -> None:
@@ -243,10 +243,7 @@ class _Converter:
         section = _SECTION.match(line)
         if section and (section.group(1)[0] == "=" or line.startswith("#")):
             marks = section.group(1)
-            text = section.group(2).rstrip()
-            if text.endswith(f" {marks}"):
-                text = text[: -len(marks)].rstrip()
-            self._heading(len(marks), text)
+            self._heading(len(marks), _without_closing_marks(marks, section.group(2).rstrip()))
             return 1
         if self._underlined(line, number):
             self._heading(_UNDERLINES[self.lines[number].strip()[0]], line.strip())
@@ -369,6 +366,12 @@ def _inline_prose(text: str) -> str:
     if stripped.endswith(" +") or stripped.endswith("\t+"):  # a hard line break
         text = stripped[:-1].rstrip()
     return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _without_closing_marks(marks: str, text: str) -> str:
+    """A section title's text without the marks that close it in AsciiDoc's symmetric form ("== Title ==", and
+    the document's "= NTPsec project news =")."""
+    return text[: -len(marks)].rstrip() if text.endswith(f" {marks}") else text
 
 
 def _plain(text: str, attributes: dict[str, str]) -> str:
