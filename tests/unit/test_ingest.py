@@ -91,6 +91,10 @@ def test_json_fields_are_configurable_and_bad_records_reported(tmp_path: Path) -
         ("bad.jsonl", b'{"text": "ok"}\n{broken\n', "line 2: invalid JSON"),
         ("onlyheader.csv", b"a,b,c\n", "no data rows"),
         ("image.png", b"\x89PNG\r\n", "unsupported format '.png'"),
+        # a new user's trial: a page of 2 MB of "a a a ..." became two thirds of the index's units
+        ("page.html", b"<script>alert(1)</script><p>" + b"a " * 1_000_000 + b"</p>",
+         "repetitive content: 1,000,000 words, 1 of them distinct"),
+        ("log.txt", b"ok ok error\n" * 5_000, "repetitive content: 15,000 words, 2 of them distinct"),
     ],
 )
 def test_bad_files_are_skipped_with_reason_and_the_run_goes_on(

@@ -43,10 +43,22 @@ def _stem(path: Path) -> str:
     return path_text(path.stem)
 
 
+#: a text of at least this many words, of which fewer than this share are distinct, holds nothing to read (a new
+#: user's trial: a 2 MB page of "a a a ..." became two thirds of the index's units); real documents of that size
+#: use thousands of distinct words
+_REPEATED_WORDS = 10_000
+_DISTINCT_SHARE = 0.001
+
+
 def _require_text(text: str) -> str:
     text = text.strip()
     if not text:
         raise IngestError("no text content")
+    words = text.split()
+    if len(words) >= _REPEATED_WORDS:
+        distinct = len(set(words))
+        if distinct < _DISTINCT_SHARE * len(words):
+            raise IngestError(f"repetitive content: {len(words):,} words, {distinct:,} of them distinct")
     return text
 
 
