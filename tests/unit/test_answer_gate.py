@@ -1714,3 +1714,47 @@ def test_the_rest_of_a_sentence_longer_than_a_passage_is_not_stated_as_one(tmp_p
     assert stated and not any(text.startswith("this way") for text in stated), stated
     assert [p.continues for p in index.passages if p.document_id == "README.Debian" and p.text.startswith("this way")
             ] == [True]
+
+
+def test_a_release_the_question_names_is_answered_under_it_and_one_no_passage_writes_is_not() -> None:
+    # a new user's trial and two seen realdocs questions: "Can I still use the current requests release on Python
+    # 2.7?" stated what the release notes said of another Python; the word analyser drops "2.7" and "1.2.2"
+    news = ("Release 2.4.0 fixes the crash when the download cache is full and the mirror list is long.\n\n"
+            "Release 2.3.1 fixes the crash when the download queue is full and the mirror list is empty.\n\n"
+            "Release 2.3.0 adds resumable downloads to the command line client.")
+    summary = ExtractiveSummarizer().summarize("Which crash does release 2.3.1 fix?", _context(news))
+    assert [b.text for b in summary.bullets][:1] == ["Release 2.3.1 fixes the crash when the download queue is full "
+                                                     "and the mirror list is empty."]
+    unknown = ExtractiveSummarizer().summarize("Which crash does release 9.1.4 fix?", _context(news))
+    assert unknown.abstained and "no document mentions '9.1.4'" in unknown.notes[0]
+    assert [b.text for b in unknown.leads][:1]  # the closest passages stay as leads
+    from citesum.summarize.extractive import asked_versions
+
+    # what a version is: three parts, or two after "v", "version", "release" or a name; not a measure, a date or
+    # an address
+    assert asked_versions("What changed in NTPsec 1.2.2? And in v0.9.7?") == ["1.2.2", "0.9.7"]
+    assert asked_versions("Since we moved to Slurm 20.11, does version 2.0 still work?") == ["20.11", "2.0"]
+    assert asked_versions("Can it resample 48 kHz to 44.1 kHz, at 1.5 GB a file, from 192.168.1.1 on "
+                          "2022-12-28?") == []
+
+
+def test_a_setting_a_reference_entry_heads_is_not_answered_by_other_entries_that_name_it() -> None:
+    # a new user's trial (zsh's manual as a PDF): "What does the AUTO_CD option do in zsh?" stated CDABLE_VARS'
+    # description ("If the argument to a cd command (or an implied cd with the AUTO_CD option set) is not a
+    # directory, ..."), which does not name the option it describes, so it read as AUTO_CD's
+    reference = ("16.2 Options\n\nAUTO_SYNC (-S)\n\nIf a file changes in the watched folder, it is copied to the mirror "
+                 "at once.\n\nKEEP_MIRROR\n\nNever delete a file from the mirror when the AUTO_SYNC option is set and "
+                 "the file is deleted.\n\nMIRROR_ONLY (-M)\n\nThe mirror is written to by hand only (with the "
+                 "AUTO_SYNC option set, the option is ignored).\n\nHISTORY_SIZE\n\nThe number of past copies of each "
+                 "file that the history keeps before the oldest is dropped.\n\nQUIET_LOG\n\nDo not write a line to the "
+                 "log for each file that is copied without an error.\n\nSLOW_LINK (-L)\n\nCompress each file before "
+                 "it is sent over a network link to a remote mirror.\n")
+    terms = _terms({"auto_sync": 3, "option": 30, "mirror": 20})
+    summary = ExtractiveSummarizer().summarize("What does the AUTO_SYNC option do?", _context(reference, terms=terms))
+    stated = [b.text for b in (*summary.bullets, *summary.leads)]
+    assert stated[0] == "If a file changes in the watched folder, it is copied to the mirror at once.", stated
+    assert not any("AUTO_SYNC" in b.text for b in summary.bullets)
+    # a question that names no entry's setting is scored as before: the entries that name it answer
+    named = ExtractiveSummarizer().summarize("What happens to deleted files with the AUTO_SYNC option set?",
+                                             _context(reference.replace("AUTO_SYNC (-S)", "Syncing"), terms=terms))
+    assert named.bullets and "AUTO_SYNC" in named.bullets[0].text

@@ -1413,6 +1413,45 @@ def unwritten_options(query: str, texts: Sequence[str]) -> list[str]:
     return unwritten
 
 
+#: a version or release number as a question writes it ("1.2.2", "v0.9.7", "Python 2.7"): a name, which the
+#: word analyser drops (it keeps no word of one character) or splits into numbers that every date holds. One of
+#: two parts is a version after "v", "version", "release" or a name ("Slurm 20.11"), not a measure ("44.1 kHz");
+#: one of four is an address ("192.168.1.1")
+_VERSION = re.compile(r"(?:(?<=\bv)|(?<![\w.-]))(\d+(?:\.\d+){1,2})(?!\.?\w)")
+_NAMES_VERSION = re.compile(r"(?:\bv|\b(?:(?i:version|release)|[\w+-]*[A-Z][\w+-]*)\s+)\Z")
+
+
+def asked_versions(query: str) -> list[str]:
+    """The version numbers ``query`` names, each once."""
+    return list(dict.fromkeys(found.group(1) for found in _VERSION.finditer(query)
+                              if found.group(1).count(".") == 2
+                              or _NAMES_VERSION.search(query, 0, found.start()) is not None))
+
+
+def _writes_version(text: str, version: str) -> bool:
+    """Whether ``text`` writes ``version`` as a number of its own: "1.2.2", not "1.2.20" nor "11.2.2"."""
+    return re.search(rf"(?<![\d.]){re.escape(version)}(?!\.?\d)", text) is not None
+
+
+def unwritten_versions(query: str, texts: Sequence[str]) -> list[str]:
+    """The version numbers the question names ("What changed in NTPsec 1.2.2?") that none of ``texts`` (the
+    retrieved passages) writes: a question about a release is answered by a passage under its heading or one
+    that names it; its other words ("changed") are everywhere."""
+    return [version for version in asked_versions(query) if not any(_writes_version(text, version) for text in texts)]
+
+
+#: a name a program gives a setting, a variable or a function: a word with an underscore inside ("AUTO_CD",
+#: "disable_plaintext_auth", "CMAKE_BUILD_TYPE")
+_IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z\d]*(?:_[A-Za-z\d]+)+(?![\w-])")
+
+
+def _heading_names(section: str) -> set[str]:
+    """The identifiers (:data:`_IDENTIFIER`, lower-cased) that the heading of a sentence's section (its second
+    line: :func:`_placed_sentences`) names: a reference's entry ("AUTO_CD (-J)") heads the description of one."""
+    parts = section.split("\n")
+    return {name.lower() for name in _IDENTIFIER.findall(parts[1])} if len(parts) > 1 else set()
+
+
 def _uncommon(words: list[str]) -> list[str]:
     """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`),
     or that are written as names are: with two capitals or more ("RPM", "GPU", "WebAssembly"), which a common
@@ -1489,6 +1528,7 @@ class ExtractiveSummarizer:
                               [f"{block.document_id} {block.title}" for block in context.blocks])
         missing = asked_about(query, _named_things(query, absent))  # missing_subjects' words, from those found once
         missing += asked_about(query, unwritten_options(query, texts))
+        missing += asked_about(query, unwritten_versions(query, texts))
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
@@ -1562,8 +1602,24 @@ class ExtractiveSummarizer:
             names = _uncommon(list(dict.fromkeys(_SURFACE_WORD.findall(query))))
             subjects = subjects & set().union(*tokenize(names)) if names else frozenset()
         rarest = rarest_asked_word(query, context.terms) if specific else None
+        # a release the question names ("What changed in NTPsec 1.2.2?"): a news file's items under another
+        # release's heading share every other word of the question
+        versions = [version for version in asked_versions(query)
+                    if any(_writes_version(f"{s.section}\n{s.text}", version) for s in sentences)]
+        # a setting the question names that a reference's entry heads ("What does the AUTO_CD option do?"): the
+        # entries of other settings name it in passing ("CDABLE_VARS: ... an implied cd with the AUTO_CD option
+        # set"), and their descriptions do not name the setting they describe
+        identifiers = {name.lower() for name in _IDENTIFIER.findall(query)}
+        headings = [_heading_names(sentence.section) for sentence in sentences]
+        entered = bool(identifiers) and any(names & identifiers for names in headings)
+        for sentence, names in zip(sentences, headings):
+            if entered and names and not names & identifiers:
+                sentence.answer *= self.options.off_subject_factor
         for sentence in sentences:
             if subjects and not subjects & sentence.about:
+                sentence.answer *= self.options.off_subject_factor
+            if versions and not any(_writes_version(f"{sentence.section}\n{sentence.text}", version)
+                                    for version in versions):
                 sentence.answer *= self.options.off_subject_factor
             # a word a named subject already asks for is not held against a sentence twice
             if rarest and rarest not in subjects and rarest not in sentence.about:
