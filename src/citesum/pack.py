@@ -253,7 +253,9 @@ def pack_pieces(index: IndexReader, pieces: Sequence[Piece], budget: int, order:
         statements = [p.text for p, _ in items
                       if isinstance(p, Statement) and not any(" ".join(p.text.split()) in t for t in unit_texts)]
         text = "\n".join([u.text for u in units] + ([STATEMENT_LABEL.strip()] + statements if statements else []))
-        evidence = (document_passage(documents[document_id], tokenizer),) if statements else tuple(units)
+        # a statement is checked in the whole document; the units stay beside it, so that the summarizer knows
+        # which of them opens with the rest of a sentence cut at its clauses (``Passage.continues``)
+        evidence = (document_passage(documents[document_id], tokenizer), *units) if statements else tuple(units)
         scores = [score for _, score in items if score is not None]
         blocks.append(ContextBlock(number, document_id, titles[document_id], text,
                                    tokenizer.count(block_header(number, titles[document_id]) + text), evidence,

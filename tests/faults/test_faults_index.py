@@ -22,8 +22,9 @@ def _corpus(folder: Path, big_kib: int = 0) -> Path:
     (folder / "water.txt").write_text("The Lakemont reservoir fell to 41 percent of capacity in August.\n")
     (folder / "trams.txt").write_text("The new Eastline tram will connect the airport to the central station.\n")
     if big_kib:
-        line = "Engineers inspected the cast-iron mains of the old quarter, street after street, all year.\n"
-        (folder / "big.txt").write_text(line * (big_kib * 1024 // len(line)))
+        # (numbered: one line repeated is skipped as repetitive content, before anything is written)
+        line = "Engineers inspected the cast-iron mains of the old quarter, street {} after street, all year.\n"
+        (folder / "big.txt").write_text("".join(line.format(n) for n in range(big_kib * 1024 // len(line))))
     return folder
 
 

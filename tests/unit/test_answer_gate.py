@@ -12,7 +12,7 @@ from citesum.llm.fake import FakeLLM
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, missing_subjects, question_form
 from citesum.summarize.llm import LLMSummarizer
 from citesum.errors import ConfigError
-from citesum.types import Context, ContextBlock, Passage, TermFrequencies
+from citesum.types import Context, ContextBlock, Document, Passage, TermFrequencies
 
 MANUAL = """Thread Safety
 =============
@@ -1691,7 +1691,6 @@ def test_the_rest_of_a_sentence_that_code_interrupted_is_no_sentence() -> None:
 
 def test_the_rest_of_a_sentence_longer_than_a_passage_is_not_stated_as_one(tmp_path: Path) -> None:
     from citesum import Index, Pipeline
-    from citesum.types import Document
 
     # a new user's trial (squid's README.Debian, hard-wrapped): "If I purge the squid package, will it delete my
     # cache and logs?" was answered "this way you won't loose the logs when you purge squid.", the last piece of a
@@ -1758,3 +1757,40 @@ def test_a_setting_a_reference_entry_heads_is_not_answered_by_other_entries_that
     named = ExtractiveSummarizer().summarize("What happens to deleted files with the AUTO_SYNC option set?",
                                              _context(reference.replace("AUTO_SYNC (-S)", "Syncing"), terms=terms))
     assert named.bullets and "AUTO_SYNC" in named.bullets[0].text
+
+
+def test_the_rest_of_a_long_faq_question_still_heads_its_answer() -> None:
+    from citesum.chunking import chunk_passages
+    from citesum.tokens import get_tokenizer
+
+    # a review: the rest of a question the chunker cut was left out of the heading its answer is found by, and
+    # the question was turned away
+    faq = ("Frequently Asked Questions\n\n"
+           "Q: I run the proxy on a small machine with a slow disk, and I switched to the other flavour last week, "
+           "after reading the notes, so if I purge the old squid package now, will it delete my cache and logs?\n\n"
+           "A: No. The package keeps them when it is purged since version 4.13-6.\n\n"
+           "Q: Can I run both flavours at once?\n\nA: Yes, each flavour listens on its own port and uses its own user.\n")
+    passages = tuple(chunk_passages(Document("FAQ", "Proxy FAQ", faq), get_tokenizer(), max_tokens=30))
+    assert any(p.continues for p in passages)
+    block = ContextBlock(1, "FAQ", "Proxy FAQ", "\n".join(p.text for p in passages), 0, passages, 1.0)
+    summary = ExtractiveSummarizer().summarize("Will purging the squid package delete my cache and logs?",
+                                               Context((block,), "original", 10_000, 100))
+    assert [b.text for b in summary.bullets] == ["No. The package keeps them when it is purged since version 4.13-6."]
+
+
+def test_what_is_a_version_and_where_it_is_written() -> None:
+    from citesum.summarize.extractive import asked_versions, unwritten_versions
+
+    # a review: measures, dates, a document's parts and a number after a sentence's first word are no versions;
+    # a version of two parts is written by its point releases; release notes may name theirs in their title only
+    assert [asked_versions(q) for q in ["Is 1.5 GB of RAM enough?", "With 1.5 GB of RAM, can I index it?",
+                                         "What happened on 15.01.2023?", "What does section 4.2.1 say?",
+                                         "What does Table 3.1 show?", "Is 1.2 better?"]] == [[]] * 6
+    assert asked_versions("Is Python 3.12 supported?") == ["3.12"]
+    assert unwritten_versions("What is the default in Slurm 20.11?", ["Changes in Slurm 20.11.0"]) == []
+    assert unwritten_versions("Is 1.2.2 out?", ["Changes in 1.2.20 and 11.2.2"]) == ["1.2.2"]
+    notes = "Release notes for 3.4.1"
+    summary = ExtractiveSummarizer().summarize("Which crash does release 3.4.1 fix?", Context((ContextBlock(
+        1, "notes", notes, "The crash when the download queue is full is fixed.", 12), ), "original", 10_000, 100))
+    assert not summary.abstained and [b.text for b in summary.bullets] == [
+        "The crash when the download queue is full is fixed."]

@@ -355,9 +355,11 @@ def test_a_manual_of_prose_whose_main_content_trafilatura_cut_to_one_part_is_rea
     manual = ("<html><head><title>Checker Manual</title></head><body><div class='document'>"
               + "".join(f"<div class='section'><h2>{n} Part {n}</h2><p>{text}</p></div>" for n, text in
                         enumerate(parts)) + "</div></body></html>")
+    # (a review: its links' titles, run together, had read as one long sentence up to the footer's full stop)
     contents = ("<html><head><title>Contents</title></head><body><p>The modules of the library, by topic.</p><ul>"
-                + "".join(f"<li><a href='m{i}.html'>module{i} — tools for part {i} of a package</a></li>"
-                          for i in range(200)) + "</ul></body></html>")
+                + "".join(f"<li><a href='m{i}.html'>Module {i} Tools For Part {i} Of A Package</a></li>"
+                          for i in range(200)) + "</ul><p>Created using the documentation generator of the project."
+                "</p></body></html>")
     (tmp_path / "manual.html").write_text(manual)
     (tmp_path / "contents.html").write_text(contents)
     monkeypatch.setattr(formats, "_main_content", lambda html: parts[0] if "Checker" in html else

@@ -480,6 +480,10 @@ _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|sh
                       + _ANSWERS_TROUBLE.pattern, re.IGNORECASE)
 
 
+#: how much of a passage's text is looked for in a block whose text is not its passages' (cut short, or shrunk)
+_PIECE_PROBE = 80
+
+
 def _statable_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str, str]]:
     """The whole sentences of a context block that may state a fact, each with its section
     (:func:`_placed_sentences`, without the passage)."""
@@ -505,9 +509,14 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     # the next passage goes on from this one when it is the document's next (the packer puts passages of one
     # document far apart in one block too)
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
-    # a passage that opens with the rest of a sentence the chunker cut (longer than a passage): its first unit is
-    # no sentence of the document, whether or not the piece before it is packed right before it
-    pieces = [p.continues for p in block.passages] if whole else [bool(block.passages) and block.passages[0].continues]
+    # where, in each text cut apart, a passage opens with the rest of a sentence the chunker cut (longer than a
+    # passage): the unit that starts there is no sentence of the document, whether or not the piece before it is
+    # packed right before it. (Each passage of a whole block is cut apart; a block cut short or shrunk is one text,
+    # in which a unit that runs over the passage's start is the sentence joined again, and states it whole.)
+    if whole:
+        cut_at = [{0} if p.continues else set() for p in block.passages]
+    else:
+        cut_at = [{at for p in block.passages if p.continues and (at := block.text.find(p.text[:_PIECE_PROBE])) >= 0}]
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
     section_titled = False  # whether that heading is a section's title (or an FAQ's entry)
@@ -521,8 +530,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             if len(joined) > _LOOKED_AHEAD:  # cut at a line's end: a row cut short is no row
                 joined = joined[: joined.rfind("\n", 0, _LOOKED_AHEAD) + 1]
             ahead[number] = joined
-    for passage, text, following, adjacent, going_on, piece in zip(ordinals, texts, [*texts[1:], ""],
-                                                                   [*goes_on, False], ahead, pieces):
+    for passage, text, following, adjacent, going_on, pieces in zip(ordinals, texts, [*texts[1:], ""],
+                                                                    [*goes_on, False], ahead, cut_at):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
@@ -539,8 +548,6 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         listed = None  # the heading above the definition list the units are in, if they are
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
-            if piece and number == 0:  # the rest of a sentence: neither a fact nor a referent
-                continue
             if unit.kind == "term":  # a definition list's term heads its description, under the list's heading
                 listed = heading if listed is None else listed
                 heading, titled, previous, premise, asked = f"{listed} {sentence}".strip(), True, "", "", False
@@ -573,7 +580,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             code = introduced_code(sentence, text, units, number, going_on) if unit.kind in STATABLE else ""
             # a sentence that introduces code ("..., you can use this in your .mc file:") is whole with it
             states = (is_whole_sentence(f"{sentence.rstrip()[:-1]}." if code else sentence)
-                      and not _resumed_after_code(text, units, number))
+                      and not _resumed_after_code(text, units, number) and unit.start not in pieces)
             if unit.kind in STATABLE and states and len(sentence.split()) >= min_words:
                 # (each part on one line: a reader of the section finds its heading as its second line)
                 yield (sentence, "\n".join(" ".join(part.split()) for part in (block.title, heading, referent)),
@@ -1415,22 +1422,36 @@ def unwritten_options(query: str, texts: Sequence[str]) -> list[str]:
 
 #: a version or release number as a question writes it ("1.2.2", "v0.9.7", "Python 2.7"): a name, which the
 #: word analyser drops (it keeps no word of one character) or splits into numbers that every date holds. One of
-#: two parts is a version after "v", "version", "release" or a name ("Slurm 20.11"), not a measure ("44.1 kHz");
-#: one of four is an address ("192.168.1.1")
+#: three parts is one unless it names a part of a document ("section 4.2.1") or has a date's shape
+#: ("15.01.2023"); one of two parts is one after "v", "version", "release" or a name written with a capital
+#: within its sentence ("Slurm 20.11"; not "Is 1.5 ...", "Table 3.1"); before a unit it is a measure ("44.1 kHz",
+#: "1.5 GB"); one of four parts is an address ("192.168.1.1")
 _VERSION = re.compile(r"(?:(?<=\bv)|(?<![\w.-]))(\d+(?:\.\d+){1,2})(?!\.?\w)")
-_NAMES_VERSION = re.compile(r"(?:\bv|\b(?:(?i:version|release)|[\w+-]*[A-Z][\w+-]*)\s+)\Z")
+_NAMES_VERSION = re.compile(r"(?:\bv|\b(?i:version|release)\s+|(?<=[\w,;)]\s)[\w+-]*[A-Z][\w+-]*\s+)\Z")
+_PART_OF_DOCUMENT = re.compile(r"\b(?i:section|chapter|table|figure|fig\.|page|part|step|appendix|item|rule|"
+                               r"paragraph|line|§)\s*\Z")
+_UNIT_AFTER = re.compile(r"\s*(?:[%°]|(?i:[kmgtp]i?b|bytes?|[kmg]?hz|[kmg]?bps|ms|s|secs?|seconds?|mins?|minutes?|"
+                         r"hours?|days?|percent|mm|cm|m|km|inch(?:es)?|kg|g|volts?|watts?|x)\b)")
+_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|\d{4}\.\d{1,2}\.\d{1,2}")
 
 
 def asked_versions(query: str) -> list[str]:
-    """The version numbers ``query`` names, each once."""
-    return list(dict.fromkeys(found.group(1) for found in _VERSION.finditer(query)
-                              if found.group(1).count(".") == 2
-                              or _NAMES_VERSION.search(query, 0, found.start()) is not None))
+    """The version numbers ``query`` names (:data:`_VERSION`), each once."""
+    versions = []
+    for found in _VERSION.finditer(query):
+        version, before = found.group(1), query[: found.start()]
+        if _DATE.fullmatch(version) or _PART_OF_DOCUMENT.search(before) or _UNIT_AFTER.match(query, found.end()):
+            continue
+        if version.count(".") == 2 or _NAMES_VERSION.search(before):
+            versions.append(version)
+    return list(dict.fromkeys(versions))
 
 
 def _writes_version(text: str, version: str) -> bool:
-    """Whether ``text`` writes ``version`` as a number of its own: "1.2.2", not "1.2.20" nor "11.2.2"."""
-    return re.search(rf"(?<![\d.]){re.escape(version)}(?!\.?\d)", text) is not None
+    """Whether ``text`` writes ``version`` as a number of its own: "1.2.2", not "1.2.20" nor "11.2.2"; a version
+    of two parts also as its point releases ("Slurm 20.11.0" for "20.11", "Python 3.12.1" for "3.12")."""
+    releases = r"(?:\.\d+)*" if version.count(".") == 1 else ""
+    return re.search(rf"(?<![\d.]){re.escape(version)}{releases}(?!\.?\d)", text) is not None
 
 
 def unwritten_versions(query: str, texts: Sequence[str]) -> list[str]:
@@ -1528,7 +1549,9 @@ class ExtractiveSummarizer:
                               [f"{block.document_id} {block.title}" for block in context.blocks])
         missing = asked_about(query, _named_things(query, absent))  # missing_subjects' words, from those found once
         missing += asked_about(query, unwritten_options(query, texts))
-        missing += asked_about(query, unwritten_versions(query, texts))
+        # (a release's notes may write their version in their title only)
+        missing += asked_about(query, unwritten_versions(query, [f"{block.title}\n{block.text}"
+                                                                 for block in context.blocks]))
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
@@ -1602,24 +1625,25 @@ class ExtractiveSummarizer:
             names = _uncommon(list(dict.fromkeys(_SURFACE_WORD.findall(query))))
             subjects = subjects & set().union(*tokenize(names)) if names else frozenset()
         rarest = rarest_asked_word(query, context.terms) if specific else None
-        # a release the question names ("What changed in NTPsec 1.2.2?"): a news file's items under another
-        # release's heading share every other word of the question
-        versions = [version for version in asked_versions(query)
-                    if any(_writes_version(f"{s.section}\n{s.text}", version) for s in sentences)]
+        # the releases the question names that some sentence writes, and those each sentence (or its section)
+        # writes ("What changed in NTPsec 1.2.2?": a news file's items under another release's heading share
+        # every other word of the question)
+        asked = asked_versions(query)
+        written = [{version for version in asked if _writes_version(f"{s.section}\n{s.text}", version)}
+                   for s in sentences]
+        versions = set().union(*written)
         # a setting the question names that a reference's entry heads ("What does the AUTO_CD option do?"): the
         # entries of other settings name it in passing ("CDABLE_VARS: ... an implied cd with the AUTO_CD option
         # set"), and their descriptions do not name the setting they describe
         identifiers = {name.lower() for name in _IDENTIFIER.findall(query)}
         headings = [_heading_names(sentence.section) for sentence in sentences]
         entered = bool(identifiers) and any(names & identifiers for names in headings)
-        for sentence, names in zip(sentences, headings):
-            if entered and names and not names & identifiers:
-                sentence.answer *= self.options.off_subject_factor
-        for sentence in sentences:
+        for sentence, names, releases in zip(sentences, headings, written):
             if subjects and not subjects & sentence.about:
                 sentence.answer *= self.options.off_subject_factor
-            if versions and not any(_writes_version(f"{sentence.section}\n{sentence.text}", version)
-                                    for version in versions):
+            if versions and not releases:
+                sentence.answer *= self.options.off_subject_factor
+            if entered and names and not names & identifiers:
                 sentence.answer *= self.options.off_subject_factor
             # a word a named subject already asks for is not held against a sentence twice
             if rarest and rarest not in subjects and rarest not in sentence.about:
