@@ -101,10 +101,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("twenty-third", "twenty-third (held out in the fifteenth round, tuned on in the sixteenth)"),
                     ("twenty-fourth", "twenty-fourth (held out from every choice until the sixteenth round's start, "
                                       "run once then, tuned on after)"),
-                    ("twenty-fifth", "twenty-fifth (held out from every choice; run after the round's rules, with "
+                    ("twenty-fifth", "twenty-fifth (held out in the sixteenth round, tuned on in the seventeenth)"),
+                    ("twenty-sixth", "twenty-sixth (held out from every choice; run after the round's rules, with "
                                      "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "twenty-fifth"
+_HELD_OUT_SPLIT = "twenty-sixth"
 
 
 def collections_memory() -> str:

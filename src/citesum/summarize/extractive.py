@@ -154,7 +154,12 @@ class ExtractiveOptions:
     a sentence naming the cause of, or the remedy for, what the one before it tells is about that one and
     answers in its place, :func:`_answer_with_cause`) were drawn from the twenty-four splits pooled (the
     ``twenty-fourth`` run once at the round's start) and are reported on the ``twenty-fifth``, written at the
-    round's start and run after them. That topic queries pass ungated was chosen looking at all three SummHay
+    round's start and run after them. The seventeenth round's (a version the question names is a name,
+    :func:`unwritten_versions`; a setting that a reference's entry heads is not answered from other entries,
+    :meth:`ExtractiveSummarizer._weigh_named`; the rest of a sentence the chunker cut is no sentence,
+    ``Passage.continues``) were drawn from a new user's trial on documents of no split, checked on the
+    twenty-five splits pooled, and are reported on the ``twenty-sixth``, written at the round's start and run
+    after them. That topic queries pass ungated was chosen looking at all three SummHay
     news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
