@@ -110,7 +110,8 @@ class StoredPassages(Sequence[Passage]):
             return self._read_listed(wanted)
         conn = self._connection()
         with database_errors(self._path):
-            read = conn.execute(f"SELECT {self._columns} FROM passages WHERE rowid BETWEEN ? AND ?", (low, high)).fetchall()
+            read = conn.execute(f"SELECT {self._columns} FROM passages WHERE rowid BETWEEN ? AND ?",
+                                (low, high)).fetchall()
         return self._in_order(wanted, {row[0]: _passage(row) for row in read})
 
     def _in_order(self, wanted: list[int], found: dict[int, Passage]) -> list[Passage]:

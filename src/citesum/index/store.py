@@ -1061,8 +1061,8 @@ class Index(IndexReader):
                          json.dumps(dict(document.metadata), default=str), document.content_hash, document.id),
                     )
                 conn.executemany(
-                    "INSERT INTO passages (id, document_id, ordinal, char_start, char_end, token_count, text, embedding,"
-                    " continues) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO passages (id, document_id, ordinal, char_start, char_end, token_count, text,"
+                    " embedding, continues) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(p.id, p.document_id, p.ordinal, p.char_start, p.char_end, p.token_count, p.text,
                       vectors[offset + i].tobytes(), int(p.continues)) for i, p in enumerate(group)],
                 )

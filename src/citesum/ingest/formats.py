@@ -352,9 +352,9 @@ def _one_part_of_prose(main: str, text: str) -> bool:
     page of nested sections, kept one subsection of 3,099 of its 35,000 characters, and a question about the rest
     found nothing. A page whose visible text is mostly sentences is all main content; an index or a contents page,
     whose words are mostly its links' titles, is not (Python's documentation holds such pages, whose main content
-    is under a quarter of their words and whose prose is well under 60% of them). Drawn from that one page of a new user's trial; on
-    the 749 other HTML pages looked at (Python's documentation, the Debian Reference, every realdocs split and
-    the trials' folders) it changes none."""
+    is under a quarter of their words and whose prose is well under 60% of them). Drawn from that one page of a
+    new user's trial; on the 749 other HTML pages looked at (Python's documentation, the Debian Reference, every
+    realdocs split and the trials' folders) it changes none."""
     words = len(text.split())
     kept = len(main.split())
     if kept >= _PART_SHARE * words or words - kept < _PART_LEFT_OUT_WORDS:

@@ -505,9 +505,9 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     sentence that the question ending its line follows ("I deleted a lot of data but the file did not get any
     smaller. Is this a bug?") is that question's premise: part of a heading, not a fact. A block of passages is
     cut passage by passage: each is a run of whole units of its document, and joining them would run a heading
-    at one's end into the next one's first sentence (but a passage that opens with the rest of a unit longer
-    than a passage, :attr:`Passage.continues`, opens with no sentence: that piece states nothing). Last, the code the sentence introduces
-    (:func:`introduced_code`), or ""."""
+    at one's end into the next one's first sentence (but a passage may open with the rest of a unit longer than
+    a passage, :attr:`Passage.continues`: that piece is no sentence to state, though it may head what follows).
+    Last, the code the sentence introduces (:func:`introduced_code`), or ""."""
     passages = [p.text for p in block.passages]
     whole = passages and "\n".join(passages) == block.text
     texts = passages if whole else [block.text]
