@@ -97,7 +97,7 @@ def _pack(
             # a piece after the first goes on with a sentence it does not hold the start of: the summarizer must
             # not quote it as one ("this way you won't loose the logs ...", the rest of a 389-character sentence)
             for piece, piece_tokens in _split_long(text, span, max_tokens, tokenizer, levels):
-                yield Span(piece.start, piece.end, piece.start > span.start or span.continues), piece_tokens
+                yield Span(piece.start, piece.end, piece.start > span.start), piece_tokens
             continue
         if current is None:
             current, current_tokens = span, span_tokens

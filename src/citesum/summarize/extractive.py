@@ -405,13 +405,13 @@ def _answer_with_cause(sentences: list[_Sentence], answers: re.Pattern[str]) -> 
     for i, sentence in enumerate(sentences):
         if not answers.match(sentence.text):
             continue
-        premise = i
-        while premise and _follows(sentences[premise - 1], sentences[premise]):
-            premise -= 1
-            if not _ANSWERS_TROUBLE.match(sentences[premise].text):
+        at, premise = i, None
+        while at and _follows(sentences[at - 1], sentences[at]):
+            at -= 1
+            if not _ANSWERS_TROUBLE.match(sentences[at].text):
+                premise = at
                 break
-        if (premise < i and premise not in given and scores[premise][0] > scores[i][0]
-                and not _ANSWERS_TROUBLE.match(sentences[premise].text)):
+        if premise is not None and premise not in given and scores[premise][0] > scores[i][0]:
             given.add(premise)
             before = sentences[premise]
             (before.answer, before.relevance), (sentence.answer, sentence.relevance) = scores[i], scores[premise]
@@ -1555,8 +1555,7 @@ class ExtractiveSummarizer:
         missing = asked_about(query, _named_things(query, absent))  # missing_subjects' words, from those found once
         missing += asked_about(query, unwritten_options(query, texts))
         # (a release's notes may write their version in their title only)
-        missing += asked_about(query, unwritten_versions(query, [f"{block.title}\n{block.text}"
-                                                                 for block in context.blocks]))
+        missing += asked_about(query, unwritten_versions(query, texts + [block.title for block in context.blocks]))
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
@@ -1641,7 +1640,7 @@ class ExtractiveSummarizer:
         # entries of other settings name it in passing ("CDABLE_VARS: ... an implied cd with the AUTO_CD option
         # set"), and their descriptions do not name the setting they describe
         identifiers = {name.lower() for name in _IDENTIFIER.findall(query)}
-        headings = [_heading_names(sentence.section) for sentence in sentences]
+        headings = [_heading_names(sentence.section) if identifiers else set() for sentence in sentences]
         entered = bool(identifiers) and any(names & identifiers for names in headings)
         for sentence, names, releases in zip(sentences, headings, written):
             if subjects and not subjects & sentence.about:
