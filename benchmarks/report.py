@@ -102,12 +102,13 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("twenty-fourth", "twenty-fourth (held out from every choice until the sixteenth round's start, "
                                       "run once then, tuned on after)"),
                     ("twenty-fifth", "twenty-fifth (held out in the sixteenth round, tuned on in the seventeenth)"),
-                    ("twenty-sixth", "twenty-sixth (held out from every choice; run after the round's rules, with "
-                                     "its code and with the code it started from)"),
-                    ("twenty-seventh", "twenty-seventh (written at the round's end, held out from every choice; run "
-                                       "once then, with the round's code and with the code it started from)"))
+                    ("twenty-sixth", "twenty-sixth (held out in the seventeenth round, tuned on in the eighteenth)"),
+                    ("twenty-seventh", "twenty-seventh (written at the seventeenth round's end, run once then, "
+                                       "tuned on in the eighteenth)"),
+                    ("twenty-eighth", "twenty-eighth (held out from every choice; run after the round's rules, with "
+                                      "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "twenty-sixth"
+_HELD_OUT_SPLIT = "twenty-eighth"
 
 
 def collections_memory() -> str:

@@ -361,6 +361,92 @@ def test_a_word_spelled_the_other_way_is_the_word_the_documents_write() -> None:
     assert spelled_as_held("Which formats does LibPNG support?", held) == "Which formats does PNG support?"
 
 
+DAR_NOTES = """Differential backups and filters
+
+A differential backup saves only the files that changed since the archive of reference, which may be a full
+backup or another differential one. You can use different filters for a differential backup than for the full
+backup it refers to: a file the filters exclude is recorded as unchanged, not as removed, so it is not deleted
+when the backups are restored one after the other.
+"""
+
+
+def test_a_slip_of_the_keys_in_a_name_is_read_as_the_word_the_documents_write() -> None:
+    from citesum.summarize.extractive import absent_words, mended_slip, spelled_as_held
+
+    terms = _terms({"differenti": 4, "backup": 9, "filter": 3, "exclud": 2, "full": 3, "file": 12, "restor": 2,
+                    "archiv": 5, "remov": 1, "delet": 1})
+    question = "Is it ok to use other exclude filters for my differntial backups than for the full one?"
+    # before: "no document mentions 'differntial'" (the fifteenth split's question, as its writer typed it)
+    assert spelled_as_held(question, terms) == question.replace("differntial", "differential")
+    assert "differntial" in absent_words(question, terms)
+    assert not [word for word in absent_words(spelled_as_held(question, terms), terms) if "differ" in word]
+    summary = ExtractiveSummarizer().summarize(question, _titled(("dar: differential backups", DAR_NOTES),
+                                                                 terms=terms))
+    assert "differntial" not in " ".join(summary.notes)
+    assert summary.bullets and "different filters" in summary.bullets[0].text
+    # each kind of slip: a letter left out, one too many, a neighbouring key, two letters swapped
+    holds = lambda words: [word == "differential" for word in words]  # noqa: E731
+    for slip in ("differntial", "differrential", "diffetential", "diffrential", "diffreential"):
+        assert mended_slip(slip, holds) == "differential", slip
+    # a key far from the right one, a first or last letter changed, a common word, a name written with
+    # capitals or digits, and a word two held words are a slip from, are all left as written
+    assert mended_slip("diffemential", holds) is None
+    assert mended_slip("xifferential", holds) is None and mended_slip("differentiaj", holds) is None
+    assert spelled_as_held("Does openssl work here?", _terms({"openssh": 3, "work": 3})) == "Does openssl work here?"
+    assert spelled_as_held("Why does ipconfig fail?", _terms({"ifconfig": 3})) == "Why does ipconfig fail?"
+    assert spelled_as_held("Can I use its replies?", _terms({"reli": 3, "use": 4})) == "Can I use its replies?"
+    assert spelled_as_held("The job keeps trippping.", _terms({"trip": 3, "job": 2})) == "The job keeps trippping."
+    assert spelled_as_held("Does it run on WebAssemby?", _terms({"webassembl": 3})) == "Does it run on WebAssemby?"
+    assert mended_slip("bloklists", lambda words: [word == "blocklists" for word in words]) == "blocklists"
+    assert mended_slip("bloklists", lambda words: [word in ("blocklists", "booklists") for word in words]) is None
+    assert spelled_as_held("Does it read bloklists?", _terms({"blocklist": 3, "booklist": 2})) == \
+        "Does it read bloklists?"
+
+
+def test_a_slip_in_a_name_is_searched_for_as_the_index_writes_it(tmp_path: Path) -> None:
+    from citesum import Index
+    from citesum.summarize import spelled_as_indexed
+    from citesum.types import Document
+
+    index = Index.create(tmp_path / "ix")
+    index.add([Document("dar.txt", "Differential backups", DAR_NOTES),
+               *[Document(f"note{n}.md", f"Note {n}", f"Note {n} says how the build of part {n} is laid out and tested.")
+                 for n in range(20)]])
+    # before: searched for as typed, a word no unit holds
+    assert spelled_as_indexed("Which filters apply to a differntial backup?", index) == \
+        "Which filters apply to a differential backup?"
+    assert spelled_as_indexed("Which filters apply to a differntial backup?", index) != \
+        spelled_as_indexed("Which filters apply to a diffemential backup?", index)
+
+
+MBEDTLS_NET = """net_sockets.h File Reference
+
+Network sockets abstraction layer to integrate Mbed TLS into a BSD-style sockets API. The module is intended
+only to be used with the Mbed TLS library and is not intended to be used by third party application software
+directly.
+
+int mbedtls_net_recv(void *ctx, unsigned char *buf, size_t len) Read at most 'len' characters.
+int mbedtls_net_send(void *ctx, const unsigned char *buf, size_t len) Write at most 'len' characters.
+"""
+
+
+def test_a_family_of_names_written_with_a_star_is_mentioned_by_its_members() -> None:
+    from citesum.summarize.extractive import absent_words
+
+    terms = _terms({"mbedtls_net_recv": 2, "mbedtls_net_send": 2, "applic": 3, "socket": 5, "function": 3,
+                    "network": 3, "connect": 1, "plain": 1, "use": 4, "own": 2})
+    question = "Should my own application use the mbedtls_net_* socket functions for its plain network connections?"
+    # before: "no document mentions 'mbedtls_net'" (the twenty-sixth split, held out in the seventeenth round)
+    assert absent_words(question, terms, [MBEDTLS_NET]) == []
+    summary = ExtractiveSummarizer().summarize(question, _titled(("Mbed TLS: net_sockets.h", MBEDTLS_NET),
+                                                                 terms=terms))
+    assert "mbedtls_net" not in " ".join(summary.notes)
+    # the name without its star is one name, which no document writes; nor does any write a member of
+    # "mbedtls_tcp_*"
+    assert absent_words("Should I use mbedtls_net for sockets?", terms, [MBEDTLS_NET]) == ["mbedtls_net"]
+    assert absent_words("Should I use the mbedtls_tcp_* functions?", terms, [MBEDTLS_NET]) == ["mbedtls_tcp"]
+
+
 JSON_C_README = """Building with partial threading support
 
 Although json-c does not support fully multi-threaded access to object trees, it has some code to help make its

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.index.lexical import document_frequency, tokenize
@@ -70,11 +70,13 @@ def spelled_as_indexed(query: str, index: IndexReader) -> str:
     if not getattr(lexical, "term_statistics", False):
         return query
 
-    def held(word: str) -> bool:
-        stems = tokenize([word])[0]
-        return not stems or bool(lexical.unit_frequencies(stems).any())  # type: ignore[attr-defined]
+    def holds(words: Sequence[str]) -> list[bool]:
+        stems = tokenize(list(words)) if words else []
+        counts = iter(lexical.unit_frequencies([stem for word in stems for stem in word])  # type: ignore[attr-defined]
+                      if any(stems) else [])
+        return [not word or any([bool(next(counts)) for _ in word]) for word in stems]
 
-    return respelled(query, held)
+    return respelled(query, holds)
 
 
 def term_frequencies(index: IndexReader, context: Context, query: str = "") -> TermFrequencies | None:

@@ -1298,7 +1298,18 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
     named = {word for name in names for word in re.findall(r"[^\W_]+", name.lower())}
     return [word for word in dict.fromkeys(_SURFACE_WORD.findall(query))
             if not _held(word, terms) and word.lower() not in named and not _written_apart(word, texts)
-            and not any(_asked_stems(other) and _held(other, terms) for other in other_spellings(word))]
+            and not any(_asked_stems(other) and _held(other, terms) for other in other_spellings(word))
+            and not _begins_written_names(query, word, texts)]
+
+
+def _begins_written_names(query: str, word: str, texts: Sequence[str]) -> bool:
+    """Whether the question writes ``word`` as the start of names ("the mbedtls_net_* functions", "git-*",
+    "libfoo*") and one of ``texts`` writes a name that starts so ("mbedtls_net_recv"): a family of names is
+    mentioned by any of its members."""
+    if not re.search(rf"(?<![\w-]){re.escape(word)}[_-]?\*", query):
+        return False
+    begins = re.compile(rf"(?<![\w-]){re.escape(word)}[\w-]", re.IGNORECASE)
+    return any(begins.search(text) for text in texts)
 
 
 def _held(word: str, terms: TermFrequencies) -> bool:
@@ -1343,24 +1354,94 @@ def other_spellings(word: str) -> list[str]:
     return [other for other in others if other.lower() != word.lower()]
 
 
-def respelled(query: str, held: Callable[[str], bool]) -> str:
-    """``query`` with each word the collection does not hold (``held``: whether it holds a word), but holds
-    spelled otherwise (:func:`other_spellings`), written as the collection writes it: "Can pygmentize colour a
-    log file?" over a manual that says "color" asks about "color", for its words to count and its subject to be
-    found. A word that is no word of its own for the analyser ("four" is not "for") is never taken."""
-
-    def spelled(found: re.Match[str]) -> str:
-        word = found.group(0)
-        if held(word):
-            return word
-        return next((other for other in other_spellings(word) if _asked_stems(other) and held(other)), word)
-
-    return _SURFACE_WORD.sub(spelled, query)
+def respelled(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> str:
+    """``query`` with each word the collection does not hold (``holds``: whether it holds each of some words,
+    asked of them all at once), but holds spelled otherwise (:func:`other_spellings`) or one slip of the keys
+    away (:func:`mended_slip`; only a word that would name a missing subject, :func:`_named_things`: "keeps
+    tripping" tells the asker's case, and is no slip for "tipping"), written as the collection writes it: "Can pygmentize colour a log file?" over a
+    manual that says "color" asks about "color", and "differntial backups" about "differential" ones, for its
+    words to count and its subject to be found. A word that is no word of its own for the analyser ("four" is
+    not "for") is never taken."""
+    words = list(dict.fromkeys(_SURFACE_WORD.findall(query)))
+    written = {}
+    for word, held in zip(words, holds(words)):
+        if held:
+            continue
+        others = [other for other in other_spellings(word) if _asked_stems(other)]
+        found = next((other for other, is_held in zip(others, holds(others) if others else []) if is_held),
+                     None) or (mended_slip(word, holds) if _named_things(query, [word]) else None)
+        if found is not None:
+            written[word] = found
+    return _SURFACE_WORD.sub(lambda found: written.get(found.group(0), found.group(0)), query) if written else query
 
 
 def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
     """:func:`respelled`, with what the collection holds told by ``terms`` (``query`` as it is without them)."""
-    return query if terms is None else respelled(query, lambda word: _held(word, terms))
+    if terms is None:
+        return query
+    frame = _question_frame()
+
+    def holds(words: Sequence[str]) -> list[bool]:
+        stems = [[stem for stem in word if stem not in frame] for word in tokenize(list(words))] if words else []
+        return [not word or any(terms.holding.get(stem, (0, 0))[1] for stem in word) for word in stems]
+
+    return respelled(query, holds)
+
+
+#: the keys beside each letter's on a QWERTY keyboard: a letter struck for another is a slip only when the two
+#: are neighbours ("diffetential"); "openssl" is no slip for "openssh", nor "ipconfig" for "ifconfig"
+_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _keyboard_neighbours() -> dict[str, set[str]]:
+    """Each letter's neighbouring keys: beside it on its row, and the nearest on the rows above and below."""
+    neighbours: dict[str, set[str]] = {}
+    for r, row in enumerate(_KEYBOARD_ROWS):
+        for i, letter in enumerate(row):
+            near = {row[j] for j in (i - 1, i + 1) if 0 <= j < len(row)}
+            for other in _KEYBOARD_ROWS[max(r - 1, 0): r + 2]:
+                if other != row:
+                    near.update(other[j] for j in (i - 1, i, i + 1) if 0 <= j < len(other))
+            neighbours[letter] = near
+    return neighbours
+
+
+_NEIGHBOURS = _keyboard_neighbours()
+#: the fewest letters of a word taken for a slip: a shorter one is more often another name than a misspelling
+_SHORTEST_SLIP = 7
+
+
+def _slips(word: str) -> list[str]:
+    """The words ``word`` (lower-case letters) is one slip of the keys from, its first and last letters kept: a
+    letter left out, one too many, a neighbouring key struck for the right one, two letters swapped. A slip at
+    either end would also reach a stem of the word's own ("different" to "differenti")."""
+    found = []
+    for i in range(1, len(word) - 1):
+        found.append(word[:i] + word[i + 1:])
+        found.extend(word[:i] + key + word[i + 1:] for key in sorted(_NEIGHBOURS[word[i]]))
+        if i < len(word) - 2:
+            found.append(word[:i] + word[i + 1] + word[i] + word[i + 2:])
+    for i in range(1, len(word)):
+        found.extend(word[:i] + letter + word[i:] for letter in "abcdefghijklmnopqrstuvwxyz")
+    return [slip for slip in dict.fromkeys(found) if slip != word]
+
+
+def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str | None:
+    """The word the collection holds (``holds``) that ``word``, which it does not, misspells by one slip of the
+    keys (:func:`_slips`): "differntial" over a manual that says "differential". Only a word of lower-case
+    letters, of ``_SHORTEST_SLIP`` letters or more (a name with capitals or digits is written as meant), that
+    is no common word (:func:`_uncommon`: "replies" is no slip for "relies", nor "chasing" for "casing", where
+    the documents lack the word and hold the other; documents have slips of their own, "helpes"), and
+    only when the words it may misspell are all one word for the analyser (one stem): "blocklists" is no slip
+    when both "blacklists" and "blocklist" are held. None when no such word is held."""
+    if not re.fullmatch(rf"[a-z]{{{_SHORTEST_SLIP},}}", word) or not _uncommon([word]):
+        return None
+    slips = _slips(word)
+    held = [slip for slip, is_held in zip(slips, holds(slips)) if is_held]
+    stems = {tuple(_asked_stems(slip)) for slip in held}
+    if len(stems) != 1 or () in stems:
+        return None
+    return held[0]
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
