@@ -195,6 +195,21 @@ def answer_choices_second_opinion() -> str:
     return _answer_choice_by_part("answer_choices_second_opinion", ("abstention", "false_abstention"))
 
 
+def slips() -> str:
+    """Slips of the keys put into the names of the seen splits' questions: how many the search reads back."""
+    data = _load("slips")
+    outcomes = (("restored", "read as the word"), ("left", "left as typed"), ("other", "read as another word"))
+    rows = [[kind, *[_n(counts[key]) for key, _ in outcomes]] for kind, counts in data["slips_by_kind"].items()]
+    rows.append(["all", *[_n(data["slips"][key]) for key, _ in outcomes]])
+    run = {**data, "command": re.sub(r" --work \S+", "", data["command"])}
+    return (_table(["slip", *[label for _, label in outcomes]], rows)
+            + f"\n\nOver the {data['questions']:,} questions of the splits {', '.join(data['splits'])} (in-sample: "
+            "the answer rules were tuned on them). Of the questions as written, these are respelled: "
+            + "; ".join(f"{q['id']} ({', '.join(f'{a} → {b}' for a, b in q['changed'])})"
+                        for q in data["clean_respelled"])
+            + ". " + _provenance(run))
+
+
 def _answer_choice_by_part(result: str, more: tuple[str, ...] = ()) -> str:
     """A choice of the answer rules, each setting's figures (``more`` columns too) on the choice's tuning and
     checking parts."""
@@ -1548,7 +1563,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "answer-choices-going-on": answer_choices_going_on,
     "answer-choices-entry-question": answer_choices_entry_question,
     "answer-choices-second-opinion": answer_choices_second_opinion,
-    "collections-memory": collections_memory,
+    "collections-memory": collections_memory, "slips": slips,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
     # docs/ingestion.md

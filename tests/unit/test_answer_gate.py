@@ -388,6 +388,11 @@ def test_a_slip_of_the_keys_in_a_name_is_read_as_the_word_the_documents_write() 
     holds = lambda words: [word == "differential" for word in words]  # noqa: E731
     for slip in ("differntial", "differrential", "diffetential", "diffrential", "diffreential"):
         assert mended_slip(slip, holds) == "differential", slip
+    # a letter left out of a name of seven letters ("gnupot"); a name of six is never one slip from another of six
+    assert mended_slip("gnupot", lambda words: [word == "gnuplot" for word in words]) == "gnuplot"
+    assert mended_slip("pacmen", lambda words: [word == "pacman" for word in words]) is None
+    # a slip only in the ending the analyser cuts off: "patchly" is "patch" to it, and "patchy" no slip for it
+    assert mended_slip("patchy", lambda words: [word == "patchly" for word in words]) is None
     # a key far from the right one, a first or last letter changed, a common word, a name written with
     # capitals or digits, and a word two held words are a slip from, are all left as written
     assert mended_slip("diffemential", holds) is None

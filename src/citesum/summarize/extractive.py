@@ -1407,7 +1407,7 @@ def _keyboard_neighbours() -> dict[str, set[str]]:
 
 
 _NEIGHBOURS = _keyboard_neighbours()
-#: the fewest letters of a word taken for a slip: a shorter one is more often another name than a misspelling
+#: the fewest letters of a word a slip is mended to: a shorter one is more often another name than a misspelling
 _SHORTEST_SLIP = 7
 
 
@@ -1428,20 +1428,27 @@ def _slips(word: str) -> list[str]:
 
 def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str | None:
     """The word the collection holds (``holds``) that ``word``, which it does not, misspells by one slip of the
-    keys (:func:`_slips`): "differntial" over a manual that says "differential". Only a word of lower-case
-    letters, of ``_SHORTEST_SLIP`` letters or more (a name with capitals or digits is written as meant), that
-    is no common word (:func:`_uncommon`: "replies" is no slip for "relies", nor "chasing" for "casing", where
-    the documents lack the word and hold the other; documents have slips of their own, "helpes"), and
-    only when the words it may misspell are all one word for the analyser (one stem): "blocklists" is no slip
-    when both "blacklists" and "blocklist" are held. None when no such word is held."""
-    if not re.fullmatch(rf"[a-z]{{{_SHORTEST_SLIP},}}", word) or not _uncommon([word]):
+    keys (:func:`_slips`): "differntial" over a manual that says "differential", "gnupot" for "gnuplot".
+
+    Only a word of lower-case letters (a name with capitals or digits is written as meant), mended to one of
+    ``_SHORTEST_SLIP`` letters or more, and no common word (:func:`_uncommon`): "replies" is no slip for
+    "relies", nor "chasing" for "casing", where the documents lack the one and hold the other (documents have
+    slips of their own: "helpes"). The slip must be in the word's stem, not in the ending the analyser cuts off:
+    "patchy" is no slip for "patchly", which the analyser reads as "patch". And the words it may misspell must
+    all be one word for the analyser (one stem): "bloklists" is no slip when both "blocklists" and "booklists"
+    are held. None when no such word is held."""
+    if not re.fullmatch(rf"[a-z]{{{_SHORTEST_SLIP - 1},}}", word) or not _uncommon([word]):
         return None
-    slips = _slips(word)
+    slips = [slip for slip in _slips(word) if len(slip) >= _SHORTEST_SLIP]
     held = [slip for slip, is_held in zip(slips, holds(slips)) if is_held]
-    stems = {tuple(_asked_stems(slip)) for slip in held}
-    if len(stems) != 1 or () in stems:
+    if not held:
         return None
-    return held[0]
+    typed = _asked_stems(word)
+    stems = {tuple(_asked_stems(slip)) for slip in held}
+    if len(typed) != 1 or len(stems) != 1:
+        return None
+    (stem,) = stems
+    return held[0] if len(stem) == 1 and stem[0] in _slips(typed[0]) else None
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
