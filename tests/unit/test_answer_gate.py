@@ -93,6 +93,10 @@ def test_a_question_naming_what_no_document_mentions_is_answered_with_leads() ->
     summary = ExtractiveSummarizer().summarize(question, _context(MANUAL, ZLIB, FAQ, terms=terms))
     assert summary.bullets == () and summary.abstained
     assert summary.notes[0].startswith("No passage in the 3 documents that best match the question answers it")
+    # one document is one (a new user's trial: "No passage in the 1 documents that best match ...")
+    alone = ExtractiveSummarizer().summarize("Can libffi be compiled to WebAssembly with Emscripten?",
+                                             _context(MANUAL, terms=terms))
+    assert alone.notes[0].startswith("No passage in the one document that best matches the question answers it")
     assert "'WebAssembly'" in summary.notes[0]
     assert 1 <= len(summary.leads) <= 3 and len({lead.text for lead in summary.leads}) == len(summary.leads)
     assert all(lead.citations for lead in summary.leads)
@@ -393,6 +397,8 @@ def test_a_slip_of_the_keys_in_a_name_is_read_as_the_word_the_documents_write() 
     assert mended_slip("pacmen", lambda words: [word == "pacman" for word in words]) is None
     # a slip only in the ending the analyser cuts off: "patchly" is "patch" to it, and "patchy" no slip for it
     assert mended_slip("patchy", lambda words: [word == "patchly" for word in words]) is None
+    # ...but a common word may lose more of its ending to the analyser than its slip does (a new user's trial)
+    assert mended_slip("confirmaton", lambda words: [word == "confirmation" for word in words]) == "confirmation"
     # a key far from the right one, a first or last letter changed, a common word, a name written with
     # capitals or digits, and a word two held words are a slip from, are all left as written
     assert mended_slip("diffemential", holds) is None

@@ -1433,8 +1433,10 @@ def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str 
     Only a word of lower-case letters (a name with capitals or digits is written as meant), mended to one of
     ``_SHORTEST_SLIP`` letters or more, and no common word (:func:`_uncommon`): "replies" is no slip for
     "relies", nor "chasing" for "casing", where the documents lack the one and hold the other (documents have
-    slips of their own: "helpes"). The slip must be in the word's stem, not in the ending the analyser cuts off:
-    "patchy" is no slip for "patchly", which the analyser reads as "patch". And the words it may misspell must
+    slips of their own: "helpes"). The slip must be in the word's stem, not in the ending the analyser cuts off
+    ("patchy" is no slip for "patchly", which the analyser reads as "patch"), unless the word mended to is a
+    common word, which the analyser may cut more of than of its slip ("confirmaton", "confirmation", read as
+    "confirmaton" and "confirm"). And the words it may misspell must
     all be one word for the analyser (one stem): "bloklists" is no slip when both "blocklists" and "booklists"
     are held. None when no such word is held."""
     if not re.fullmatch(rf"[a-z]{{{_SHORTEST_SLIP - 1},}}", word) or not _uncommon([word]):
@@ -1443,12 +1445,12 @@ def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str 
     held = [slip for slip, is_held in zip(slips, holds(slips)) if is_held]
     if not held:
         return None
-    typed = _asked_stems(word)
     stems = {tuple(_asked_stems(slip)) for slip in held}
-    if len(typed) != 1 or len(stems) != 1:
+    if len(stems) != 1:
         return None
-    (stem,) = stems
-    return held[0] if len(stem) == 1 and stem[0] in _slips(typed[0]) else None
+    (stem,), typed = stems, _asked_stems(word)
+    in_stem = len(stem) == 1 and len(typed) == 1 and stem[0] in _slips(typed[0])
+    return held[0] if in_stem or not _uncommon(held[:1]) else None
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
@@ -1466,14 +1468,24 @@ def _written_apart(word: str, texts: Sequence[str]) -> bool:
 _SHORTEST_JOINED, _LONGEST_JOINED = 6, 40
 
 
-def missing_subjects(query: str, terms: TermFrequencies | None) -> list[str]:
-    """The question's words that no unit of the collection holds and that are not common words: names of
-    things the documents never mention ("Can libffi be compiled to WebAssembly with Emscripten?"). A common word
-    the collection lacks ("supply", "housing") is more often a paraphrase of what the documents say, so a word
-    counts only when the tokenizer's vocabulary, which is ordered by how often words occur, splits it into more
-    than one piece. A question that tells the asker's case before it asks names a subject only in the clause
-    that asks (:func:`asked_about`). Empty without collection statistics (``terms``)."""
-    return asked_about(query, _named_things(query, absent_words(query, terms)))
+def missing_subjects(query: str, terms: TermFrequencies | None, texts: Sequence[str] = (),
+                     titles: Sequence[str] = (), names: Sequence[str] = ()) -> list[str]:
+    """What the question names that the documents never mention, which makes it unanswerable:
+
+    - its words that no unit of the collection holds and that are not common words (:func:`_named_things`):
+      "Can libffi be compiled to WebAssembly with Emscripten?". A common word the collection lacks ("supply",
+      "housing") is more often a paraphrase of what the documents say, so a word counts only when the
+      tokenizer's vocabulary, which is ordered by how often words occur, splits it into more than one piece.
+      Those that ``texts`` (the retrieved passages) write apart, or ``names`` (their documents' paths and
+      titles) hold, are mentioned (:func:`absent_words`). None without collection statistics (``terms``);
+    - the long command-line options no retrieved passage writes (:func:`unwritten_options`);
+    - the versions no retrieved passage nor its document's title (``titles``) writes: a release's notes may
+      write their version in their title only (:func:`unwritten_versions`).
+
+    A question that tells the asker's case before it asks names a subject only in the clause that asks
+    (:func:`asked_about`)."""
+    return asked_about(query, [*_named_things(query, absent_words(query, terms, texts, names)),
+                               *unwritten_options(query, texts), *unwritten_versions(query, [*texts, *titles])])
 
 
 def asked_about(query: str, words: list[str]) -> list[str]:
@@ -1598,6 +1610,13 @@ def _named_things(query: str, words: list[str]) -> list[str]:
                     and re.search(rf"\b{_GOING_ON}{re.escape(word)}\b", query, re.IGNORECASE))]
 
 
+def nothing_answers(context: Context) -> str:
+    """The opening of an abstention's note: how many documents were searched for an answer."""
+    documents = len({block.document_id for block in context.blocks})
+    return (f"No passage in the {documents} documents that best match the question answers it" if documents != 1
+            else "No passage in the one document that best matches the question answers it")
+
+
 #: how much of a sentence the second opinion reads (``second_opinion``): more than a statable one holds
 _SECOND_OPINION_CHARACTERS = 1500
 
@@ -1638,12 +1657,8 @@ class ExtractiveSummarizer:
         vectors = self.embedder.encode_documents([s.text for s in sentences])
         self._score(query, sentences, vectors, context.terms)
         texts = [block.text for block in context.blocks]
-        absent = absent_words(query, context.terms, texts,
-                              [f"{block.document_id} {block.title}" for block in context.blocks])
-        missing = asked_about(query, _named_things(query, absent))  # missing_subjects' words, from those found once
-        missing += asked_about(query, unwritten_options(query, texts))
-        # (a release's notes may write their version in their title only)
-        missing += asked_about(query, unwritten_versions(query, texts + [block.title for block in context.blocks]))
+        names = [f"{block.document_id} {block.title}" for block in context.blocks]
+        missing = missing_subjects(query, context.terms, texts, [block.title for block in context.blocks], names)
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
@@ -1655,10 +1670,8 @@ class ExtractiveSummarizer:
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
                       and max(s.coverage for s in sentences) < self.options.abstain_below)
-        # the question's words no document uses, named when nothing answers ("no document mentions 'mercury'")
-        unused = missing or (absent if self.options.absent_weight else [])
         if missing or too_little:
-            return self._abstain(context, sentences, started, unused)
+            return self._abstain(context, sentences, started, missing or self._unused(query, context, texts, names))
         best = max(sentences, key=lambda s: s.answer)
         best_answer = best.answer
         order = sorted(range(len(sentences)), key=lambda i: -sentences[i].relevance)
@@ -1680,7 +1693,7 @@ class ExtractiveSummarizer:
         bullets, too_long = self._select(groups, sentences, vectors, set(tokenize([query])[0]), context.terms, gate,
                                          most, specific)
         if not bullets and not too_long:  # no fact reaches the gate: nothing answers
-            return self._abstain(context, sentences, started, unused)
+            return self._abstain(context, sentences, started, self._unused(query, context, texts, names))
         return Summary(tuple(bullets), context, summarizer=self.name, notes=self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
 
@@ -1741,18 +1754,22 @@ class ExtractiveSummarizer:
             if rarest and rarest not in subjects and rarest not in sentence.about:
                 sentence.answer *= self.options.rarest_word_factor
 
+    def _unused(self, query: str, context: Context, texts: list[str], names: list[str]) -> list[str]:
+        """The question's words no document uses, named when nothing answers ("no document mentions 'mercury'"),
+        when such words weigh in the answer score (``absent_weight``)."""
+        return absent_words(query, context.terms, texts, names) if self.options.absent_weight else []
+
     def _abstain(self, context: Context, sentences: list[_Sentence], started: float,
                  missing: list[str]) -> Summary:
         """No sentence answers (or the question names what no document mentions, ``missing``): say so, with
         the closest sentences as leads (not as cited bullets)."""
-        documents = len({block.document_id for block in context.blocks})
         closest = sorted(range(len(sentences)), key=lambda i: (-sentences[i].answer, -sentences[i].relevance))
         distinct: dict[str, int] = {}  # the same sentence in several documents is one lead
         for i in closest:
             distinct.setdefault(quote_sentence(sentences[i].text), i)
         leads = tuple(Bullet(text, (sentences[i].document_id,), (sentences[i].number,), sentences[i].code)
                       for text, i in list(distinct.items())[: self.options.leads])
-        note = (f"No passage in the {documents} documents that best match the question answers it"
+        note = (nothing_answers(context)
                 + (f" (no document mentions {', '.join(repr(word) for word in missing)})" if missing else "")
                 + ("; the closest passages are listed as leads" if leads else ""))
         return Summary((), context, summarizer=self.name, notes=(note,), leads=leads, abstained=True,

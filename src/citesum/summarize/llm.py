@@ -13,6 +13,7 @@ from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import shrunk
 from citesum.summarize import ANSWER_TOKENS, fit_budget, prompt_room
 from citesum.summarize.citations import has_bullet_lines, parse_output
+from citesum.summarize.extractive import nothing_answers
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
 from citesum.tokens import get_tokenizer
 from citesum.types import Bullet, Context, Summary
@@ -177,11 +178,8 @@ class LLMSummarizer:
         None when it holds no usable bullet."""
         name = f"{self.name}:{self.llm.name}"
         if says_no_answer(output):
-            documents = len({block.document_id for block in context.blocks})
             return Summary((), context, prompt=prompt, raw_output=output, usage=usage, timings=timings,
-                           summarizer=name, abstained=True,
-                           notes=(f"No passage in the {documents} documents that best match the question "
-                                  "answers it (the model found none)",))
+                           summarizer=name, abstained=True, notes=(f"{nothing_answers(context)} (the model found none)",))
         parsed = parse_output(output, context.numbers)
         if not parsed.bullets:
             return None
