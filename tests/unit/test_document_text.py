@@ -942,3 +942,39 @@ def test_an_asciidoc_documents_symmetric_title_loses_its_closing_marks() -> None
     assert title == "NTPsec project news"
     assert markdown.splitlines()[0] == "# NTPsec project news" and "## 2021-06-06: 1.2.1" in markdown.splitlines()
     assert asciidoc_markdown("= A = B\n\nText.\n")[0] == "A = B"  # an "=" inside the title is its own
+
+
+LOGGING_PAGE = """<html><head><title>libvirt: Logging in the library and the daemon</title></head><body>
+<nav><a href="/">Home</a> <a href="/docs.html">Docs</a> <a href="/news.html">News</a></nav>
+<main><h1>Logging in the library and the daemon</h1>
+<p>Similarly the daemon logging behaviour can be tuned using 3 config variables, stored in the configuration
+file:</p>
+<ul><li><p>log_level: accepts the following values:</p>
+<ul><li><p>4: only errors</p></li><li><p>3: warnings and errors</p></li>
+<li><p>2: information, warnings and errors</p></li><li><p>1: debug and everything</p></li></ul></li>
+<li><p>log_filters: defines logging filters</p></li>
+<li><p>log_outputs: defines logging outputs</p></li></ul>
+<p>When starting the libvirt daemon, any logging environment variable settings will override settings in the
+config file. Command line options take precedence over all.</p>
+<pre>
+log_outputs="1:file:/var/log/libvirt/libvirtd.log"
+log_filters="1:qemu 1:libvirt"
+</pre>
+<p>If no outputs are defined for libvirtd, it will try to use the systemd journal when its socket exists, and
+standard error otherwise, which is where the messages of the daemon go when it runs in the foreground.</p>
+</main><footer>Copyright the libvirt project</footer></body></html>"""
+
+
+def test_the_paragraph_after_a_list_in_a_pages_main_content_is_no_item_of_it(tmp_path: Path) -> None:
+    # a new user's trial (libvirt's logging page): trafilatura writes one block a line, no blank line between
+    # them, and the paragraph after the list went on its last item: "log_outputs: defines logging outputs When
+    # starting the libvirt daemon, ..." was stated as a bullet, and every sentence after it was an item
+    document = _written(tmp_path, "logging.html", LOGGING_PAGE)
+    kinds = _unit_kinds(document.text)
+    assert kinds["log_outputs: defines logging outputs"] == "item"
+    assert kinds["When starting the libvirt daemon, any logging environment variable settings will override "
+                 "settings in the config file."] == "sentence"
+    assert kinds["Command line options take precedence over all."] == "sentence"
+    assert kinds["4: only errors"] == "item"  # a nested list goes on its list
+    # a code block's lines stay one block
+    assert 'log_outputs="1:file:/var/log/libvirt/libvirtd.log"\nlog_filters="1:qemu 1:libvirt"' in document.text

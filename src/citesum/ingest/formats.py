@@ -332,8 +332,34 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     if main and _one_part_of_prose(main, text):
         main = ""
     if main:
-        main = with_headings(main, html)
+        main = lists_ended(with_headings(main, html))
     return [_document(doc_id, title or _stem(path), _require_text(main or text), path, "html")], []
+
+
+#: a list item's line as trafilatura writes it ("- log_outputs: defines logging outputs", "  - 4: only errors")
+_ITEM_LINE = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]+\S")
+
+
+def lists_ended(main: str) -> str:
+    """``main`` (trafilatura's text of a page, one line a block, no blank line between blocks) with a blank line
+    after each list, where a line that is no item follows an item: read as hard-wrapped text, the paragraph
+    after a list went on its last item ("log_outputs: defines logging outputs When starting the libvirt daemon,
+    ..."), and every sentence after it was an item of the list. Only a line that opens with a capital letter
+    ends a list: trafilatura keeps some of a page's line breaks inside an item ("the package is" / "usually
+    called libpq-dev."), and an item ending with a comma, a hyphen, an opening parenthesis or a colon goes on,
+    as does an FAQ's question numbered as an item, its answer below it ("Can I embed libxml2 ...?" / "Yes. ...").
+    An indented line (a nested item), a code fence and a code block's lines are left as they are."""
+    lines = main.split("\n")
+    out: list[str] = []
+    fenced = False
+    for line, following in zip(lines, [*lines[1:], ""]):
+        out.append(line)
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif (not fenced and _ITEM_LINE.match(line) and following[:1].isupper() and not _ITEM_LINE.match(following)
+              and not line.rstrip().endswith((",", "-", "(", ":", "?"))):
+            out.append("")
+    return "\n".join(out)
 
 
 #: main content kept below this share of the page's visible words, of a page that is this share prose, and with
