@@ -978,3 +978,16 @@ def test_the_paragraph_after_a_list_in_a_pages_main_content_is_no_item_of_it(tmp
     assert kinds["4: only errors"] == "item"  # a nested list goes on its list
     # a code block's lines stay one block
     assert 'log_outputs="1:file:/var/log/libvirt/libvirtd.log"\nlog_filters="1:qemu 1:libvirt"' in document.text
+
+
+def test_a_list_ends_only_where_a_block_opens_after_it() -> None:
+    from citesum.ingest.formats import lists_ended
+
+    # a review: an item trafilatura broke before a capital ("<li>Set the value to <br>TRUE ...") stays whole
+    assert lists_ended("- Set the value to\nTRUE to enable it.\n- Save.") == "- Set the value to\nTRUE to enable it.\n- Save."
+    # ...and a code fence with code on its own line opens no block that would keep the rule off after it
+    assert lists_ended("``` make install ```\n- log_outputs: defines logging outputs\nWhen starting it, it reads them.") \
+        == "``` make install ```\n- log_outputs: defines logging outputs\n\nWhen starting it, it reads them."
+    # a block of code is left as it is
+    fenced = "```\n- not an item\nA line of code\n```"
+    assert lists_ended(fenced) == fenced

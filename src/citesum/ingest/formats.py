@@ -338,6 +338,11 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
 
 #: a list item's line as trafilatura writes it ("- log_outputs: defines logging outputs", "  - 4: only errors")
 _ITEM_LINE = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]+\S")
+#: a line that is a code fence and nothing else (a fence with code on its line opens and closes no block)
+_FENCE_ONLY = re.compile(r"[ \t]*```[\w+-]*[ \t]*$")
+#: a line ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.")
+_GOES_ON_WORD = re.compile(r"\b(?i:a|an|the|to|of|and|or|for|with|in|on|at|by|from|as|is|are|be|that|than|into|"
+                           r"its|your|their|this|these|if|when|which|but|not|no)\s*$")
 
 
 def lists_ended(main: str) -> str:
@@ -347,17 +352,18 @@ def lists_ended(main: str) -> str:
     ..."), and every sentence after it was an item of the list. Only a line that opens with a capital letter
     ends a list: trafilatura keeps some of a page's line breaks inside an item ("the package is" / "usually
     called libpq-dev."), and an item ending with a comma, a hyphen, an opening parenthesis or a colon goes on,
-    as does an FAQ's question numbered as an item, its answer below it ("Can I embed libxml2 ...?" / "Yes. ...").
+    as does an FAQ's question numbered as an item, its answer below it ("Can I embed libxml2 ...?" / "Yes. ..."),
+    and one ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.").
     An indented line (a nested item), a code fence and a code block's lines are left as they are."""
     lines = main.split("\n")
     out: list[str] = []
     fenced = False
     for line, following in zip(lines, [*lines[1:], ""]):
         out.append(line)
-        if line.lstrip().startswith("```"):
+        if _FENCE_ONLY.match(line):
             fenced = not fenced
         elif (not fenced and _ITEM_LINE.match(line) and following[:1].isupper() and not _ITEM_LINE.match(following)
-              and not line.rstrip().endswith((",", "-", "(", ":", "?"))):
+              and not line.rstrip().endswith((",", "-", "(", ":", "?")) and not _GOES_ON_WORD.search(line)):
             out.append("")
     return "\n".join(out)
 

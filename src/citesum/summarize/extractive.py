@@ -1309,8 +1309,8 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
 def _begins_written_names(query: str, word: str, texts: Sequence[str]) -> bool:
     """Whether the question writes ``word`` as the start of names ("the mbedtls_net_* functions", "git-*",
     "libfoo*") and one of ``texts`` writes a name that starts so ("mbedtls_net_recv"): a family of names is
-    mentioned by any of its members."""
-    if not re.search(rf"(?<![\w-]){re.escape(word)}[_-]?\*", query):
+    mentioned by any of its members. A word between stars is emphasis ("*Wayland*"), not a family."""
+    if not re.search(rf"(?<![\w*-]){re.escape(word)}[_-]?\*", query):
         return False
     begins = re.compile(rf"(?<![\w-]){re.escape(word)}[\w-]", re.IGNORECASE)
     return any(begins.search(text) for text in texts)
@@ -1358,14 +1358,13 @@ def other_spellings(word: str) -> list[str]:
     return [other for other in others if other.lower() != word.lower()]
 
 
-def respelled(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> str:
-    """``query`` with each word the collection does not hold (``holds``: whether it holds each of some words,
-    asked of them all at once), but holds spelled otherwise (:func:`other_spellings`) or one slip of the keys
-    away (:func:`mended_slip`; only a word that would name a missing subject, :func:`_named_things`: "keeps
-    tripping" tells the asker's case, and is no slip for "tipping"), written as the collection writes it: "Can pygmentize colour a log file?" over a
-    manual that says "color" asks about "color", and "differntial backups" about "differential" ones, for its
-    words to count and its subject to be found. A word that is no word of its own for the analyser ("four" is
-    not "for") is never taken."""
+def respellings(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> dict[str, str]:
+    """Each word of ``query`` the collection does not hold (``holds``: whether it holds each of some words, asked
+    of them all at once), but holds spelled otherwise (:func:`other_spellings`) or one slip of the keys away
+    (:func:`mended_slip`; only a word that would name a missing subject, :func:`_named_things`: "keeps tripping"
+    tells the asker's case, and is no slip for "tipping"), with the word as the collection writes it: "colour"
+    over a manual that says "color", "differntial" over one that says "differential". A word that is no word of
+    its own for the analyser ("four" is not "for") is never taken."""
     words = list(dict.fromkeys(_SURFACE_WORD.findall(query)))
     written = {}
     for word, held in zip(words, holds(words)):
@@ -1376,20 +1375,40 @@ def respelled(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> str:
                      None) or (mended_slip(word, holds) if _named_things(query, [word]) else None)
         if found is not None:
             written[word] = found
+    return written
+
+
+def respelled(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> str:
+    """``query`` with its words written as the collection writes them (:func:`respellings`), for its words to
+    count and its subject to be found: "Can pygmentize colour a log file?" over a manual that says "color" asks
+    about "color"."""
+    written = respellings(query, holds)
     return _SURFACE_WORD.sub(lambda found: written.get(found.group(0), found.group(0)), query) if written else query
 
 
-def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
-    """:func:`respelled`, with what the collection holds told by ``terms`` (``query`` as it is without them)."""
-    if terms is None:
-        return query
+def slips_read(query: str, written: dict[str, str]) -> tuple[str, ...]:
+    """A note for the words of ``query`` read as another word (``written``: :func:`respellings`) that are slips,
+    not the other spelling of the word: the asker sees what was answered ("read 'confirmaton' as
+    'confirmation'")."""
+    slips = [(word, other) for word, other in written.items() if other not in other_spellings(word)]
+    return (("read " + ", ".join(f"'{word}' as '{other}'" for word, other in slips)
+             + ", a word the documents write"),) if slips else ()
+
+
+def held_by(terms: TermFrequencies) -> Callable[[Sequence[str]], list[bool]]:
+    """Whether the collection holds each of some words, as ``terms`` tell (a frame word is held)."""
     frame = _question_frame()
 
     def holds(words: Sequence[str]) -> list[bool]:
         stems = [[stem for stem in word if stem not in frame] for word in tokenize(list(words))] if words else []
         return [not word or any(terms.holding.get(stem, (0, 0))[1] for stem in word) for word in stems]
 
-    return respelled(query, holds)
+    return holds
+
+
+def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
+    """:func:`respelled`, with what the collection holds told by ``terms`` (``query`` as it is without them)."""
+    return query if terms is None else respelled(query, held_by(terms))
 
 
 #: the keys beside each letter's on a QWERTY keyboard: a letter struck for another is a slip only when the two
@@ -1431,30 +1450,28 @@ def _slips(word: str) -> list[str]:
 
 
 def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str | None:
-    """The word the collection holds (``holds``) that ``word``, which it does not, misspells by one slip of the
-    keys (:func:`_slips`): "differntial" over a manual that says "differential", "gnupot" for "gnuplot".
+    """The common word the collection holds (``holds``) that ``word``, which it does not, misspells by one slip of
+    the keys (:func:`_slips`): "differntial" over a manual that says "differential", "confirmaton" over one that
+    says "confirmation".
 
-    Only a word of lower-case letters (a name with capitals or digits is written as meant), mended to one of
-    ``_SHORTEST_SLIP`` letters or more, and no common word (:func:`_uncommon`): "replies" is no slip for
-    "relies", nor "chasing" for "casing", where the documents lack the one and hold the other (documents have
-    slips of their own: "helpes"). The slip must be in the word's stem, not in the ending the analyser cuts off
-    ("patchy" is no slip for "patchly", which the analyser reads as "patch"), unless the word mended to is a
-    common word, which the analyser may cut more of than of its slip ("confirmaton", "confirmation", read as
-    "confirmaton" and "confirm"). And the words it may misspell must
+    Only a word of lower-case letters (a name with capitals or digits is written as meant), of no more than
+    ``_LONGEST_JOINED`` letters, mended to one of ``_SHORTEST_SLIP`` letters or more; and only a word that is no
+    common word (:func:`_uncommon`: "replies" is no slip for "relies", nor "chasing" for "casing", where the
+    documents lack the one and hold the other) mended to one that is. A program's or a function's name is often
+    one slip from another's ("mktemp", "mkstemp"; "setuid", "seteuid"; "umount", "unmount"): a question about
+    the one is not answered about the other, and is turned away when no document names it; a string like
+    "patchly", which the analyser reads as "patch", is no common word either. The words it may misspell must
     all be one word for the analyser (one stem): "bloklists" is no slip when both "blocklists" and "booklists"
     are held. None when no such word is held."""
-    if not re.fullmatch(rf"[a-z]{{{_SHORTEST_SLIP - 1},}}", word) or not _uncommon([word]):
+    if not re.fullmatch(rf"[a-z]{{{_SHORTEST_SLIP - 1},{_LONGEST_JOINED}}}", word) or not _uncommon([word]):
         return None
     slips = [slip for slip in _slips(word) if len(slip) >= _SHORTEST_SLIP]
     held = [slip for slip, is_held in zip(slips, holds(slips)) if is_held]
     if not held:
         return None
-    stems = {tuple(_asked_stems(slip)) for slip in held}
-    if len(stems) != 1:
+    if len({tuple(_asked_stems(slip)) for slip in held}) != 1:
         return None
-    (stem,), typed = stems, _asked_stems(word)
-    in_stem = len(stem) == 1 and len(typed) == 1 and stem[0] in _slips(typed[0])
-    return held[0] if in_stem or not _uncommon(held[:1]) else None
+    return held[0] if not _uncommon(held[:1]) else None
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
@@ -1487,7 +1504,7 @@ def missing_subjects(query: str, terms: TermFrequencies | None, texts: Sequence[
       write their version in their title only (:func:`unwritten_versions`).
 
     A question that tells the asker's case before it asks names a subject only in the clause that asks
-    (:func:`asked_about`)."""
+    (:func:`asked_about`). Without ``texts``, no passage writes an option or a version the question names."""
     return asked_about(query, [*_named_things(query, absent_words(query, terms, texts, names)),
                                *unwritten_options(query, texts), *unwritten_versions(query, [*texts, *titles])])
 
@@ -1651,7 +1668,10 @@ class ExtractiveSummarizer:
 
     def summarize(self, query: str, context: Context) -> Summary:
         started = time.perf_counter()
-        query = spelled_as_held(clip_query(query), context.terms)
+        asked = clip_query(query)
+        written = respellings(asked, held_by(context.terms)) if context.terms is not None else {}
+        query = _SURFACE_WORD.sub(lambda found: written.get(found.group(0), found.group(0)), asked)
+        read_as = slips_read(asked, written)  # said with the answer: the asker sees what was answered
         sentences = self._sentences(context)
         if not sentences:
             note = ("nothing in the index matched the query" if not context.blocks else
@@ -1675,7 +1695,8 @@ class ExtractiveSummarizer:
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
                       and max(s.coverage for s in sentences) < self.options.abstain_below)
         if missing or too_little:
-            return self._abstain(context, sentences, started, missing or self._unused(query, context, texts, names))
+            return self._abstain(context, sentences, started, missing or self._unused(query, context, texts, names),
+                                 read_as)
         best = max(sentences, key=lambda s: s.answer)
         best_answer = best.answer
         order = sorted(range(len(sentences)), key=lambda i: -sentences[i].relevance)
@@ -1697,8 +1718,8 @@ class ExtractiveSummarizer:
         bullets, too_long = self._select(groups, sentences, vectors, set(tokenize([query])[0]), context.terms, gate,
                                          most, specific)
         if not bullets and not too_long:  # no fact reaches the gate: nothing answers
-            return self._abstain(context, sentences, started, self._unused(query, context, texts, names))
-        return Summary(tuple(bullets), context, summarizer=self.name, notes=self._notes(bullets, too_long),
+            return self._abstain(context, sentences, started, self._unused(query, context, texts, names), read_as)
+        return Summary(tuple(bullets), context, summarizer=self.name, notes=read_as + self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
 
     def _entry_asks(self, query: str, sentence: _Sentence) -> bool:
@@ -1764,7 +1785,7 @@ class ExtractiveSummarizer:
         return absent_words(query, context.terms, texts, names) if self.options.absent_weight else []
 
     def _abstain(self, context: Context, sentences: list[_Sentence], started: float,
-                 missing: list[str]) -> Summary:
+                 missing: list[str], read_as: tuple[str, ...] = ()) -> Summary:
         """No sentence answers (or the question names what no document mentions, ``missing``): say so, with
         the closest sentences as leads (not as cited bullets)."""
         closest = sorted(range(len(sentences)), key=lambda i: (-sentences[i].answer, -sentences[i].relevance))
@@ -1776,7 +1797,7 @@ class ExtractiveSummarizer:
         note = (nothing_answers(context)
                 + (f" (no document mentions {', '.join(repr(word) for word in missing)})" if missing else "")
                 + ("; the closest passages are listed as leads" if leads else ""))
-        return Summary((), context, summarizer=self.name, notes=(note,), leads=leads, abstained=True,
+        return Summary((), context, summarizer=self.name, notes=(note, *read_as), leads=leads, abstained=True,
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
 
     def _notes(self, bullets: list[Bullet], too_long: list[int]) -> tuple[str, ...]:
