@@ -104,8 +104,9 @@ def test_a_pre_block_inside_a_list_item_of_an_xhtml_page_is_code(tmp_path: Path)
     path.write_text(MUTT, encoding="utf-8")
     units = _units(path)
     assert [kind for kind, text in units if "read_inc=1000" in text] == ["code"]
-    # (the page's main text puts the paragraph after the list right below the item's last line: its go on)
-    assert ("item", "These settings work on a per-message basis.") in units
+    # the page's main text puts the paragraph after the list right below the item's last line, with no blank
+    # line: it is the paragraph after the list, not the list's last item (it was an item until lists_ended())
+    assert ("sentence", "These settings work on a per-message basis.") in units
 
 
 def test_a_definition_lists_term_after_a_lone_marker_is_not_run_into_the_heading_above() -> None:
