@@ -1382,7 +1382,11 @@ def respelled(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> str:
     """``query`` with its words written as the collection writes them (:func:`respellings`), for its words to
     count and its subject to be found: "Can pygmentize colour a log file?" over a manual that says "color" asks
     about "color"."""
-    written = respellings(query, holds)
+    return written_as(query, respellings(query, holds))
+
+
+def written_as(query: str, written: dict[str, str]) -> str:
+    """``query`` with each of its words that ``written`` maps (:func:`respellings`) written as it says."""
     return _SURFACE_WORD.sub(lambda found: written.get(found.group(0), found.group(0)), query) if written else query
 
 
@@ -1670,7 +1674,7 @@ class ExtractiveSummarizer:
         started = time.perf_counter()
         asked = clip_query(query)
         written = respellings(asked, held_by(context.terms)) if context.terms is not None else {}
-        query = _SURFACE_WORD.sub(lambda found: written.get(found.group(0), found.group(0)), asked)
+        query = written_as(asked, written)
         read_as = slips_read(asked, written)  # said with the answer: the asker sees what was answered
         sentences = self._sentences(context)
         if not sentences:
