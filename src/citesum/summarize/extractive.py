@@ -1318,9 +1318,8 @@ def _begins_written_names(query: str, word: str, texts: Sequence[str]) -> bool:
 
 def _held(word: str, terms: TermFrequencies) -> bool:
     """Whether a unit of the collection holds ``word`` (one of its stems, frame words aside; a frame word is
-    held)."""
-    stems = _asked_stems(word)
-    return not stems or any(terms.holding.get(stem, (0, 0))[1] for stem in stems)
+    held): :func:`held_by` asked of one word."""
+    return held_by(terms)([word])[0]
 
 
 def _asked_stems(word: str) -> list[str]:
