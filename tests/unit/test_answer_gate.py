@@ -1901,3 +1901,14 @@ def test_what_is_a_version_and_where_it_is_written() -> None:
         1, "notes", notes, "The crash when the download queue is full is fixed.", 12), ), "original", 10_000, 100))
     assert not summary.abstained and [b.text for b in summary.bullets] == [
         "The crash when the download queue is full is fixed."]
+
+
+def test_a_contraction_leaves_no_absent_word() -> None:
+    from citesum.summarize.extractive import absent_words
+
+    terms = _terms({"monit": 5, "restart": 4, "daemon": 3, "simpli": 1, "finish": 2, "start": 9, "yet": 1,
+                    "give": 2, "time": 6, "ffmpeg": 4, "stream": 3, "show": 2, "more": 7})
+    question = "At boot monit restarts a daemon that simply hasn't finished starting yet. How do I give it more time?"
+    # before: "no document mentions 'boot', 'hasn'", what the apostrophe left of "hasn't"
+    assert absent_words(question, terms) == ["boot"]
+    assert absent_words("Why doesn't ffmpeg's list show the streams we've got?", terms) == ["list", "got"]

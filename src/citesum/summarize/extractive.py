@@ -1286,6 +1286,22 @@ def rarest_asked_word(query: str, terms: TermFrequencies | None) -> str | None:
 
 
 _SURFACE_WORD = re.compile(r"[^\W_][\w+.#-]*[^\W_]|[^\W_]")
+#: a contraction's negated verb, up to its "n't" ("hasn", "doesn", "shouldn"), and its clitic after the apostrophe
+#: ("s", "ll", "ve", "re", "d", "m", "t")
+_NEGATED = re.compile(r"[A-Za-z]+n['’]t\b")
+_CLITIC = re.compile(r"['’](?:s|ll|ve|re|d|m|t)\b", re.IGNORECASE)
+
+
+def _surface_words(query: str) -> list[str]:
+    """The words of ``query`` as it writes them, each once, less what its contractions leave: "hasn't" is no
+    word "hasn" that the documents lack, and "ffmpeg's" is "ffmpeg"."""
+    words = []
+    for found in _SURFACE_WORD.finditer(query):
+        start, end = found.span()
+        negated = _NEGATED.match(query, start)
+        if not (negated and negated.end() == end + 2 or start and _CLITIC.match(query, start - 1)):
+            words.append(found.group(0))
+    return list(dict.fromkeys(words))
 
 
 def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str] = (),
@@ -1300,7 +1316,7 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
     if terms is None:
         return []
     named = {word for name in names for word in re.findall(r"[^\W_]+", name.lower())}
-    return [word for word in dict.fromkeys(_SURFACE_WORD.findall(query))
+    return [word for word in _surface_words(query)
             if not _held(word, terms) and word.lower() not in named and not _written_apart(word, texts)
             and not any(_asked_stems(other) and _held(other, terms) for other in other_spellings(word))
             and not _begins_written_names(query, word, texts)]
@@ -1364,7 +1380,7 @@ def respellings(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> dic
     tells the asker's case, and is no slip for "tipping"), with the word as the collection writes it: "colour"
     over a manual that says "color", "differntial" over one that says "differential". A word that is no word of
     its own for the analyser ("four" is not "for") is never taken."""
-    words = list(dict.fromkeys(_SURFACE_WORD.findall(query)))
+    words = _surface_words(query)
     written = {}
     for word, held in zip(words, holds(words)):
         if held:
@@ -1755,7 +1771,7 @@ class ExtractiveSummarizer:
         library")."""
         subjects = named_subjects(query, context)
         if not specific:  # (as the question writes them: a stem, "librari", is no word the vocabulary holds)
-            names = _uncommon(list(dict.fromkeys(_SURFACE_WORD.findall(query))))
+            names = _uncommon(_surface_words(query))
             subjects = subjects & set().union(*tokenize(names)) if names else frozenset()
         rarest = rarest_asked_word(query, context.terms) if specific else None
         # the releases the question names that some sentence writes, and those each sentence (or its section)
