@@ -4,6 +4,7 @@ question's form, abstention with leads, whole sentences quoted as written, and t
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from citesum.llm.fake import FakeLLM
 from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, missing_subjects, question_form
 from citesum.summarize.llm import LLMSummarizer
 from citesum.errors import ConfigError
+from citesum.index.lexical import tokenize
 from citesum.types import Context, ContextBlock, Document, Passage, TermFrequencies
 
 MANUAL = """Thread Safety
@@ -1912,3 +1914,92 @@ def test_a_contraction_leaves_no_absent_word() -> None:
     # before: "no document mentions 'boot', 'hasn'", what the apostrophe left of "hasn't"
     assert absent_words(question, terms) == ["boot"]
     assert absent_words("Why doesn't ffmpeg's list show the streams we've got?", terms) == ["list", "got"]
+
+
+#: tcsh's FAQ, as a web page rendered to text: its entries are set in two spaces, their answers three
+TCSH_FAQ = """FAQ
+
+   For the people who do not read the manual!
+
+  Where can I get csh sources?
+
+   Csh sources are now available with the 4.4BSD networking distributions.
+   You don't need csh sources to compile tcsh-6.0x.
+
+  I compiled tcsh using gcc, and when I start up it says: tcsh: Warning no
+  access to tty (Invalid Argument). Thus no job control in this shell
+
+   Your <sys/ioctl.h> file is not ansi compliant. You have one of 3
+   choices:
+     * Run fixincludes from the gcc distribution.
+     * Add -traditional to the gcc flags.
+     * Compile with cc.
+
+  I start tcsh and it takes a couple of minutes to get the prompt.
+
+   You have defined REMOTEHOST and your DNS is not responding. Either
+   undefine REMOTEHOST and recompile or fix your DNS.
+
+  If you need help generating your .cshrc file, check out:
+
+     * https://github.com/tcsh-org/tcsh/blob/master/dot.tcshrc
+     * https://github.com/tcsh-org/tcsh/blob/master/dot.login
+"""
+
+
+CURL_FAQ_ENTRY = """  4.7 How do I keep user names and passwords secret in curl command lines?
+
+  This problem has two sides:
+
+  The first part is to avoid having clear-text passwords in the command line
+  so that they do not appear in 'ps' outputs and similar. That is easily
+  avoided by using the "-K" option to tell curl to read parameters from a file
+  or stdin to which you can pass the secret info.
+"""
+
+
+def _passages_of(title: str, text: str, cuts: list[str], also: str = "") -> Context:
+    """One block of ``text`` in passages cut where each of ``cuts`` starts, each passage stripped at its ends as
+    the chunker leaves it, in a collection that holds its words and those of ``also``."""
+    starts = [0, *(text.index(cut) for cut in cuts)]
+    passages = tuple(Passage(f"d1::{n}", "d1", n, start, end, text[start:end].strip(), len(text[start:end].split()))
+                     for n, (start, end) in enumerate(zip(starts, [*starts[1:], len(text)])))
+    block = ContextBlock(1, "d1", title, text, len(text.split()), passages, 1.0)
+    held = Counter(tokenize([text, also])[0] + tokenize([text, also])[1])
+    return Context((block,), "original", 10_000, 100, _terms(dict(held)))
+
+
+def test_an_faqs_entry_set_in_as_its_questions_are_heads_its_answer() -> None:
+    from citesum.summarize.extractive import _statable_sentences, entry_indents
+
+    assert entry_indents([TCSH_FAQ]) == {2}
+    # the passages open with an entry whose first line the chunker stripped, and with the answer of the one before
+    question = "tcsh takes a couple of minutes before the prompt shows up"
+    context = _passages_of("FAQ", TCSH_FAQ, ["I compiled tcsh", "Your <sys/ioctl.h>"], also=question)
+    stated = dict(_statable_sentences(context.blocks[0], 3))
+    # before: "I start tcsh and it takes a couple of minutes to get the prompt." and the gcc entry were facts to state
+    assert not any(sentence.startswith("I ") for sentence in stated)
+    assert stated["You have defined REMOTEHOST and your DNS is not responding."].split("\n")[1] == (
+        "I start tcsh and it takes a couple of minutes to get the prompt.")
+    # a statement set in as an answer, over a list set in deeper, is no entry
+    assert "Your <sys/ioctl.h> file is not ansi compliant." in stated
+    # nor is a passage's opening line alone, which the chunker stripped of how far it was set in (curl's FAQ sets
+    # its entries and their answers in alike)
+    curl = _passages_of("FAQ", CURL_FAQ_ENTRY, ["This problem has two sides:"])
+    assert entry_indents([p.text for p in curl.blocks[0].passages]) == set()
+    sections = [section for sentence, section in _statable_sentences(curl.blocks[0], 3)
+                if sentence.startswith("The first part")]
+    # before this rule knew the line alone: "4.7 How do I ...? This problem has two sides:" headed the answer
+    assert [section.split("\n")[1] for section in sections] == [
+        "4.7 How do I keep user names and passwords secret in curl command lines?"]
+    # nor is one in a document that is no FAQ
+    assert any(sentence.startswith("I start") for sentence in
+               dict(_statable_sentences(_passages_of("tcsh notes", TCSH_FAQ, []).blocks[0], 3)))
+    # the asker's trouble told as the entry tells it is answered first by the entry's answer (here, with so few
+    # sentences to weigh it against, as the first lead), not by the entry
+    assert question_form(question) == "specific"  # (what takes long, told in the present tense, goes wrong)
+    assert question_form("The merger took several months to close after the regulators' review") == "topic"
+    summary = ExtractiveSummarizer().summarize(question, context)
+    assert [b.text for b in summary.bullets or summary.leads][:2] == [
+        "Either undefine REMOTEHOST and recompile or fix your DNS.",
+        "You have defined REMOTEHOST and your DNS is not responding."]

@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Callable, Iterator, Literal, Sequence
+from typing import AbstractSet, Callable, Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -526,6 +526,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         cut_at = [{0} if p.continues else set() for p in block.passages]
     else:
         cut_at = [{at for p in block.passages if p.continues and (at := block.text.find(p.text[:_PIECE_PROBE])) >= 0}]
+    faq = bool(_FAQ_TITLE.search(block.title))
+    indents = entry_indents(texts) if faq else frozenset()  # (a passage seldom holds a question of its own)
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
     section_titled = False  # whether that heading is a section's title (or an FAQ's entry)
@@ -553,7 +555,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
         units = segments(text)
-        layout = _Layout(text_ahead, units, len(text), faq=bool(_FAQ_TITLE.search(block.title)))
+        layout = _Layout(text_ahead, units, len(text), faq, indents)
         listed = None  # the heading above the definition list the units are in, if they are
         for number, unit in enumerate(units):
             sentence = text[unit.start : unit.end]
@@ -755,9 +757,11 @@ class _Layout:
     "config.h.\n \nQ: My ..."), with what each line and paragraph holds once looked at (:func:`_premise_of_next`
     looks at the same lines for each of their units)."""
 
-    def __init__(self, text: str, units: list[Segment], passage_end: int | None = None, faq: bool = False) -> None:
+    def __init__(self, text: str, units: list[Segment], passage_end: int | None = None, faq: bool = False,
+                 entry_indents: AbstractSet[int] = frozenset()) -> None:
         self.text = text  # the passage, and what of the next one an FAQ's answer may open with
         self.faq = faq  # whether the document is one of questions and answers (its title says so)
+        self.entry_indents = entry_indents  # how its questions are set in (:func:`entry_indents`)
         self.passage_end = len(text) if passage_end is None else passage_end  # where the passage itself ends
         self.units = units
         breaks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(text)]
@@ -805,6 +809,10 @@ class _Layout:
             self._questions[(start, end)] = found
         return self._questions[(start, end)]
 
+    def indent(self, position: int) -> int:
+        """How many spaces and tabs open the line of ``text`` that ``position`` is on."""
+        return _indent(self.text, position)
+
     def paragraph(self, start: int, end: int) -> tuple[int, int | None, int | None]:
         """The paragraph around ``text[start:end]``: where it starts, where it ends (None when no blank line
         follows), and where the next one starts."""
@@ -818,6 +826,39 @@ class _Layout:
 
 #: a blank line, or a line of spaces between two lines
 _BLANK_LINE = re.compile(r"\n(?:[ \t]*\n)+")
+
+
+def _indent(text: str, position: int) -> int:
+    """How many spaces and tabs open the line of ``text`` that ``position`` is on."""
+    line = text.rfind("\n", 0, position) + 1
+    return len(text) - line - len(text[line:].lstrip(" \t"))
+
+
+def _paragraph_indent(text: str, start: int, end: int) -> int | None:
+    """How far the paragraph of ``text`` from ``start`` to ``end`` is set in: as its first line is, or, when it
+    opens a passage (whose first line the chunker strips), as its second line is; None for a passage's opening
+    line alone."""
+    if start:
+        return _indent(text, start)
+    second = text.find("\n", 0, end) + 1
+    return _indent(text, second) if second else None
+
+
+def entry_indents(passages: Sequence[str]) -> frozenset[int]:
+    """The indents of the paragraphs of ``passages`` that end with a question and stand above a paragraph set in
+    deeper: those of an FAQ that sets its answers in under their questions ("  Where can I get csh sources?" over
+    "   Csh sources are now available ..."), as a plain-text rendering of a web page's headings and paragraphs
+    does."""
+    indents = set()
+    for text in passages:
+        breaks = list(_BLANK_LINE.finditer(text))
+        starts = [0, *(found.end() for found in breaks)]
+        ends = [*(found.start() for found in breaks), len(text)]
+        for start, end, following in zip(starts, ends, starts[1:]):
+            indent = _paragraph_indent(text, start, end)
+            if indent is not None and text[start:end].rstrip().endswith("?") and _indent(text, following) > indent:
+                indents.add(indent)
+    return frozenset(indents)
 
 
 def _premise_of_next(layout: _Layout, number: int) -> bool:
@@ -842,6 +883,16 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
             return True
         if (_FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]
                 and not _answered_before(layout, paragraph_start, unit.start)):
+            return True
+    indent = _paragraph_indent(text, paragraph_start, paragraph_end) if paragraph_end is not None else None
+    if (layout.faq and indent is not None and next_paragraph is not None and indent in layout.entry_indents
+            and layout.indent(next_paragraph) > indent):
+        # an entry that states the asker's case, set as the FAQ's questions are, above its answer set in deeper
+        # ("  I start tcsh and it takes a couple of minutes to get the prompt." over "   You have defined ...")
+        first = bisect.bisect_left(units, paragraph_start, key=lambda u: u.start)
+        within = list(itertools.takewhile(lambda u: u.end <= paragraph_end, units[first:]))
+        if (within and len(within) <= _PREMISE_LINE_UNITS and all(u.kind in STATABLE for u in within)
+                and not questions):
             return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
@@ -1015,7 +1066,10 @@ _GOING_WRONG = re.compile(
     r"(?:errors?|warnings?)\b|"
     r"never\s+(?:starts?|runs?|works?|finish(?:es)?|completes?|shows?|appears?|loads?|connects?|responds?|"
     r"returns?)\b|"
-    r"segfaulted|(?:times|timed|errors|errored)\s+out\b)", re.IGNORECASE)
+    r"segfaulted|(?:times|timed|errors|errored)\s+out\b|"
+    # (what takes long, in the present tense: "tcsh takes a couple of minutes before the prompt shows up")
+    r"takes\s+(?:forever|ages|a\s+long\s+time|(?:a\s+couple\s+of|a\s+few|several|many|\d+)\s+"
+    r"(?:seconds|minutes|hours))\s+(?:to|before|until|for)\b)", re.IGNORECASE)
 #: words before which such a verb is a noun or an adjective, or the verb of a clause of the subject ("the failed
 #: merger", "of crashes", "startups that failed to ...")
 _NOT_A_SUBJECT = frozenset({"the", "a", "an", "of", "in", "on", "at", "for", "with", "from", "to", "by", "and",
@@ -1174,8 +1228,11 @@ def entry_question(section: str) -> str:
     heads it: one that ends asking, or that holds a question's label ("Q:", "PROBLEM:"), the asker's case told
     after it ("FAQ-COM140 : HOW CAN I EXCLUDE MY IP ADDRESS FROM STATS ? PROBLEM: I don't want to see my own IP
     address in the stats.")."""
-    heading = section.split("\n")[1] if section.count("\n") >= 2 else ""
-    return heading if heading.rstrip().endswith("?") or _ENTRY_LABEL.search(heading) else ""
+    title, heading = section.split("\n")[:2] if section.count("\n") >= 2 else ("", "")
+    # the asker's case told as a statement heads an entry of a document of questions and answers ("I start tcsh
+    # and it takes a couple of minutes to get the prompt."), as a question does
+    return (heading if heading.rstrip().endswith("?") or _ENTRY_LABEL.search(heading)
+            or _ASKER.match(heading) and _FAQ_TITLE.search(title) else "")
 
 
 def _entry_expects(section: str) -> AnswerKind | None:
