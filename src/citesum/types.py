@@ -133,6 +133,9 @@ class Context:
     budget: int
     token_count: int
     terms: TermFrequencies | None = None
+    #: the query's words the search read as the collection writes them ("colour" as "color", the slip
+    #: "confirmaton" as "confirmation"); None when no search over an index gathered the context
+    respellings: Mapping[str, str] | None = None
 
     @property
     def numbers(self) -> dict[int, str]:

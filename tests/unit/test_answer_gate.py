@@ -439,6 +439,30 @@ def test_a_slip_in_a_name_is_searched_for_as_the_index_writes_it(tmp_path: Path)
         spelled_as_indexed("Which filters apply to a diffemential backup?", index)
 
 
+def test_both_summarizers_read_a_slip_as_the_search_did_and_say_so(tmp_path: Path) -> None:
+    from citesum import Index
+    from citesum.summarize import build_context
+
+    index = Index.create(tmp_path / "ix")
+    index.add([Document("dar.txt", "Differential backups", DAR_NOTES),
+               *[Document(f"note{n}.md", f"Note {n}", f"Note {n} says how the build of part {n} is laid out and tested.")
+                 for n in range(20)]])
+    question = "Which filters apply to a differntial backup?"
+    context = build_context(question, index)
+    assert context.respellings == {"differntial": "differential"}  # read once, by the search, for both
+    note = "read 'differntial' as 'differential', a word the documents write"
+    assert note in ExtractiveSummarizer().summarize(question, context).notes
+    llm = FakeLLM(["- Filters given for a differential backup apply to it alone [1].\n"])
+    summary = LLMSummarizer(llm).summarize(question, context)
+    # before: the model was asked of "differntial", the answer check looked for it in the bullets (it found
+    # "backup" here), and the asker was not told what was read
+    assert note in summary.notes
+    assert "differential backup?" in llm.prompts[0] and "differntial" not in llm.prompts[0]
+    streamed = list(LLMSummarizer(FakeLLM(["- Filters given for a differential backup apply to it alone [1].\n"]))
+                    .stream(question, context))
+    assert note in streamed[-1].notes
+
+
 MBEDTLS_NET = """net_sockets.h File Reference
 
 Network sockets abstraction layer to integrate Mbed TLS into a BSD-style sockets API. The module is intended

@@ -47,7 +47,8 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
     if options.order == "full":
         return pack(index, [], options, tokenizer)
     ranker = get_retriever(retriever, index, relevance=relevance) if isinstance(retriever, str) else retriever
-    query = spelled_as_indexed(query, index)
+    written = respellings_in(query, index)
+    query = spelled_as(query, written)
     hits = ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0))
     context = pack(index, hits, options, tokenizer)
     if ranker.ranking_depends_on_k:
@@ -57,26 +58,33 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
         context = pack(index, first + [hit for hit in hits if hit.passage.id not in taken], options, tokenizer)
     if not ranker.scores_reach_the_summarizer:
         context = replace(context, blocks=tuple(replace(block, score=None) for block in context.blocks))
-    return replace(context, terms=term_frequencies(index, context, query))
+    # (the summarizer reads the question as the search did, and says which slips it read)
+    return replace(context, terms=term_frequencies(index, context, query), respellings=written)
 
 
-def spelled_as_indexed(query: str, index: IndexReader) -> str:
-    """``query`` with each word no unit of the index holds, but one holds spelled otherwise ("colour" over
-    documents that say "color"; see :func:`citesum.summarize.extractive.other_spellings`), as the index writes
-    it, for the search to find it; ``query`` as it is when the search store keeps no term statistics."""
-    from citesum.summarize.extractive import respelled
+def respellings_in(query: str, index: IndexReader) -> dict[str, str] | None:
+    """The words of ``query`` that no unit of the index holds, but one holds spelled otherwise ("colour" over
+    documents that say "color") or one slip of the keys away, each with the word as the index writes it
+    (:func:`citesum.summarize.extractive.respellings`); None when the search store keeps no term statistics."""
+    from citesum.summarize.extractive import held_by_counts, respellings
 
     lexical = index.lexical
     if not getattr(lexical, "term_statistics", False):
-        return query
+        return None
+    return respellings(query, held_by_counts(lexical.unit_frequencies))  # type: ignore[attr-defined]
 
-    def holds(words: Sequence[str]) -> list[bool]:
-        stems = tokenize(list(words)) if words else []
-        counts = iter(lexical.unit_frequencies([stem for word in stems for stem in word])  # type: ignore[attr-defined]
-                      if any(stems) else [])
-        return [not word or any([bool(next(counts)) for _ in word]) for word in stems]
 
-    return respelled(query, holds)
+def spelled_as_indexed(query: str, index: IndexReader) -> str:
+    """``query`` with its words written as the index writes them (:func:`respellings_in`), for the search to
+    find them; ``query`` as it is when the search store keeps no term statistics."""
+    return spelled_as(query, respellings_in(query, index))
+
+
+def spelled_as(query: str, written: Mapping[str, str] | None) -> str:
+    """``query`` with each of its words that ``written`` maps written as it says."""
+    from citesum.summarize.extractive import written_as
+
+    return written_as(query, dict(written)) if written else query
 
 
 def term_frequencies(index: IndexReader, context: Context, query: str = "") -> TermFrequencies | None:

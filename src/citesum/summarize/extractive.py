@@ -1472,12 +1472,21 @@ def slips_read(query: str, written: dict[str, str]) -> tuple[str, ...]:
 
 
 def held_by(terms: TermFrequencies) -> Callable[[Sequence[str]], list[bool]]:
-    """Whether the collection holds each of some words, as ``terms`` tell (a frame word is held)."""
+    """Whether the collection holds each of some words, as ``terms`` tell (:func:`held_by_counts`)."""
+    return held_by_counts(lambda stems: [terms.holding.get(stem, (0, 0))[1] for stem in stems])
+
+
+def held_by_counts(units_holding: Callable[[list[str]], Sequence[int]]) -> Callable[[Sequence[str]], list[bool]]:
+    """Whether the collection holds each of some words, ``units_holding`` telling how many of its units hold each
+    of some stems (asked of all the words' stems at once): a word is held when a unit holds one of its stems; a
+    frame word ("how", "please") is held, whatever the collection."""
     frame = _question_frame()
 
     def holds(words: Sequence[str]) -> list[bool]:
         stems = [[stem for stem in word if stem not in frame] for word in tokenize(list(words))] if words else []
-        return [not word or any(terms.holding.get(stem, (0, 0))[1] for stem in word) for word in stems]
+        asked = [stem for word in stems for stem in word]
+        counts = iter(units_holding(asked) if asked else [])
+        return [not word or any([bool(next(counts)) for _ in word]) for word in stems]
 
     return holds
 
@@ -1745,7 +1754,7 @@ class ExtractiveSummarizer:
     def summarize(self, query: str, context: Context) -> Summary:
         started = time.perf_counter()
         asked = clip_query(query)
-        written = respellings(asked, held_by(context.terms)) if context.terms is not None else {}
+        written = self._respellings(asked, context)
         query = written_as(asked, written)
         read_as = slips_read(asked, written)  # said with the answer: the asker sees what was answered
         sentences = self._sentences(context)
@@ -1797,6 +1806,14 @@ class ExtractiveSummarizer:
             return self._abstain(context, sentences, started, self._unused(query, context, texts, names), read_as)
         return Summary(tuple(bullets), context, summarizer=self.name, notes=read_as + self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
+
+    @staticmethod
+    def _respellings(query: str, context: Context) -> dict[str, str]:
+        """The question's words read as the collection writes them: as the search read them, or, for a context
+        that no search gathered, as its term statistics tell (:func:`respellings`)."""
+        if context.respellings is not None:
+            return dict(context.respellings)
+        return respellings(query, held_by(context.terms)) if context.terms is not None else {}
 
     def _entry_asks(self, query: str, sentence: _Sentence) -> bool:
         """Whether ``sentence`` is in an FAQ's entry whose question holds at least ``entry_question_share`` of

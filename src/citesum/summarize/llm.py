@@ -13,7 +13,7 @@ from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import shrunk
 from citesum.summarize import ANSWER_TOKENS, fit_budget, prompt_room
 from citesum.summarize.citations import has_bullet_lines, parse_output
-from citesum.summarize.extractive import nothing_answers
+from citesum.summarize.extractive import nothing_answers, slips_read, written_as
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
 from citesum.tokens import get_tokenizer
 from citesum.types import Bullet, Context, Summary
@@ -28,6 +28,14 @@ def says_no_answer(output: str) -> bool:
     ``cited`` template's way to say that nothing answers; what follows it is not an answer."""
     first = next((line for line in output.splitlines() if line.strip()), "")
     return " ".join(re.sub(r"[^A-Za-z ]", " ", first).split()).upper() == NO_ANSWER
+
+
+def read_as_searched(query: str, context: Context) -> tuple[str, tuple[str, ...]]:
+    """``query`` with its words written as the search read them (``context.respellings``: "colour" as "color",
+    the slip "confirmaton" as "confirmation"), for the model and the answer check to see the words the documents
+    write, and the note that tells the asker which slips were read (:func:`slips_read`)."""
+    written = dict(context.respellings or {})
+    return written_as(query, written), slips_read(query, written)
 
 
 def answering_bullets(query: str, bullets: Sequence[Bullet],
@@ -72,13 +80,15 @@ class LLMSummarizer:
     def summarize(self, query: str, context: Context) -> Summary:
         """The summary of ``context``, cut first to what the model's window holds beside the prompt and the
         answer; a server that still finds the request too long gets it once more, cut to what its numbers say.
-        Either cut is said in the summary's notes: the budget was citesum's choice, not the user's mistake."""
+        Either cut is said in the summary's notes: the budget was citesum's choice, not the user's mistake. The
+        question is asked as the search read it (:func:`read_as_searched`)."""
+        query, read = read_as_searched(query, context)
         fitted = self._fitted(query, context)
         try:
-            return self._summarize(query, fitted, self._cut_note(context, fitted))
+            return self._summarize(query, fitted, self._cut_note(context, fitted) + read)
         except ContextTooLong as refused:
             smaller = self._refitted(query, fitted, refused)
-            return self._summarize(query, smaller, self._cut_note(context, smaller))
+            return self._summarize(query, smaller, self._cut_note(context, smaller) + read)
 
     def _prompt_tokens(self, query: str, context: Context) -> int:
         return get_tokenizer().count(self.prompt(query, context))
@@ -198,12 +208,13 @@ class LLMSummarizer:
         the question's words are left out, as :meth:`summarize` leaves them), then the whole :class:`Summary`,
         the same as :meth:`summarize` makes of the same output. An output with no usable bullet is asked again
         whole, as :meth:`summarize` asks it."""
+        query, read = read_as_searched(query, context)
         fitted = self._fitted(query, context)
         try:
-            yield from self._stream_fitted(query, fitted, self._cut_note(context, fitted))
+            yield from self._stream_fitted(query, fitted, self._cut_note(context, fitted) + read)
         except ContextTooLong as refused:  # refused before any piece was written
             smaller = self._refitted(query, fitted, refused)
-            yield from self._stream_fitted(query, smaller, self._cut_note(context, smaller))
+            yield from self._stream_fitted(query, smaller, self._cut_note(context, smaller) + read)
 
     def _stream_fitted(self, query: str, context: Context, notes: tuple[str, ...]) -> Iterator[Bullet | Summary]:
         prompt = self.prompt(query, context)
