@@ -2027,3 +2027,14 @@ def test_an_faqs_entry_set_in_as_its_questions_are_heads_its_answer() -> None:
     assert [b.text for b in summary.bullets or summary.leads][:2] == [
         "Either undefine REMOTEHOST and recompile or fix your DNS.",
         "You have defined REMOTEHOST and your DNS is not responding."]
+
+
+def test_a_word_written_with_accents_is_the_word_the_documents_write_without() -> None:
+    from citesum.summarize.extractive import absent_words, spelled_as_held
+
+    terms = _terms({"naiv": 3, "configur": 5, "chroni": 4, "cafe": 2})
+    question = "Where is the café's naïve configuration for chrony?"
+    # a new user's trial: "(no document mentions 'naïve')", over a FAQ that says "naive"
+    assert absent_words(question, terms) == []
+    assert spelled_as_held(question, terms) == "Where is the cafe's naive configuration for chrony?"
+    assert spelled_as_held(question, _terms({"naïv": 3, "configur": 5, "chroni": 4, "café": 2})) == question

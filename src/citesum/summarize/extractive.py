@@ -40,6 +40,7 @@ import math
 import re
 import textwrap
 import time
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -1420,8 +1421,12 @@ _SPELLINGS = tuple((re.compile(pattern, re.IGNORECASE), other) for pattern, othe
 def other_spellings(word: str) -> list[str]:
     """Other ways to write ``word`` that name the same thing, as written (its case kept): its British or
     American spelling ("colour", "color"), and a library's name without its "lib" ("libopus" over Opus'
-    manual, which says "Opus" throughout) or, for a name no common word is (:func:`_uncommon`), with it."""
+    manual, which says "Opus" throughout) or, for a name no common word is (:func:`_uncommon`), with it; and a
+    word written with accents, without them ("naïve" over documents that say "naive", "café" over "cafe")."""
     others = [pattern.sub(other, word) for pattern, other in _SPELLINGS if pattern.search(word)]
+    plain = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    if plain != word and plain.isascii():
+        others.append(plain)
     if word[:3].lower() == "lib":
         if len(word) >= 6:
             others.append(word[3:])
