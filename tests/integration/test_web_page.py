@@ -726,3 +726,101 @@ def test_a_bullet_shows_the_code_its_sentence_introduces(page: Any, tmp_path: Pa
         expect(page.locator("#doc-text mark")).to_have_text(re.compile(r"\s+".join(map(re.escape, lead_text.split()))))
     finally:
         server.close()
+
+
+BUS_QUESTION = "What is changing about the city's buses and trams?"
+BUS_BULLETS = ["- The city's buses and trams will run every 8 minutes on the main lines from March. [1]\n"]
+
+
+def test_a_question_asked_while_another_is_answered_replaces_it(page: Any, tmp_path: Path, haystack: Any,
+                                                                 serve) -> None:  # type: ignore[no-untyped-def]
+    """A new user's trial: a question sent (Enter) while a slower one was still answered got the slower one's
+    bullets under it, whichever finished last. The newer question wins: the other is cancelled, and whatever
+    still comes of it is not shown."""
+    from loopback import reply, stream_answer
+
+    def model(handler, request, n):  # type: ignore[no-untyped-def]
+        if not handler.path.endswith("/chat/completions"):
+            reply(handler, 404, b"{}")
+            return
+        if len(request["messages"][-1]["content"]) > 100_000:
+            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
+                                b'requested 10000000 tokens"}')
+            return
+        if "buses" in request["messages"][-1]["content"].rsplit("Question", 1)[-1]:
+            stream_answer(handler, BUS_BULLETS, 0.0)
+        else:  # the water question: slow, written after the bus question's answer is on the page
+            stream_answer(handler, BULLETS, 2.0)
+
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", "--llm", "openai", "--model",
+                           "m", "--base-url", serve(model).url)
+    try:
+        page.goto(server.url)
+        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
+        page.fill("#query", BUS_QUESTION)
+        page.press("#query", "Enter")  # the Ask button is disabled meanwhile; Enter still asks
+        expect(page.locator("#bullets-list > li").first).to_contain_text("buses and trams", timeout=15_000)
+        page.wait_for_timeout(7_000)  # as long as the water question's answer would have taken to come
+        expect(page.locator("#bullets-list > li")).to_have_count(1)
+        expect(page.locator("#bullets-list > li").first).to_contain_text("buses and trams")
+        assert "buses" in page.locator("#answer-link").get_attribute("href")
+        expect(page.locator("#error")).to_be_hidden()
+        expect(page.locator("#ask-button")).to_be_enabled()
+    finally:
+        server.close()
+
+
+def test_stop_before_the_first_bullet_says_so(page: Any, tmp_path: Path, haystack: Any,
+                                              serve) -> None:  # type: ignore[no-untyped-def]
+    from loopback import reply, stream_answer
+
+    def model(handler, request, n):  # type: ignore[no-untyped-def]
+        if not handler.path.endswith("/chat/completions"):
+            reply(handler, 404, b"{}")
+            return
+        if len(request["messages"][-1]["content"]) > 100_000:
+            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
+                                b'requested 10000000 tokens"}')
+            return
+        stream_answer(handler, ["Thinking", " it over", *BULLETS], 3.0)
+
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", "--llm", "openai", "--model",
+                           "m", "--base-url", serve(model).url)
+    try:
+        page.goto(server.url)
+        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
+        page.fill("#query", QUESTION)
+        page.click("#ask-button")
+        expect(page.locator("#stop-button")).to_be_visible()
+        page.wait_for_timeout(500)
+        page.click("#stop-button")
+        # before: the page went blank, with nothing to say the question was stopped
+        expect(page.locator("#notes")).to_have_text("Stopped before the first bullet was written.")
+        expect(page.locator("#bullets-list > li")).to_have_count(0)
+        expect(page.locator("#ask-button")).to_be_enabled()
+    finally:
+        server.close()
+
+
+def test_a_service_that_stopped_is_said_to_be_unreachable_and_the_word_limit_is_offered(
+        page: Any, tmp_path: Path, haystack: Any) -> None:
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log")
+    page.goto(server.url)
+    expect(page.locator("#status")).to_contain_text("documents")
+    # the answer's note may say to raise the word limit: the page has the field, with the service's default
+    assert page.locator("#words").get_attribute("placeholder") == "250"
+    page.fill("#words", "20")
+    page.fill("#query", QUESTION)
+    page.click("#ask-button")
+    expect(page.locator("#bullets-list > li").first).to_be_visible()
+    assert "words=20" in page.locator("#answer-link").get_attribute("href")
+    server.close()
+    page.fill("#query", RESERVOIR)
+    page.click("#ask-button")
+    # before: "Failed to fetch", with the header still counting the documents as if connected
+    expect(page.locator("#error")).to_contain_text("The citesum service cannot be reached")
+    expect(page.locator("#status")).to_have_text("not connected")
+    expect(page.locator("#ask-button")).to_be_enabled()

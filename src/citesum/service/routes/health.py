@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from citesum.defaults import DEFAULT_WORDS
 from citesum.errors import IndexStoreError
 from citesum.ingest import SUPPORTED_EXTENSIONS
 from citesum.service.access import Principal
@@ -46,7 +47,8 @@ def _status(service: Service, principal: Principal) -> dict[str, Any]:
         **({"model": service.model_status()} if service.llm else {}),
         "limits": {
             "max_k": config.max_k, "max_budget": max_budget, "budget": budget,
-            "min_words": config.min_words, "max_words": config.max_words, "max_bullets": config.max_bullets,
+            "words": DEFAULT_WORDS, "min_words": config.min_words, "max_words": config.max_words,
+            "max_bullets": config.max_bullets,
             "max_query_chars": config.max_query_chars, "max_upload_bytes": config.max_upload_bytes,
             "extensions": list(SUPPORTED_EXTENSIONS)}}
 

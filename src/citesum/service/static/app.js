@@ -22,6 +22,24 @@ class ApiError extends Error {
   }
 }
 
+// The service did not answer at all (stopped, or the network is down): said as such, not as "Failed to fetch"
+class Unreachable extends Error {
+  constructor() {
+    super("The citesum service cannot be reached: it may have stopped, or the network is down. " +
+          "Ask again once it is back.");
+    this.name = "Unreachable";
+  }
+}
+
+async function reach(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new Unreachable();
+  }
+}
+
 async function api(path, options = {}) {
   const headers = new Headers(options.headers || {});
   if (token) headers.set("Authorization", `Bearer ${token}`);
@@ -29,7 +47,7 @@ async function api(path, options = {}) {
     headers.set("Content-Type", "application/json");
     options = { ...options, body: JSON.stringify(options.json) };
   }
-  const response = await fetch(path, { ...options, headers });
+  const response = await reach(path, { ...options, headers });
   let body = null;
   try { body = await response.json(); } catch (_) { /* an empty or non-JSON answer */ }
   if (!response.ok) {
@@ -155,6 +173,10 @@ async function refreshStatus() {
     budget.placeholder = health.limits.budget;
     budget.max = health.limits.max_budget;
     $("bullets").max = health.limits.max_bullets;
+    $("words").placeholder = health.limits.words;
+    $("words").min = health.limits.min_words;
+    $("words").max = health.limits.max_words;
+    $("query").dataset.maxChars = health.limits.max_query_chars;
     $("k").max = health.limits.max_k;
     $("files").accept = health.limits.extensions.join(",");  // the picker offers the formats the service reads
     if (shown.offers) showOffers(shown.offers);
@@ -203,14 +225,35 @@ function showMode() {
   $("ask-button").textContent = searching ? "Search" : "Ask";
 }
 
+// The question asked last, and the request under way: a question asked while another is answered replaces it
+// (the earlier one is cancelled, and its answer, should it still come, is not shown under the new question).
+let turn = 0;
+let underWay = null;
+let stoppedByUser = false;
+
 async function ask(event) {
   event.preventDefault();
   const query = $("query").value;
   if (!query.trim()) { showError("Type a question first."); return; }
+  const mine = ++turn;
+  if (underWay) underWay.abort();
   showError(null);
   $("answer").hidden = true;  // no answer to the previous question stays on screen meanwhile
   $("results").hidden = true;
   hideDocument();  // nor the document one of its citations opened
+  const most = Number($("query").dataset.maxChars);
+  if (most && query.length > most) {  // said before it is sent
+    underWay = null;  // (one under way was cancelled: nothing is asked now)
+    setBusy("");
+    $("stop-button").hidden = true;
+    $("ask-button").disabled = false;
+    showError(`The question has ${query.length.toLocaleString()} characters; this service takes at most ` +
+              `${most.toLocaleString()}.`);
+    return;
+  }
+  const controller = new AbortController();
+  underWay = controller;
+  stoppedByUser = false;
   $("ask-button").disabled = true;
   const searching = mode() === "search";
   // the service's model writes unless the sentences of the documents are asked for
@@ -218,48 +261,57 @@ async function ask(event) {
   if (searching) setBusy("Searching…");
   else if (byModel) setBusy("Waiting for the model to write the summary…", true);
   else setBusy("Reading the documents and writing the summary…");
+  const current = () => mine === turn;
   try {
     if (searching) {
       const request = named({ query, retriever: $("retriever").value, k: Number($("k").value) || 10 });
-      renderHits(await api("/search", { method: "POST", json: request }));
+      const hits = await api("/search", { method: "POST", json: request, signal: controller.signal });
+      if (current()) renderHits(hits);
     } else {
       const request = named({ query, retriever: $("retriever").value, bullets: Number($("bullets").value) || 5 });
       if ($("budget").value) request.budget = Number($("budget").value);
+      if ($("words").value) request.words = Number($("words").value);
       if ($("summarizer").value) request.summarizer = $("summarizer").value;
       if (!$("summary-index-label").hidden && $("summary-index").checked) request.summary_index = true;
       // a streamed answer reads one collection: an answer from all of them comes whole
-      const answer = request.collections ? await wholeSummary(request) : await streamSummary(request);
-      if (answer) showKeep(answer, request);
-      if (byModel) refreshStatus();  // the model's pace may have lowered the default budget
+      const answer = request.collections ? await wholeSummary(request, controller.signal, current)
+        : await streamSummary(request, controller, current);
+      if (answer && current()) showKeep(answer, request);
+      if (byModel && current()) refreshStatus();  // the model's pace may have lowered the default budget
     }
-    setBusy("");
+    if (current()) setBusy("");
   } catch (error) {
+    if (!current()) return;  // a newer question replaced this one: what became of it is no news
     setBusy("");
+    if (error.name === "AbortError") return;
     showError(error);
+    if (error instanceof Unreachable) $("status").textContent = "not connected";
   } finally {
-    $("ask-button").disabled = false;
+    if (current()) {
+      underWay = null;
+      $("ask-button").disabled = false;
+    }
   }
 }
 
 // The summary as the service writes it (server-sent events): the sources first, each bullet as soon as it is
 // written and its citations checked, then the whole answer. Stop cancels the request, and the model's writing.
-let stopping = null;
-
-async function wholeSummary(request) {
-  const answer = await api("/summarize", { method: "POST", json: request });
+// ``current`` tells whether the question is still the one asked last: nothing is shown for one that is not.
+async function wholeSummary(request, signal, current) {
+  const answer = await api("/summarize", { method: "POST", json: request, signal });
+  if (!current()) return null;
   startAnswer();
   renderSummary(answer);
   return answer;
 }
 
-async function streamSummary(request) {
-  const controller = new AbortController();
-  stopping = controller;
+async function streamSummary(request, controller, current) {
   $("stop-button").hidden = false;
   const headers = new Headers({ "Content-Type": "application/json" });
   if (token) headers.set("Authorization", `Bearer ${token}`);
+  let started = false;
   try {
-    const response = await fetch("/summarize/stream", { method: "POST", headers, body: JSON.stringify(request),
+    const response = await reach("/summarize/stream", { method: "POST", headers, body: JSON.stringify(request),
                                                          signal: controller.signal });
     if (!response.ok) {  // refused before it began: the error is JSON, as for any request
       let body = null;
@@ -272,10 +324,12 @@ async function streamSummary(request) {
     let numbering = new Map();
     let done = null;
     for await (const [name, data] of serverEvents(response.body)) {
+      if (!current()) return null;
       if (name === "context") {
         sources = data.sources;
         numbering = new Map();
         startAnswer();
+        started = true;
       } else if (name === "bullet") {
         $("bullets-list").append(bulletItem(data, $("bullets-list").children.length, sources, numbering));
       } else if (name === "done") {
@@ -289,12 +343,18 @@ async function streamSummary(request) {
     if (!done) throw new Error("The answer was cut off before it was complete; ask again.");
     return done;
   } catch (error) {
-    if (error.name !== "AbortError") throw error;
-    $("notes").textContent = "Stopped: the bullets above are those written before you stopped.";
+    if (!current()) return null;
+    if (error.name === "TypeError") {  // the connection broke while the answer came
+      throw new Error("The answer was cut off before it was complete: the service stopped answering; ask again.");
+    }
+    if (error.name !== "AbortError" || !stoppedByUser) throw error;
+    if (!started) startAnswer();
+    $("notes").textContent = $("bullets-list").children.length
+      ? "Stopped: the bullets above are those written before you stopped."
+      : "Stopped before the first bullet was written.";
     return null;
   } finally {
-    stopping = null;
-    $("stop-button").hidden = true;
+    if (current()) $("stop-button").hidden = true;
   }
 }
 
@@ -406,7 +466,7 @@ function answerMarkdown(answer) {
 function answerLink(request) {
   const url = new URL(location.pathname, location.origin);
   url.searchParams.set("q", request.query);
-  for (const key of ["collection", "retriever", "bullets", "budget", "summarizer"]) {
+  for (const key of ["collection", "retriever", "bullets", "budget", "words", "summarizer"]) {
     if (request[key] !== undefined) url.searchParams.set(key, String(request[key]));
   }
   if (request.collections) url.searchParams.set("collection", EVERY);
@@ -442,7 +502,7 @@ function askFromLink() {
   if (!query) return;
   $("query").value = query;
   for (const [key, id] of [["retriever", "retriever"], ["bullets", "bullets"], ["budget", "budget"],
-                           ["summarizer", "summarizer"]]) {
+                           ["words", "words"], ["summarizer", "summarizer"]]) {
     const value = params.get(key);
     if (value === null) continue;
     const field = $(id);
@@ -694,7 +754,11 @@ function useToken(event) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("ask").addEventListener("submit", ask);
-  $("stop-button").addEventListener("click", () => { if (stopping) stopping.abort(); });
+  $("stop-button").addEventListener("click", () => {
+    if (!underWay) return;
+    stoppedByUser = true;
+    underWay.abort();
+  });
   // the browser's own checks (a budget under the minimum...) block a send: the last error is no longer news
   $("ask").addEventListener("invalid", () => showError(null), true);
   $("query").addEventListener("keydown", (event) => {
