@@ -824,3 +824,34 @@ def test_a_service_that_stopped_is_said_to_be_unreachable_and_the_word_limit_is_
     expect(page.locator("#error")).to_contain_text("The citesum service cannot be reached")
     expect(page.locator("#status")).to_have_text("not connected")
     expect(page.locator("#ask-button")).to_be_enabled()
+
+
+def test_back_goes_to_the_question_before_and_the_answer_says_how_long_it_took(page: Any, tmp_path: Path,
+                                                                                haystack: Any) -> None:
+    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        expect(page.locator("#query")).to_be_focused()  # the page opens ready for a question
+        expect(page.locator("#status")).to_contain_text("documents")
+        for question in (QUESTION, RESERVOIR):
+            page.fill("#query", question)
+            page.click("#ask-button")
+            expect(page.locator("#answer-link")).to_have_attribute("href", re.compile(r"Lakemont" if question ==
+                                                                                         RESERVOIR else "water"))
+        expect(page.locator("#took")).to_have_text(re.compile(r"^Answered in \d+(\.\d)? s\.$"))
+        # before: each answer replaced the page's address, and Back left the page
+        page.go_back()
+        expect(page.locator("#query")).to_have_value(QUESTION)
+        expect(page.locator("#answer-link")).to_have_attribute("href", re.compile("water"))
+        expect(page.locator("#bullets-list > li").first).to_be_visible()
+        page.go_back()
+        expect(page.locator("#query")).to_have_value("")
+        expect(page.locator("#answer")).to_be_hidden()
+        # a printed page's two views are told apart: the one shown is pressed, and looks it
+        colors = page.evaluate("""() => { const b = document.createElement('button'); b.setAttribute('aria-pressed',
+            'false'); const v = document.querySelector('#doc-views'); v.append(b); const off = getComputedStyle(b)
+            .backgroundColor; b.setAttribute('aria-pressed', 'true'); const on = getComputedStyle(b).backgroundColor;
+            b.remove(); return [off, on]; }""")
+        assert colors[0] != colors[1]
+    finally:
+        server.close()

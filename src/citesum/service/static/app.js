@@ -481,7 +481,11 @@ function showKeep(answer, request) {
   $("kept").textContent = "";
   const link = answerLink(request);
   $("answer-link").href = link;
-  history.replaceState(null, "", link);  // the address bar holds it too: a reload asks again
+  // the address bar holds it too: a reload asks again, and Back goes to the question before
+  if (link === location.href) history.replaceState(null, "", link);
+  else history.pushState(null, "", link);
+  const took = answer.timings && answer.timings.total_s;
+  $("took").textContent = took === undefined ? "" : `Answered in ${took < 10 ? took.toFixed(1) : Math.round(took)} s.`;
   $("copy-markdown").onclick = async () => {
     try {
       await navigator.clipboard.writeText(markdown);
@@ -779,6 +783,12 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && !$("document").hidden) closeDocument();
   });
+  // Back and Forward go through the questions asked here: each is asked again (an answer is not stored)
+  window.addEventListener("popstate", () => {
+    if (new URLSearchParams(location.search).get("q")) askFromLink();
+    else { $("query").value = ""; $("answer").hidden = true; $("results").hidden = true; hideDocument(); }
+  });
   showMode();
+  if (!new URLSearchParams(location.search).get("q")) $("query").focus();
   refreshStatus().then(askFromLink);  // the lists are filled first: a link's settings can then be chosen
 });
