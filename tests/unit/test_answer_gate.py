@@ -399,6 +399,11 @@ def test_a_slip_of_the_keys_in_a_name_is_read_as_the_word_the_documents_write() 
     # a word of six letters mended to one of seven; never one of six to another of six
     assert mended_slip("settng", lambda words: [word == "setting" for word in words]) == "setting"
     assert mended_slip("pacmen", lambda words: [word == "pacman" for word in words]) is None
+    # a trial of the page: "authentation", a slip of one stem with "authentication", came first, and is no word
+    from citesum.summarize.extractive import _asked_stems
+
+    assert mended_slip("authentcation", lambda words: [_asked_stems(w) == ["authent"] for w in words]) == \
+        "authentication"
     # a new user's trial: the analyser reads "confirmation" as "confirm" and the slip as "confirmaton"
     assert mended_slip("confirmaton", lambda words: [word == "confirmation" for word in words]) == "confirmation"
     # only to a common word: a name is often one slip from another name (a review: "mktemp" was read as

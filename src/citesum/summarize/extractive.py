@@ -1561,7 +1561,9 @@ def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str 
         return None
     if len({tuple(_asked_stems(slip)) for slip in held}) != 1:
         return None
-    return held[0] if not _uncommon(held[:1]) else None
+    # (of those, the common word: "authentcation" is "authentication", not "authentation", which the analyser
+    # also reads as "authent")
+    return next((slip for slip in held if not _uncommon([slip])), None)
 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
