@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -89,7 +90,7 @@ def summary_response(summary: Summary, documents: Mapping[str, Document], *, que
     context = context_response(summary.context)
     payload: dict[str, Any] = {
         "query": query, "summarizer": summary.summarizer, "bullets": bullets, "abstained": summary.abstained,
-        "leads": [_cited(lead) for lead in summary.leads],
+        "leads": [lead_response(lead, found) for lead in summary.leads],
         "dropped_citations": list(summary.dropped_citations), "notes": list(summary.notes),
         "sources": sources_response(summary.context, found, source_of),
         "context": context, "usage": dict(summary.usage), "timings": dict(summary.timings),
@@ -110,6 +111,23 @@ def bullet_response(bullet: Bullet, context: Context, documents: Mapping[str, Do
     if checked is not None:
         number_of = {document_id: number for number, document_id in context.numbers.items()}
         entry["evidence"] = _citation_evidence(bullet.citations, checked, number_of, documents)
+    return entry
+
+
+def lead_response(lead: Bullet, documents: Mapping[str, Document]) -> dict[str, Any]:
+    """A lead (the closest sentence, when nothing answers): its text and citations, and where its sentence is in
+    each cited document (``places``: its character offsets, and its page in a PDF), which the page opens, as it
+    opens a bullet's evidence. A lead is a sentence of its document, its whitespace collapsed."""
+    entry = _cited(lead)
+    pattern = re.compile(r"\s+".join(re.escape(word) for word in lead.text.split()))
+    places = []
+    for number, document_id in zip(lead.numbers, lead.citations):
+        document = documents.get(document_id)
+        found = pattern.search(document.text) if document is not None and lead.text.split() else None
+        if found is not None:
+            places.append({"number": number, "document_id": document_id, "char_start": found.start(),
+                           "char_end": found.end(), **_page(document, found.start())})
+    entry["places"] = places
     return entry
 
 

@@ -855,3 +855,33 @@ def test_back_goes_to_the_question_before_and_the_answer_says_how_long_it_took(p
         assert colors[0] != colors[1]
     finally:
         server.close()
+
+
+def test_a_pdf_lead_opens_the_page_it_is_printed_on(page: Any, tmp_path: Path, real_files: Path) -> None:
+    """A new user's trial: a lead from a PDF was marked "[1]" where a bullet's is "[1, p. 2]", and opened the
+    extracted text only."""
+    from citesum.ingest import ingest_paths
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    shutil.copy(next(real_files.glob("pypdf-*")) / "resources" / "Seige_of_Vicksburg_Sample_OCR.pdf",
+                folder / "vicksburg.pdf")
+    documents, _ = ingest_paths([folder])
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    server = citesum_serve(index.path, tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        page.fill("#query", "Which pizza toppings did the soldiers at Vicksburg order?")
+        page.click("#ask-button")
+        chip = page.locator("#leads button.chip").first
+        chip.wait_for()
+        expect(page.locator("#notes")).to_contain_text("no document mentions")
+        printed_on = int(re.search(r"p\. (\d+)\]", chip.inner_text()).group(1))
+        with page.expect_response(lambda r: "/printed/" in r.url):
+            chip.click()
+        expect(page.locator("#doc-page-image")).to_have_attribute("data-page", str(printed_on))
+        expect(page.locator("#doc-page .box").first).to_be_attached()
+    finally:
+        server.close()

@@ -2043,3 +2043,19 @@ def test_a_word_written_with_accents_is_the_word_the_documents_write_without() -
     assert absent_words(question, terms) == []
     assert spelled_as_held(question, terms) == "Where is the cafe's naive configuration for chrony?"
     assert spelled_as_held(question, _terms({"naïv": 3, "configur": 5, "chroni": 4, "café": 2})) == question
+
+
+def test_a_lead_says_where_its_sentence_is_and_on_which_printed_page() -> None:
+    from citesum.ingest.pdf import PAGE_STARTS
+    from citesum.responses import lead_response
+    from citesum.types import Bullet
+
+    text = ("Siege of Vicksburg\n\nThe river was high that spring.\n\fThe Union army dug\ntrenches around the city "
+            "in May.\n")
+    book = Document("siege.pdf", "Siege", text, format="pdf", metadata={PAGE_STARTS: [0, text.index("\f") + 1]})
+    lead = Bullet("The Union army dug trenches around the city in May.", ("siege.pdf",), (1,))
+    # before: a lead named its document only, and the page opened its text, not the page it is printed on
+    [place] = lead_response(lead, {"siege.pdf": book})["places"]
+    assert text[place["char_start"]:place["char_end"]] == "The Union army dug\ntrenches around the city in May."
+    assert place["page"] == 2 and place["number"] == 1
+    assert lead_response(lead, {})["places"] == []  # a document the answer does not hold: no place

@@ -446,7 +446,8 @@ function answerMarkdown(answer) {
   const lines = [`**${answer.query.trim()}**`, ""];
   // each bullet's marks name the page its own evidence is on: two bullets may cite one book on two pages
   const listed = (item) => {
-    const pages = new Map((item.evidence || []).filter((e) => e.page).map((e) => [e.number, printedPage(e)]));
+    const pages = new Map((item.evidence || item.places || []).filter((e) => e.page)
+      .map((e) => [e.number, printedPage(e)]));
     lines.push(`- ${item.text} ` + item.numbers.map((n) =>
       pages.has(n) ? `[${renumber.get(n)}, p. ${pages.get(n)}]` : `[${renumber.get(n)}]`).join(""));
     if (item.code) lines.push("", ...["```", ...item.code.split("\n"), "```"].map((line) => `  ${line}`), "");
@@ -535,11 +536,22 @@ function renderSummary(answer) {
   const leadList = $("leads");
   leadList.textContent = "";
   for (const lead of leads) {
-    const chips = lead.numbers.map((number, i) => element("button", {
-      type: "button", class: "chip", title: `Open source ${numbering.get(number)}`, "data-number": String(number),
-      onclick: (event) => openDocument(lead.citations[i], { from: event.currentTarget, quote: lead.text,
-                                                           note: "A lead: the question's closest sentence, marked, is in this document." }),
-    }, `[${numbering.get(number)}]`));
+    // where the lead is in each document (and on which printed page of a PDF), as a bullet's evidence is
+    const places = new Map((lead.places || []).map((place) => [place.number, place]));
+    const chips = lead.numbers.map((number, i) => {
+      const place = places.get(number) || {};
+      const printed = place.page ? printedPage(place) : "";
+      const label = `Open source ${numbering.get(number)}` + (printed ? `, page ${printed}` : "");
+      return element("button", {
+        type: "button", class: "chip", title: label, "aria-label": label, "data-number": String(number),
+        onclick: (event) => openDocument(lead.citations[i], {
+          from: event.currentTarget, quote: lead.text, start: place.char_start, end: place.char_end,
+          page: place.page, pageLabel: place.page_label, evidence: lead.text,
+          note: "A lead: the question's closest sentence, marked, is in this document" +
+                (printed ? ` (page ${printed}).` : "."),
+        }),
+      }, printed ? `[${numbering.get(number)}, p. ${printed}]` : `[${numbering.get(number)}]`);
+    });
     leadList.append(element("li", {}, lead.text, ...chips, introducedCode(lead)));
   }
   $("leads-section").hidden = !leads.length;
