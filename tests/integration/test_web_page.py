@@ -230,17 +230,26 @@ def test_the_page_asks_for_the_token_and_says_when_it_is_refused(page: Any, tmp_
     token = "a-token-for-the-browser-test-0123"
     server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", token=token)
     try:
-        page.goto(server.url)
+        # a link to an answer, opened by someone who has not given the token yet
+        page.goto(server.url + "?q=" + QUESTION.replace(" ", "+"))
         expect(page.locator("#token-form")).to_be_visible()  # the status request was refused: 401
+        # before: the forms that need the token stood above its prompt, and the header said "not connected"
+        expect(page.locator("#ask")).to_be_hidden()
+        expect(page.locator("#upload")).to_be_hidden()
+        expect(page.locator("#status")).to_have_text("waiting for an access token")
         page.fill("#token", "not-the-right-token-at-all")
         page.click("#token-form button")
         expect(page.locator("#token-error")).to_contain_text("refused this token")
+        expect(page.locator("#ask")).to_be_hidden()
         page.fill("#token", token)
         page.click("#token-form button")
         expect(page.locator("#status")).to_contain_text("documents")
-        page.fill("#query", QUESTION)
-        page.click("#ask-button")
+        # the question refused for the want of a token is asked again once it is given
         expect(page.locator("#bullets-list li").first).to_be_visible()
+        expect(page.locator("#error")).to_be_hidden()
+        page.fill("#query", RESERVOIR)
+        page.click("#ask-button")
+        expect(page.locator("#answer-link")).to_have_attribute("href", re.compile("Lakemont"))
     finally:
         server.close()
 

@@ -95,8 +95,14 @@ function setBusy(message, counting = false) {
 
 let summarizer = "";
 
+// The token is asked for first, alone: the forms that need it come back once it is given (and the question that
+// was refused for the want of it is asked again).
+let askAgain = false;
+
 function askForToken(message) {
   $("token-form").hidden = false;
+  $("ask").hidden = true;
+  $("upload").hidden = true;
   showError(message || null, $("token-error"));
   $("token").focus();
 }
@@ -181,7 +187,8 @@ async function refreshStatus() {
     $("files").accept = health.limits.extensions.join(",");  // the picker offers the formats the service reads
     if (shown.offers) showOffers(shown.offers);
   } catch (error) {
-    $("status").textContent = error.status === 503 ? `index unavailable: ${error.message}` : "not connected";
+    $("status").textContent = error.status === 503 ? `index unavailable: ${error.message}`
+      : error.status === 401 || error.status === 403 ? "waiting for an access token" : "not connected";
   }
 }
 
@@ -284,6 +291,10 @@ async function ask(event) {
     if (!current()) return;  // a newer question replaced this one: what became of it is no news
     setBusy("");
     if (error.name === "AbortError") return;
+    if (error.status === 401 || error.status === 403 && !$("token-form").hidden) {
+      askAgain = true;  // asked again once a token is given: the token form says what is wrong
+      return;
+    }
     showError(error);
     if (error instanceof Unreachable) $("status").textContent = "not connected";
   } finally {
@@ -758,14 +769,19 @@ async function followJob(id, status) {
   }
 }
 
-function useToken(event) {
+async function useToken(event) {
   event.preventDefault();
   token = $("token").value.trim();
   sessionStorage.setItem("citesum-token", token);
   $("token-form").hidden = true;
+  $("ask").hidden = false;
   showError(null);
   showError(null, $("token-error"));
-  refreshStatus();
+  await refreshStatus();
+  if (askAgain && $("token-form").hidden) {  // the token was taken
+    askAgain = false;
+    if ($("query").value.trim()) $("ask").requestSubmit();
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
