@@ -639,6 +639,8 @@ def test_a_read_token_picks_a_collection_and_asks_it(page: Any, browser: Any, tm
         assert sent.value.post_data_json["collections"] == ["handbook", "engineering"]
         bullet = page.locator("#bullets-list li").first
         expect(bullet).to_contain_text("25 days")
+        # before: the sources named their files, not the collections that hold them
+        expect(page.locator("#sources li").first).to_contain_text("· in handbook")
         bullet.locator("button.chip").first.click()
         expect(page.locator("#doc-text mark")).to_contain_text("25 days")
         assert "collection=*" in page.locator("#answer-link").get_attribute("href").replace("%2A", "*")

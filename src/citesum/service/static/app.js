@@ -576,7 +576,10 @@ function renderSummary(answer) {
       element("button", { type: "button", class: "link",
                           onclick: (event) => openDocument(source.document_id, { from: event.currentTarget }) },
         source.title || source.document_id),
-      " ", element("span", { class: "meta" }, source.source)));
+      " ", element("span", { class: "meta" }, source.source),
+      // an answer from every collection: which one holds the document (two may hold a file of the same name)
+      collection() === EVERY ? element("span", { class: "meta" }, ` · in ${located(source.document_id)[0]}`)
+        : null));
   }
   $("answer").hidden = false;
 }
