@@ -896,3 +896,50 @@ def test_a_pdf_lead_opens_the_page_it_is_printed_on(page: Any, tmp_path: Path, r
         expect(page.locator("#doc-page .box").first).to_be_attached()
     finally:
         server.close()
+
+
+AUTOSSH_README = """autossh for Debian README
+=========================
+
+Note: if your ssh client/server version is recent enough you can obtain similar
+behaviour by setting ClientAliveCountMax and ServerAliveInterval in
+/etc/ssh/sshd_config. See sshd_config(5).
+
+The monitoring port is chosen at random when autossh starts, unless the
+AUTOSSH_PORT environment variable names one. To start a tunnel at boot, add
+a line such as this one to /etc/rc.local:
+
+    autossh -M 0 -f -N -o "ServerAliveInterval 60" \\
+        -L 8080:localhost:80 tunnel@example.org
+"""
+
+
+def test_a_hard_wrapped_paragraph_is_shown_as_one_and_code_as_it_is(page: Any, tmp_path: Path) -> None:
+    """A new user's trial: a README's lines, cut at 72 characters by its file and wrapped again by the pane,
+    showed as ragged lines."""
+    from citesum.ingest import ingest_paths
+    from fixtures import write_files
+
+    documents, _ = ingest_paths([write_files(tmp_path / "docs", {"README.Debian": AUTOSSH_README})])
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    server = citesum_serve(index.path, tmp_path / "serve.log")
+    try:
+        page.goto(server.url)
+        page.locator("#status", has_text="documents").wait_for()
+        page.fill("#query", "How is the autossh monitoring port chosen?")
+        page.click("#ask-button")
+        chip = page.locator("button.chip").first
+        chip.wait_for()
+        chip.click()
+        expect(page.locator("#doc-text mark")).to_be_visible()
+        shown = page.locator("#doc-text").text_content()
+        assert ("The monitoring port is chosen at random when autossh starts, unless the AUTOSSH_PORT environment "
+                "variable names one.") in shown
+        assert "obtain similar behaviour by setting ClientAliveCountMax and ServerAliveInterval in /etc/ssh" in shown
+        # a paragraph that ends on a colon, the code it introduces, and the title keep their lines
+        assert "add\na line such as this one" in shown
+        assert '"ServerAliveInterval 60" \\\n        -L 8080' in shown
+        assert "autossh for Debian README\n=====" in shown
+    finally:
+        server.close()

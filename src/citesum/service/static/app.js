@@ -601,9 +601,43 @@ function renderHits(result) {
   $("results").hidden = false;
 }
 
-// A document's text as a reader sees it: the code fences that extraction puts around a block of code (a web
-// page's <pre>, as Markdown writes it) are not shown; the text is cut at the evidence first, so offsets hold.
-function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, ""); }
+// A document's text as a reader sees it: a hard-wrapped paragraph of prose is one (see unwrapped), and the code
+// fences that extraction puts around a block of code (a web page's <pre>, as Markdown writes it) are not shown;
+// the text is cut at the evidence first, so offsets hold.
+function shown(text) { return unwrapped(text).replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, ""); }
+
+// A paragraph of prose that its file wraps at a fixed width (a README's lines cut at 72 characters), joined into
+// one line for the pane to wrap at its own: wrapped twice, it showed ragged lines. Only prose: its lines are set
+// in alike (a list item's go on under its text), none opens a list item, none is a table's row or code (a
+// column's gap, a tab, a fence, a prompt), each but the last is long and does not end on a colon, and it ends a
+// sentence.
+const WRAPPED_LINE = 40;
+const LIST_MARK = /^(?:[-*+•]|\d{1,3}[.)])\s+/;
+const NOT_PROSE = /\S {3,}\S|\t|^\s*(?:```|\||\$ |> |#)/;
+
+function unwrapped(text) {
+  let fenced = false;  // inside a fenced block: its lines are code
+  return text.split(/(\n[ \t]*\n)/).map((part, i) => {
+    if (i % 2) return part;  // a blank line between paragraphs
+    const lines = part.split("\n");
+    const fences = lines.filter((line) => /^\s*```/.test(line)).length;
+    const inCode = fenced || fences > 0;
+    if (fences % 2) fenced = !fenced;
+    if (inCode || lines.length < 2 || lines.some((line) => NOT_PROSE.test(line))) return part;
+    const indent = (line) => line.length - line.trimStart().length;
+    const opening = lines[0].trimStart().match(LIST_MARK);
+    const under = indent(lines[0]) + (opening ? opening[0].length : 0);  // where the text of its lines starts
+    const rest = lines.slice(1);
+    if (under >= 8 || rest.some((line) => indent(line) !== under || LIST_MARK.test(line.trimStart()))) return part;
+    if (lines.slice(0, -1).some((line) => line.trim().length < WRAPPED_LINE || /:\s*$/.test(line))) return part;
+    // prose ends a sentence, and is words: code set in as deep rarely does either
+    const words = part.replace(/[^\p{L}\s]/gu, "").length / part.length;
+    if (!/[.!?]["')\]]?\s*$/.test(part) || words < 0.8) return part;
+    // (a word cut at its hyphen, "application-" over "provided", is joined without a space)
+    return [lines[0].trimEnd(), ...rest.map((line) => line.trim())]
+      .reduce((joined, line) => joined + (/\p{L}-$/u.test(joined) ? "" : " ") + line);
+  }).join("");
+}
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
 
