@@ -119,7 +119,8 @@ def lead_response(lead: Bullet, documents: Mapping[str, Document]) -> dict[str, 
     each cited document (``places``: its character offsets, and its page in a PDF), which the page opens, as it
     opens a bullet's evidence. A lead is a sentence of its document, its whitespace collapsed."""
     entry = _cited(lead)
-    pattern = re.compile(r"\s+".join(re.escape(word) for word in lead.text.split()))
+    # (a whole sentence: "Set the cache." is not found in "Set the cachesize option.")
+    pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in lead.text.split()) + r"(?!\w)")
     places = []
     for number, document_id in zip(lead.numbers, lead.citations):
         document = documents.get(document_id)

@@ -466,6 +466,13 @@ def test_both_summarizers_read_a_slip_as_the_search_did_and_say_so(tmp_path: Pat
     streamed = list(LLMSummarizer(FakeLLM(["- Filters given for a differential backup apply to it alone [1].\n"]))
                     .stream(question, context))
     assert note in streamed[-1].notes
+    # a context no search over one index gathered (several collections' at once) is read by its statistics, by
+    # both summarizers (the review found the LLM's asked in the asker's slip there)
+    gathered = dataclasses.replace(context, respellings=None)
+    llm = FakeLLM(["- Filters given for a differential backup apply to it alone [1].\n"])
+    assert note in LLMSummarizer(llm).summarize(question, gathered).notes[-1:]
+    assert "differntial" not in llm.prompts[0]
+    assert note in ExtractiveSummarizer().summarize(question, gathered).notes
 
 
 MBEDTLS_NET = """net_sockets.h File Reference
@@ -1943,6 +1950,7 @@ def test_a_contraction_leaves_no_absent_word() -> None:
     # before: "no document mentions 'boot', 'hasn'", what the apostrophe left of "hasn't"
     assert absent_words(question, terms) == ["boot"]
     assert absent_words("Why doesn't ffmpeg's list show the streams we've got?", terms) == ["list", "got"]
+    assert absent_words("AT BOOT MONIT RESTARTS A DAEMON THAT SIMPLY HASN'T FINISHED.", terms) == ["BOOT"]
 
 
 #: tcsh's FAQ, as a web page rendered to text: its entries are set in two spaces, their answers three
@@ -2021,6 +2029,22 @@ def test_an_faqs_entry_set_in_as_its_questions_are_heads_its_answer() -> None:
     # before this rule knew the line alone: "4.7 How do I ...? This problem has two sides:" headed the answer
     assert [section.split("\n")[1] for section in sections] == [
         "4.7 How do I keep user names and passwords secret in curl command lines?"]
+    # nor a statement above code set in, in an FAQ whose question stands over code set in (the review's find: its
+    # questions at the margin over "    pip install foo" made every statement over code an entry, never stated)
+    foo = """Foo FAQ
+
+How do I install foo?
+
+    pip install foo
+
+Foo keeps its settings in the file ~/.foorc, which it reads at start.
+
+    [core]
+    colour = auto
+"""
+    assert entry_indents([foo]) == set()
+    assert "Foo keeps its settings in the file ~/.foorc, which it reads at start." in dict(
+        _statable_sentences(_passages_of("Foo FAQ", foo, []).blocks[0], 3))
     # nor is one in a document that is no FAQ
     assert any(sentence.startswith("I start") for sentence in
                dict(_statable_sentences(_passages_of("tcsh notes", TCSH_FAQ, []).blocks[0], 3)))
@@ -2059,3 +2083,6 @@ def test_a_lead_says_where_its_sentence_is_and_on_which_printed_page() -> None:
     assert text[place["char_start"]:place["char_end"]] == "The Union army dug\ntrenches around the city in May."
     assert place["page"] == 2 and place["number"] == 1
     assert lead_response(lead, {})["places"] == []  # a document the answer does not hold: no place
+    cache = Document("c.txt", "Cache", "Set the cachesize option. Set the cache.")
+    [place] = lead_response(Bullet("Set the cache.", ("c.txt",), (1,)), {"c.txt": cache})["places"]
+    assert place["char_start"] == cache.text.index("Set the cache.")  # a whole sentence, not part of a word

@@ -163,7 +163,12 @@ class ExtractiveOptions:
     after them. The eighteenth round's (a slip of the keys in a name the question asks about read as the word
     the documents write, :func:`mended_slip`; a family of names written with a star mentioned by any of its
     members) were drawn from the twenty-seven splits pooled and two new users' trials on documents of no split,
-    and are reported on the ``twenty-eighth``, written at the round's start and run after them. That topic
+    and are reported on the ``twenty-eighth``, written at the round's start and run after them. The nineteenth
+    round's (an FAQ's entry told without a question, set in as its questions are, heads its answer,
+    :func:`entry_indents`; a word written with accents is the word without them; a slip is mended to the common
+    word of one stem; a contraction names no absent word) were drawn from the ``twenty-eighth`` and a new user's
+    trial of the page on documents of no split, checked on the twenty-eight splits pooled, and are reported on
+    the ``twenty-ninth``, written at the round's start and run after them. That topic
     queries pass ungated was chosen looking at all three SummHay
     news haystacks, so their figures are in-sample."""
 
@@ -832,7 +837,10 @@ _BLANK_LINE = re.compile(r"\n(?:[ \t]*\n)+")
 def _indent(text: str, position: int) -> int:
     """How many spaces and tabs open the line of ``text`` that ``position`` is on."""
     line = text.rfind("\n", 0, position) + 1
-    return len(text) - line - len(text[line:].lstrip(" \t"))
+    return _LINE_INDENT.match(text, line).end() - line  # type: ignore[union-attr]  # (it matches nothing, too)
+
+
+_LINE_INDENT = re.compile(r"[ \t]*")
 
 
 def _paragraph_indent(text: str, start: int, end: int) -> int | None:
@@ -846,20 +854,35 @@ def _paragraph_indent(text: str, start: int, end: int) -> int | None:
 
 
 def entry_indents(passages: Sequence[str]) -> frozenset[int]:
-    """The indents of the paragraphs of ``passages`` that end with a question and stand above a paragraph set in
-    deeper: those of an FAQ that sets its answers in under their questions ("  Where can I get csh sources?" over
-    "   Csh sources are now available ..."), as a plain-text rendering of a web page's headings and paragraphs
-    does."""
+    """The indents of the paragraphs of ``passages`` that end with a question and stand above a paragraph of
+    prose set in deeper: those of an FAQ that sets its answers in under their questions ("  Where can I get csh
+    sources?" over "   Csh sources are now available ..."), as a plain-text rendering of a web page's headings
+    and paragraphs does. A question over code set in ("How do I install foo?" over "    pip install foo") tells
+    nothing of how its entries are set: any text sets its code in."""
     indents = set()
     for text in passages:
         breaks = list(_BLANK_LINE.finditer(text))
         starts = [0, *(found.end() for found in breaks)]
         ends = [*(found.start() for found in breaks), len(text)]
+        units: list[Segment] | None = None
         for start, end, following in zip(starts, ends, starts[1:]):
             indent = _paragraph_indent(text, start, end)
-            if indent is not None and text[start:end].rstrip().endswith("?") and _indent(text, following) > indent:
+            if indent is None or not text[start:end].rstrip().endswith("?") or _indent(text, following) <= indent:
+                continue
+            units = segments(text) if units is None else units
+            if _opens_prose(units, following):
                 indents.add(indent)
     return frozenset(indents)
+
+
+def _opens_prose(units: list[Segment], start: int) -> bool:
+    """Whether the unit of ``units`` at ``start`` (a paragraph's start) is one of prose, not code nor a heading."""
+    at = bisect.bisect_left(units, start, key=lambda u: u.start)
+    return at < len(units) and units[at].start - start < _PARAGRAPH_SLACK and units[at].kind in STATABLE
+
+
+#: how far into a paragraph its first unit may start (the spaces that set it in)
+_PARAGRAPH_SLACK = 40
 
 
 def _premise_of_next(layout: _Layout, number: int) -> bool:
@@ -885,9 +908,10 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         if (_FAQ_ENTRY.match(text, paragraph_start, unit.start) and unit.end <= questions[0]
                 and not _answered_before(layout, paragraph_start, unit.start)):
             return True
-    indent = _paragraph_indent(text, paragraph_start, paragraph_end) if paragraph_end is not None else None
-    if (layout.faq and indent is not None and next_paragraph is not None and indent in layout.entry_indents
-            and layout.indent(next_paragraph) > indent):
+    indent = (_paragraph_indent(text, paragraph_start, paragraph_end)
+              if layout.entry_indents and paragraph_end is not None else None)
+    if (indent is not None and next_paragraph is not None and indent in layout.entry_indents
+            and layout.indent(next_paragraph) > indent and _opens_prose(units, next_paragraph)):
         # an entry that states the asker's case, set as the FAQ's questions are, above its answer set in deeper
         # ("  I start tcsh and it takes a couple of minutes to get the prompt." over "   You have defined ...")
         first = bisect.bisect_left(units, paragraph_start, key=lambda u: u.start)
@@ -1346,7 +1370,7 @@ def rarest_asked_word(query: str, terms: TermFrequencies | None) -> str | None:
 _SURFACE_WORD = re.compile(r"[^\W_][\w+.#-]*[^\W_]|[^\W_]")
 #: a contraction's negated verb, up to its "n't" ("hasn", "doesn", "shouldn"), and its clitic after the apostrophe
 #: ("s", "ll", "ve", "re", "d", "m", "t")
-_NEGATED = re.compile(r"[A-Za-z]+n['’]t\b")
+_NEGATED = re.compile(r"[A-Za-z]+n['’]t\b", re.IGNORECASE)
 _CLITIC = re.compile(r"['’](?:s|ll|ve|re|d|m|t)\b", re.IGNORECASE)
 
 
@@ -1494,6 +1518,15 @@ def held_by_counts(units_holding: Callable[[list[str]], Sequence[int]]) -> Calla
         return [not word or any([bool(next(counts)) for _ in word]) for word in stems]
 
     return holds
+
+
+def context_respellings(query: str, context: Context) -> dict[str, str]:
+    """The words of ``query`` read as the collection writes them, for a summarizer: as the search that gathered
+    ``context`` read them, or, for a context no search over an index gathered (several collections' at once, a
+    Summary RAG or RAPTOR context), as its term statistics tell (:func:`respellings`)."""
+    if context.respellings is not None:
+        return dict(context.respellings)
+    return respellings(query, held_by(context.terms)) if context.terms is not None else {}
 
 
 def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
@@ -1761,7 +1794,7 @@ class ExtractiveSummarizer:
     def summarize(self, query: str, context: Context) -> Summary:
         started = time.perf_counter()
         asked = clip_query(query)
-        written = self._respellings(asked, context)
+        written = context_respellings(asked, context)
         query = written_as(asked, written)
         read_as = slips_read(asked, written)  # said with the answer: the asker sees what was answered
         sentences = self._sentences(context)
@@ -1813,14 +1846,6 @@ class ExtractiveSummarizer:
             return self._abstain(context, sentences, started, self._unused(query, context, texts, names), read_as)
         return Summary(tuple(bullets), context, summarizer=self.name, notes=read_as + self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
-
-    @staticmethod
-    def _respellings(query: str, context: Context) -> dict[str, str]:
-        """The question's words read as the collection writes them: as the search read them, or, for a context
-        that no search gathered, as its term statistics tell (:func:`respellings`)."""
-        if context.respellings is not None:
-            return dict(context.respellings)
-        return respellings(query, held_by(context.terms)) if context.terms is not None else {}
 
     def _entry_asks(self, query: str, sentence: _Sentence) -> bool:
         """Whether ``sentence`` is in an FAQ's entry whose question holds at least ``entry_question_share`` of

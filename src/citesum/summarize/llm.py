@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
@@ -13,7 +14,7 @@ from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import shrunk
 from citesum.summarize import ANSWER_TOKENS, fit_budget, prompt_room
 from citesum.summarize.citations import has_bullet_lines, parse_output
-from citesum.summarize.extractive import nothing_answers, slips_read, written_as
+from citesum.summarize.extractive import context_respellings, nothing_answers, slips_read, written_as
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
 from citesum.tokens import get_tokenizer
 from citesum.types import Bullet, Context, Summary
@@ -31,10 +32,10 @@ def says_no_answer(output: str) -> bool:
 
 
 def read_as_searched(query: str, context: Context) -> tuple[str, tuple[str, ...]]:
-    """``query`` with its words written as the search read them (``context.respellings``: "colour" as "color",
-    the slip "confirmaton" as "confirmation"), for the model and the answer check to see the words the documents
-    write, and the note that tells the asker which slips were read (:func:`slips_read`)."""
-    written = dict(context.respellings or {})
+    """``query`` with its words written as the collection writes them (:func:`context_respellings`: "colour" as
+    "color", the slip "confirmaton" as "confirmation"), for the model and the answer check to see the words the
+    documents write, and the note that tells the asker which slips were read (:func:`slips_read`)."""
+    written = context_respellings(query, context)
     return written_as(query, written), slips_read(query, written)
 
 
@@ -85,10 +86,11 @@ class LLMSummarizer:
         query, read = read_as_searched(query, context)
         fitted = self._fitted(query, context)
         try:
-            return self._summarize(query, fitted, self._cut_note(context, fitted) + read)
+            summary = self._summarize(query, fitted, self._cut_note(context, fitted))
         except ContextTooLong as refused:
             smaller = self._refitted(query, fitted, refused)
-            return self._summarize(query, smaller, self._cut_note(context, smaller) + read)
+            summary = self._summarize(query, smaller, self._cut_note(context, smaller))
+        return replace(summary, notes=(*summary.notes, *read)) if read else summary
 
     def _prompt_tokens(self, query: str, context: Context) -> int:
         return get_tokenizer().count(self.prompt(query, context))
@@ -211,10 +213,14 @@ class LLMSummarizer:
         query, read = read_as_searched(query, context)
         fitted = self._fitted(query, context)
         try:
-            yield from self._stream_fitted(query, fitted, self._cut_note(context, fitted) + read)
-        except ContextTooLong as refused:  # refused before any piece was written
+            pieces = self._stream_fitted(query, fitted, self._cut_note(context, fitted))
+            first = next(pieces, None)  # (a server refuses a prompt too long before it writes anything)
+        except ContextTooLong as refused:
             smaller = self._refitted(query, fitted, refused)
-            yield from self._stream_fitted(query, smaller, self._cut_note(context, smaller) + read)
+            pieces = self._stream_fitted(query, smaller, self._cut_note(context, smaller))
+            first = next(pieces, None)
+        for piece in itertools.chain([first] if first is not None else [], pieces):
+            yield replace(piece, notes=(*piece.notes, *read)) if read and isinstance(piece, Summary) else piece
 
     def _stream_fitted(self, query: str, context: Context, notes: tuple[str, ...]) -> Iterator[Bullet | Summary]:
         prompt = self.prompt(query, context)
