@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import Mapping, Protocol, Sequence
+from typing import Mapping, Protocol
 
 from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.index.lexical import document_frequency, tokenize
