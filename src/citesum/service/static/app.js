@@ -238,23 +238,33 @@ let turn = 0;
 let underWay = null;
 let stoppedByUser = false;
 
+// Cancels the request under way (a new question, Back to the empty page, another collection): nothing of it is
+// shown after; returns the new turn.
+function cancelAsking() {
+  turn += 1;
+  if (underWay) underWay.abort();
+  underWay = null;
+  setBusy("");
+  $("stop-button").hidden = true;
+  $("ask-button").disabled = false;
+  return turn;
+}
+
 async function ask(event) {
   event.preventDefault();
   const query = $("query").value;
   if (!query.trim()) { showError("Type a question first."); return; }
-  const mine = ++turn;
-  if (underWay) underWay.abort();
+  const linked = fromLink;
+  fromLink = false;
+  const mine = cancelAsking();
   showError(null);
   $("answer").hidden = true;  // no answer to the previous question stays on screen meanwhile
   $("results").hidden = true;
   hideDocument();  // nor the document one of its citations opened
   const most = Number($("query").dataset.maxChars);
-  if (most && query.length > most) {  // said before it is sent
-    underWay = null;  // (one under way was cancelled: nothing is asked now)
-    setBusy("");
-    $("stop-button").hidden = true;
-    $("ask-button").disabled = false;
-    showError(`The question has ${query.length.toLocaleString()} characters; this service takes at most ` +
+  const characters = [...query].length;  // as the service counts them: by code point
+  if (most && characters > most) {  // said before it is sent
+    showError(`The question has ${characters.toLocaleString()} characters; this service takes at most ` +
               `${most.toLocaleString()}.`);
     return;
   }
@@ -283,7 +293,7 @@ async function ask(event) {
       // a streamed answer reads one collection: an answer from all of them comes whole
       const answer = request.collections ? await wholeSummary(request, controller.signal, current)
         : await streamSummary(request, controller, current);
-      if (answer && current()) showKeep(answer, request);
+      if (answer && current()) showKeep(answer, request, { fromLink: linked });
       if (byModel && current()) refreshStatus();  // the model's pace may have lowered the default budget
     }
     if (current()) setBusy("");
@@ -486,15 +496,16 @@ function answerLink(request) {
   return url.toString();
 }
 
-function showKeep(answer, request) {
+function showKeep(answer, request, asked) {
   const markdown = answerMarkdown(answer);
   $("markdown").value = markdown;
   $("markdown").hidden = true;
   $("kept").textContent = "";
   const link = answerLink(request);
   $("answer-link").href = link;
-  // the address bar holds it too: a reload asks again, and Back goes to the question before
-  if (link === location.href) history.replaceState(null, "", link);
+  // the address bar holds it too: a reload asks again, and Back goes to the question before (an answer to a
+  // link, opened or gone Back to, keeps the link's entry)
+  if (asked.fromLink) history.replaceState(null, "", link);
   else history.pushState(null, "", link);
   const took = answer.timings && answer.timings.total_s;
   $("took").textContent = took === undefined ? "" : `Answered in ${took < 10 ? took.toFixed(1) : Math.round(took)} s.`;
@@ -512,22 +523,30 @@ function showKeep(answer, request) {
 }
 
 // A link to an answer (see answerLink) fills the form with its question and settings, and asks it.
+// The settings a link may give, each with its value when the link does not: a link asks as it says, whatever
+// was chosen before it (Back to an earlier question asks it as it was asked).
+const LINK_SETTINGS = [["retriever", "hybrid"], ["bullets", "5"], ["budget", ""], ["words", ""], ["summarizer", ""]];
+let fromLink = false;  // the question asked comes from the address: its answer keeps that history entry
+
 function askFromLink() {
   const params = new URLSearchParams(location.search);
   const query = params.get("q");
   if (!query) return;
   $("query").value = query;
-  for (const [key, id] of [["retriever", "retriever"], ["bullets", "bullets"], ["budget", "budget"],
-                           ["words", "words"], ["summarizer", "summarizer"]]) {
-    const value = params.get(key);
-    if (value === null) continue;
-    const field = $(id);
-    if (field.tagName === "SELECT" && ![...field.options].some((o) => o.value === value)) {
+  for (const [key, otherwise] of LINK_SETTINGS) {
+    const value = params.get(key) ?? otherwise;
+    const field = $(key);
+    if (field.tagName === "SELECT" && value && ![...field.options].some((o) => o.value === value)) {
       field.append(element("option", { value }, value));  // a setting this service does not list: asked as is
     }
     field.value = value;
   }
-  if (params.get("summary_index") === "1") $("summary-index").checked = true;
+  $("summary-index").checked = params.get("summary_index") === "1";
+  const named = params.get("collection");
+  if (named && [...$("collection").options].some((o) => o.value === named)) $("collection").value = named;
+  document.querySelector("input[name=mode][value=summarize]").checked = true;
+  showMode();
+  fromLink = true;
   $("ask").requestSubmit();
 }
 
@@ -601,42 +620,68 @@ function renderHits(result) {
   $("results").hidden = false;
 }
 
-// A document's text as a reader sees it: a hard-wrapped paragraph of prose is one (see unwrapped), and the code
-// fences that extraction puts around a block of code (a web page's <pre>, as Markdown writes it) are not shown;
-// the text is cut at the evidence first, so offsets hold.
-function shown(text) { return unwrapped(text).replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, ""); }
+// A document's text as a reader sees it: the code fences that extraction puts around a block of code (a web
+// page's <pre>, as Markdown writes it) are not shown. Applied to each piece of the text cut at the evidence.
+function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, ""); }
 
 // A paragraph of prose that its file wraps at a fixed width (a README's lines cut at 72 characters), joined into
 // one line for the pane to wrap at its own: wrapped twice, it showed ragged lines. Only prose: its lines are set
 // in alike (a list item's go on under its text), none opens a list item, none is a table's row or code (a
 // column's gap, a tab, a fence, a prompt), each but the last is long and does not end on a colon, and it ends a
-// sentence.
+// sentence. Returns the text and ``at``, which takes an offset of ``text`` to the same place in the result (the
+// evidence is marked there: the whole paragraph is joined, the marked sentence in it too).
 const WRAPPED_LINE = 40;
 const LIST_MARK = /^(?:[-*+•]|\d{1,3}[.)])\s+/;
 const NOT_PROSE = /\S {3,}\S|\t|^\s*(?:```|\||\$ |> |#)/;
 
-function unwrapped(text) {
+function reflowed(text) {
+  const joins = [];  // [start, end, what replaces it]: a line break and the indent after it
   let fenced = false;  // inside a fenced block: its lines are code
-  return text.split(/(\n[ \t]*\n)/).map((part, i) => {
-    if (i % 2) return part;  // a blank line between paragraphs
+  let offset = 0;
+  for (const [i, part] of text.split(/(\n[ \t]*\n)/).entries()) {
+    const at = offset;
+    offset += part.length;
+    if (i % 2) continue;  // a blank line between paragraphs
     const lines = part.split("\n");
     const fences = lines.filter((line) => /^\s*```/.test(line)).length;
     const inCode = fenced || fences > 0;
     if (fences % 2) fenced = !fenced;
-    if (inCode || lines.length < 2 || lines.some((line) => NOT_PROSE.test(line))) return part;
+    if (inCode || lines.length < 2 || lines.some((line) => NOT_PROSE.test(line))) continue;
     const indent = (line) => line.length - line.trimStart().length;
     const opening = lines[0].trimStart().match(LIST_MARK);
     const under = indent(lines[0]) + (opening ? opening[0].length : 0);  // where the text of its lines starts
     const rest = lines.slice(1);
-    if (under >= 8 || rest.some((line) => indent(line) !== under || LIST_MARK.test(line.trimStart()))) return part;
-    if (lines.slice(0, -1).some((line) => line.trim().length < WRAPPED_LINE || /:\s*$/.test(line))) return part;
+    if (under >= 8 || rest.some((line) => indent(line) !== under || LIST_MARK.test(line.trimStart()))) continue;
+    if (lines.slice(0, -1).some((line) => line.trim().length < WRAPPED_LINE || /:\s*$/.test(line))) continue;
     // prose ends a sentence, and is words: code set in as deep rarely does either
     const words = part.replace(/[^\p{L}\s]/gu, "").length / part.length;
-    if (!/[.!?]["')\]]?\s*$/.test(part) || words < 0.8) return part;
-    // (a word cut at its hyphen, "application-" over "provided", is joined without a space)
-    return [lines[0].trimEnd(), ...rest.map((line) => line.trim())]
-      .reduce((joined, line) => joined + (/\p{L}-$/u.test(joined) ? "" : " ") + line);
-  }).join("");
+    if (!/[.!?]["')\]]?\s*$/.test(part) || words < 0.8) continue;
+    let end = at;
+    for (const line of lines.slice(0, -1)) {
+      end += line.length;
+      const kept = line.trimEnd().length - line.length;  // (negative: the spaces ending the line go too)
+      // (a word cut at its hyphen, "application-" over "provided", is joined without a space)
+      joins.push([end + kept, end + 1 + under, /\p{L}-$/u.test(line.trimEnd()) ? "" : " "]);
+      end += 1;
+    }
+  }
+  let result = "";
+  let from = 0;
+  for (const [start, end, joint] of joins) {
+    result += text.slice(from, start) + joint;
+    from = end;
+  }
+  result += text.slice(from);
+  const at = (position) => {
+    let shift = 0;
+    for (const [start, end, joint] of joins) {
+      if (position <= start) break;
+      if (position < end) return start - shift + joint.length;  // inside a join: where it ends
+      shift += end - start - joint.length;
+    }
+    return position - shift;
+  };
+  return { text: result, at };
 }
 
 function idPath(documentId) { return documentId.split("/").map(encodeURIComponent).join("/"); }
@@ -672,10 +717,12 @@ async function openDocument(cited, { start, end, quote, from, note, page, pageLa
     }
     if (span) {
       const [from, to] = span;
-      mark = element("mark", { id: "evidence" }, shown(doc.text.slice(from, to)));
-      body.append(shown(doc.text.slice(0, from)), mark, shown(doc.text.slice(to)));
+      const flowed = reflowed(doc.text);
+      const [start, end] = [flowed.at(from), flowed.at(to)];
+      mark = element("mark", { id: "evidence" }, shown(flowed.text.slice(start, end)));
+      body.append(shown(flowed.text.slice(0, start)), mark, shown(flowed.text.slice(end)));
     } else {
-      body.append(shown(doc.text));
+      body.append(shown(reflowed(doc.text).text));
     }
     for (const pressed of document.querySelectorAll(".chip[aria-pressed=true]")) {
       pressed.setAttribute("aria-pressed", "false");
@@ -836,7 +883,8 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const radio of document.querySelectorAll("input[name=mode]")) radio.addEventListener("change", showMode);
   $("collection").addEventListener("change", () => {
     localStorage.setItem("citesum-collection", collection());
-    $("answer").hidden = true;  // an answer from another collection is not this one's
+    cancelAsking();  // an answer from another collection is not this one's, nor is one under way
+    $("answer").hidden = true;
     $("results").hidden = true;
     refreshStatus();
   });
@@ -851,7 +899,13 @@ document.addEventListener("DOMContentLoaded", () => {
   // Back and Forward go through the questions asked here: each is asked again (an answer is not stored)
   window.addEventListener("popstate", () => {
     if (new URLSearchParams(location.search).get("q")) askFromLink();
-    else { $("query").value = ""; $("answer").hidden = true; $("results").hidden = true; hideDocument(); }
+    else {
+      cancelAsking();
+      $("query").value = "";
+      $("answer").hidden = true;
+      $("results").hidden = true;
+      hideDocument();
+    }
   });
   showMode();
   if (!new URLSearchParams(location.search).get("q")) $("query").focus();
