@@ -79,6 +79,24 @@ def page(browser: Any) -> Iterator[Any]:
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
+def _served_files(tmp_path: Path, folder: Path) -> tuple[Any, list[Document]]:
+    """`citesum serve` over the files of ``folder``, read as `citesum index` reads them, and their documents."""
+    from citesum.ingest import ingest_paths
+
+    documents, _ = ingest_paths([folder])
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(documents)
+    return citesum_serve(index.path, tmp_path / "serve.log"), documents
+
+
+def _asked(page: Any, server: Any, question: str) -> None:
+    """The page opened on ``server``, once it counts its documents, with ``question`` asked."""
+    page.goto(server.url)
+    page.locator("#status", has_text="documents").wait_for()
+    page.fill("#query", question)
+    page.click("#ask-button")
+
+
 @pytest.fixture
 def screenshots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("CITESUM_SCREENSHOTS") or tmp_path)
@@ -260,17 +278,12 @@ def test_the_page_counts_the_seconds_while_the_model_writes(page: Any, tmp_path:
     shows the model's window, and sends no budget of its own (the service's, fitted to the window, applies)."""
     import time as clock
 
-    from loopback import answer, reply
+    from loopback import answer
 
     asked: list[dict] = []
 
     def slow_model(handler, request, n):  # type: ignore[no-untyped-def]
-        if not handler.path.endswith("/chat/completions"):  # Ollama's /api/show: not this server's
-            reply(handler, 404, b"{}")
-            return
-        if len(request["messages"][-1]["content"]) > 100_000:  # citesum asking the window: a refusal says it
-            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
-                                b'requested 10000000 tokens"}')
+        if _probed(handler, request):  # Ollama's /api/show, or citesum asking the window
             return
         asked.append(request)
         clock.sleep(4)
@@ -343,18 +356,28 @@ def test_the_page_offers_what_the_service_offers(page: Any, tmp_path: Path, hays
         server.close()
 
 
+def _probed(handler: Any, request: dict) -> bool:
+    """Whether a scripted model server's request is not a question's: a path of another server's API (404), or
+    citesum asking the model's window with an over-long prompt (refused, saying the window: 8192 tokens)."""
+    from loopback import reply
+
+    if not handler.path.endswith("/chat/completions"):
+        reply(handler, 404, b"{}")
+        return True
+    if len(request["messages"][-1]["content"]) > 100_000:
+        reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
+                            b'requested 10000000 tokens"}')
+        return True
+    return False
+
+
 def _streaming_model(pieces: list[str], pause: float, sent: list[int], asked: list[dict]) -> Any:
     """A scripted model server that writes ``pieces`` ``pause`` seconds apart (and refuses the window probe,
     saying its window)."""
-    from loopback import reply, stream_answer
+    from loopback import stream_answer
 
     def script(handler, request, n):  # type: ignore[no-untyped-def]
-        if not handler.path.endswith("/chat/completions"):
-            reply(handler, 404, b"{}")
-            return
-        if len(request["messages"][-1]["content"]) > 100_000:
-            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
-                                b'requested 10000000 tokens"}')
+        if _probed(handler, request):
             return
         asked.append(request)
         stream_answer(handler, pieces, pause, sent)
@@ -368,8 +391,8 @@ BULLETS = ["- The city's water supply is short: the Lakemont reservoir fell to 4
            "- Leaks in the old mains waste water, engineers say. [3]\n"]
 
 
-def _asking_a_streaming_model(page: Any, tmp_path: Path, haystack: Any, model: Any) -> Any:
-    """`citesum serve` with ``model``'s server, the question asked on the page, and its first bullet shown."""
+def _asking_a_model(page: Any, tmp_path: Path, haystack: Any, model: Any) -> Any:
+    """`citesum serve` with ``model``'s server, and the question asked on the page."""
     server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", "--llm", "openai", "--model",
                            "m", "--base-url", model.url)
     try:
@@ -377,6 +400,16 @@ def _asking_a_streaming_model(page: Any, tmp_path: Path, haystack: Any, model: A
         expect(page.locator("#status")).to_contain_text("window 8192 tokens")
         page.fill("#query", QUESTION)
         page.click("#ask-button")
+    except BaseException:
+        server.close()
+        raise
+    return server
+
+
+def _asking_a_streaming_model(page: Any, tmp_path: Path, haystack: Any, model: Any) -> Any:
+    """`citesum serve` with ``model``'s server, the question asked on the page, and its first bullet shown."""
+    server = _asking_a_model(page, tmp_path, haystack, model)
+    try:
         expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
     except BaseException:
         server.close()
@@ -432,27 +465,19 @@ def test_a_pdf_citation_shows_the_printed_page_with_the_sentence_marked(page: An
 
     import pypdfium2
 
-    from citesum.ingest import ingest_paths
     from citesum.ingest.pdf import PAGE_STARTS, page_of
 
     folder = tmp_path / "docs"
     folder.mkdir()
     pdf = folder / "vicksburg.pdf"
     shutil.copy(next(real_files.glob("pypdf-*")) / "resources" / "Seige_of_Vicksburg_Sample_OCR.pdf", pdf)
-    documents, _ = ingest_paths([folder])
-    (document,) = documents
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add(documents)
+    server, (document,) = _served_files(tmp_path, folder)
     # a sentence printed on a later page: the question is made of its words
     starts = document.metadata[PAGE_STARTS]
     sentences = [m for m in re.finditer(r"[A-Z][^.!?]{60,200}[.!?]", document.text) if page_of(starts, m.start()) >= 3]
     question = sentences[0].group(0)
-    server = citesum_serve(index.path, tmp_path / "serve.log")
     try:
-        page.goto(server.url)
-        page.locator("#status", has_text="documents").wait_for()
-        page.fill("#query", question)
-        page.click("#ask-button")
+        _asked(page, server, question)
         chip = page.locator("button.chip").first
         chip.wait_for()
         label = chip.inner_text()
@@ -487,21 +512,14 @@ def test_a_pdf_citation_shows_the_printed_page_with_the_sentence_marked(page: An
 def test_a_books_citation_names_the_page_number_printed_on_it(page: Any, tmp_path: Path) -> None:
     """A PDF whose front matter is numbered i, ii and its body from 1: the citation names the number printed on
     the page, and the printed page shown is the file's page that carries it."""
-    from citesum.ingest import ingest_paths
     from fixtures import make_book_with_front_matter
 
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "report.pdf").write_bytes(make_book_with_front_matter())
-    documents, _ = ingest_paths([folder])
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add(documents)
-    server = citesum_serve(index.path, tmp_path / "serve.log")
+    server, _ = _served_files(tmp_path, folder)
     try:
-        page.goto(server.url)
-        page.locator("#status", has_text="documents").wait_for()
-        page.fill("#query", "How often will the ferry to Harlow run from May?")
-        page.click("#ask-button")
+        _asked(page, server, "How often will the ferry to Harlow run from May?")
         chip = page.locator("button.chip").first
         chip.wait_for()
         assert chip.inner_text() == "[1, p. 1]"  # before: "[1, p. 3]", the page's place in the file
@@ -748,29 +766,18 @@ def test_a_question_asked_while_another_is_answered_replaces_it(page: Any, tmp_p
     """A new user's trial: a question sent (Enter) while a slower one was still answered got the slower one's
     bullets under it, whichever finished last. The newer question wins: the other is cancelled, and whatever
     still comes of it is not shown."""
-    from loopback import reply, stream_answer
+    from loopback import stream_answer
 
     def model(handler, request, n):  # type: ignore[no-untyped-def]
-        if not handler.path.endswith("/chat/completions"):
-            reply(handler, 404, b"{}")
-            return
-        if len(request["messages"][-1]["content"]) > 100_000:
-            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
-                                b'requested 10000000 tokens"}')
+        if _probed(handler, request):
             return
         if "buses" in request["messages"][-1]["content"].rsplit("Question", 1)[-1]:
             stream_answer(handler, BUS_BULLETS, 0.0)
         else:  # the water question: slow, written after the bus question's answer is on the page
             stream_answer(handler, BULLETS, 2.0)
 
-    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", "--llm", "openai", "--model",
-                           "m", "--base-url", serve(model).url)
+    server = _asking_a_streaming_model(page, tmp_path, haystack, serve(model))
     try:
-        page.goto(server.url)
-        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
-        page.fill("#query", QUESTION)
-        page.click("#ask-button")
-        expect(page.locator("#bullets-list > li")).to_have_count(1, timeout=15_000)
         page.fill("#query", BUS_QUESTION)
         page.press("#query", "Enter")  # the Ask button is disabled meanwhile; Enter still asks
         expect(page.locator("#bullets-list > li").first).to_contain_text("buses and trams", timeout=15_000)
@@ -786,25 +793,15 @@ def test_a_question_asked_while_another_is_answered_replaces_it(page: Any, tmp_p
 
 def test_stop_before_the_first_bullet_says_so(page: Any, tmp_path: Path, haystack: Any,
                                               serve) -> None:  # type: ignore[no-untyped-def]
-    from loopback import reply, stream_answer
+    from loopback import stream_answer
 
     def model(handler, request, n):  # type: ignore[no-untyped-def]
-        if not handler.path.endswith("/chat/completions"):
-            reply(handler, 404, b"{}")
-            return
-        if len(request["messages"][-1]["content"]) > 100_000:
-            reply(handler, 400, b'{"message": "This model\'s maximum context length is 8192 tokens. However, you '
-                                b'requested 10000000 tokens"}')
+        if _probed(handler, request):
             return
         stream_answer(handler, ["Thinking", " it over", *BULLETS], 3.0)
 
-    server = citesum_serve(_index(tmp_path / "ix", haystack), tmp_path / "serve.log", "--llm", "openai", "--model",
-                           "m", "--base-url", serve(model).url)
+    server = _asking_a_model(page, tmp_path, haystack, serve(model))
     try:
-        page.goto(server.url)
-        expect(page.locator("#status")).to_contain_text("window 8192 tokens")
-        page.fill("#query", QUESTION)
-        page.click("#ask-button")
         expect(page.locator("#stop-button")).to_be_visible()
         page.wait_for_timeout(500)
         page.click("#stop-button")
@@ -908,21 +905,13 @@ def test_back_goes_to_the_question_before_and_the_answer_says_how_long_it_took(p
 def test_a_pdf_lead_opens_the_page_it_is_printed_on(page: Any, tmp_path: Path, real_files: Path) -> None:
     """A new user's trial: a lead from a PDF was marked "[1]" where a bullet's is "[1, p. 2]", and opened the
     extracted text only."""
-    from citesum.ingest import ingest_paths
-
     folder = tmp_path / "docs"
     folder.mkdir()
     shutil.copy(next(real_files.glob("pypdf-*")) / "resources" / "Seige_of_Vicksburg_Sample_OCR.pdf",
                 folder / "vicksburg.pdf")
-    documents, _ = ingest_paths([folder])
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add(documents)
-    server = citesum_serve(index.path, tmp_path / "serve.log")
+    server, _ = _served_files(tmp_path, folder)
     try:
-        page.goto(server.url)
-        page.locator("#status", has_text="documents").wait_for()
-        page.fill("#query", "Which pizza toppings did the soldiers at Vicksburg order?")
-        page.click("#ask-button")
+        _asked(page, server, "Which pizza toppings did the soldiers at Vicksburg order?")
         chip = page.locator("#leads button.chip").first
         chip.wait_for()
         expect(page.locator("#notes")).to_contain_text("no document mentions")
@@ -957,18 +946,11 @@ To start a tunnel at boot, add a line such as this one to the end of the file
 def test_a_hard_wrapped_paragraph_is_shown_as_one_and_code_as_it_is(page: Any, tmp_path: Path) -> None:
     """A new user's trial: a README's lines, cut at 72 characters by its file and wrapped again by the pane,
     showed as ragged lines."""
-    from citesum.ingest import ingest_paths
     from fixtures import write_files
 
-    documents, _ = ingest_paths([write_files(tmp_path / "docs", {"README.Debian": AUTOSSH_README})])
-    index = Index.create(tmp_path / "ix", IndexSettings())
-    index.add(documents)
-    server = citesum_serve(index.path, tmp_path / "serve.log")
+    server, _ = _served_files(tmp_path, write_files(tmp_path / "docs", {"README.Debian": AUTOSSH_README}))
     try:
-        page.goto(server.url)
-        page.locator("#status", has_text="documents").wait_for()
-        page.fill("#query", "How is the autossh monitoring port chosen?")
-        page.click("#ask-button")
+        _asked(page, server, "How is the autossh monitoring port chosen?")
         chip = page.locator("button.chip").first
         chip.wait_for()
         chip.click()
