@@ -105,10 +105,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("twenty-sixth", "twenty-sixth (held out in the seventeenth round, tuned on in the eighteenth)"),
                     ("twenty-seventh", "twenty-seventh (written at the seventeenth round's end, run once then, "
                                        "tuned on in the eighteenth)"),
-                    ("twenty-eighth", "twenty-eighth (held out from every choice; run after the round's rules, with "
-                                      "its code and with the code it started from)"))
+                    ("twenty-eighth", "twenty-eighth (held out in the eighteenth round, tuned on in the nineteenth)"),
+                    ("twenty-ninth", "twenty-ninth (held out from every choice; run after the round's rules, with "
+                                     "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "twenty-eighth"
+_HELD_OUT_SPLIT = "twenty-ninth"
 
 
 def collections_memory() -> str:
@@ -148,10 +149,10 @@ def realdocs_round() -> str:
             + _provenance(run, after["splits"][_HELD_OUT_SPLIT]["run"])
             + " Each cell: the round's start → **after** (`--citesum` set to a `citesum` of the code the round "
             "started from, for the splits written in the round; for the others, the start is the previous "
-            "round's last run)." + "".join(
-                f" {split}: the round's starting code does not read one of its files as the split's gold was "
-                "written from, so the benchmark's check of its gold stops before any question is asked (–)."
-                for split in unread))
+            "round's last run)." + (
+                f" {_named_splits(unread)}: the round's starting code does not read one of each split's files as "
+                "its gold was written from, so the benchmark's check of its gold stops before any question is "
+                "asked (–)." if unread else ""))
 
 
 def realdocs_contextual() -> str:
@@ -245,9 +246,15 @@ def realdocs() -> str:
     was_run["command"] = re.sub(r" --citesum \S+| --out \S+", "", was_run["command"])
     return _table(header, rows) + "\n\n" + _provenance(was_run, after["splits"]["dev"]["run"]) + (
         " Each cell: before → **after**. Before is the same benchmark run with `--citesum` set to a `citesum` of "
-        "the code this change started from." + "".join(
-            f" {split}: that code does not read one of its files' formats, so the benchmark's check of its gold "
-            "stops before any question is asked." for split in unread))
+        "the code this change started from." + (
+            f" {_named_splits(unread)}: that code does not read one of each split's files' formats, so the "
+            "benchmark's check of its gold stops before any question is asked; their rows are left out."
+            if unread else ""))
+
+
+def _named_splits(splits: list[str]) -> str:
+    """Splits named once: "eighth", "eighth and ninth", or "eighth, ninth, ... and twenty-eighth"."""
+    return splits[0] if len(splits) == 1 else f"{', '.join(splits[:-1])} and {splits[-1]}"
 
 
 def answer_relevance() -> str:
