@@ -347,6 +347,9 @@ class Pipeline:
             notes.insert(0, f"reading the index: {len(report.pagination_fallbacks)} page break(s) and "
                             f"{len(report.gists.fallbacks)} gist(s) of {report.pages} pages fell back to the "
                             "offline way")
+        if self.llm is None:  # (the summarizer named with the answer is the extractive one: say why)
+            notes.insert(0, "ReadAgent without a model: it chose the pages the offline way, and the answer is "
+                            "the documents' own sentences")
         return context, notes
 
     def _confirm(self) -> LLM | None:

@@ -157,6 +157,8 @@ def test_the_service_offers_every_retriever_and_summarizer_of_the_cli(built: tup
                 assert answer["context"]["order"] == "raptor"
         readagent = client.post("/summarize", json={"query": QUESTION, "summarizer": "readagent"}).json()
         assert readagent["bullets"] and readagent["context"]["order"] == "readagent"
+        # a new user's trial: the answer named the extractive summarizer, and nothing said why
+        assert readagent["notes"][0].startswith("ReadAgent without a model")
         rag = client.post("/summarize", json={"query": QUESTION, "summary_index": True}).json()
         assert rag["bullets"] and rag["context"]["order"] == "summary-rag"
         for bullet in [*readagent["bullets"], *rag["bullets"]]:  # checked: each citation has its evidence
