@@ -207,8 +207,16 @@ function fillSelect(select, values, labels = {}) {
   if (values.includes(chosen)) select.value = chosen;
 }
 
+// The retrievers as a reader knows them: what each matches (the name the API and the CLI take, after it)
+const RETRIEVERS = {
+  hybrid: "words and meaning (hybrid)", bm25: "words (bm25)", "bm25-rm3": "words, widened (bm25-rm3)",
+  dense: "meaning (dense)", "dense-prf": "meaning, widened (dense-prf)", keywords: "keywords",
+  lightpal: "passage graph (lightpal)", promptrank: "a language model's reading (promptrank)",
+  random: "random passages (a baseline)", raptor: "tree of summaries (raptor)",
+};
+
 function showOffers(offers) {
-  fillSelect($("retriever"), offers.retrievers, { raptor: "raptor (tree)" });
+  fillSelect($("retriever"), offers.retrievers, RETRIEVERS);
   if (!$("retriever").dataset.filled) { $("retriever").value = "hybrid"; $("retriever").dataset.filled = "1"; }
   fillSelect($("summarizer"), offers.summarizers, WRITERS);
   $("summary-index-label").hidden = !offers.summary_index || mode() === "search";
