@@ -2007,9 +2007,10 @@ def _passages_of(title: str, text: str, cuts: list[str], also: str = "") -> Cont
 
 
 def test_an_faqs_entry_set_in_as_its_questions_are_heads_its_answer() -> None:
+    from citesum.segment import segments
     from citesum.summarize.extractive import _statable_sentences, entry_indents
 
-    assert entry_indents([TCSH_FAQ]) == {2}
+    assert entry_indents([(TCSH_FAQ, segments(TCSH_FAQ))]) == {2}
     # the passages open with an entry whose first line the chunker stripped, and with the answer of the one before
     question = "tcsh takes a couple of minutes before the prompt shows up"
     context = _passages_of("FAQ", TCSH_FAQ, ["I compiled tcsh", "Your <sys/ioctl.h>"], also=question)
@@ -2023,7 +2024,7 @@ def test_an_faqs_entry_set_in_as_its_questions_are_heads_its_answer() -> None:
     # nor is a passage's opening line alone, which the chunker stripped of how far it was set in (curl's FAQ sets
     # its entries and their answers in alike)
     curl = _passages_of("FAQ", CURL_FAQ_ENTRY, ["This problem has two sides:"])
-    assert entry_indents([p.text for p in curl.blocks[0].passages]) == set()
+    assert entry_indents([(p.text, segments(p.text)) for p in curl.blocks[0].passages]) == set()
     sections = [section for sentence, section in _statable_sentences(curl.blocks[0], 3)
                 if sentence.startswith("The first part")]
     # before this rule knew the line alone: "4.7 How do I ...? This problem has two sides:" headed the answer
@@ -2042,7 +2043,7 @@ Foo keeps its settings in the file ~/.foorc, which it reads at start.
     [core]
     colour = auto
 """
-    assert entry_indents([foo]) == set()
+    assert entry_indents([(foo, segments(foo))]) == set()
     assert "Foo keeps its settings in the file ~/.foorc, which it reads at start." in dict(
         _statable_sentences(_passages_of("Foo FAQ", foo, []).blocks[0], 3))
     # nor is one in a document that is no FAQ

@@ -47,8 +47,10 @@ def build_context(query: str, index: IndexReader, *, retriever: str | Retriever 
     if options.order == "full":
         return pack(index, [], options, tokenizer)
     ranker = get_retriever(retriever, index, relevance=relevance) if isinstance(retriever, str) else retriever
+    from citesum.summarize.extractive import written_as
+
     written = respellings_in(query, index)
-    query = spelled_as(query, written)
+    query = written_as(query, written)
     hits = ranker.retrieve(query, max(RETRIEVE_DEPTH, options.top_k or 0))
     context = pack(index, hits, options, tokenizer)
     if ranker.ranking_depends_on_k:
@@ -77,14 +79,9 @@ def respellings_in(query: str, index: IndexReader) -> dict[str, str] | None:
 def spelled_as_indexed(query: str, index: IndexReader) -> str:
     """``query`` with its words written as the index writes them (:func:`respellings_in`), for the search to
     find them; ``query`` as it is when the search store keeps no term statistics."""
-    return spelled_as(query, respellings_in(query, index))
-
-
-def spelled_as(query: str, written: Mapping[str, str] | None) -> str:
-    """``query`` with each of its words that ``written`` maps written as it says."""
     from citesum.summarize.extractive import written_as
 
-    return written_as(query, dict(written)) if written else query
+    return written_as(query, respellings_in(query, index))
 
 
 def term_frequencies(index: IndexReader, context: Context, query: str = "") -> TermFrequencies | None:

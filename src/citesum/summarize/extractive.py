@@ -44,7 +44,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import AbstractSet, Callable, Iterator, Literal, Sequence
+from typing import AbstractSet, Callable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -532,8 +532,10 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         cut_at = [{0} if p.continues else set() for p in block.passages]
     else:
         cut_at = [{at for p in block.passages if p.continues and (at := block.text.find(p.text[:_PIECE_PROBE])) >= 0}]
+    units_of = [segments(text) for text in texts]
     faq = bool(_FAQ_TITLE.search(block.title))
-    indents = entry_indents(texts) if faq else frozenset()  # (a passage seldom holds a question of its own)
+    # (a passage seldom holds a question of its own: its document's questions tell how its entries are set in)
+    indents = entry_indents(list(zip(texts, units_of))) if faq else frozenset()
     pending = ""  # an FAQ's entry that ended the passage before: it heads the answer this one opens with
     section = ""  # the heading the passage before ended under: the document's next passage is still under it
     section_titled = False  # whether that heading is a section's title (or an FAQ's entry)
@@ -547,8 +549,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             if len(joined) > _LOOKED_AHEAD:  # cut at a line's end: a row cut short is no row
                 joined = joined[: joined.rfind("\n", 0, _LOOKED_AHEAD) + 1]
             ahead[number] = joined
-    for passage, text, following, adjacent, going_on, pieces in zip(ordinals, texts, [*texts[1:], ""],
-                                                                    [*goes_on, False], ahead, cut_at):
+    for passage, text, units, following, adjacent, going_on, pieces in zip(
+            ordinals, texts, units_of, [*texts[1:], ""], [*goes_on, False], ahead, cut_at):
         following = following if adjacent else ""
         # a passage cut where the document's paragraph ends goes on in the next one: an FAQ's entry at the end
         # of one passage has its answer at the start of the next
@@ -560,7 +562,6 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         titled = bool(section) and section_titled  # whether the heading is a section's title (not an FAQ's question)
         joins = False  # whether the premise goes after the heading (the question it follows) or replaces it
         asked = False  # whether the unit before was a question: "Why? And how can I stop this?" is one heading
-        units = segments(text)
         layout = _Layout(text_ahead, units, len(text), faq, indents)
         listed = None  # the heading above the definition list the units are in, if they are
         for number, unit in enumerate(units):
@@ -815,10 +816,6 @@ class _Layout:
             self._questions[(start, end)] = found
         return self._questions[(start, end)]
 
-    def indent(self, position: int) -> int:
-        """How many spaces and tabs open the line of ``text`` that ``position`` is on."""
-        return _indent(self.text, position)
-
     def paragraph(self, start: int, end: int) -> tuple[int, int | None, int | None]:
         """The paragraph around ``text[start:end]``: where it starts, where it ends (None when no blank line
         follows), and where the next one starts."""
@@ -853,24 +850,22 @@ def _paragraph_indent(text: str, start: int, end: int) -> int | None:
     return _indent(text, second) if second else None
 
 
-def entry_indents(passages: Sequence[str]) -> frozenset[int]:
-    """The indents of the paragraphs of ``passages`` that end with a question and stand above a paragraph of
+def entry_indents(passages: Sequence[tuple[str, list[Segment]]]) -> frozenset[int]:
+    """The indents of the paragraphs of ``passages`` (each a text and its units) that end with a question and
+    stand above a paragraph of
     prose set in deeper: those of an FAQ that sets its answers in under their questions ("  Where can I get csh
     sources?" over "   Csh sources are now available ..."), as a plain-text rendering of a web page's headings
     and paragraphs does. A question over code set in ("How do I install foo?" over "    pip install foo") tells
     nothing of how its entries are set: any text sets its code in."""
     indents = set()
-    for text in passages:
+    for text, units in passages:
         breaks = list(_BLANK_LINE.finditer(text))
         starts = [0, *(found.end() for found in breaks)]
         ends = [*(found.start() for found in breaks), len(text)]
-        units: list[Segment] | None = None
         for start, end, following in zip(starts, ends, starts[1:]):
             indent = _paragraph_indent(text, start, end)
-            if indent is None or not text[start:end].rstrip().endswith("?") or _indent(text, following) <= indent:
-                continue
-            units = segments(text) if units is None else units
-            if _opens_prose(units, following):
+            if (indent is not None and text[start:end].rstrip().endswith("?") and _indent(text, following) > indent
+                    and _opens_prose(units, following)):
                 indents.add(indent)
     return frozenset(indents)
 
@@ -911,7 +906,7 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     indent = (_paragraph_indent(text, paragraph_start, paragraph_end)
               if layout.entry_indents and paragraph_end is not None else None)
     if (indent is not None and next_paragraph is not None and indent in layout.entry_indents
-            and layout.indent(next_paragraph) > indent and _opens_prose(units, next_paragraph)):
+            and _indent(text, next_paragraph) > indent and _opens_prose(units, next_paragraph)):
         # an entry that states the asker's case, set as the FAQ's questions are, above its answer set in deeper
         # ("  I start tcsh and it takes a couple of minutes to get the prompt." over "   You have defined ...")
         first = bisect.bisect_left(units, paragraph_start, key=lambda u: u.start)
@@ -1479,14 +1474,7 @@ def respellings(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> dic
     return written
 
 
-def respelled(query: str, holds: Callable[[Sequence[str]], list[bool]]) -> str:
-    """``query`` with its words written as the collection writes them (:func:`respellings`), for its words to
-    count and its subject to be found: "Can pygmentize colour a log file?" over a manual that says "color" asks
-    about "color"."""
-    return written_as(query, respellings(query, holds))
-
-
-def written_as(query: str, written: dict[str, str]) -> str:
+def written_as(query: str, written: Mapping[str, str] | None) -> str:
     """``query`` with each of its words that ``written`` maps (:func:`respellings`) written as it says."""
     return _SURFACE_WORD.sub(lambda found: written.get(found.group(0), found.group(0)), query) if written else query
 
@@ -1530,8 +1518,10 @@ def context_respellings(query: str, context: Context) -> dict[str, str]:
 
 
 def spelled_as_held(query: str, terms: TermFrequencies | None) -> str:
-    """:func:`respelled`, with what the collection holds told by ``terms`` (``query`` as it is without them)."""
-    return query if terms is None else respelled(query, held_by(terms))
+    """``query`` with its words written as the collection writes them (:func:`respellings`), what it holds told
+    by ``terms``, for its words to count and its subject to be found: "Can pygmentize colour a log file?" over a
+    manual that says "color" asks about "color" (``query`` as it is without ``terms``)."""
+    return query if terms is None else written_as(query, respellings(query, held_by(terms)))
 
 
 #: the keys beside each letter's on a QWERTY keyboard: a letter struck for another is a slip only when the two

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import time
@@ -211,16 +210,16 @@ class LLMSummarizer:
         the same as :meth:`summarize` makes of the same output. An output with no usable bullet is asked again
         whole, as :meth:`summarize` asks it."""
         query, read = read_as_searched(query, context)
+        for piece in self._stream_refitted(query, context):
+            yield replace(piece, notes=(*piece.notes, *read)) if read and isinstance(piece, Summary) else piece
+
+    def _stream_refitted(self, query: str, context: Context) -> Iterator[Bullet | Summary]:
         fitted = self._fitted(query, context)
         try:
-            pieces = self._stream_fitted(query, fitted, self._cut_note(context, fitted))
-            first = next(pieces, None)  # (a server refuses a prompt too long before it writes anything)
-        except ContextTooLong as refused:
+            yield from self._stream_fitted(query, fitted, self._cut_note(context, fitted))
+        except ContextTooLong as refused:  # refused before any piece was written
             smaller = self._refitted(query, fitted, refused)
-            pieces = self._stream_fitted(query, smaller, self._cut_note(context, smaller))
-            first = next(pieces, None)
-        for piece in itertools.chain([first] if first is not None else [], pieces):
-            yield replace(piece, notes=(*piece.notes, *read)) if read and isinstance(piece, Summary) else piece
+            yield from self._stream_fitted(query, smaller, self._cut_note(context, smaller))
 
     def _stream_fitted(self, query: str, context: Context, notes: tuple[str, ...]) -> Iterator[Bullet | Summary]:
         prompt = self.prompt(query, context)
