@@ -301,7 +301,7 @@ async function ask(event) {
       // a streamed answer reads one collection: an answer from all of them comes whole
       const answer = request.collections ? await wholeSummary(request, controller.signal, current)
         : await streamSummary(request, controller, current);
-      if (answer && current()) showKeep(answer, request, { fromLink: linked });
+      if (answer && current()) showKeep(answer, request, linked);
       if (byModel && current()) refreshStatus();  // the model's pace may have lowered the default budget
     }
     if (current()) setBusy("");
@@ -493,10 +493,14 @@ function answerMarkdown(answer) {
   return lines.join("\n") + "\n";
 }
 
+// The settings a link may give, each with its value when the link does not: a link asks as it says, whatever
+// was chosen before it (Back to an earlier question asks it as it was asked).
+const LINK_SETTINGS = [["retriever", "hybrid"], ["bullets", "5"], ["budget", ""], ["words", ""], ["summarizer", ""]];
+
 function answerLink(request) {
   const url = new URL(location.pathname, location.origin);
   url.searchParams.set("q", request.query);
-  for (const key of ["collection", "retriever", "bullets", "budget", "words", "summarizer"]) {
+  for (const key of ["collection", ...LINK_SETTINGS.map(([setting]) => setting)]) {
     if (request[key] !== undefined) url.searchParams.set(key, String(request[key]));
   }
   if (request.collections) url.searchParams.set("collection", EVERY);
@@ -504,7 +508,7 @@ function answerLink(request) {
   return url.toString();
 }
 
-function showKeep(answer, request, asked) {
+function showKeep(answer, request, linked) {
   const markdown = answerMarkdown(answer);
   $("markdown").value = markdown;
   $("markdown").hidden = true;
@@ -513,7 +517,7 @@ function showKeep(answer, request, asked) {
   $("answer-link").href = link;
   // the address bar holds it too: a reload asks again, and Back goes to the question before (an answer to a
   // link, opened or gone Back to, keeps the link's entry)
-  if (asked.fromLink) history.replaceState(null, "", link);
+  if (linked) history.replaceState(null, "", link);
   else history.pushState(null, "", link);
   const took = answer.timings && answer.timings.total_s;
   $("took").textContent = took === undefined ? "" : `Answered in ${took < 10 ? took.toFixed(1) : Math.round(took)} s.`;
@@ -531,9 +535,6 @@ function showKeep(answer, request, asked) {
 }
 
 // A link to an answer (see answerLink) fills the form with its question and settings, and asks it.
-// The settings a link may give, each with its value when the link does not: a link asks as it says, whatever
-// was chosen before it (Back to an earlier question asks it as it was asked).
-const LINK_SETTINGS = [["retriever", "hybrid"], ["bullets", "5"], ["budget", ""], ["words", ""], ["summarizer", ""]];
 let fromLink = false;  // the question asked comes from the address: its answer keeps that history entry
 
 function askFromLink() {
