@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -97,14 +98,29 @@ def test_cache_makes_a_rerun_free(serve, tmp_path: Path) -> None:  # type: ignor
 
 
 def test_concurrency_limit_runs_requests_in_parallel(serve) -> None:  # type: ignore[no-untyped-def]
-    server = serve(lambda h, r, n: (time.sleep(0.2), ok(h, r, n)))
-    llm = _client(server.url, concurrency=8)
+    """Eight requests are in flight at once, never more. Each request is held until a ninth arrives or a second
+    has passed, so the count does not hang on how fast a loaded machine starts threads (a wall-clock bound did)."""
+    lock = threading.Lock()
+    over_the_limit = threading.Event()
+    in_flight = [0]
+    peak = [0]
+
+    def script(handler: BaseHTTPRequestHandler, request: dict, n: int) -> None:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            if in_flight[0] > 8:
+                over_the_limit.set()
+        over_the_limit.wait(timeout=1.0)
+        with lock:
+            in_flight[0] -= 1
+        ok(handler, request, n)
+
+    llm = _client(serve(script).url, concurrency=8, timeout=30)
     requests = [ChatRequest.from_prompt(f"prompt {i}") for i in range(16)]
-    started = time.monotonic()
     completions = llm.map(requests)
-    elapsed = time.monotonic() - started
     assert [c.text for c in completions] == [f"- echo: prompt {i}" for i in range(16)]  # order kept
-    assert elapsed < 1.6  # 16 x 200 ms serially would be 3.2 s; 8 at a time is about 0.4 s
+    assert peak[0] == 8
 
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
