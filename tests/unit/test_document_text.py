@@ -91,6 +91,26 @@ def test_a_web_page_keeps_its_main_content_without_navigation(tmp_path: Path) ->
         assert boilerplate not in document.text  # before: all kept
 
 
+def test_a_pages_title_is_its_own_not_its_icons(tmp_path: Path) -> None:
+    """Sphinx's Furo theme puts its icons in the page as SVG symbols, each with a <title>; they had been
+    appended to the page's title ("Performance - structlog 22.3.0 documentationContentsMenuExpandLight mode..."),
+    which every passage's section then carried."""
+    icons = "".join(f'<symbol id="svg-{n}" viewBox="0 0 24 24"><title>{name}</title><path d="M0 0h24"/></symbol>'
+                    for n, name in enumerate(("Contents", "Menu", "Expand", "Light mode", "Dark mode")))
+    page = (f'<!doctype html><html><head><meta charset="utf-8"><title>Performance - structlog 22.3.0 documentation'
+            f'</title></head><body><svg xmlns="http://www.w3.org/2000/svg" style="display: none;">{icons}</svg>'
+            '<article><h1>Performance</h1><p>Here are a few hints how to get the best performance out of structlog '
+            'in production.</p><p>Set the cache_logger_on_first_use option to True so that loggers are assembled '
+            'only once.</p><svg><title>Auto light/dark mode</title></svg></article></body></html>')
+    document = _written(tmp_path, "performance.html", page)
+    assert document.title == "Performance - structlog 22.3.0 documentation"
+    assert "Light mode" not in document.text and "Set the cache_logger_on_first_use option" in document.text
+    from citesum.ingest.formats import html_to_text
+
+    # a page without a <title> of its own is not titled by an icon
+    assert html_to_text('<html><body><svg><title>Menu</title></svg><p>Text.</p></body></html>')[0] == ""
+
+
 def test_a_page_with_too_little_for_a_main_content_keeps_all_its_text(tmp_path: Path) -> None:
     assert _written(tmp_path, "short.html", "<html><body><p>Closed on Monday.</p></body></html>").text == (
         "Closed on Monday.")

@@ -233,8 +233,9 @@ class _AriaHidden:
 
 
 class _HTMLText(HTMLParser):
-    """Visible text of an HTML page, with block elements as line breaks and the <title> kept apart. As in a
-    browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
+    """Visible text of an HTML page, with block elements as line breaks and the page's <title> kept apart (the
+    first one outside an <svg>: an icon's <title> names the icon, and Furo's inline icons are titled "Contents",
+    "Light mode", ...). As in a browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
     into the source's lines (each line break ends a sentence for chunking). A <pre> block of code keeps its
     lines between code fences (:data:`CODE_FENCE`), so no sentence runs into it or out of it."""
 
@@ -251,13 +252,17 @@ class _HTMLText(HTMLParser):
         self._pre_start = 0  # where the outermost <pre> began in parts
         self._unfenced: tuple[int, int] | None = None  # the places in parts of a closed <pre>'s fences
         self._in_title = False
+        self._titled = False  # whether the page's <title> has ended
+        self._svg_depth = 0
         self._hidden = _AriaHidden()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._unfenced is not None and tag not in _RUNS_ON:
             self._fence("")  # a heading, a list or other code comes before any sentence goes on
         self._hidden.start(tag, attrs)
-        if tag == "title":
+        if tag == "svg":
+            self._svg_depth += 1
+        if tag == "title" and not self._svg_depth and not self._titled:
             self._in_title = True
         elif tag in self._SKIP:
             self._skip_depth += 1
@@ -271,8 +276,10 @@ class _HTMLText(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         self._hidden.end(tag)
-        if tag == "title":
-            self._in_title = False
+        if tag == "svg" and self._svg_depth:
+            self._svg_depth -= 1
+        if tag == "title" and self._in_title:
+            self._in_title, self._titled = False, True
         elif tag in self._SKIP and self._skip_depth:
             self._skip_depth -= 1
         elif tag == "pre" and self._pre_depth:
