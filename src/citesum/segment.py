@@ -317,6 +317,13 @@ def _lines(text: str) -> list[tuple[int, int]]:
     return bounds
 
 
+def _closes_on_its_line(line: str, fence: re.Match[str]) -> int:
+    """Where the code that ``fence`` opens a line with is closed on the same line (after a space, by the same
+    fence, which no non-space follows): the end of the closing fence, or 0 when the line leaves it open."""
+    closing = re.compile(rf"(?<=\s){re.escape(fence.group(1))}(?!\S)").search(line, fence.end())
+    return closing.end() if closing else 0
+
+
 def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     kinds: list[_LineKind] = []
     fenced = False
@@ -328,7 +335,14 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds[-1] = "heading"
             kinds.append("underline")
             continue
-        if _FENCE.match(line):
+        fence = _FENCE.match(line)
+        if fence and not fenced and _closes_on_its_line(line, fence):
+            # a block of code fenced within its line ("``` configure(cache=True) ``` This has two drawbacks:", an
+            # HTML page's <pre> inside a list item, run into its line by the page's main text) opens no block:
+            # the prose after it is read as prose (:func:`_around_inline_code` sets the code apart)
+            kinds.append("prose" if line[_closes_on_its_line(line, fence):].strip() else "code")
+            continue
+        if fence:
             fenced = not fenced
             kinds.append("code")
             continue

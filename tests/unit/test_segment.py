@@ -214,6 +214,29 @@ def test_a_tilde_underline_opens_no_code_block() -> None:
     assert ("code", "~~~ code here ~~~") in units  # a fence after a blank line is still a fence
 
 
+def test_code_fenced_within_its_line_opens_no_block() -> None:
+    # structlog's performance page (Furo): a <pre> inside a list item is run into its line by the page's main
+    # text; read as a fence that opens a block, the rest of the page down to the next fence was one unit of code,
+    # and its answer ("Therefore, you can't set this option if ... multiprocessing.") was never a sentence
+    text = ("- Set the cache_logger_on_first_use option to True so loggers are assembled only once:\n"
+            "``` configure(cache_logger_on_first_use=True) ``` This has two drawbacks: \n"
+            "  - Later calls of configure() don't have any effect on already cached loggers.\n"
+            "  - The resulting bound logger is not pickleable.\n\n"
+            "Therefore, you can't set this option if you plan on passing loggers around using multiprocessing.\n"
+            "- Use a faster JSON serializer than the standard library.\n\n"
+            "``` structlog.configure(processors=[]) ```\n\n"
+            "It has the following properties.\n\n```\nimport structlog\n```\n")
+    units = _units(text)
+    assert ("code", "``` configure(cache_logger_on_first_use=True) ```") in units
+    assert ("sentence", "Therefore, you can't set this option if you plan on passing loggers around using "
+                        "multiprocessing.") in units
+    assert ("item", "Use a faster JSON serializer than the standard library.") in units
+    # a line that is one fenced block opens none either: the sentence after it stays a sentence
+    assert ("code", "``` structlog.configure(processors=[]) ```") in units
+    assert ("sentence", "It has the following properties.") in units
+    assert ("code", "``` import structlog ```") in units
+
+
 def test_an_indented_listing_after_a_colon_is_code() -> None:
     # Valgrind's quick start (HTML): a <pre> log keeps its indentation below "look like this:"
     text = ("Memory leak messages look like this:\n  ==19182== 40 bytes in 1 blocks are definitely lost\n"
