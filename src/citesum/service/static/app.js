@@ -40,26 +40,33 @@ async function reach(path, init) {
   }
 }
 
-async function api(path, options = {}) {
-  const headers = new Headers(options.headers || {});
+// A request's headers with the token, when one was given
+function withToken(headers) {
   if (token) headers.set("Authorization", `Bearer ${token}`);
+  return headers;
+}
+
+// A refused request's error, from its JSON body; refused for want of a (good) token, the page asks for one
+async function refusal(response) {
+  let body = null;
+  try { body = await response.json(); } catch (_) { /* an empty or non-JSON answer */ }
+  if (response.status === 401 || (response.status === 403 && body && body.error === "forbidden" &&
+                                   String(body.detail).includes("token"))) {
+    askForToken(response.status === 403 ? "The service refused this token." : "");
+  }
+  return new ApiError(response.status, (body && body.error) || response.statusText,
+                      (body && body.detail) || `HTTP ${response.status}`);
+}
+
+async function api(path, options = {}) {
+  const headers = withToken(new Headers(options.headers || {}));
   if (options.json !== undefined) {
     headers.set("Content-Type", "application/json");
     options = { ...options, body: JSON.stringify(options.json) };
   }
   const response = await reach(path, { ...options, headers });
-  let body = null;
-  try { body = await response.json(); } catch (_) { /* an empty or non-JSON answer */ }
-  if (!response.ok) {
-    const error = new ApiError(response.status, (body && body.error) || response.statusText,
-                               (body && body.detail) || `HTTP ${response.status}`);
-    if (response.status === 401 || (response.status === 403 && body && body.error === "forbidden" &&
-                                     String(body.detail).includes("token"))) {
-      askForToken(response.status === 403 ? "The service refused this token." : "");
-    }
-    throw error;
-  }
-  return body;
+  if (!response.ok) throw await refusal(response);
+  try { return await response.json(); } catch (_) { return null; }  // an empty or non-JSON answer
 }
 
 function element(tag, attributes = {}, ...children) {
@@ -336,19 +343,12 @@ async function wholeSummary(request, signal, current) {
 
 async function streamSummary(request, controller, current) {
   $("stop-button").hidden = false;
-  const headers = new Headers({ "Content-Type": "application/json" });
-  if (token) headers.set("Authorization", `Bearer ${token}`);
+  const headers = withToken(new Headers({ "Content-Type": "application/json" }));
   let started = false;
   try {
     const response = await reach("/summarize/stream", { method: "POST", headers, body: JSON.stringify(request),
                                                          signal: controller.signal });
-    if (!response.ok) {  // refused before it began: the error is JSON, as for any request
-      let body = null;
-      try { body = await response.json(); } catch (_) { /* not JSON */ }
-      if (response.status === 401) askForToken("");
-      throw new ApiError(response.status, (body && body.error) || response.statusText,
-                         (body && body.detail) || `HTTP ${response.status}`);
-    }
+    if (!response.ok) throw await refusal(response);  // refused before it began: JSON, as for any request
     let sources = {};
     let numbering = new Map();
     let done = null;
@@ -773,9 +773,8 @@ async function showPrintedPage(documentId, page, evidence, note, name, pageLabel
     const query = new URLSearchParams({ page: String(page) });
     if (evidence) query.set("evidence", evidence);
     const printed = await api(inCollection(`/printed/${idPath(documentId)}?${query}`, name));
-    const headers = token ? { Authorization: `Bearer ${token}` } : {};
     const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`, name),
-                                 { headers });
+                                 { headers: withToken(new Headers()) });
     if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
     if (pageImage) URL.revokeObjectURL(pageImage);
     pageImage = URL.createObjectURL(await response.blob());
