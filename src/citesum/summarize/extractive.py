@@ -1060,13 +1060,14 @@ _TAG_QUESTION = re.compile(r",\s+(?:" + _NEGATIVE_AUXILIARY + r")\s+\w+\s*\?\s*$
 #: the fewest words of the asker's trouble told without a question mark ("My dotfiles" names a subject)
 _TROUBLE_WORDS = 8
 #: what tells of the asker's own case in a statement: the asker as a subject ("I put", "we run", "I'm back"; not
-#: "World War I and ..."), as an object ("for me"; not the Me Too movement), their own thing ("on my laptop", or
-#: "Our knotd ..." opening it; not "its effect on our farmers"), or something that does not happen ("can't find
-#: its CD", not "do not recognise"); a topic names a subject and tells none of these
+#: "World War I and ..."), as an object ("for me"; not the Me Too movement), their own thing ("but my shell says",
+#: "on my laptop", not "the impact of My Little Pony"; or "Our knotd ..." opening it, not "its effect on our
+#: farmers"), or something that does not happen ("can't find its CD", not "do not recognise"); a topic names a
+#: subject and tells none of these
 _TROUBLE_TOLD = re.compile(
-    r"(?i:^\W*(?:my|our)\b)|(?<![\w'’.-])(?i:i|we)\s+(?!(?i:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z]|"
+    r"(?i:^\W*(?:my|our)\b)|(?<![\w'’-])my\b|(?<![\w'’.-])(?i:i|we)\s+(?!(?i:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z]|"
     r"(?<![\w'’-])I['’](?:m|ve|d|ll)\b|\b(?i:for|to|on|with|at|from|by|gives?|tells?|shows?) (?:me|us)\b|"
-    r"\b(?i:on|in|at|from|to|for|with|into|of) my\b|\b(?i:" + _NEGATIVE_AUXILIARY + r")")
+    r"\b(?i:" + _NEGATIVE_AUXILIARY + r")")
 
 
 #: a verb that tells something going wrong, as a user tells it of a program ("openvpn keeps complaining", "the
@@ -1896,8 +1897,13 @@ class ExtractiveSummarizer:
 
     def _unused(self, query: str, context: Context, texts: list[str], names: list[str]) -> list[str]:
         """The question's words no document uses, named when nothing answers ("no document mentions 'mercury'"),
-        when such words weigh in the answer score (``absent_weight``)."""
-        return absent_words(query, context.terms, texts, names) if self.options.absent_weight else []
+        when such words weigh in the answer score (``absent_weight``): those of the clause that asks. A word of
+        the asker's case told before it ("My iodine tunnel is painfully slow. What can I tune ...?", "... my
+        libsoup client never even tries it. Do I have to switch it on?") is not why nothing answers, and named
+        so it read as if it were (:func:`asked_about`)."""
+        if not self.options.absent_weight:
+            return []
+        return asked_about(query, absent_words(query, context.terms, texts, names))
 
     def _abstain(self, context: Context, sentences: list[_Sentence], started: float,
                  missing: list[str], read_as: tuple[str, ...] = ()) -> Summary:
