@@ -250,3 +250,14 @@ def write_files(folder: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (folder / name).write_text(text + "\n", encoding="utf-8")
     return folder
+
+
+#: a README.Debian whose sentence introduces a listing with a blank line inside it (as chrony's does)
+CLOCKD_README = ("Notes about the Debian packaging of the clock daemon.\n\n"
+                 " - The daemon keeps its settings in the /etc/clockd directory, which the package creates for you.\n"
+                 "   It is filled by two important files:\n"
+                 "        -> clockd.conf (the daemon's settings, see clockd.conf(5)\n"
+                 "          for the directives)\n\n"
+                 "        -> clockd.keys (the keys used to sign the packets, see\n"
+                 "          the keyfile directive)\n\n"
+                 " - We also provide hooks that take the daemon online when the link comes up.\n")

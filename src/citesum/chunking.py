@@ -31,12 +31,23 @@ class Span:
     end: int
     #: the span begins inside a unit that an earlier span began: a piece of a unit longer than the cap
     continues: bool = False
+    #: the span ends with a colon and code, a list or a table comes right after it: what it introduces
+    introduces: bool = False
+
+
+#: the units a sentence ending with a colon shows: "It is filled by two important files:" above its listing
+_SHOWN = ("code", "item", "table")
 
 
 def sentence_spans(text: str) -> list[Span]:
     """The units of ``text`` (sentences, list items, headings, table rows, code blocks: :func:`citesum.segment.
-    segments`), as spans without their kinds: a hard-wrapped paragraph's line breaks do not cut its sentences."""
-    return [Span(unit.start, unit.end) for unit in segments(text)]
+    segments`), as spans without their kinds: a hard-wrapped paragraph's line breaks do not cut its sentences. A
+    unit that introduces the code, list or table after it says so (``introduces``)."""
+    units = segments(text)
+    kinds_after = [unit.kind for unit in units[1:]] + [None]
+    return [Span(unit.start, unit.end, introduces=unit.kind in ("sentence", "item") and after in _SHOWN
+                 and text[unit.start:unit.end].rstrip().endswith(":"))
+            for unit, after in zip(units, kinds_after)]
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[Span]) -> None:
@@ -88,6 +99,9 @@ def _pack(
     comes with its token count (counted once: counting took half of an index build)."""
     current: Span | None = None
     current_tokens = 0
+    # the passage before its last span joined, and that span, when the span introduces what comes after it
+    before: tuple[Span, int] | None = None
+    introducing: Span | None = None
     for span in spans:
         span_tokens = tokenizer.count(text[span.start : span.end])
         if span_tokens > max_tokens:
@@ -98,16 +112,30 @@ def _pack(
             # not quote it as one ("this way you won't loose the logs ...", the rest of a 389-character sentence)
             for piece, piece_tokens in _split_long(text, span, max_tokens, tokenizer, levels):
                 yield Span(piece.start, piece.end, piece.start > span.start), piece_tokens
+            before = introducing = None
             continue
         if current is None:
             current, current_tokens = span, span_tokens
+            before, introducing = None, span if span.introduces else None
             continue
         joined_tokens = tokenizer.count(text[current.start : span.end])
         if joined_tokens <= max_tokens:
+            before, introducing = ((current, current_tokens), span) if span.introduces else (None, None)
             current, current_tokens = Span(current.start, span.end), joined_tokens
-        else:
-            yield current, current_tokens
-            current, current_tokens = span, span_tokens
+            continue
+        if before is not None and introducing is not None:
+            # the passage would end with the sentence that introduces the code, list or table the next begins
+            # with: the sentence goes with what it shows, when both fit (cut from it, the next passage's code
+            # lost the indentation that made it code, once the passages were joined in a context)
+            shown_tokens = tokenizer.count(text[introducing.start : span.end])
+            if shown_tokens <= max_tokens:
+                yield before
+                current, current_tokens = Span(introducing.start, span.end), shown_tokens
+                before = introducing = None
+                continue
+        yield current, current_tokens
+        current, current_tokens = span, span_tokens
+        before, introducing = None, span if span.introduces else None
     if current is not None:
         yield current, current_tokens
 

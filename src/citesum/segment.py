@@ -441,10 +441,13 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
             # (a title's colon, "Geo-restriction:" or "Internet Shortcut Options:" above a blank line, heads a
             # section, not a block it shows)
             first = number + 2 if kinds[number + 1] == "blank" and not _titled(line) else number + 1
-            last = first - 1
-            while (last + 1 < len(lines) and kinds[last + 1] in ("prose", "table", "code")
-                   and _indent(text[slice(*lines[last + 1])]) > depth):
-                last += 1
+            last = _deeper_lines(text, lines, kinds, first, depth)
+            # a blank line inside the listing, above a line set in as deep as its first, goes on with it: "It is
+            # filled by two important files:" above "→ chrony.conf (...)", a blank line and "→ chrony.keys (...)"
+            while (first <= last and last + 2 < len(lines) and kinds[last + 1] == "blank"
+                   and kinds[last + 2] in ("prose", "table", "code")
+                   and _indent(text[slice(*lines[last + 2])]) == _indent(text[slice(*lines[first])])):
+                last = _deeper_lines(text, lines, kinds, last + 2, depth)
             listing = range(first, last + 1)
             # after a blank line, a whole paragraph: not a first line indented deeper than the rest of its own
             parted = first > number + 1 and last + 1 < len(lines) and kinds[last + 1] != "blank"
@@ -456,6 +459,16 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
                     kinds[number] = "prose"  # a sentence that the block ends, not a title
             number = last
         number += 1
+
+
+def _deeper_lines(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], first: int, depth: int) -> int:
+    """The last of the lines of prose, table or code from ``lines[first]`` on that are all set in deeper than
+    ``depth`` (``first - 1`` when that one is not)."""
+    last = first - 1
+    while (last + 1 < len(lines) and kinds[last + 1] in ("prose", "table", "code")
+           and _indent(text[slice(*lines[last + 1])]) > depth):
+        last += 1
+    return last
 
 
 def _points_at_block(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], number: int) -> bool:

@@ -1542,6 +1542,27 @@ to link with just -lhogweed, and the loader will resolve the dependencies automa
 """
 
 
+def test_a_listing_shown_under_its_sentence_is_whole_and_set_in_evenly() -> None:
+    from citesum.chunking import chunk_passages
+    from citesum.tokens import get_tokenizer
+    from citesum.types import Document
+    from fixtures import CLOCKD_README
+
+    # as the index and the packer give it: the README cut into passages of 60 tokens, joined in one block
+    document = Document(id="d1", title="Clock daemon for Debian", text=CLOCKD_README)
+    passages = tuple(chunk_passages(document, get_tokenizer(), max_tokens=60))
+    text = "\n".join(passage.text for passage in passages)
+    context = Context((ContextBlock(1, "d1", document.title, text, 100, passages, 1.0),), "original", 10_000, 100)
+    [shows] = [b for b in ExtractiveSummarizer().summarize("Which important files fill the /etc/clockd directory?",
+                                                           context).bullets if b.code]
+    assert shows.text == "It is filled by two important files:"
+    # before: only the first file, its first line set in less than its second
+    assert shows.code.splitlines() == ["-> clockd.conf (the daemon's settings, see clockd.conf(5)",
+                                       "  for the directives)", "",
+                                       "-> clockd.keys (the keys used to sign the packets, see",
+                                       "  the keyfile directive)"], shows.code
+
+
 def test_a_broad_question_about_a_program_by_name_is_answered_by_what_names_it() -> None:
     # a new user's trial: "Which libraries does tmux depend on?" was answered with Nettle's dependencies
     context = _titled(("tmux-README", TMUX_README), ("Nettle: a low-level cryptographic library", NETTLE_MANUAL))

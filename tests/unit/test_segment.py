@@ -237,6 +237,18 @@ def test_code_fenced_within_its_line_opens_no_block() -> None:
     assert ("code", "``` import structlog ```") in units
 
 
+def test_a_listing_below_its_colon_goes_on_over_a_blank_line_inside_it() -> None:
+    # chrony's README.Debian: the second of "two important files" was read as a sentence of its own, and the
+    # sentence that introduces them showed only the first
+    text = ("It is filled by two important files:\n"
+            "        -> clockd.conf (the daemon's settings, see clockd.conf(5)\n          for the directives)\n\n"
+            "        -> clockd.keys (the keys used to sign the packets, see\n          the keyfile directive)\n\n"
+            "We also provide hooks that take the daemon online when the link comes up.\n")
+    units = _units(text)
+    assert [kind for kind, _ in units] == ["sentence", "code", "sentence"], units
+    assert "clockd.keys" in units[1][1]
+
+
 def test_an_indented_listing_after_a_colon_is_code() -> None:
     # Valgrind's quick start (HTML): a <pre> log keeps its indentation below "look like this:"
     text = ("Memory leak messages look like this:\n  ==19182== 40 bytes in 1 blocks are definitely lost\n"

@@ -6,6 +6,7 @@ from citesum.chunking import chunk_passages, document_unit, make_units, sentence
 from citesum.errors import ConfigError
 from citesum.tokens import get_tokenizer
 from citesum.types import Document
+from fixtures import CLOCKD_README
 
 TOKENIZER = get_tokenizer()
 
@@ -59,6 +60,19 @@ def test_passages_are_capped_exact_slices_in_order() -> None:
     # sentences are never broken when they fit: every passage ends at a sentence end
     assert all(p.text.endswith(".") for p in passages)
     assert all(p.char_start < q.char_start for p, q in zip(passages, passages[1:]))
+
+
+def test_a_sentence_that_introduces_a_listing_goes_into_the_passage_of_its_listing() -> None:
+    # chrony's README.Debian, as a new user asked it: the passage ended with "It is filled by two important
+    # files:", and the next began with the listing, whose first line lost its indentation once the two passages
+    # were joined in a context, so it was no longer code and the sentence showed nothing, or half of it
+    passages = chunk_passages(_doc(CLOCKD_README), TOKENIZER, max_tokens=60)
+    [shown] = [p for p in passages if "clockd.conf" in p.text]
+    assert shown.text.startswith("It is filled by two important files:"), [p.text for p in passages]
+    assert "clockd.keys" in shown.text  # (the blank line inside the listing does not end it)
+    assert all(p.text == CLOCKD_README[p.char_start : p.char_end] and p.token_count <= 60 for p in passages)
+    spans = sentence_spans(CLOCKD_README)
+    assert [CLOCKD_README[s.start:s.end] for s in spans if s.introduces] == ["It is filled by two important files:"]
 
 
 def test_long_sentence_splits_at_clauses_then_words_then_tokens() -> None:

@@ -724,7 +724,10 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
         return _shown(_run_of("table", text, units, table, going_on))
     if units[number + 1].kind != "code":
         return ""
-    block = text[units[number + 1].start : units[number + 1].end]
+    code = units[number + 1]
+    # from its line's start, so that its first line is set in as its others are when they are dedented
+    line_start = text.rfind("\n", 0, code.start) + 1
+    block = text[line_start if not text[line_start : code.start].strip() else code.start : code.end]
     # its fences, and only them: a block fenced inside a line keeps the code on the fences' lines
     block = _CLOSING_FENCE.sub("", _OPENING_FENCE.sub("", block, count=1), count=1)
     lines = textwrap.dedent(block).splitlines()
