@@ -261,3 +261,26 @@ CLOCKD_README = ("Notes about the Debian packaging of the clock daemon.\n\n"
                  "        -> clockd.keys (the keys used to sign the packets, see\n"
                  "          the keyfile directive)\n\n"
                  " - We also provide hooks that take the daemon online when the link comes up.\n")
+
+
+#: a plain-text FAQ whose entries "Q:" and "A:" label, set as gpm's is: hard-wrapped questions, some stating the
+#: asker's case before they ask, answers after a blank line, one opening in lower case
+MOUSE_FAQ = ("Frequently asked questions about the console mouse daemon\n\n"
+             "Q: My serial mouse works in X, but behaves erratically on the text\n"
+             "   console, and I get involuntary pastes.\n\n"
+             "A: Many serial mice repeat events to signal a change in the middle\n"
+             "   button. Try the bare protocol, which ignores the repeated events.\n\n"
+             "---------------------------------------------------------------------------\n"
+             "Q: I have a serial mouse. It works fine except that when I drag it with\n"
+             "   the middle button pressed, the daemon assumes that the button has been\n"
+             "   released. Dragging with the other buttons works just fine.\n\n"
+             "A: You are probably running the mouse in the plain protocol. In this mode\n"
+             "   dragging with the middle button is disabled on purpose.\n\n"
+             "   Try using the extended protocol instead.\n\n"
+             "---------------------------------------------------------------------------\n"
+             "Q: I run the plain protocol, and I get a double paste when I press the\n"
+             "   middle button. Is there any workaround?\n\n"
+             "A: Try the three-button protocol instead.\n\n"
+             "---------------------------------------------------------------------------\n"
+             "Q: mouse.conf is not accepted, but the daemon works from the command line.\n\n"
+             "A: mouse.conf is not read by the daemon itself. Please ask your distribution.\n")

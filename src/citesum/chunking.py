@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator, Literal
 
 from citesum.errors import ConfigError
-from citesum.segment import segments, trimmed
+from citesum.segment import FAQ_QUESTION_WORDS, STATABLE, faq_labels, segments, trimmed
 from citesum.tokens import Tokenizer
 from citesum.types import Document, Passage
 
@@ -31,23 +31,40 @@ class Span:
     end: int
     #: the span begins inside a unit that an earlier span began: a piece of a unit longer than the cap
     continues: bool = False
-    #: the span ends with a colon and code, a list or a table comes right after it: what it introduces
-    introduces: bool = False
+    #: the span does not end a passage where it can go on into the next with what follows it: it ends with a
+    #: colon above the code, list or table it introduces, or it is part of an FAQ's entry that "Q:" opens, which
+    #: goes on, or whose answer follows
+    holds_on: bool = False
 
 
 #: the units a sentence ending with a colon shows: "It is filled by two important files:" above its listing
 _SHOWN = ("code", "item", "table")
+#: a paragraph that an FAQ's label of a question opens ("Q: ...", "Question: ...", "PROBLEM: ...")
+_ENTRY = re.compile(r"[ \t]*" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r"[:.)][ \t]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 def sentence_spans(text: str) -> list[Span]:
     """The units of ``text`` (sentences, list items, headings, table rows, code blocks: :func:`citesum.segment.
-    segments`), as spans without their kinds: a hard-wrapped paragraph's line breaks do not cut its sentences. A
-    unit that introduces the code, list or table after it says so (``introduces``)."""
+    segments`), as spans without their kinds: a hard-wrapped paragraph's line breaks do not cut its sentences.
+    A unit after which a passage should not end says so (``holds_on``): a sentence that introduces the code,
+    list or table after it, and the units of an FAQ's entry that "Q:" opens (its question and the answer's
+    first unit go in one passage, or its answer's sentences are read as the asker's, and the other way round)."""
     units = segments(text)
-    kinds_after = [unit.kind for unit in units[1:]] + [None]
-    return [Span(unit.start, unit.end, introduces=unit.kind in ("sentence", "item") and after in _SHOWN
-                 and text[unit.start:unit.end].rstrip().endswith(":"))
-            for unit, after in zip(units, kinds_after)]
+    spans = []
+    entry = False  # whether the unit is in a paragraph that an entry's label opens
+    for number, unit in enumerate(units):
+        if number and _BLANK_LINE.search(text, units[number - 1].end, unit.start):
+            entry = False  # (a blank line ends the entry's paragraph: the unit after it is its answer's first)
+        line_start = text.rfind("\n", 0, unit.start) + 1
+        label = _ENTRY.match(text, line_start)
+        if label and unit.start <= label.end() and (not number or units[number - 1].end <= line_start):
+            entry = True  # the unit opens the label's line, with the label or just after it
+        after = units[number + 1].kind if number + 1 < len(units) else None
+        introduces = (unit.kind in ("sentence", "item") and after in _SHOWN
+                      and text[unit.start:unit.end].rstrip().endswith(":"))
+        spans.append(Span(unit.start, unit.end, holds_on=introduces or (entry and unit.kind in STATABLE)))
+    return spans
 
 
 def _append_trimmed(text: str, start: int, end: int, spans: list[Span]) -> None:
@@ -97,47 +114,44 @@ def _pack(
 ) -> Iterator[tuple[Span, int]]:
     """Greedily join consecutive spans while the joined slice stays within ``max_tokens``; each joined span
     comes with its token count (counted once: counting took half of an index build)."""
-    current: Span | None = None
+    members: list[Span] = []  # the spans of the passage being filled
     current_tokens = 0
-    # the passage before its last span joined, and that span, when the span introduces what comes after it
-    before: tuple[Span, int] | None = None
-    introducing: Span | None = None
     for span in spans:
         span_tokens = tokenizer.count(text[span.start : span.end])
         if span_tokens > max_tokens:
-            if current is not None:
-                yield current, current_tokens
-                current = None
+            if members:
+                yield Span(members[0].start, members[-1].end), current_tokens
+                members = []
             # a piece after the first goes on with a sentence it does not hold the start of: the summarizer must
             # not quote it as one ("this way you won't loose the logs ...", the rest of a 389-character sentence)
             for piece, piece_tokens in _split_long(text, span, max_tokens, tokenizer, levels):
                 yield Span(piece.start, piece.end, piece.start > span.start), piece_tokens
-            before = introducing = None
             continue
-        if current is None:
-            current, current_tokens = span, span_tokens
-            before, introducing = None, span if span.introduces else None
+        if not members:
+            members, current_tokens = [span], span_tokens
             continue
-        joined_tokens = tokenizer.count(text[current.start : span.end])
+        joined_tokens = tokenizer.count(text[members[0].start : span.end])
         if joined_tokens <= max_tokens:
-            before, introducing = ((current, current_tokens), span) if span.introduces else (None, None)
-            current, current_tokens = Span(current.start, span.end), joined_tokens
+            members.append(span)
+            current_tokens = joined_tokens
             continue
-        if before is not None and introducing is not None:
-            # the passage would end with the sentence that introduces the code, list or table the next begins
-            # with: the sentence goes with what it shows, when both fit (cut from it, the next passage's code
-            # lost the indentation that made it code, once the passages were joined in a context)
-            shown_tokens = tokenizer.count(text[introducing.start : span.end])
-            if shown_tokens <= max_tokens:
-                yield before
-                current, current_tokens = Span(introducing.start, span.end), shown_tokens
-                before = introducing = None
-                continue
-        yield current, current_tokens
-        current, current_tokens = span, span_tokens
-        before, introducing = None, span if span.introduces else None
-    if current is not None:
-        yield current, current_tokens
+        # the passage would end with spans that hold on to what follows (a sentence introducing the code the
+        # next passage begins with, an FAQ's entry cut from its answer): they go with it, when all of them fit
+        # (cut from its sentence, code lost the indentation that made it code once the passages were joined in
+        # a context; an answer cut from its entry was read as the asker's words)
+        held = len(members)
+        while held and members[held - 1].holds_on:
+            held -= 1
+        moved_tokens = tokenizer.count(text[members[held].start : span.end]) if 0 < held < len(members) else 0
+        if 0 < held < len(members) and moved_tokens <= max_tokens:
+            yield Span(members[0].start, members[held - 1].end), tokenizer.count(
+                text[members[0].start : members[held - 1].end])
+            members, current_tokens = [*members[held:], span], moved_tokens
+            continue
+        yield Span(members[0].start, members[-1].end), current_tokens
+        members, current_tokens = [span], span_tokens
+    if members:
+        yield Span(members[0].start, members[-1].end), current_tokens
 
 
 def _make_passage(document: Document, ordinal: int, span: Span, token_count: int) -> Passage:

@@ -90,6 +90,13 @@ _DOTTED_ANSWER_LABEL = re.compile(f"{FAQ_ANSWER_LABEL.pattern}|{_DOTTED_ANSWER}"
 #: a line a "Q." label opens, and one an "A." label opens: a text with both labels its entries so
 _DOTTED_QUESTION_LINE = re.compile(r"^[ \t]*Q\.[ \t]+\S", re.MULTILINE)
 _DOTTED_ANSWER_LINE = re.compile("^" + _DOTTED_ANSWER, re.MULTILINE)
+#: the same with colons: in a text whose entries are labelled "Q:" and "A:", an answer may open in lower case
+#: after its label ("Q: gpm.conf is not accepted ..." above "A: gpm.conf is not from gpm itself."), and the label
+#: is still left out of its sentence
+_COLON_ANSWER = r"[ \t]*A:[ \t]+(?=\S)"
+_COLON_ANSWER_LABEL = re.compile(f"{FAQ_ANSWER_LABEL.pattern}|{_COLON_ANSWER}")
+_COLON_QUESTION_LINE = re.compile(r"^[ \t]*Q:[ \t]+\S", re.MULTILINE)
+_COLON_ANSWER_LINE = re.compile("^" + _COLON_ANSWER, re.MULTILINE)
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -539,6 +546,7 @@ def segments(text: str) -> list[Segment]:
     _literal_blocks(text, lines, kinds)
     terms = _definition_terms(text, lines, kinds)
     answer = (_DOTTED_ANSWER_LABEL if _DOTTED_QUESTION_LINE.search(text) and _DOTTED_ANSWER_LINE.search(text)
+              else _COLON_ANSWER_LABEL if _COLON_QUESTION_LINE.search(text) and _COLON_ANSWER_LINE.search(text)
               else FAQ_ANSWER_LABEL)
     out: list[Segment] = []
     number = 0

@@ -1563,6 +1563,32 @@ def test_a_listing_shown_under_its_sentence_is_whole_and_set_in_evenly() -> None
                                        "  the keyfile directive)"], shows.code
 
 
+def test_an_faq_labelled_q_and_a_is_answered_by_its_answers_not_by_its_askers() -> None:
+    from citesum.chunking import chunk_passages
+    from citesum.tokens import get_tokenizer
+    from fixtures import MOUSE_FAQ
+
+    # gpm's FAQ, as a new user asked it, in passages of 60 tokens joined in one block as the packer joins them
+    passages = tuple(chunk_passages(Document(id="d1", title="Mouse FAQ", text=MOUSE_FAQ), get_tokenizer(), 60))
+    text = "\n".join(passage.text for passage in passages)
+    context = Context((ContextBlock(1, "d1", "Mouse FAQ", text, 100, passages, 1.0),), "original", 10_000, 100)
+    summarizer = ExtractiveSummarizer()
+    # before: "It works fine except that when I drag it with the middle button pressed, ...", the asker's words
+    dragging = [b.text for b in summarizer.summarize("dragging with the middle button stops working in the mouse "
+                                                     "daemon", context).bullets]
+    assert dragging and not any("It works fine" in t or "Dragging with the other" in t for t in dragging), dragging
+    assert "Try using the extended protocol instead." in dragging
+    # a question on the entry's second line goes with the statement its first line opens: the answer's section
+    # holds both ("Try the three-button protocol instead." had been under "Is there any workaround?" alone)
+    paste = [b.text for b in summarizer.summarize("I run the plain protocol and get a double paste when I press "
+                                                  "the middle button", context).bullets]
+    assert paste[:1] == ["Try the three-button protocol instead."], paste
+    # an answer in lower case after its "A:" is quoted without the label
+    conf = [b.text for b in summarizer.summarize("mouse.conf is not accepted, but the daemon works from the "
+                                                 "command line", context).bullets]
+    assert conf[:1] == ["mouse.conf is not read by the daemon itself."], conf
+
+
 def test_a_broad_question_about_a_program_by_name_is_answered_by_what_names_it() -> None:
     # a new user's trial: "Which libraries does tmux depend on?" was answered with Nettle's dependencies
     context = _titled(("tmux-README", TMUX_README), ("Nettle: a low-level cryptographic library", NETTLE_MANUAL))

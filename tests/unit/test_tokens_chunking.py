@@ -6,7 +6,7 @@ from citesum.chunking import chunk_passages, document_unit, make_units, sentence
 from citesum.errors import ConfigError
 from citesum.tokens import get_tokenizer
 from citesum.types import Document
-from fixtures import CLOCKD_README
+from fixtures import CLOCKD_README, MOUSE_FAQ
 
 TOKENIZER = get_tokenizer()
 
@@ -72,7 +72,19 @@ def test_a_sentence_that_introduces_a_listing_goes_into_the_passage_of_its_listi
     assert "clockd.keys" in shown.text  # (the blank line inside the listing does not end it)
     assert all(p.text == CLOCKD_README[p.char_start : p.char_end] and p.token_count <= 60 for p in passages)
     spans = sentence_spans(CLOCKD_README)
-    assert [CLOCKD_README[s.start:s.end] for s in spans if s.introduces] == ["It is filled by two important files:"]
+    assert [CLOCKD_README[s.start:s.end] for s in spans if s.holds_on] == ["It is filled by two important files:"]
+
+
+def test_an_faq_entry_goes_into_the_passage_of_its_answer() -> None:
+    # gpm's FAQ, as a new user asked it: a passage began inside a "Q:" entry ("It works fine except that when I
+    # try to drag the mouse ...") without its label, and the asker's words were stated as the answer
+    passages = chunk_passages(_doc(MOUSE_FAQ), TOKENIZER, max_tokens=60)
+    [answer] = [p for p in passages if "You are probably running" in p.text]
+    assert answer.text.startswith("Q: I have a serial mouse."), [p.text for p in passages]
+    assert not any(p.text.startswith(("It works fine", "the middle button pressed")) for p in passages)
+    # an entry too long to go with its answer's first sentence ends its passage, as before
+    [entry] = [p for p in chunk_passages(_doc(MOUSE_FAQ), TOKENIZER, max_tokens=50) if "I have a serial" in p.text]
+    assert entry.text.startswith("Q: I have") and entry.text.endswith("works just fine.")
 
 
 def test_long_sentence_splits_at_clauses_then_words_then_tokens() -> None:

@@ -575,7 +575,11 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
             if unit.kind == "heading" or (_asks(sentence) and unit.kind in STATABLE):
                 # an FAQ's question (with its premise) heads its answer as a heading heads its section; a second
                 # question on its line goes with it, one on a line of its own starts another
-                same_line = asked and "\n" not in text[units[number - 1].end:unit.start]
+                between = text[units[number - 1].end:unit.start] if number else ""
+                # (or on the next line of an entry that "Q:" opens: 'Q: I run "-t ms", and I get double-paste
+                # when I press the middle button.' / "Is there any workaround?")
+                same_line = asked and ("\n" not in between or (
+                    between.count("\n") == 1 and bool(_FAQ_QUESTION.match(text, units[number - 1].start))))
                 # a heading starts a section of its own: an entry before it heads nothing under it
                 case = premise if unit.kind != "heading" else ""
                 heading = " ".join(part for part in (heading if same_line else "", case, sentence) if part)
