@@ -580,6 +580,12 @@ def test_an_answer_is_kept_as_markdown_and_as_a_link_that_asks_it_again(page: An
             expect(again.locator("#keep")).to_be_visible()
             assert again.locator("#bullets-list > li").all_inner_texts() == bullets
             assert again.input_value("#bullets") == "3"
+            # a link written by hand, with the question alone: each list shows the service's default (the Writer
+            # list had shown nothing, a new user's trial)
+            again.goto(server.url + "?q=" + QUESTION.replace(" ", "+"))
+            expect(again.locator("#keep")).to_be_visible()
+            assert again.input_value("#summarizer") == "extractive" and again.input_value("#retriever") == "hybrid"
+            assert again.input_value("#bullets") == "5"
         finally:
             again.close()
     finally:

@@ -549,6 +549,8 @@ function askFromLink() {
       field.append(element("option", { value }, value));  // a setting this service does not list: asked as is
     }
     field.value = value;
+    // a list the link does not set shows the service's default, its first choice (it had shown nothing)
+    if (field.tagName === "SELECT" && !value) field.selectedIndex = 0;
   }
   $("summary-index").checked = params.get("summary_index") === "1";
   const named = params.get("collection");
