@@ -171,7 +171,9 @@ def _is_code(line: str) -> bool:
         return False
     if re.match(r"[$#>%] \S", stripped) or stripped.endswith(("{", "};", ");")):
         return True
-    symbols = sum(not (c.isalnum() or c.isspace() or c in ".,'\"-:?!()") for c in stripped)
+    # (typographic quotes and apostrophes are prose's: "We’ve" alone on a line, a wrapped sentence's first word,
+    # had been code)
+    symbols = sum(not (c.isalnum() or c.isspace() or c in ".,'\"-:?!()’‘“”") for c in stripped)
     return symbols / len(stripped) > 0.12 and not stripped.endswith((".", "!", "?"))
 
 

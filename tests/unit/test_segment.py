@@ -249,6 +249,15 @@ def test_a_listing_below_its_colon_goes_on_over_a_blank_line_inside_it() -> None
     assert "clockd.keys" in units[1][1]
 
 
+def test_a_word_with_a_typographic_apostrophe_on_a_line_of_its_own_is_prose() -> None:
+    # toolz's documentation (a new user's trial): a passage opened with "We’ve" on its line, read as code, and the
+    # rest of the sentence was stated alone ("also included curried versions of ...")
+    text = ("We’ve\nalso included curried versions of the standard Python higher order functions\nlike map, "
+            "filter and reduce, so you’ll get them too.")
+    assert _units(text) == [("sentence", "We’ve also included curried versions of the standard Python higher "
+                                         "order functions like map, filter and reduce, so you’ll get them too.")]
+
+
 def test_an_indented_listing_after_a_colon_is_code() -> None:
     # Valgrind's quick start (HTML): a <pre> log keeps its indentation below "look like this:"
     text = ("Memory leak messages look like this:\n  ==19182== 40 bytes in 1 blocks are definitely lost\n"
