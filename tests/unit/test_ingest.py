@@ -116,6 +116,21 @@ def test_encrypted_pdf_is_reported(tmp_path: Path) -> None:
     assert "encrypted PDF" in report.files[0].reason
 
 
+def test_a_pdf_cut_short_or_damaged_says_which_in_words(tmp_path: Path) -> None:
+    from fixtures import make_pdf
+
+    whole = make_pdf(["A page of the manual, read whole."] * 40)
+    (tmp_path / "cut.pdf").write_bytes(whole[: len(whole) // 2])  # a download that did not finish
+    (tmp_path / "damaged.pdf").write_bytes(b"%PDF-1.4\n" + b"\x00garbage" * 300 + b"\n%%EOF\n")
+    (tmp_path / "good.txt").write_text("A good document survives.")
+    documents, report = ingest_paths([tmp_path])
+    reasons = {Path(entry.path).name: entry.reason for entry in report.files if entry.status == "skipped"}
+    # before: "corrupt PDF (Failed to load document (PDFium: Data format error).)" for both
+    assert "cut short" in reasons["cut.pdf"] and "PDFium:" not in reasons["cut.pdf"], reasons
+    assert reasons["damaged.pdf"] == "corrupt PDF (PDFium cannot read it: data format error)", reasons
+    assert [d.id for d in documents] == ["good.txt"]
+
+
 def test_pdf_encrypted_with_empty_password_is_read(tmp_path: Path) -> None:
     (tmp_path / "open.pdf").write_bytes(make_encrypted_pdf(["Readable anyway."], password=""))
     documents, _ = ingest_paths([tmp_path])

@@ -1086,6 +1086,21 @@ def read_asciidoc(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
     return [_document(doc_id, title or document.title, document.text, path, "adoc")], problems
 
 
+#: where a PDF's end-of-file marker is looked for: at its end, after which a few bytes may follow
+_PDF_TAIL = 1024
+
+
+def _unreadable_pdf(data: bytes, error: str) -> str:
+    """Why PDFium could not open a PDF, as its reader says it: a file that stops before its end-of-file marker
+    was cut short (a download or a copy that did not finish); else PDFium's reason, without its own framing
+    ("Failed to load document (PDFium: Data format error).")."""
+    if b"%%EOF" not in data[-_PDF_TAIL:]:
+        return ("corrupt PDF (it stops before its end-of-file marker: cut short by a download or a copy that did "
+                "not finish?)")
+    reason = re.search(r"PDFium: ([^)]+)", error)
+    return f"corrupt PDF (PDFium cannot read it: {(reason.group(1) if reason else error).strip().rstrip('.').lower()})"
+
+
 def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
     """Paragraphs of the PDF without its running headers, footers and page numbers (see :mod:`pdf`); the
     metadata keeps where each page starts (``page_starts``), so evidence can be given a page."""
@@ -1096,7 +1111,7 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     except pypdfium2.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise UnreadableError("encrypted PDF (a password is required)") from exc
-        raise UnreadableError(f"corrupt PDF ({exc})") from exc
+        raise UnreadableError(_unreadable_pdf(data, str(exc))) from exc
     clean = clean_pages(pages)
     if not clean.text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
