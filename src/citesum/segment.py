@@ -743,7 +743,7 @@ def is_whole_sentence(sentence: str) -> bool:
     stripped = sentence.strip()
     if not _ENDS_SENTENCE.search(stripped) or not _WORD.search(stripped):
         return False
-    if _NOT_A_SENTENCE.search(stripped) or _GOES_ON.match(stripped):
+    if _NOT_A_SENTENCE.search(stripped) or _GOES_ON.match(stripped) or _RESUMED.match(stripped):
         return False
     return not stripped.startswith(("-", "•", "*", "—", "–")) or bool(_OPTION_OPENING.match(stripped))
 
@@ -754,6 +754,11 @@ def is_whole_sentence(sentence: str) -> bool:
 _GOES_ON = re.compile(r"(?:and|or|but|nor|whom|whose|would|could|should|shall|might|must|is|are|was|were|been|"
                       r"being|has|had|of|to|in|on|for|with|by|from|than|because|whereas|although|though|unless|"
                       r"until|into|onto|upon|its|their|whereby|thereby)(?![\w-])")
+
+
+#: an ellipsis before a word in lower case: the rest of a sentence that something interrupted ("…while a
+#: namedtuple is intentionally behaving like a tuple ...", after the code that the sentence before it showed)
+_RESUMED = re.compile(r"(?:…|\.\.\.)\s*[a-z]")
 
 
 #: a command-line option opening a line ("--lf, ...", "-n  Do not ...", "--color[=WHEN] ..."): a name in lower case

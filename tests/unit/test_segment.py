@@ -116,6 +116,12 @@ def test_whole_sentences() -> None:
     assert not is_whole_sentence("- Function: ffi_status ffi_prep_cif (ffi_cif *cif)")
     assert not is_whole_sentence("• Fast.")
     assert not is_whole_sentence("3.5.")
+    # the rest of a sentence that code interrupted, after the author's ellipsis (attrs' documentation); a quotation
+    # opening with one is a sentence still
+    assert not is_whole_sentence("…while a namedtuple is intentionally behaving like a tuple which means the type "
+                                 "of a tuple is ignored.")
+    assert not is_whole_sentence("...and the rest of it follows here.")
+    assert is_whole_sentence("… And so the story ends.")
 
 
 def test_html_text_a_paragraph_a_line_keeps_titles_and_sphinx_headings_apart() -> None:
