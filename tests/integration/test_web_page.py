@@ -171,6 +171,15 @@ def test_ask_click_a_citation_and_see_the_evidence_highlighted(page: Any, tmp_pa
         expect(first).to_be_focused()
         page.keyboard.press("Enter")
         page.locator("#doc-text mark").wait_for()
+        # the focus is in the document's text, so that the keys that scroll scroll it (a new user's trial: Page
+        # Down scrolled the window, the focus being on the pane around the text)
+        expect(page.locator("#doc-text")).to_be_focused()
+        page.evaluate("() => { const t = document.getElementById('doc-text'); t.style.maxHeight = '120px'; "
+                      "t.scrollTop = 0; }")
+        page.keyboard.press("PageDown")
+        page.wait_for_function("() => document.getElementById('doc-text').scrollTop > 0")
+        page.keyboard.press("Escape")
+        expect(first).to_be_focused()
 
         # a clear error: a question over the service's limit, shown by the form; the old answer goes
         page.fill("#query", "x" * 2001)

@@ -748,6 +748,9 @@ async function openDocument(cited, { start, end, quote, from, note, page, pageLa
     const printable = doc.format === "pdf" && Boolean(page);
     $("doc-views").hidden = !printable;
     showView(printable ? "page" : "text");
+    // the focus in what is shown, so that the keys that scroll (Page Down, the arrows, Space) scroll the document
+    // (on the pane they scrolled the window); Escape still closes it
+    $(printable ? "doc-page" : "doc-text").focus({ preventScroll: true });
     if (printable) await showPrintedPage(documentId, page, evidence, note, name, pageLabel);
     if (!printable) {
       if (mark) mark.scrollIntoView({ block: "center" });
