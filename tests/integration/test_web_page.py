@@ -985,3 +985,26 @@ def test_a_hard_wrapped_paragraph_is_shown_as_one_and_code_as_it_is(page: Any, t
         assert "autossh for Debian README\n=====" in shown
     finally:
         server.close()
+
+
+def test_a_headings_permalink_mark_is_not_shown(page: Any, tmp_path: Path) -> None:
+    """A new user's trial: an MkDocs page's headings showed their permalink ("Summary¶") in the document's pane."""
+    from fixtures import write_files
+
+    html = ('<html><head><title>Table of Contents - Python-Markdown</title></head><body><div role="main">'
+            '<h1 id="toc">Table of Contents<a class="headerlink" href="#toc">\u00b6</a></h1>'
+            '<h2 id="summary">Summary<a class="headerlink" href="#summary">\u00b6</a></h2>'
+            '<p>The Table of Contents extension generates a table of contents from the headings of a document and '
+            'adds it to the output.</p><p>It also gives every heading an id attribute that other pages can link '
+            'to.</p></div></body></html>')
+    server, _ = _served_files(tmp_path, write_files(tmp_path / "docs", {"toc.html": html}))
+    try:
+        _asked(page, server, "What does the Table of Contents extension generate?")
+        chip = page.locator("button.chip").first
+        chip.wait_for()
+        chip.click()
+        expect(page.locator("#doc-text mark")).to_be_visible()
+        shown = page.locator("#doc-text").text_content()
+        assert "Summary" in shown and "\u00b6" not in shown, shown
+    finally:
+        server.close()

@@ -633,7 +633,11 @@ function renderHits(result) {
 
 // A document's text as a reader sees it: the code fences that extraction puts around a block of code (a web
 // page's <pre>, as Markdown writes it) are not shown. Applied to each piece of the text cut at the evidence.
-function shown(text) { return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, ""); }
+// A piece of a document's text as the pane shows it: without the code fences the text marks code with, nor the
+// permalink mark ("¶") that Sphinx and MkDocs end a heading with ("Summary¶")
+function shown(text) {
+  return text.replace(/^[ \t]*```[\w+-]*[ \t]*(?:\r\n|\n|\r|$)/gm, "").replace(/[\u00b6\uf0c1][ \t]*$/gm, "");
+}
 
 // A paragraph of prose that its file wraps at a fixed width (a README's lines cut at 72 characters), joined into
 // one line for the pane to wrap at its own: wrapped twice, it showed ragged lines. Only prose: its lines are set
