@@ -55,7 +55,9 @@ class Segment:
 
 # --- line classification -------------------------------------------------------------------------------------
 
-_ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\))[ \t]+(?=\S)")
+#: (a lower-case "o" set apart by two spaces marks an item too, as in older plain-text READMEs: SoX's "  o  Raw
+#: files in various binary formats")
+_ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\)|o(?=[ \t]{2}))[ \t]+(?=\S)")
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
 _FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
 #: the line that opens and closes a block of code, as Markdown writes it: what it encloses is one unit of code,

@@ -1741,6 +1741,12 @@ def test_what_a_sentence_shows_and_defines_is_read_narrowly() -> None:
     units = segments(steps)
     assert introduced_code(steps[units[0].start:units[0].end], steps, units, 0) == (
         "1. Download the tarball.\n2. Run make install.")
+    # a list that a passage ends in, with no passage after it in the context, may go on in the document: said with
+    # a last line "…" (SoX's README, a new user's trial: its first three formats were shown as if they were all)
+    assert introduced_code(steps[units[0].start:units[0].end], steps, units, 0, going_on="") == (
+        "1. Download the tarball.\n2. Run make install.\n…")
+    assert introduced_code(steps[units[0].start:units[0].end], steps, units, 0, going_on="3. Test it.\n") == (
+        "1. Download the tarball.\n2. Run make install.\n3. Test it.")
     # a value is no definition; a plural is defined without an article, a singular with one
     assert definition_of("What is the default port?") is None and definition_of("What is D-Bus used for?") is None
     hard_links = definition_of("What are hard links?")

@@ -264,6 +264,17 @@ def test_a_word_with_a_typographic_apostrophe_on_a_line_of_its_own_is_prose() ->
                                          "order functions like map, filter and reduce, so you’ll get them too.")]
 
 
+def test_an_o_set_apart_by_two_spaces_marks_an_item() -> None:
+    # SoX's README (a new user's trial): "The current release handles the following audio file formats:" above a
+    # list of "o" items was a sentence introducing nothing, never stated
+    text = ("The current release handles the following audio file formats:\n\n\n"
+            "  o  Raw files in various binary formats\n  o  Amiga 8svx files\n    o  PCM, u-law, A-law\n\n"
+            "o my, a line of prose may open so.\n")
+    assert _units(text) == [("sentence", "The current release handles the following audio file formats:"),
+                            ("item", "Raw files in various binary formats"), ("item", "Amiga 8svx files"),
+                            ("item", "PCM, u-law, A-law"), ("sentence", "o my, a line of prose may open so.")]
+
+
 def test_an_indented_listing_after_a_colon_is_code() -> None:
     # Valgrind's quick start (HTML): a <pre> log keeps its indentation below "look like this:"
     text = ("Memory leak messages look like this:\n  ==19182== 40 bytes in 1 blocks are definitely lost\n"
