@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator, Literal
 
 from citesum.errors import ConfigError
-from citesum.segment import FAQ_QUESTION_WORDS, STATABLE, faq_labels, segments, trimmed
+from citesum.segment import ANSWER_LINE_LABEL, ENTRY_LINE_LABEL, STATABLE, segments, trimmed
 from citesum.tokens import Tokenizer
 from citesum.types import Document, Passage
 
@@ -39,9 +39,7 @@ class Span:
 
 #: the units a sentence ending with a colon shows: "It is filled by two important files:" above its listing
 _SHOWN = ("code", "item", "table")
-#: a paragraph that an FAQ's label of a question opens ("Q: ...", "Question: ...", "PROBLEM: ...")
-_ENTRY = re.compile(r"[ \t]*" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r"[:.)][ \t]")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_BLANK_LINE = re.compile(r"\r?\n[ \t\r]*\n")
 
 
 def sentence_spans(text: str) -> list[Span]:
@@ -57,9 +55,12 @@ def sentence_spans(text: str) -> list[Span]:
         if number and _BLANK_LINE.search(text, units[number - 1].end, unit.start):
             entry = False  # (a blank line ends the entry's paragraph: the unit after it is its answer's first)
         line_start = text.rfind("\n", 0, unit.start) + 1
-        label = _ENTRY.match(text, line_start)
-        if label and unit.start <= label.end() and (not number or units[number - 1].end <= line_start):
+        label = ENTRY_LINE_LABEL.match(text, line_start)
+        opens_line = not number or units[number - 1].end <= line_start
+        if label and unit.start <= label.end() and opens_line:
             entry = True  # the unit opens the label's line, with the label or just after it
+        elif opens_line and ANSWER_LINE_LABEL.match(text, line_start):
+            entry = False  # an answer's label on the line after its question: the answer's first unit
         after = units[number + 1].kind if number + 1 < len(units) else None
         introduces = (unit.kind in ("sentence", "item") and after in _SHOWN
                       and text[unit.start:unit.end].rstrip().endswith(":"))

@@ -55,9 +55,10 @@ class Segment:
 
 # --- line classification -------------------------------------------------------------------------------------
 
-#: (a lower-case "o" set apart by two spaces marks an item too, as in older plain-text READMEs: SoX's "  o  Raw
-#: files in various binary formats")
-_ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\)|o(?=[ \t]{2}))[ \t]+(?=\S)")
+#: (a lower-case "o" set in and set apart by two spaces marks an item too, as in older plain-text READMEs: SoX's
+#: "  o  Raw files in various binary formats"; at a line's start it may be a word of justified prose)
+_ITEM_MARKER = re.compile(r"[ \t]*(?:[-*+•◦‣▪–—]|\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\)|(?<=[ \t])o(?=[ \t]{2}))"
+                          r"[ \t]+(?=\S)")
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
 _FENCE_LINE = re.compile("^" + _FENCE.pattern, re.MULTILINE)
 #: the line that opens and closes a block of code, as Markdown writes it: what it encloses is one unit of code,
@@ -92,6 +93,10 @@ _DOTTED_ANSWER_LABEL = re.compile(f"{FAQ_ANSWER_LABEL.pattern}|{_DOTTED_ANSWER}"
 #: a line a "Q." label opens, and one an "A." label opens: a text with both labels its entries so
 _DOTTED_QUESTION_LINE = re.compile(r"^[ \t]*Q\.[ \t]+\S", re.MULTILINE)
 _DOTTED_ANSWER_LINE = re.compile("^" + _DOTTED_ANSWER, re.MULTILINE)
+#: a line that an FAQ's label of a question opens ("Q: ...", "Question: ...", "PROBLEM: ..."), and one that a
+#: label of an answer opens ("A: ...", "Answer: ...", "SOLUTION: ..."), whatever case follows
+ENTRY_LINE_LABEL = re.compile(r"[ \t]*" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r"[:.)][ \t]")
+ANSWER_LINE_LABEL = re.compile(r"[ \t]*" + faq_labels(FAQ_ANSWER_WORDS, "A") + r"[:.)][ \t]")
 #: the same with colons: in a text whose entries are labelled "Q:" and "A:", an answer may open in lower case
 #: after its label ("Q: gpm.conf is not accepted ..." above "A: gpm.conf is not from gpm itself."), and the label
 #: is still left out of its sentence
@@ -331,8 +336,12 @@ def _lines(text: str) -> list[tuple[int, int]]:
 def _closes_on_its_line(line: str, fence: re.Match[str]) -> int:
     """Where the code that ``fence`` opens a line with is closed on the same line (after a space, by the same
     fence, which no non-space follows): the end of the closing fence, or 0 when the line leaves it open."""
-    closing = re.compile(rf"(?<=\s){re.escape(fence.group(1))}(?!\S)").search(line, fence.end())
+    closing = _CLOSING_FENCES[fence.group(1)].search(line, fence.end())
     return closing.end() if closing else 0
+
+
+#: each fence as it closes code on the line it opened it on: after a space, with no non-space after it
+_CLOSING_FENCES = {fence: re.compile(rf"(?<=\s){re.escape(fence)}(?!\S)") for fence in ("```", "~~~")}
 
 
 def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
@@ -347,11 +356,12 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds.append("underline")
             continue
         fence = _FENCE.match(line)
-        if fence and not fenced and _closes_on_its_line(line, fence):
+        closes = _closes_on_its_line(line, fence) if fence and not fenced else 0
+        if closes:
             # a block of code fenced within its line ("``` configure(cache=True) ``` This has two drawbacks:", an
             # HTML page's <pre> inside a list item, run into its line by the page's main text) opens no block:
             # the prose after it is read as prose (:func:`_around_inline_code` sets the code apart)
-            kinds.append("prose" if line[_closes_on_its_line(line, fence):].strip() else "code")
+            kinds.append("prose" if line[closes:].strip() else "code")
             continue
         if fence:
             fenced = not fenced
@@ -455,10 +465,15 @@ def _literal_blocks(text: str, lines: list[tuple[int, int]], kinds: list[_LineKi
             last = _deeper_lines(text, lines, kinds, first, depth)
             # a blank line inside the listing, above a line set in as deep as its first, goes on with it: "It is
             # filled by two important files:" above "→ chrony.conf (...)", a blank line and "→ chrony.keys (...)"
+            # (a paragraph after the blank line that ends a sentence is prose of its own, and is left out)
             while (first <= last and last + 2 < len(lines) and kinds[last + 1] == "blank"
                    and kinds[last + 2] in ("prose", "table", "code")
                    and _indent(text[slice(*lines[last + 2])]) == _indent(text[slice(*lines[first])])):
-                last = _deeper_lines(text, lines, kinds, last + 2, depth)
+                more = _deeper_lines(text, lines, kinds, last + 2, depth)
+                if any(_ENDS_SENTENCE.search(text[slice(*lines[inside])].rstrip())
+                       for inside in range(last + 2, more + 1)):
+                    break
+                last = more
             listing = range(first, last + 1)
             # after a blank line, a whole paragraph: not a first line indented deeper than the rest of its own
             parted = first > number + 1 and last + 1 < len(lines) and kinds[last + 1] != "blank"

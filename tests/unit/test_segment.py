@@ -253,6 +253,11 @@ def test_a_listing_below_its_colon_goes_on_over_a_blank_line_inside_it() -> None
     units = _units(text)
     assert [kind for kind, _ in units] == ["sentence", "code", "sentence"], units
     assert "clockd.keys" in units[1][1]
+    # a paragraph after the blank line that ends a sentence is prose of its own: the listing above stays code (a
+    # fresh-eyes review: the first version took it in, and then read the whole as prose)
+    assert _units("To install it, run:\n    make install\n\n    This copies the files into /usr/local.\n") == [
+        ("sentence", "To install it, run:"), ("code", "make install"),
+        ("sentence", "This copies the files into /usr/local.")]
 
 
 def test_a_word_with_a_typographic_apostrophe_on_a_line_of_its_own_is_prose() -> None:
@@ -269,10 +274,12 @@ def test_an_o_set_apart_by_two_spaces_marks_an_item() -> None:
     # list of "o" items was a sentence introducing nothing, never stated
     text = ("The current release handles the following audio file formats:\n\n\n"
             "  o  Raw files in various binary formats\n  o  Amiga 8svx files\n    o  PCM, u-law, A-law\n\n"
-            "o my, a line of prose may open so.\n")
+            "o  sistema funciona bem quando o servidor responde.\n")
     assert _units(text) == [("sentence", "The current release handles the following audio file formats:"),
                             ("item", "Raw files in various binary formats"), ("item", "Amiga 8svx files"),
-                            ("item", "PCM, u-law, A-law"), ("sentence", "o my, a line of prose may open so.")]
+                            ("item", "PCM, u-law, A-law"),
+                            # (at a line's start, a word of justified prose)
+                            ("sentence", "o sistema funciona bem quando o servidor responde.")]
 
 
 def test_an_indented_listing_after_a_colon_is_code() -> None:

@@ -234,10 +234,11 @@ class _AriaHidden:
 
 class _HTMLText(HTMLParser):
     """Visible text of an HTML page, with block elements as line breaks and the page's <title> kept apart (the
-    first one outside an <svg>: an icon's <title> names the icon, and Furo's inline icons are titled "Contents",
-    "Light mode", ...). As in a browser, a line break in the source is a space (outside <pre>): paragraphs stay whole instead of breaking
-    into the source's lines (each line break ends a sentence for chunking). A <pre> block of code keeps its
-    lines between code fences (:data:`CODE_FENCE`), so no sentence runs into it or out of it."""
+    first one outside an <svg>: an icon's <title> names the icon, and Furo's inline icons are titled
+    "Contents", "Light mode", ...; no other <title> is text). As in a browser, a line break in the source is a
+    space (outside <pre>): paragraphs stay whole instead of breaking into the source's lines (each line break
+    ends a sentence for chunking). A <pre> block of code keeps its lines between code fences
+    (:data:`CODE_FENCE`), so no sentence runs into it or out of it."""
 
     _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
     _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
@@ -264,7 +265,7 @@ class _HTMLText(HTMLParser):
             self._svg_depth += 1
         if tag == "title" and not self._svg_depth and not self._titled:
             self._in_title = True
-        elif tag in self._SKIP:
+        elif tag in self._SKIP or tag == "title":  # (another <title> is no text of the page either)
             self._skip_depth += 1
         elif tag == "pre":
             self._pre_depth += 1
@@ -280,7 +281,7 @@ class _HTMLText(HTMLParser):
             self._svg_depth -= 1
         if tag == "title" and self._in_title:
             self._in_title, self._titled = False, True
-        elif tag in self._SKIP and self._skip_depth:
+        elif (tag in self._SKIP or tag == "title") and self._skip_depth:
             self._skip_depth -= 1
         elif tag == "pre" and self._pre_depth:
             self._pre_depth -= 1

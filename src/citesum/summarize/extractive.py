@@ -658,12 +658,11 @@ def _caption_title(text: str) -> bool:
     return 0 < len(words) <= _CAPTION_WORDS and not words[-1].endswith(".")
 
 
-def _run_of(kind: Kind, text: str, units: list[Segment], first: int, going_on: str | None) -> list[str]:
+def _run_of(kind: Kind, text: str, units: list[Segment], first: int, going_on: str) -> list[str]:
     """The units of ``kind`` from ``units[first]`` on, each on one line, at most one more than ``_CODE_LINES``: a
     list's items while no more than one blank line parts them, each after its marker ("- " when it has none of
     its own: "1." numbers a step), a table's rows. A run that reaches the passage's end goes on in ``going_on``
-    (the document's next passage), where the chunker cut a long table or list; without it ("") it ends with a
-    line "…"; None: the text is the end of what is known."""
+    (the document's next passage), where the chunker cut a long table or list."""
     found, last = [], None
     for unit in units[first:]:
         if unit.kind != kind or (last is not None and text[last:unit.start].count("\n") > 2):
@@ -677,11 +676,7 @@ def _run_of(kind: Kind, text: str, units: list[Segment], first: int, going_on: s
         if len(found) > _CODE_LINES:
             return found
     if going_on and found:
-        found += _run_of(kind, going_on, segments(going_on), 0, None)[: _CODE_LINES + 1 - len(found)]
-    elif found and going_on == "":
-        # the passage ends in the run and the context holds none after it: the run may go on in the document, and
-        # a line "…" says so (the bullet had shown SoX's first three formats as if they were all)
-        found.append("…")
+        found += _run_of(kind, going_on, segments(going_on), 0, "")[: _CODE_LINES + 1 - len(found)]
     return found
 
 
@@ -703,8 +698,7 @@ _POINTS_AHEAD = re.compile(
     r"^\W*here (?:is|are)\b", re.IGNORECASE)
 
 
-def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
-                    going_on: str | None = None) -> str:
+def introduced_code(sentence: str, text: str, units: list[Segment], number: int, going_on: str = "") -> str:
     """What the sentence ``units[number]`` of ``text`` introduces, shown under it as its lines (at most
     ``_CODE_LINES``; a longer block ends with a line "…"), when it ends with a colon ("So, if you want all
     outgoing SMTP connections to use port 2525, you can use this in your .mc file:"), or with a full stop after
@@ -714,9 +708,7 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
 
     * the code right after it, in the same passage, without its fences;
     * a table right after it, or after its caption ("Table 10.1. List of archive and compression tools"): its
-      rows, going on into ``going_on`` (the document's next passage) when the passage ends in it; with ``going_on``
-      "" (the passage is the last of its document that the context holds), rows that reach the passage's end end
-      with a line "…", for the document may go on with more; None: ``text`` is all there is;
+      rows, going on into ``going_on`` (the document's next passage) when the passage ends in it;
     * after a colon, the list right after it ("... libxml2 will detect and use the following libs:"): its
       items, each after its marker, going on as a table does.
 
@@ -1080,7 +1072,8 @@ _TROUBLE_WORDS = 8
 #: farmers"), or something that does not happen ("can't find its CD", not "do not recognise"); a topic names a
 #: subject and tells none of these
 _TROUBLE_TOLD = re.compile(
-    r"(?i:^\W*(?:my|our)\b)|(?<![\w'’-])my\b|(?<![\w'’.-])(?i:i|we)\s+(?!(?i:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z]|"
+    r"(?i:^\W*(?:my|our)\b)|(?<![\w'’.-])my(?=\s)|"
+    r"(?<![\w'’.-])(?i:i|we)\s+(?!(?i:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z]|"
     r"(?<![\w'’-])I['’](?:m|ve|d|ll)\b|\b(?i:for|to|on|with|at|from|by|gives?|tells?|shows?) (?:me|us)\b|"
     r"\b(?i:" + _NEGATIVE_AUXILIARY + r")")
 
