@@ -960,6 +960,16 @@ To start a tunnel at boot, add a line such as this one to the end of the file
 """
 
 
+def _first_citation_opened(page: Any, server: Any, question: str) -> str:
+    """The document pane's text once the answer's first citation is opened, its evidence marked."""
+    _asked(page, server, question)
+    chip = page.locator("button.chip").first
+    chip.wait_for()
+    chip.click()
+    expect(page.locator("#doc-text mark")).to_be_visible()
+    return page.locator("#doc-text").text_content()
+
+
 def test_a_hard_wrapped_paragraph_is_shown_as_one_and_code_as_it_is(page: Any, tmp_path: Path) -> None:
     """A new user's trial: a README's lines, cut at 72 characters by its file and wrapped again by the pane,
     showed as ragged lines."""
@@ -967,12 +977,7 @@ def test_a_hard_wrapped_paragraph_is_shown_as_one_and_code_as_it_is(page: Any, t
 
     server, _ = _served_files(tmp_path, write_files(tmp_path / "docs", {"README.Debian": AUTOSSH_README}))
     try:
-        _asked(page, server, "How is the autossh monitoring port chosen?")
-        chip = page.locator("button.chip").first
-        chip.wait_for()
-        chip.click()
-        expect(page.locator("#doc-text mark")).to_be_visible()
-        shown = page.locator("#doc-text").text_content()
+        shown = _first_citation_opened(page, server, "How is the autossh monitoring port chosen?")
         expect(page.locator("#doc-text mark")).to_have_text(
             "The monitoring port is chosen at random when autossh starts, unless the AUTOSSH_PORT environment "
             "variable names one.")
@@ -999,12 +1004,7 @@ def test_a_headings_permalink_mark_is_not_shown(page: Any, tmp_path: Path) -> No
             'to.</p></div></body></html>')
     server, _ = _served_files(tmp_path, write_files(tmp_path / "docs", {"toc.html": html}))
     try:
-        _asked(page, server, "What does the Table of Contents extension generate?")
-        chip = page.locator("button.chip").first
-        chip.wait_for()
-        chip.click()
-        expect(page.locator("#doc-text mark")).to_be_visible()
-        shown = page.locator("#doc-text").text_content()
+        shown = _first_citation_opened(page, server, "What does the Table of Contents extension generate?")
         assert "Summary" in shown and "\u00b6" not in shown, shown
     finally:
         server.close()

@@ -168,7 +168,12 @@ class ExtractiveOptions:
     :func:`entry_indents`; a word written with accents is the word without them; a slip is mended to the common
     word of one stem; a contraction names no absent word) were drawn from the ``twenty-eighth`` and a new user's
     trial of the page on documents of no split, checked on the twenty-eight splits pooled, and are reported on
-    the ``twenty-ninth``, written at the round's start and run after them. That topic
+    the ``twenty-ninth``, written at the round's start and run after them. The twentieth round's (passages
+    keep an FAQ's "Q:" entry with its answer and a sentence with the listing it introduces,
+    :func:`citesum.chunking.sentence_spans`; a trouble told with "my" after its opening is specific; an
+    abstention names only the missing words of the clause that asks) were drawn from the ``twenty-ninth`` and a
+    new user's trial on documents of no split, checked on the twenty-nine splits pooled, and are reported on
+    the ``thirtieth``, written at the round's start and run after them. That topic
     queries pass ungated was chosen looking at all three SummHay
     news haystacks, so their figures are in-sample."""
 
