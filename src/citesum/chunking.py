@@ -143,12 +143,13 @@ def _pack(
         held = len(members)
         while held and members[held - 1].holds_on:
             held -= 1
-        moved_tokens = tokenizer.count(text[members[held].start : span.end]) if 0 < held < len(members) else 0
-        if 0 < held < len(members) and moved_tokens <= max_tokens:
-            yield Span(members[0].start, members[held - 1].end), tokenizer.count(
-                text[members[0].start : members[held - 1].end])
-            members, current_tokens = [*members[held:], span], moved_tokens
-            continue
+        if 0 < held < len(members):
+            moved_tokens = tokenizer.count(text[members[held].start : span.end])
+            if moved_tokens <= max_tokens:
+                kept = Span(members[0].start, members[held - 1].end)
+                yield kept, tokenizer.count(text[kept.start : kept.end])
+                members, current_tokens = [*members[held:], span], moved_tokens
+                continue
         yield Span(members[0].start, members[-1].end), current_tokens
         members, current_tokens = [span], span_tokens
     if members:

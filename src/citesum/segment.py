@@ -86,24 +86,19 @@ def answer_label(labels: str) -> re.Pattern[str]:
 #: an FAQ's label of an answer ("A: By default, ...", "SOLUTION: With Apache web server, ..."): the answer's
 #: sentence leaves it out, as an item's does its marker
 FAQ_ANSWER_LABEL = answer_label(faq_labels(FAQ_ANSWER_WORDS, "A"))
-#: the same, or an answer's "A." in a text whose entries are labelled "Q." and "A." (xinetd's FAQ: "Q. What is
-#: xinetd ?" above "A. xinetd is a replacement for inetd, ..."); elsewhere "A. Smith wrote ..." keeps its letter
-_DOTTED_ANSWER = r"[ \t]*A\.[ \t]+(?=\S)"  # (an answer may open in lower case: "A. xinetd is a replacement ...")
-_DOTTED_ANSWER_LABEL = re.compile(f"{FAQ_ANSWER_LABEL.pattern}|{_DOTTED_ANSWER}")
-#: a line a "Q." label opens, and one an "A." label opens: a text with both labels its entries so
-_DOTTED_QUESTION_LINE = re.compile(r"^[ \t]*Q\.[ \t]+\S", re.MULTILINE)
-_DOTTED_ANSWER_LINE = re.compile("^" + _DOTTED_ANSWER, re.MULTILINE)
+#: the same, or a bare "A." or "A:" in a text whose entries are labelled "Q." and "A." (xinetd's FAQ: "Q. What is
+#: xinetd ?" above "A. xinetd is a replacement for inetd, ..."), or "Q:" and "A:" (gpm's: "A: gpm.conf is not from
+#: gpm itself."): there an answer may open in lower case after its label, which its sentence still leaves out;
+#: elsewhere "A. Smith wrote ..." keeps its letter. Each: the lines that show a text labels its entries so (one a
+#: "Q" label opens, one an "A" label does), and the answer's label it reads then
+_BARE_ANSWER_LABELS = tuple(
+    (re.compile(rf"^[ \t]*Q{mark}[ \t]+\S", re.MULTILINE), re.compile(rf"^[ \t]*A{mark}[ \t]+\S", re.MULTILINE),
+     re.compile(rf"{FAQ_ANSWER_LABEL.pattern}|[ \t]*A{mark}[ \t]+(?=\S)"))
+    for mark in (r"\.", ":"))
 #: a line that an FAQ's label of a question opens ("Q: ...", "Question: ...", "PROBLEM: ..."), and one that a
 #: label of an answer opens ("A: ...", "Answer: ...", "SOLUTION: ..."), whatever case follows
 ENTRY_LINE_LABEL = re.compile(r"[ \t]*" + faq_labels(FAQ_QUESTION_WORDS, "Q") + r"[:.)][ \t]")
 ANSWER_LINE_LABEL = re.compile(r"[ \t]*" + faq_labels(FAQ_ANSWER_WORDS, "A") + r"[:.)][ \t]")
-#: the same with colons: in a text whose entries are labelled "Q:" and "A:", an answer may open in lower case
-#: after its label ("Q: gpm.conf is not accepted ..." above "A: gpm.conf is not from gpm itself."), and the label
-#: is still left out of its sentence
-_COLON_ANSWER = r"[ \t]*A:[ \t]+(?=\S)"
-_COLON_ANSWER_LABEL = re.compile(f"{FAQ_ANSWER_LABEL.pattern}|{_COLON_ANSWER}")
-_COLON_QUESTION_LINE = re.compile(r"^[ \t]*Q:[ \t]+\S", re.MULTILINE)
-_COLON_ANSWER_LINE = re.compile("^" + _COLON_ANSWER, re.MULTILINE)
 #: a list marker alone on its line, its item on the next (a definition list's term as an HTML page's main text
 #: gives it: "- \nWhat does http.postBuffer really do?"): a break between blocks
 _LONE_MARKER = re.compile(r"[ \t]*[-*•◦‣▪][ \t]*")
@@ -564,9 +559,8 @@ def segments(text: str) -> list[Segment]:
     _titles_above_prose(text, lines, kinds)
     _literal_blocks(text, lines, kinds)
     terms = _definition_terms(text, lines, kinds)
-    answer = (_DOTTED_ANSWER_LABEL if _DOTTED_QUESTION_LINE.search(text) and _DOTTED_ANSWER_LINE.search(text)
-              else _COLON_ANSWER_LABEL if _COLON_QUESTION_LINE.search(text) and _COLON_ANSWER_LINE.search(text)
-              else FAQ_ANSWER_LABEL)
+    answer = next((label for questions, answers, label in _BARE_ANSWER_LABELS
+                   if questions.search(text) and answers.search(text)), FAQ_ANSWER_LABEL)
     out: list[Segment] = []
     number = 0
     while number < len(lines):
