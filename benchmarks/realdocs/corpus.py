@@ -11,7 +11,7 @@ A source ending in ``.gz`` whose file does not is gunzipped (Debian gzips README
 Run alone: python benchmarks/realdocs/corpus.py dev DEST  (copies the dev split's files into DEST; or test, holdout,
 fresh, next, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth,
 sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third,
-twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth)
+twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth
           "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first",
           "twenty-second", "twenty-third", "twenty-fourth",
           "twenty-fifth", "twenty-sixth", "twenty-seventh",
-          "twenty-eighth", "twenty-ninth", "thirtieth")
+          "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first")
 
 
 def entries(split: str | None = None) -> list[dict]:
@@ -164,7 +164,8 @@ if __name__ == "__main__":
         sys.exit("usage: corpus.py dev|test|holdout|fresh|next|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
                  "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|"
                  "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third|"
-                 "twenty-fourth|twenty-fifth|twenty-sixth|twenty-seventh|twenty-eighth|twenty-ninth|thirtieth DEST")
+                 "twenty-fourth|twenty-fifth|twenty-sixth|twenty-seventh|twenty-eighth|twenty-ninth|thirtieth|"
+                 "thirty-first DEST")
     folder = gather(sys.argv[1], Path(sys.argv[2]))
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"{path.stat().st_size:9d}  {path.relative_to(folder)}")
