@@ -197,6 +197,16 @@ def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None: 
     assert "unknown retriever 'splade'" in _error(unknown, 400)
     many = client.post("/search", json={"query": "w", "retriever": "hybrid:bm25+bm25+dense"})
     assert "4 different retrievers at most" in _error(many, 400)
+    # a retriever this service cannot run is refused as unknown, with those it runs (before: the list named the
+    # oracle, which needs judgments a request cannot give, and lightpal, whose graph this index has not)
+    for retriever, refused in [("oracle", "oracle"), ("lightpal", "lightpal"), ("hybrid:bm25+oracle", "oracle"),
+                               ("lightpal:bm25", "lightpal")]:
+        for path in ("/search", "/summarize", "/summarize/stream"):
+            detail = _error(client.post(path, json={"query": "water", "retriever": retriever}), 400)
+            assert f"unknown retriever '{refused}'" in detail, (path, detail)
+            offered = detail.split("choose one of: ")[1]
+            assert "bm25" in offered and "oracle" not in offered and "lightpal" not in offered, detail
+    assert client.post("/search", json={"query": "water", "retriever": "hybrid:bm25+dense"}).status_code == 200
     assert "cannot hold even the headers" in _error(
         client.post("/summarize", json={"query": "water", "order": "full", "budget": 5}), 400)
     # a budget too small for any passage says so (it answered "nothing matched the query" before)

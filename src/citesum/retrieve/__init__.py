@@ -34,6 +34,23 @@ DEFAULT_HYBRID_PARTS = ("bm25-rm3", "dense-prf")
 MAX_HYBRID_PARTS = 4
 
 
+def retriever_parts(name: str) -> list[str]:
+    """The retrievers a composed name runs, each named alone: "hybrid:bm25+dense" runs hybrid, bm25 and dense;
+    "lightpal:hybrid" runs lightpal, hybrid and hybrid's parts. Whether the composition is valid is
+    :func:`get_retriever`'s to say."""
+    for composer in ("hybrid", "lightpal", "promptrank"):
+        if name.startswith(f"{composer}:"):
+            rest = name[len(composer) + 1:]
+            members = [p for p in rest.split("+") if p] if composer == "hybrid" else ([rest] if rest else [])
+            parts = [composer]
+            for member in members:
+                parts += [part for part in retriever_parts(member) if part not in parts]
+            return parts
+    if name == "hybrid":
+        return ["hybrid", *DEFAULT_HYBRID_PARTS]
+    return [name]
+
+
 def get_retriever(
     name: str,
     index: IndexReader,

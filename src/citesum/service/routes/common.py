@@ -46,6 +46,19 @@ def within_limits(service: Service, request: SearchRequest | SummarizeRequest) -
         raise HTTPException(422, str(exc)) from None
 
 
+def offered_retriever(service: Service, collection: Collection, retriever: str) -> None:
+    """A request for a retriever the service does not run on ``collection`` is answered 400, naming those it
+    runs (:meth:`Service.offers`): the oracle needs relevance judgments a request cannot give, lightpal and
+    raptor files that ``citesum graph`` and ``citesum tree`` build, promptrank the packaged model."""
+    from citesum.retrieve import retriever_parts
+
+    offered = service.offers(collection)["retrievers"]
+    missing = [part for part in retriever_parts(retriever) if part not in offered]
+    if missing:
+        raise HTTPException(400, f"unknown retriever '{missing[0]}' for collection '{collection.name}'; choose one "
+                                 f"of: {', '.join(offered)} (or hybrid:<a>+<b> of them)")
+
+
 def principal_of(request: Request) -> Principal:
     """Who sent the request (the guard put it there); everyone, on a service without tokens."""
     return getattr(request.state, "principal", EVERYONE)  # type: ignore[no-any-return]

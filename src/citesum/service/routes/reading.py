@@ -12,7 +12,8 @@ from citesum.service import reader as read_work
 from citesum.service.errors import event_bytes
 from citesum.service.failures import failure_of
 from citesum.service.models import SearchRequest, SummarizeRequest, checked_text
-from citesum.service.routes.common import CollectionName, Running, collection_for, encoded, within_limits
+from citesum.service.routes.common import (CollectionName, Running, collection_for, encoded, offered_retriever,
+                                           within_limits)
 
 router = APIRouter()
 log = logging.getLogger("citesum.service")
@@ -24,7 +25,7 @@ async def search(request: SearchRequest, http: Request, service: Running) -> Res
     names = _several(service, http, request)
     if names is not None:
         return encoded(await service.searches.run_json(None, read_work.search_across, names, request))
-    name = collection_for(service, http, request.collection).name
+    name = _offered(service, http, request)
     return encoded(await service.searches.run_json(name, read_work.search, request))
 
 
@@ -37,7 +38,7 @@ async def summarize(request: SummarizeRequest, http: Request, service: Running) 
     if names is not None:
         return encoded(await service.summaries.run_json(None, read_work.summarize_across, names, request,
                                                         client_left=client_left))
-    name = collection_for(service, http, request.collection).name
+    name = _offered(service, http, request)
     return encoded(await service.summaries.run_json(name, read_work.summarize, request, client_left=client_left))
 
 
@@ -51,7 +52,7 @@ async def summarize_stream(request: SummarizeRequest, http: Request, service: Ru
     within_limits(service, request)
     if request.collections is not None:
         raise HTTPException(422, "a streamed answer reads one collection: ask /summarize for several at once")
-    name = collection_for(service, http, request.collection).name
+    name = _offered(service, http, request)
     events = service.summaries.run_stream(name, read_work.summarize_stream, request)
     first = await anext(events)  # a refused or failed request is answered with its status, not a stream
 
@@ -101,12 +102,23 @@ async def document(service: Running, http: Request, document_id: str, evidence: 
 
 
 def _several(service: Running, http: Request, request: SearchRequest | SummarizeRequest) -> list[str] | None:
-    """The collections a request over several names (each one the token must hold), or None."""
+    """The collections a request over several names (each one the token must hold, and each one running the
+    retriever asked for), or None."""
     if request.collections is None:
         return None
     if request.collection is not None:
         raise HTTPException(422, "give either collection or collections, not both")
-    return list(dict.fromkeys(collection_for(service, http, name).name for name in request.collections))
+    collections = [collection_for(service, http, name) for name in request.collections]
+    for collection in collections:
+        offered_retriever(service, collection, request.retriever)
+    return list(dict.fromkeys(collection.name for collection in collections))
+
+
+def _offered(service: Running, http: Request, request: SearchRequest | SummarizeRequest) -> str:
+    """The one collection a request reads (the token must hold it, and it must run the retriever asked for)."""
+    collection = collection_for(service, http, request.collection)
+    offered_retriever(service, collection, request.retriever)
+    return collection.name
 
 
 def _check_evidence(service: Running, evidence: str | None) -> None:
