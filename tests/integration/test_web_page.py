@@ -539,6 +539,27 @@ def test_a_books_citation_names_the_page_number_printed_on_it(page: Any, tmp_pat
         expect(image).to_be_visible()
         assert image.get_attribute("data-page") == "3"
         expect(page.locator("#doc-note")).to_contain_text("Page 1 (page 3 of 4 in the file), as printed")
+        # the page is drawn larger and smaller (a button, or "+" and "-" on the page), its marked sentence in sight
+        expect(image).to_have_js_property("complete", True)
+        width = image.bounding_box()["width"]
+        expect(page.locator("#zoom-out")).to_be_disabled()
+        page.click("#zoom-in")
+        expect(page.locator("#zoom-level")).to_have_text("150%")
+        assert image.bounding_box()["width"] == pytest.approx(1.5 * width, rel=0.02)
+        page.locator("#doc-page").press("+")
+        page.locator("#doc-page").press("+")
+        expect(page.locator("#zoom-level")).to_have_text("250%")
+        expect(page.locator("#zoom-in")).to_be_disabled()
+        pane, box = page.locator("#doc-page").bounding_box(), page.locator("#doc-page .box").first.bounding_box()
+        assert pane["x"] <= box["x"] + box["width"] / 2 <= pane["x"] + pane["width"]
+        assert pane["y"] <= box["y"] + box["height"] / 2 <= pane["y"] + pane["height"]
+        for _ in range(3):
+            page.locator("#doc-page").press("-")
+        expect(page.locator("#zoom-level")).to_have_text("100%")
+        assert image.bounding_box()["width"] == pytest.approx(width, rel=0.02)
+        # a text document has no printed page, and no size to set
+        page.click("#view-text")
+        expect(page.locator("#zoom-in")).to_be_hidden()
     finally:
         server.close()
 

@@ -765,9 +765,31 @@ async function openDocument(cited, { start, end, quote, from, note, page, pageLa
   }
 }
 
+// how large the printed page is drawn, as a share of the pane's width: a page of small print is not read at a
+// pane's 400 pixels. The size stays from one page to the next, as a reader leaves it
+const ZOOMS = [1, 1.5, 2, 2.5];
+let pageZoom = 1;
+
+function zoomPage(step) {
+  const at = ZOOMS.indexOf(pageZoom);
+  pageZoom = ZOOMS[Math.min(ZOOMS.length - 1, Math.max(0, at + step))];
+  showZoom();
+  // the marked sentence stays in sight: the page grows around it
+  const box = document.querySelector("#doc-page .box");
+  if (box) box.scrollIntoView({ block: "center", inline: "center" });
+}
+
+function showZoom() {
+  $("doc-page").style.setProperty("--zoom", String(pageZoom));
+  $("zoom-level").textContent = `${Math.round(pageZoom * 100)}%`;
+  $("zoom-out").disabled = pageZoom === ZOOMS[0];
+  $("zoom-in").disabled = pageZoom === ZOOMS[ZOOMS.length - 1];
+}
+
 function showView(view) {
   $("doc-page").hidden = view !== "page";
   $("doc-text").hidden = view !== "text";
+  $("doc-views").querySelector(".zoom").hidden = view !== "page";
   $("view-page").setAttribute("aria-pressed", String(view === "page"));
   $("view-text").setAttribute("aria-pressed", String(view === "text"));
   if (view === "text" && $("evidence")) $("evidence").scrollIntoView({ block: "center" });
@@ -782,7 +804,7 @@ async function showPrintedPage(documentId, page, evidence, note, name, pageLabel
     const query = new URLSearchParams({ page: String(page) });
     if (evidence) query.set("evidence", evidence);
     const printed = await api(inCollection(`/printed/${idPath(documentId)}?${query}`, name));
-    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1200`, name),
+    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1600`, name),
                                  { headers: withToken(new Headers()) });
     if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
     if (pageImage) URL.revokeObjectURL(pageImage);
@@ -803,7 +825,9 @@ async function showPrintedPage(documentId, page, evidence, note, name, pageLabel
       ? `${which}, as printed: the sentence is marked where it is printed.`
       : `${which}, as printed. The sentence could not be found on the printed page: ` +
         "the Text view marks it.";
-    if (boxes.length) image.addEventListener("load", () => boxes[0].scrollIntoView({ block: "center" }));
+    if (boxes.length) {
+      image.addEventListener("load", () => boxes[0].scrollIntoView({ block: "center", inline: "center" }));
+    }
   } catch (error) {  // the file is gone or changed: the extracted text still shows the sentence
     $("doc-views").hidden = true;
     showView("text");
@@ -910,6 +934,15 @@ document.addEventListener("DOMContentLoaded", () => {
   $("close-doc").addEventListener("click", closeDocument);
   $("view-page").addEventListener("click", () => showView("page"));
   $("view-text").addEventListener("click", () => showView("text"));
+  $("zoom-in").addEventListener("click", () => zoomPage(1));
+  $("zoom-out").addEventListener("click", () => zoomPage(-1));
+  // "+" and "-" on the printed page, as in a viewer of PDFs ("=" is "+" without Shift)
+  $("doc-page").addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const step = { "+": 1, "=": 1, "-": -1 }[event.key];
+    if (step) { event.preventDefault(); zoomPage(step); }
+  });
+  showZoom();
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && !$("document").hidden) closeDocument();
   });
