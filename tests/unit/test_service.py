@@ -150,6 +150,8 @@ def test_the_page_and_its_assets_are_served_from_the_wheel(client) -> None:  # t
     ({"query": "water", "documents": "yes"}, "valid boolean"),
     ({"query": "   \n\t"}, "empty or only whitespace"),
     ({"query": ""}, "empty or only whitespace"),
+    # (before: searched, and answered with a lead of no bearing on anything)
+    ({"query": "?!?! ... ;:"}, "no words to look for"),
     ({"query": "water", "k": 101}, "at most 100"),
     ({"query": "water", "kk": 3}, "Extra inputs are not permitted"),
     ({"query": "x" * 2001}, "2,001 characters"),
@@ -197,10 +199,10 @@ def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None: 
     assert "unknown retriever 'splade'" in _error(unknown, 400)
     many = client.post("/search", json={"query": "w", "retriever": "hybrid:bm25+bm25+dense"})
     assert "4 different retrievers at most" in _error(many, 400)
-    # a retriever this service cannot run is refused as unknown, with those it runs (before: the list named the
-    # oracle, which needs judgments a request cannot give, and lightpal, whose graph this index has not)
-    for retriever, refused in [("oracle", "oracle"), ("lightpal", "lightpal"), ("hybrid:bm25+oracle", "oracle"),
-                               ("lightpal:bm25", "lightpal")]:
+    # an unknown retriever is refused with those this service runs (before: the list named the oracle, which needs
+    # judgments a request cannot give, and lightpal, whose graph this index has not)
+    for retriever, refused in [("splade", "splade"), ("oracle", "oracle"), ("hybrid:bm25+oracle", "oracle"),
+                               ("lightpal:hybrid:bm25+colbert", "colbert")]:
         for path in ("/search", "/summarize", "/summarize/stream"):
             detail = _error(client.post(path, json={"query": "water", "retriever": retriever}), 400)
             assert f"unknown retriever '{refused}'" in detail, (path, detail)

@@ -47,14 +47,17 @@ def within_limits(service: Service, request: SearchRequest | SummarizeRequest) -
 
 
 def offered_retriever(service: Service, collection: Collection, retriever: str) -> None:
-    """A request for a retriever the service does not run on ``collection`` is answered 400, naming those it
-    runs (:meth:`Service.offers`): the oracle needs relevance judgments a request cannot give, lightpal and
-    raptor files that ``citesum graph`` and ``citesum tree`` build, promptrank the packaged model."""
-    from citesum.retrieve import retriever_parts
+    """A request for a retriever no service runs (a name citesum does not know, or the oracle, which needs
+    relevance judgments a request cannot give) is answered 400, naming those this one runs on ``collection``
+    (:meth:`Service.offers`). One it knows but cannot run here (lightpal without the index's graph, raptor
+    without its tree, promptrank without its model) is refused where it is built, naming the fix."""
+    from citesum.pipeline import RAPTOR
+    from citesum.retrieve import RETRIEVER_NAMES, retriever_parts
 
-    offered = service.offers(collection)["retrievers"]
-    missing = [part for part in retriever_parts(retriever) if part not in offered]
+    known = {*RETRIEVER_NAMES, RAPTOR} - {"oracle"}
+    missing = [part for part in retriever_parts(retriever) if part not in known]
     if missing:
+        offered = service.offers(collection)["retrievers"]
         raise HTTPException(400, f"unknown retriever '{missing[0]}' for collection '{collection.name}'; choose one "
                                  f"of: {', '.join(offered)} (or hybrid:<a>+<b> of them)")
 
