@@ -109,6 +109,10 @@ def test_a_pages_title_is_its_own_not_its_icons(tmp_path: Path) -> None:
 
     # a page without a <title> of its own is not titled by an icon
     assert html_to_text('<html><body><svg><title>Menu</title></svg><p>Text.</p></body></html>')[0] == ""
+    # a title wrapped in the page's source is one line (restic's Sphinx pages: "FAQ — restic 0.14.0\n
+    # documentation", printed on two lines by the CLI and carried so by every section)
+    assert html_to_text("<html><head><title>FAQ &mdash; restic 0.14.0\n    documentation</title></head>"
+                        "<body><p>Text.</p></body></html>")[0] == "FAQ — restic 0.14.0 documentation"
 
 
 def test_a_page_with_too_little_for_a_main_content_keeps_all_its_text(tmp_path: Path) -> None:
@@ -336,6 +340,22 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
                      "(https://travis-ci.org/rsnapshot/rsnapshot)\n---------\n\nrsnapshot is a filesystem snapshot "
                      "utility. See the [manual](docs/manual.md) for more.\n", encoding="utf-8")
     assert _read(badge).title == "RSNAPSHOT"
+
+
+def test_a_markdown_headings_attributes_are_markup_not_text(tmp_path: Path) -> None:
+    # libsamplerate's FAQ (Pandoc's syntax): "## Q6 : ... Why? {#Q006}". CommonMark keeps "{#Q006}" in the
+    # heading's text, where it ended the line after the question, and the entry's question headed nothing
+    faq = tmp_path / "faq.md"
+    faq.write_text("# Frequently Asked Questions {#top}\n\n## Q6 : I reset the converter and put in 1000 samples, "
+                   "but I get fewer out. Why? {#Q006}\n\nThe short answer is that there is a transport delay.\n\n"
+                   "## Building {.unnumbered}\n\nRun make {#not-a-heading}.\n\n```\n# a comment {#kept}\n```\n",
+                   encoding="utf-8")
+    document = _read(faq)
+    assert document.title == "Frequently Asked Questions"
+    assert "I reset the converter and put in 1000 samples, but I get fewer out. Why?\n" in document.text
+    assert "{#Q006}" not in document.text and "{.unnumbered}" not in document.text
+    # only a heading's attributes are markup: a paragraph's braces and a code block's are text
+    assert "Run make {#not-a-heading}." in document.text and "# a comment {#kept}" in document.text
 
 
 def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written(tmp_path: Path) -> None:

@@ -324,7 +324,7 @@ def html_to_text(html: str) -> tuple[str, str]:
     parser = _HTMLText()
     parser.feed(html)
     parser.close()
-    return parser.title.strip(), parser.text()
+    return " ".join(parser.title.split()), parser.text()
 
 
 def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
@@ -1037,7 +1037,7 @@ def markdown_title(source: str) -> str:
     if not headings:
         return ""
     top = min(level for level, _ in headings)
-    return _inline_text(next(text for level, text in headings if level == top))
+    return _inline_text(_without_attributes(next(text for level, text in headings if level == top)))
 
 
 #: a Markdown image (a README's build badge); a link, whose text stays
@@ -1060,8 +1060,25 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
     from markdown_it import MarkdownIt
 
     source = decode_text(data)
-    _, text = html_to_text(MarkdownIt("commonmark").enable("table").render(source))
+    markdown = MarkdownIt("commonmark").enable("table")
+    tokens = markdown.parse(source)
+    for opening, inline in zip(tokens, tokens[1:]):
+        if opening.type == "heading_open" and inline.children:
+            inline.content = _without_attributes(inline.content)
+            last = inline.children[-1]
+            if last.type == "text":
+                last.content = _without_attributes(last.content)
+    _, text = html_to_text(markdown.renderer.render(tokens, markdown.options, {}))
     return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
+
+
+#: the attributes Pandoc, kramdown and PHP Markdown Extra let a heading end with ("## Q6 : ... Why? {#Q006}",
+#: "{.unnumbered}", "{-}", "{: #setup}"): markup, which CommonMark leaves in the heading's text
+_HEADING_ATTRIBUTES = re.compile(r"[ \t]+\{(?::?[ \t]*[#.][^{}\n]*|-)\}[ \t]*$")
+
+
+def _without_attributes(heading: str) -> str:
+    return _HEADING_ATTRIBUTES.sub("", heading)
 
 
 def read_rst(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Read:
