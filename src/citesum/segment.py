@@ -166,12 +166,17 @@ PERMALINK_MARKS = "\u00b6\uf0c1"
 _ENDS_SENTENCE = re.compile(r"""[.!?]["'”’)\]]*$""")
 
 
+#: a shell's prompt that names its user and host before the command ("user@debian:~$ sudo nft list ruleset",
+#: "root@host:/etc# ls", "[me@box ~]$ make")
+_PROMPT = re.compile(r"\[?[\w.-]+@[\w.-]+(?::\S*|\s+\S+)?\]?[$#] +\S")
+
+
 def _is_code(line: str) -> bool:
     """Symbols rather than words: a C prototype, a shell command, a config line."""
     stripped = line.strip()
     if len(stripped) < 3:
         return False
-    if re.match(r"[$#>%] \S", stripped) or stripped.endswith(("{", "};", ");")):
+    if re.match(r"[$#>%] \S", stripped) or _PROMPT.match(stripped) or stripped.endswith(("{", "};", ");")):
         return True
     # (typographic quotes and apostrophes are prose's: "We’ve" alone on a line, a wrapped sentence's first word,
     # had been code)
@@ -760,11 +765,14 @@ def is_whole_sentence(sentence: str) -> bool:
 
 
 #: a word in lower case that only goes on with a sentence: a piece cut from one too long for a passage ("would be
-#: if you have some specific reason ...") starts with it, a sentence does not (one may start with a command's
-#: name in lower case: "ufw has full support for IPv6.")
+#: if you have some specific reason ...") starts with it, and so does the rest of a sentence that code interrupted
+#: ("which is quite a mouthful ...", "where N is the count"); a sentence does not (one may start with a command's
+#: name in lower case: "ufw has full support for IPv6.", "which python prints the path of the interpreter.")
 _GOES_ON = re.compile(r"(?:and|or|but|nor|whom|whose|would|could|should|shall|might|must|is|are|was|were|been|"
                       r"being|has|had|of|to|in|on|for|with|by|from|than|because|whereas|although|though|unless|"
-                      r"until|into|onto|upon|its|their|whereby|thereby)(?![\w-])")
+                      r"until|into|onto|upon|its|their|whereby|thereby|where|while|"
+                      r"which(?=\s+(?:is|are|was|were|means|meant|makes|made|will|would|can|could|may|might|"
+                      r"should|must|has|have|had|does|do|did|also|in\s+turn)\b))(?![\w-])")
 
 
 #: an ellipsis before a word in lower case: the rest of a sentence that something interrupted ("…while a

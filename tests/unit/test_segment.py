@@ -109,6 +109,17 @@ def test_a_line_of_prose_between_paragraphs_is_not_taken_for_a_heading() -> None
                             ("boilerplate", "See the manual for the options that the command accepts.")]
 
 
+def test_commands_after_a_prompt_that_names_user_and_host_are_code() -> None:
+    # nftables' README.Debian (a new user's trial): the commands were read as one sentence, and stated
+    text = ("Try these basic commands to know more about nftables on your machine:\n\n"
+            "user@debian:~$ sudo nft list ruleset\nuser@debian:~$ sudo nft flush ruleset\n\n"
+            "Mail the maintainer at joe@example.com if the rules do not load.\n")
+    assert _units(text) == [
+        ("sentence", "Try these basic commands to know more about nftables on your machine:"),
+        ("code", "user@debian:~$ sudo nft list ruleset user@debian:~$ sudo nft flush ruleset"),
+        ("sentence", "Mail the maintainer at joe@example.com if the rules do not load.")]
+
+
 def test_whole_sentences() -> None:
     assert is_whole_sentence("libffi is not completely thread-safe.")
     assert is_whole_sentence('He said "it works."')
@@ -122,6 +133,12 @@ def test_whole_sentences() -> None:
                                  "of a tuple is ignored.")
     assert not is_whole_sentence("...and the rest of it follows here.")
     assert is_whole_sentence("… And so the story ends.")
+    # the rest of a sentence that a block of code interrupted opens with a relative word in lower case
+    # ("... you would write" | <code> | "which is quite a mouthful.")
+    assert not is_whole_sentence("which is quite a mouthful for a single attribute.")
+    assert not is_whole_sentence("where FILE is the name of the archive to read.")
+    assert not is_whole_sentence("while the second form keeps the old value.")
+    assert is_whole_sentence("Where FILE is omitted, the archive is read from standard input.")
 
 
 def test_html_text_a_paragraph_a_line_keeps_titles_and_sphinx_headings_apart() -> None:
