@@ -91,6 +91,11 @@ _CHARS_PER_TOKEN_BOUND = 32
 _TOKENS_PER_CHAR_BOUND = 4
 
 
+def holds_words(text: str) -> bool:
+    """Whether ``text`` has a letter or a digit: "?!.,;:" asks for nothing that a document could hold."""
+    return any(c.isalnum() for c in text)
+
+
 def clip_query(query: str, max_tokens: int = MAX_QUERY_TOKENS) -> str:
     """The first ``max_tokens`` cl100k tokens of ``query``; a query too short to have more is returned as it
     is without being tokenized."""

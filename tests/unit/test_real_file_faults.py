@@ -250,3 +250,5 @@ def test_a_long_query_comes_from_a_file_or_standard_input(corpus: Path, tmp_path
     assert "one of them" in _run("search", "water", "--query-file", str(query), "--index", str(index))[2]
     assert "one of them" in _run("search", "--index", str(index))[2]
     assert "the query is empty" in _run("search", "--query-file", "-", "--index", str(index), stdin="  \n")[2]
+    # before: "(no bullets: the context holds no whole sentence of at least 5 words to state)"
+    assert "no words to look for" in _run("summarize", "?!.,;:", "--index", str(index))[2]

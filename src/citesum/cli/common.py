@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import click
 
 from citesum.errors import CitesumError
+from citesum.tokens import holds_words
 
 #: the exit status of a command that failed (its error is one line on stderr)
 EXIT_ERROR = 1
@@ -67,6 +68,8 @@ def read_query(argument: str | None, query_file: Any) -> str:
     query = argument if argument is not None else query_file.read()
     if not query.strip():
         raise CitesumError("the query is empty")
+    if not holds_words(query):
+        raise CitesumError("the query has no words to look for (only punctuation or symbols)")
     return query
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
 from citesum.errors import ConfigError
 from citesum.service.config import ServiceConfig
-from citesum.tokens import get_tokenizer
+from citesum.tokens import get_tokenizer, holds_words
 
 
 class StrictModel(BaseModel):
@@ -30,6 +30,8 @@ def checked_text(value: str, what: str = "the query") -> str:
         raise ValueError(f"{what} is empty or only whitespace")
     if all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in value):
         raise ValueError(f"{what} holds only control or invisible characters")
+    if not holds_words(value):
+        raise ValueError(f"{what} has no words to look for (only punctuation or symbols)")
     return value
 
 
