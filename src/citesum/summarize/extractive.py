@@ -983,14 +983,14 @@ _FAQ_TITLE = re.compile(r"\bFAQs?\b|frequently[- ]asked|\bquestions\b|\bQ\s*&\s*
 #: the characters of the next passage looked at for the answer to an FAQ's entry that ends a passage
 _ANSWER_LOOKED_AT = 200
 #: how an FAQ numbers an entry, unlike a list's steps: "4.1.", "(12)", "Q3:"
-_ENTRY_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})+[.)]?|Q\d{0,3}[:.])")
+_ENTRY_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})+[.)]?|Q\d{0,3}[ \t]?[:.])")
 #: the most statements a line's questions take as their premise
 _PREMISE_LINE_UNITS = 3
 #: the asker speaking of their own case, as an FAQ's entry opens ("My program uses ...", "I get an error ...")
 _ASKER = re.compile(r"(?:my|i|when i|if i|i'm|i've)(?![\w/.'’-])", re.IGNORECASE)
 #: how an FAQ numbers its questions ("(20)", "12.", "Q:"): a line of prose that ends on a rhetorical question
 #: has no such number, and keeps its statements
-_FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[:.])\s*")
+_FAQ_NUMBER = re.compile(r"\s*(?:\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3})*[.)]|Q\d{0,3}[ \t]?[:.])\s*")
 
 
 QuestionForm = Literal["specific", "broad", "topic"]
@@ -1628,14 +1628,23 @@ def missing_subjects(query: str, terms: TermFrequencies | None, texts: Sequence[
       tokenizer's vocabulary, which is ordered by how often words occur, splits it into more than one piece.
       Those that ``texts`` (the retrieved passages) write apart, or ``names`` (their documents' paths and
       titles) hold, are mentioned (:func:`absent_words`). None without collection statistics (``terms``);
-    - the long command-line options no retrieved passage writes (:func:`unwritten_options`);
+    - the long command-line options no retrieved passage writes (:func:`unwritten_options`); a short one is
+      no such word (:func:`_short_option`);
     - the versions no retrieved passage nor its document's title (``titles``) writes: a release's notes may
       write their version in their title only (:func:`unwritten_versions`).
 
     A question that tells the asker's case before it asks names a subject only in the clause that asks
     (:func:`asked_about`). Without ``texts``, no passage writes an option or a version the question names."""
-    return asked_about(query, [*_named_things(query, absent_words(query, terms, texts, names)),
-                               *unwritten_options(query, texts), *unwritten_versions(query, [*texts, *titles])])
+    named = [word for word in _named_things(query, absent_words(query, terms, texts, names))
+             if not _short_option(query, word)]
+    return asked_about(query, [*named, *unwritten_options(query, texts), *unwritten_versions(query, [*texts, *titles])])
+
+
+def _short_option(query: str, word: str) -> bool:
+    """Whether ``query`` writes ``word`` as a short command-line option ("Can I keep -O2 in CFLAGS ...?"): a
+    document that answers may name what it does instead ("all optimization flags in CFLAGS must be disabled"),
+    or write it apart from its value or together with others (see :data:`_OPTION`)."""
+    return bool(re.search(rf"(?<![\w-])-{re.escape(word)}(?![\w-])", query))
 
 
 def asked_about(query: str, words: list[str]) -> list[str]:
@@ -1709,6 +1718,16 @@ def _writes_version(text: str, version: str) -> bool:
     return re.search(rf"(?<![\d.]){re.escape(version)}{releases}(?!\.?\d)", text) is not None
 
 
+def _release_place(sentence: _Sentence) -> str:
+    """What tells the release a sentence is about: its section and its words; but its document's title not, when
+    its heading names a release of its own. A news file titled by its first heading ("NEWS for rsync 3.5.0")
+    tells of older releases under theirs ("NEWS for rsync 2.6.6")."""
+    title, _, rest = sentence.section.partition("\n")
+    heading = rest.split("\n", 1)[0]
+    place = rest if _VERSION.search(heading) else sentence.section
+    return f"{place}\n{sentence.text}"
+
+
 def unwritten_versions(query: str, texts: Sequence[str]) -> list[str]:
     """The version numbers the question names ("What changed in NTPsec 1.2.2?") that none of ``texts`` (the
     retrieved passages) writes: a question about a release is answered by a passage under its heading or one
@@ -1729,14 +1748,21 @@ def _heading_names(section: str) -> set[str]:
 
 
 def _uncommon(words: list[str]) -> list[str]:
-    """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`),
-    or that are written as names are: with two capitals or more ("RPM", "GPU", "WebAssembly"), which a common
-    word is only at a sentence's start or in a shout."""
+    """Those of ``words`` (missing from the collection) that are not common words (see :func:`missing_subjects`;
+    nor plurals of common words: "a handful of SSH logins"), or that are written as names are: with two capitals
+    or more ("RPM", "GPU", "WebAssembly"), which a common word is only at a sentence's start or in a shout."""
     from citesum.tokens import get_tokenizer
 
     tokenizer = get_tokenizer("cl100k")
-    return [word for word in words
-            if tokenizer.count(" " + word.lower()) > 1 or sum(c.isupper() for c in word) >= 2]
+
+    def common(word: str) -> bool:
+        # a plural of a common word is common: the vocabulary splits "logins" and "webhooks", not "login"
+        singular = (word[:-2] if re.search(r"(?:s|x|z|ch|sh)es$", word) else
+                    word[:-1] if word.endswith("s") and not word.endswith("ss") else "")
+        forms = [word, singular] if len(singular) >= 4 else [word]
+        return any(tokenizer.count(" " + form) == 1 for form in forms)
+
+    return [word for word in words if not common(word.lower()) or sum(c.isupper() for c in word) >= 2]
 
 
 #: a lower-case word that ends as a past participle or an adverb does ("misaligned", "apparently")
@@ -1836,7 +1862,7 @@ class ExtractiveSummarizer:
         # a topic's facts need not share its words: they rank by what the documents agree on (step 3) alone
         floor = self.options.min_answer
         if (form != "topic" and best_answer < floor
-                and (self._entry_asks(query, best) or self._seconded(query, best))):
+                and (self._entry_asks(query, best, context.terms) or self._seconded(query, best))):
             # the document asked the question too (its entry's best sentence answers it), or a contextual model
             # reads the best sentence as answering it in other words
             floor = best_answer
@@ -1851,14 +1877,17 @@ class ExtractiveSummarizer:
         return Summary(tuple(bullets), context, summarizer=self.name, notes=read_as + self._notes(bullets, too_long),
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
 
-    def _entry_asks(self, query: str, sentence: _Sentence) -> bool:
+    def _entry_asks(self, query: str, sentence: _Sentence, terms: TermFrequencies | None = None) -> bool:
         """Whether ``sentence`` is in an FAQ's entry whose question holds at least ``entry_question_share`` of
-        the words of ``query`` (its frame words apart)."""
+        the words of ``query`` (its frame words apart, and those no unit of the collection holds, ``terms``: no
+        entry can hold them)."""
         share = self.options.entry_question_share
         asked = entry_question(sentence.section)
         if share is None or not asked:
             return False
         words = set(tokenize([query])[0]) - _question_frame()
+        if terms is not None:
+            words = {word for word in words if terms.holding.get(word, (0, 0))[1]}
         return bool(words) and len(words & set(tokenize([asked])[0])) >= share * len(words)
 
     def _seconded(self, query: str, sentence: _Sentence) -> bool:
@@ -1888,8 +1917,7 @@ class ExtractiveSummarizer:
         # writes ("What changed in NTPsec 1.2.2?": a news file's items under another release's heading share
         # every other word of the question)
         asked = asked_versions(query)
-        written = [{version for version in asked if _writes_version(f"{s.section}\n{s.text}", version)}
-                   for s in sentences]
+        written = [{version for version in asked if _writes_version(_release_place(s), version)} for s in sentences]
         versions = set().union(*written)
         # a setting the question names that a reference's entry heads ("What does the AUTO_CD option do?"): the
         # entries of other settings name it in passing ("CDABLE_VARS: ... an implied cd with the AUTO_CD option
