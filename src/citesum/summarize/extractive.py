@@ -603,6 +603,10 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
                 titled = False  # (as an entry, not as a section's title)
             # "This function is deprecated, as ..." is about what the sentence before it names
             referent = previous if _ANAPHOR.match(sentence) else ""
+            if unit.kind in STATABLE and number + 1 < len(units) and units[number + 1].kind == "code":
+                # reStructuredText's mark of the literal block below, in a text read as plain text ("... cat them
+                # together into a single PEM file: ::"): shown as the colon that reStructuredText shows
+                sentence = _LITERAL_MARK.sub(":", sentence.rstrip())
             previous = sentence if unit.kind in STATABLE else ""
             code = introduced_code(sentence, text, units, number, going_on) if unit.kind in STATABLE else ""
             # a sentence that introduces code ("..., you can use this in your .mc file:") is whole with it
@@ -623,6 +627,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         section_titled = titled
 
 
+#: reStructuredText's mark that a literal block follows, at a paragraph's end: "::", "text ::", "text: ::"
+_LITERAL_MARK = re.compile(r"(?<=\S)(?:\s*:)?\s*::$")
 #: a code block's opening fence (with its language, when it names one) and its closing fence
 _OPENING_FENCE = re.compile(r"\A\s*(?:```|~~~)[\w+-]*[ \t]*\n?")
 _CLOSING_FENCE = re.compile(r"\n?[ \t]*(?:```|~~~)\s*\Z")
