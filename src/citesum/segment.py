@@ -167,8 +167,8 @@ _ENDS_SENTENCE = re.compile(r"""[.!?]["'”’)\]]*$""")
 
 
 #: a shell's prompt that names its user and host before the command ("user@debian:~$ sudo nft list ruleset",
-#: "root@host:/etc# ls", "[me@box ~]$ make")
-_PROMPT = re.compile(r"\[?[\w.-]+@[\w.-]+(?::\S*|\s+\S+)?\]?[$#] +\S")
+#: "root@host:/etc# ls", "[me@box ~]$ make", "user@host $ ls", with a virtual environment's name before it)
+_PROMPT = re.compile(r"(?:\(\S+\)\s+)?\[?[\w.-]+@[\w.-]+(?::\S*|\s+[~/][^\s\]]*)?\]?\s?[$#] +\S")
 
 
 def _is_code(line: str) -> bool:
@@ -766,13 +766,17 @@ def is_whole_sentence(sentence: str) -> bool:
 
 #: a word in lower case that only goes on with a sentence: a piece cut from one too long for a passage ("would be
 #: if you have some specific reason ...") starts with it, and so does the rest of a sentence that code interrupted
-#: ("which is quite a mouthful ...", "where N is the count"); a sentence does not (one may start with a command's
-#: name in lower case: "ufw has full support for IPv6.", "which python prints the path of the interpreter.")
+#: ("which is quite a mouthful ...", "where N is the count", "while the other keeps ..."); a sentence does not (one
+#: may start with a command's or a keyword's name in lower case: "ufw has full support for IPv6.", "which python
+#: prints the path of the interpreter.", "while loops run until ...", "where clauses filter ...")
 _GOES_ON = re.compile(r"(?:and|or|but|nor|whom|whose|would|could|should|shall|might|must|is|are|was|were|been|"
                       r"being|has|had|of|to|in|on|for|with|by|from|than|because|whereas|although|though|unless|"
-                      r"until|into|onto|upon|its|their|whereby|thereby|where|while|"
+                      r"until|into|onto|upon|its|their|whereby|thereby|"
                       r"which(?=\s+(?:is|are|was|were|means|meant|makes|made|will|would|can|could|may|might|"
-                      r"should|must|has|have|had|does|do|did|also|in\s+turn)\b))(?![\w-])")
+                      r"should|must|has|have|had|does|do|did|also|in\s+turn)\b)|"
+                      r"where(?=\s+\S+\s+(?:is|are|was|were|stands|means|can|will|should|must|may)\b)|"
+                      r"while(?=\s+(?:the|a|an|it|its|this|that|these|those|they|we|you|he|she|others?|still)\b))"
+                      r"(?![\w-])")
 
 
 #: an ellipsis before a word in lower case: the rest of a sentence that something interrupted ("…while a

@@ -683,6 +683,7 @@ def test_a_name_in_capitals_no_document_uses_is_a_missing_subject() -> None:
                             terms) == []
     assert missing_subjects("Can a home server run fork on GPUs?", terms) == ["GPUs"]
     assert missing_subjects("Can a home server run fork with shardings?", terms) == ["shardings"]
+    assert missing_subjects("Can a home server run fork on databases in registries?", terms) == []
 
 
 #: an FAQ in Markdown, as libsamplerate's reads once rendered: its numbers written "Q6 :", a space before the colon
@@ -1461,13 +1462,17 @@ def test_a_sentence_that_introduces_code_is_stated_with_the_code() -> None:
     # reStructuredText's "::" marks the literal block below; in a text read as plain text (lighttpd's ssl.txt,
     # from a new user's trial: "... cat them together into a single PEM file: ::"), the sentence is stated with
     # the colon reStructuredText shows (before: no whole sentence, and the question was turned away)
-    for marked in (".conf::", ".conf ::", ".conf: ::"):
+    for marked in (".conf::", ".conf: ::"):
         [bullet] = ExtractiveSummarizer().summarize(question, _context(PROFTPD_HOWTO.replace(".conf:", marked))
                                                     ).bullets
         assert bullet.text.endswith("by adding the following line to your proftpd.conf:") and bullet.code, marked
-    # "::" with no block below it is no sentence's end
+    # "::" with no block below it is no sentence's end; nor is " ::", which reStructuredText shows as nothing (and
+    # which may be IPv6's address: "... set the bind address to ::")
     text = PROFTPD_HOWTO.replace(".conf:", ".conf::").replace("```\nDefaultRoot ~\n```", "Add it at the top.")
     assert not any(s.endswith(":") for s, _ in _statable_sentences(_context(text).blocks[0], 3)), text
+    for marked in (".conf ::", ".conf to ::"):
+        stated = [s for s, _ in _statable_sentences(_context(PROFTPD_HOWTO.replace(".conf:", marked)).blocks[0], 3)]
+        assert not any("proftpd" in sentence for sentence in stated), marked
     # a long block shows its first lines, and says that more follow
     long = PROFTPD_HOWTO.replace("DefaultRoot ~", "\n".join(f"DefaultRoot ~ group{n}" for n in range(30)))
     [bullet] = ExtractiveSummarizer().summarize(question, _context(long)).bullets
@@ -2013,6 +2018,14 @@ def test_a_release_named_by_the_documents_title_is_not_the_release_of_a_section_
     older = ExtractiveSummarizer().summarize("Which security problem was fixed in rsync 2.6.6?", context)
     assert [b.text for b in older.bullets] == ["A security problem in the bundled zlib 1.1.4 was fixed by upgrading "
                                                "it to 1.2.3."]
+    # a heading that names a release of another thing keeps its document's release
+    from citesum.summarize.extractive import _release_place, _Sentence
+
+    curl = _Sentence("The TLS backend can now load providers.", 1, "d1", frozenset(), None,
+                     section="Release notes for curl 8.1.0\nSupport for OpenSSL 3.0")
+    assert "8.1.0" in _release_place(curl)
+    news = dataclasses.replace(curl, section="NEWS for rsync 3.5.0\nNEWS for rsync 2.6.6 (28 Jul 2005)")
+    assert "3.5.0" not in _release_place(news) and "2.6.6" in _release_place(news)
 
 
 def test_a_release_the_question_names_is_answered_under_it_and_one_no_passage_writes_is_not() -> None:

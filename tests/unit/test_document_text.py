@@ -348,14 +348,16 @@ def test_a_markdown_headings_attributes_are_markup_not_text(tmp_path: Path) -> N
     faq = tmp_path / "faq.md"
     faq.write_text("# Frequently Asked Questions {#top}\n\n## Q6 : I reset the converter and put in 1000 samples, "
                    "but I get fewer out. Why? {#Q006}\n\nThe short answer is that there is a transport delay.\n\n"
-                   "## Building {.unnumbered}\n\nRun make {#not-a-heading}.\n\n```\n# a comment {#kept}\n```\n",
+                   "## Building {.unnumbered}\n\nRun make {#not-a-heading}\n\n## Formats {:.2f}\n\n```\n"
+                   "# a comment {#kept}\n```\n",
                    encoding="utf-8")
     document = _read(faq)
     assert document.title == "Frequently Asked Questions"
     assert "I reset the converter and put in 1000 samples, but I get fewer out. Why?\n" in document.text
     assert "{#Q006}" not in document.text and "{.unnumbered}" not in document.text
     # only a heading's attributes are markup: a paragraph's braces and a code block's are text
-    assert "Run make {#not-a-heading}." in document.text and "# a comment {#kept}" in document.text
+    assert "Run make {#not-a-heading}" in document.text and "# a comment {#kept}" in document.text
+    assert "Formats {:.2f}" in document.text  # a format, not attributes: its names are no identifiers
 
 
 def test_front_matter_fenced_code_and_a_page_wrapped_in_font_are_read_as_written(tmp_path: Path) -> None:

@@ -113,11 +113,12 @@ def test_commands_after_a_prompt_that_names_user_and_host_are_code() -> None:
     # nftables' README.Debian (a new user's trial): the commands were read as one sentence, and stated
     text = ("Try these basic commands to know more about nftables on your machine:\n\n"
             "user@debian:~$ sudo nft list ruleset\nuser@debian:~$ sudo nft flush ruleset\n\n"
-            "Mail the maintainer at joe@example.com if the rules do not load.\n")
+            "joe@example.com maintains the rules; mail him if they do not load.\n")
     assert _units(text) == [
         ("sentence", "Try these basic commands to know more about nftables on your machine:"),
         ("code", "user@debian:~$ sudo nft list ruleset user@debian:~$ sudo nft flush ruleset"),
-        ("sentence", "Mail the maintainer at joe@example.com if the rules do not load.")]
+        ("sentence", "joe@example.com maintains the rules; mail him if they do not load.")]
+    assert _units("(venv) user@host:~$ pip install foo\n") == [("code", "(venv) user@host:~$ pip install foo")]
 
 
 def test_whole_sentences() -> None:
@@ -139,6 +140,9 @@ def test_whole_sentences() -> None:
     assert not is_whole_sentence("where FILE is the name of the archive to read.")
     assert not is_whole_sentence("while the second form keeps the old value.")
     assert is_whole_sentence("Where FILE is omitted, the archive is read from standard input.")
+    # a keyword's name may open a sentence in lower case
+    assert is_whole_sentence("while loops run until their condition is false.")
+    assert is_whole_sentence("where clauses filter the rows of a query.")
 
 
 def test_html_text_a_paragraph_a_line_keeps_titles_and_sphinx_headings_apart() -> None:

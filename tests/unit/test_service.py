@@ -196,7 +196,7 @@ def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None: 
     assert "Content-Type: application/json" in _error(post(b'{"query": "water"}', "text/plain"), 415)
     assert "got 'none'" in _error(post(b'{"query": "water"}', None), 415)
     unknown = client.post("/search", json={"query": "w", "retriever": "splade"})
-    assert "unknown retriever 'splade'" in _error(unknown, 400)
+    assert "retriever 'splade' is no retriever citesum knows" in _error(unknown, 400)
     many = client.post("/search", json={"query": "w", "retriever": "hybrid:bm25+bm25+dense"})
     assert "4 different retrievers at most" in _error(many, 400)
     # an unknown retriever is refused with those this service runs (before: the list named the oracle, which needs
@@ -205,9 +205,15 @@ def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None: 
                                ("lightpal:hybrid:bm25+colbert", "colbert")]:
         for path in ("/search", "/summarize", "/summarize/stream"):
             detail = _error(client.post(path, json={"query": "water", "retriever": retriever}), 400)
-            assert f"unknown retriever '{refused}'" in detail, (path, detail)
+            assert f"retriever '{refused}' " in detail, (path, detail)
             offered = detail.split("choose one of: ")[1]
             assert "bm25" in offered and "oracle" not in offered and "lightpal" not in offered, detail
+    assert "judgments, which a request cannot give" in _error(
+        client.post("/search", json={"query": "water", "retriever": "oracle"}), 400)
+    # raptor reads a tree of summaries to answer with: it searches nothing, and fuses with nothing
+    for path, retriever in (("/search", "raptor"), ("/summarize", "hybrid:bm25+raptor")):
+        detail = _error(client.post(path, json={"query": "water", "retriever": retriever}), 400)
+        assert "retriever 'raptor' is no retriever this service runs" in detail, detail
     assert client.post("/search", json={"query": "water", "retriever": "hybrid:bm25+dense"}).status_code == 200
     assert "cannot hold even the headers" in _error(
         client.post("/summarize", json={"query": "water", "order": "full", "budget": 5}), 400)

@@ -1073,8 +1073,11 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
 
 
 #: the attributes Pandoc, kramdown and PHP Markdown Extra let a heading end with ("## Q6 : ... Why? {#Q006}",
-#: "{.unnumbered}", "{-}", "{: #setup}"): markup, which CommonMark leaves in the heading's text
-_HEADING_ATTRIBUTES = re.compile(r"[ \t]+\{(?::?[ \t]*[#.][^{}\n]*|-)\}[ \t]*$")
+#: "{.unnumbered}", "{-}", "{: #setup}"): markup, which CommonMark leaves in the heading's text. Its names are
+#: identifiers: "{:.2f}" (a format) and "{.c,.h}" (a shell's braces) are text
+_ATTRIBUTE = r"(?:[#.][A-Za-z][\w:-]*|[A-Za-z][\w-]*=\S+)"
+_HEADING_ATTRIBUTES = re.compile(r"[ \t]+(?<!\\)\{(?::?[ \t]*" + _ATTRIBUTE + r"(?:[ \t]+" + _ATTRIBUTE
+                                 + r")*[ \t]*|-)\}[ \t]*$")
 
 
 def _without_attributes(heading: str) -> str:

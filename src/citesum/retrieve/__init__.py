@@ -34,21 +34,30 @@ DEFAULT_HYBRID_PARTS = ("bm25-rm3", "dense-prf")
 MAX_HYBRID_PARTS = 4
 
 
+#: the retrievers that run others: a hybrid fuses its members' rankings, lightpal and promptrank re-rank a base's
+_COMPOSERS = ("hybrid", "lightpal", "promptrank")
+
+
+def composition(name: str) -> tuple[str, list[str]]:
+    """A retriever's name read as what runs and what it runs on: "hybrid:bm25+dense" is ("hybrid", ["bm25",
+    "dense"]), "hybrid" the default hybrid's parts, "lightpal" ("lightpal", ["bm25"]), "bm25" ("bm25", [])."""
+    composer, colon, rest = name.partition(":")
+    if composer not in _COMPOSERS:
+        return name, []
+    if composer == "hybrid":
+        return composer, list(DEFAULT_HYBRID_PARTS) if not colon else [p for p in rest.split("+") if p]
+    return composer, [rest or "bm25"]
+
+
 def retriever_parts(name: str) -> list[str]:
-    """The retrievers a composed name runs, each named alone: "hybrid:bm25+dense" runs hybrid, bm25 and dense;
+    """The retrievers a name runs, each named alone: "hybrid:bm25+dense" runs hybrid, bm25 and dense;
     "lightpal:hybrid" runs lightpal, hybrid and hybrid's parts. Whether the composition is valid is
     :func:`get_retriever`'s to say."""
-    for composer in ("hybrid", "lightpal", "promptrank"):
-        if name.startswith(f"{composer}:"):
-            rest = name[len(composer) + 1:]
-            members = [p for p in rest.split("+") if p] if composer == "hybrid" else ([rest] if rest else [])
-            parts = [composer]
-            for member in members:
-                parts += [part for part in retriever_parts(member) if part not in parts]
-            return parts
-    if name == "hybrid":
-        return ["hybrid", *DEFAULT_HYBRID_PARTS]
-    return [name]
+    composer, members = composition(name)
+    parts = [composer]
+    for member in members:
+        parts += [part for part in retriever_parts(member) if part not in parts]
+    return parts
 
 
 def get_retriever(
@@ -62,8 +71,9 @@ def get_retriever(
 ) -> Retriever:
     """Build a retriever over ``index`` by name (see the module docstring for the names). ``likelihood``: the
     language model of ``promptrank`` (default: the packaged SmolLM2 in this process)."""
-    if name == "hybrid" or name.startswith("hybrid:"):
-        parts = DEFAULT_HYBRID_PARTS if name == "hybrid" else tuple(p for p in name[7:].split("+") if p)
+    composer, members = composition(name)
+    if composer == "hybrid":
+        parts = tuple(members)
         if len(parts) < 2 or any(p.startswith("hybrid") for p in parts):
             raise ConfigError(f"'{name}': a hybrid needs two or more non-hybrid retrievers, e.g. hybrid:bm25+dense")
         if len(set(parts)) != len(parts) or len(parts) > MAX_HYBRID_PARTS:
@@ -74,18 +84,18 @@ def get_retriever(
             return StoreHybridRetriever(index, k=rrf_k)
         members = [get_retriever(p, index, relevance=relevance, seed=seed, likelihood=likelihood) for p in parts]
         return HybridRetriever(index, members, k=rrf_k)
-    if name == "lightpal" or name.startswith("lightpal:"):
+    if composer == "lightpal":
         from citesum.retrieve.lightpal import LightPALRetriever
 
-        base = name[9:] or "bm25"
+        [base] = members
         if base.startswith("lightpal"):
             raise ConfigError(f"'{name}': the base of lightpal cannot be lightpal")
         return LightPALRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k,
                                                       likelihood=likelihood))
-    if name == "promptrank" or name.startswith("promptrank:"):
+    if composer == "promptrank":
         from citesum.retrieve.promptrank import PromptRankRetriever
 
-        base = name[11:] or "bm25"
+        [base] = members
         if base.startswith("promptrank"):
             raise ConfigError(f"'{name}': the base of promptrank cannot be promptrank")
         return PromptRankRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k),

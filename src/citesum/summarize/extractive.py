@@ -173,7 +173,13 @@ class ExtractiveOptions:
     :func:`citesum.chunking.sentence_spans`; a trouble told with "my" after its opening is specific; an
     abstention names only the missing words of the clause that asks) were drawn from the ``twenty-ninth`` and a
     new user's trial on documents of no split, checked on the twenty-nine splits pooled, and are reported on
-    the ``thirtieth``, written at the round's start and run after them. That topic
+    the ``thirtieth``, written at the round's start and run after them. The twenty-first round's (an FAQ
+    numbered "Q6 :" numbers an entry; a short option is no missing subject, :func:`_short_option`; the asker's
+    words no document holds count against no entry's share of them; the plural of a common word is common; a
+    section's own release outweighs its document's title's, :func:`_release_place`; reStructuredText's "::"
+    before a literal block read as its colon) were drawn from the ``thirtieth`` and a new user's trial on
+    documents of no split, checked on the thirty splits pooled, and are reported on the ``thirty-first``,
+    written at the round's start and run after them. That topic
     queries pass ungated was chosen looking at all three SummHay
     news haystacks, so their figures are in-sample."""
 
@@ -627,8 +633,9 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         section_titled = titled
 
 
-#: reStructuredText's mark that a literal block follows, at a paragraph's end: "::", "text ::", "text: ::"
-_LITERAL_MARK = re.compile(r"(?<=\S)(?:\s*:)?\s*::$")
+#: reStructuredText's mark that a literal block follows, at a paragraph's end, where reStructuredText shows a
+#: colon: "text::", "text: ::" ("text ::" shows no colon, and "... set the bind address to ::" is IPv6's)
+_LITERAL_MARK = re.compile(r"(?<=\w)::$|(?<=\S):\s+::$")
 #: a code block's opening fence (with its language, when it names one) and its closing fence
 _OPENING_FENCE = re.compile(r"\A\s*(?:```|~~~)[\w+-]*[ \t]*\n?")
 _CLOSING_FENCE = re.compile(r"\n?[ \t]*(?:```|~~~)\s*\Z")
@@ -1726,12 +1733,15 @@ def _writes_version(text: str, version: str) -> bool:
 
 def _release_place(sentence: _Sentence) -> str:
     """What tells the release a sentence is about: its section and its words; but its document's title not, when
-    its heading names a release of its own. A news file titled by its first heading ("NEWS for rsync 3.5.0")
-    tells of older releases under theirs ("NEWS for rsync 2.6.6")."""
+    its heading names another release of the same thing. A news file titled by its first heading ("NEWS for
+    rsync 3.5.0") tells of older releases under theirs ("NEWS for rsync 2.6.6"); a heading of curl's release
+    notes that names OpenSSL's ("Support for OpenSSL 3.0") is still about curl's release."""
     title, _, rest = sentence.section.partition("\n")
     heading = rest.split("\n", 1)[0]
-    place = rest if _VERSION.search(heading) else sentence.section
-    return f"{place}\n{sentence.text}"
+    releases = {found.group(1) for found in _VERSION.finditer(heading)}
+    same_thing = set(tokenize([_VERSION.sub(" ", title)])[0]) & set(tokenize([_VERSION.sub(" ", heading)])[0])
+    other = releases and same_thing and not releases & {found.group(1) for found in _VERSION.finditer(title)}
+    return f"{rest if other else sentence.section}\n{sentence.text}"
 
 
 def unwritten_versions(query: str, texts: Sequence[str]) -> list[str]:
@@ -1763,10 +1773,9 @@ def _uncommon(words: list[str]) -> list[str]:
 
     def common(word: str) -> bool:
         # a plural of a common word is common: the vocabulary splits "logins" and "webhooks", not "login"
-        singular = (word[:-2] if re.search(r"(?:s|x|z|ch|sh)es$", word) else
-                    word[:-1] if word.endswith("s") and not word.endswith("ss") else "")
-        forms = [word, singular] if len(singular) >= 4 else [word]
-        return any(tokenizer.count(" " + form) == 1 for form in forms)
+        singulars = ([word[:-3] + "y"] if word.endswith("ies") else []) + (
+            [word[:-1], word[:-2]] if word.endswith("es") else [word[:-1]] if re.search(r"[^s]s$", word) else [])
+        return any(tokenizer.count(" " + form) == 1 for form in [word, *(s for s in singulars if len(s) >= 4)])
 
     return [word for word in words if not common(word.lower()) or sum(c.isupper() for c in word) >= 2]
 

@@ -46,19 +46,23 @@ def within_limits(service: Service, request: SearchRequest | SummarizeRequest) -
         raise HTTPException(422, str(exc)) from None
 
 
-def offered_retriever(service: Service, collection: Collection, retriever: str) -> None:
-    """A request for a retriever no service runs (a name citesum does not know, or the oracle, which needs
-    relevance judgments a request cannot give) is answered 400, naming those this one runs on ``collection``
-    (:meth:`Service.offers`). One it knows but cannot run here (lightpal without the index's graph, raptor
-    without its tree, promptrank without its model) is refused where it is built, naming the fix."""
+def offered_retriever(service: Service, collection: Collection, retriever: str, *, raptor: bool) -> None:
+    """A request for a retriever no service runs (a name citesum does not know, the oracle, which needs relevance
+    judgments a request cannot give, or raptor where it is no retriever: inside a composition, or to search
+    with, ``raptor`` False) is answered 400, naming those this one runs on ``collection`` (:meth:`Service.offers`).
+    One it knows but cannot run here (lightpal without the index's graph, raptor without its tree, promptrank
+    without its model) is refused where it is built, naming the fix."""
     from citesum.pipeline import RAPTOR
     from citesum.retrieve import RETRIEVER_NAMES, retriever_parts
 
-    known = {*RETRIEVER_NAMES, RAPTOR} - {"oracle"}
-    missing = [part for part in retriever_parts(retriever) if part not in known]
-    if missing:
-        offered = service.offers(collection)["retrievers"]
-        raise HTTPException(400, f"unknown retriever '{missing[0]}' for collection '{collection.name}'; choose one "
+    if raptor and retriever == RAPTOR:
+        return
+    refused = [part for part in retriever_parts(retriever) if part not in RETRIEVER_NAMES or part == "oracle"]
+    if refused:
+        offered = [name for name in service.offers(collection)["retrievers"] if raptor or name != RAPTOR]
+        why = ("ranks by relevance judgments, which a request cannot give" if refused[0] == "oracle" else
+               "is no retriever this service runs" if refused[0] == RAPTOR else "is no retriever citesum knows")
+        raise HTTPException(400, f"retriever '{refused[0]}' {why}; for collection '{collection.name}', choose one "
                                  f"of: {', '.join(offered)} (or hybrid:<a>+<b> of them)")
 
 

@@ -110,14 +110,14 @@ def _several(service: Running, http: Request, request: SearchRequest | Summarize
         raise HTTPException(422, "give either collection or collections, not both")
     collections = [collection_for(service, http, name) for name in request.collections]
     for collection in collections:
-        offered_retriever(service, collection, request.retriever)
+        offered_retriever(service, collection, request.retriever, raptor=isinstance(request, SummarizeRequest))
     return list(dict.fromkeys(collection.name for collection in collections))
 
 
 def _offered(service: Running, http: Request, request: SearchRequest | SummarizeRequest) -> str:
     """The one collection a request reads (the token must hold it, and it must run the retriever asked for)."""
     collection = collection_for(service, http, request.collection)
-    offered_retriever(service, collection, request.retriever)
+    offered_retriever(service, collection, request.retriever, raptor=isinstance(request, SummarizeRequest))
     return collection.name
 
 

@@ -772,18 +772,34 @@ let pageZoom = 1;
 
 function zoomPage(step) {
   const at = ZOOMS.indexOf(pageZoom);
-  pageZoom = ZOOMS[Math.min(ZOOMS.length - 1, Math.max(0, at + step))];
+  const next = ZOOMS[Math.min(ZOOMS.length - 1, Math.max(0, at + step))];
+  if (next === pageZoom) return;  // at a limit: the reader's place stays as it is
+  // the page grows around what the reader looks at: the marked sentence when it is in sight, else the middle
+  // of the pane
+  const pane = $("doc-page");
+  const box = pane.querySelector(".box");
+  const seen = pane.getBoundingClientRect();
+  const marked = box && box.getBoundingClientRect();
+  const inSight = marked && marked.right > seen.left && marked.left < seen.right
+    && marked.bottom > seen.top && marked.top < seen.bottom;
+  const middle = [(pane.scrollLeft + pane.clientWidth / 2) / pane.scrollWidth,
+                  (pane.scrollTop + pane.clientHeight / 2) / pane.scrollHeight];
+  pageZoom = next;
   showZoom();
-  // the marked sentence stays in sight: the page grows around it
-  const box = document.querySelector("#doc-page .box");
-  if (box) box.scrollIntoView({ block: "center", inline: "center" });
+  if (inSight) {
+    box.scrollIntoView({ block: "center", inline: "center" });
+  } else {
+    pane.scrollLeft = middle[0] * pane.scrollWidth - pane.clientWidth / 2;
+    pane.scrollTop = middle[1] * pane.scrollHeight - pane.clientHeight / 2;
+  }
 }
 
 function showZoom() {
   $("doc-page").style.setProperty("--zoom", String(pageZoom));
   $("zoom-level").textContent = `${Math.round(pageZoom * 100)}%`;
-  $("zoom-out").disabled = pageZoom === ZOOMS[0];
-  $("zoom-in").disabled = pageZoom === ZOOMS[ZOOMS.length - 1];
+  // (not disabled: a disabled button loses the focus, and the keys that zoom with it)
+  $("zoom-out").setAttribute("aria-disabled", String(pageZoom === ZOOMS[0]));
+  $("zoom-in").setAttribute("aria-disabled", String(pageZoom === ZOOMS[ZOOMS.length - 1]));
 }
 
 function showView(view) {
@@ -804,7 +820,11 @@ async function showPrintedPage(documentId, page, evidence, note, name, pageLabel
     const query = new URLSearchParams({ page: String(page) });
     if (evidence) query.set("evidence", evidence);
     const printed = await api(inCollection(`/printed/${idPath(documentId)}?${query}`, name));
-    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=1600`, name),
+    // drawn as wide as the pane shows it at the largest size, on this screen's pixels (the service draws 2,000 at
+    // most)
+    const width = Math.min(2000, Math.max(600, Math.round(sheet.clientWidth * ZOOMS[ZOOMS.length - 1]
+                                                          * (window.devicePixelRatio || 1))));
+    const response = await fetch(inCollection(`/printed-image/${idPath(documentId)}?page=${page}&width=${width}`, name),
                                  { headers: withToken(new Headers()) });
     if (!response.ok) throw new Error(`the page could not be drawn (HTTP ${response.status})`);
     if (pageImage) URL.revokeObjectURL(pageImage);
