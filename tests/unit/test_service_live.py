@@ -396,7 +396,7 @@ def test_cli_search_through_a_running_service_prints_what_the_index_gives(  # ty
     assert refused.exit_code == 1 and "answered 401: unauthorized" in refused.output
     monkeypatch.setenv("CITESUM_TOKEN", token)
     unknown = runner.invoke(main, ["search", WATER, "--retriever", "bm26"])
-    assert unknown.exit_code == 1 and "answered 400: bad request: unknown retriever 'bm26'" in unknown.output
+    assert unknown.exit_code == 1 and "answered 400: bad request: retriever 'bm26' is no retriever citesum knows" in unknown.output
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
