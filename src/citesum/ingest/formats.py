@@ -1063,8 +1063,7 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
     markdown = MarkdownIt("commonmark").enable("table")
     tokens = markdown.parse(source)
     for opening, inline in zip(tokens, tokens[1:]):
-        if opening.type == "heading_open" and inline.children:
-            inline.content = _without_attributes(inline.content)
+        if opening.type == "heading_open" and inline.children:  # (the HTML is rendered from the children)
             last = inline.children[-1]
             if last.type == "text":
                 last.content = _without_attributes(last.content)

@@ -71,9 +71,9 @@ def get_retriever(
 ) -> Retriever:
     """Build a retriever over ``index`` by name (see the module docstring for the names). ``likelihood``: the
     language model of ``promptrank`` (default: the packaged SmolLM2 in this process)."""
-    composer, members = composition(name)
+    composer, named = composition(name)
     if composer == "hybrid":
-        parts = tuple(members)
+        parts = tuple(named)
         if len(parts) < 2 or any(p.startswith("hybrid") for p in parts):
             raise ConfigError(f"'{name}': a hybrid needs two or more non-hybrid retrievers, e.g. hybrid:bm25+dense")
         if len(set(parts)) != len(parts) or len(parts) > MAX_HYBRID_PARTS:
@@ -87,7 +87,7 @@ def get_retriever(
     if composer == "lightpal":
         from citesum.retrieve.lightpal import LightPALRetriever
 
-        [base] = members
+        [base] = named
         if base.startswith("lightpal"):
             raise ConfigError(f"'{name}': the base of lightpal cannot be lightpal")
         return LightPALRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k,
@@ -95,7 +95,7 @@ def get_retriever(
     if composer == "promptrank":
         from citesum.retrieve.promptrank import PromptRankRetriever
 
-        [base] = members
+        [base] = named
         if base.startswith("promptrank"):
             raise ConfigError(f"'{name}': the base of promptrank cannot be promptrank")
         return PromptRankRetriever(index, get_retriever(base, index, relevance=relevance, seed=seed, rrf_k=rrf_k),

@@ -1932,7 +1932,8 @@ class ExtractiveSummarizer:
         # writes ("What changed in NTPsec 1.2.2?": a news file's items under another release's heading share
         # every other word of the question)
         asked = asked_versions(query)
-        written = [{version for version in asked if _writes_version(_release_place(s), version)} for s in sentences]
+        places = [_release_place(s) for s in sentences] if asked else [""] * len(sentences)
+        written = [{version for version in asked if _writes_version(place, version)} for place in places]
         versions = set().union(*written)
         # a setting the question names that a reference's entry heads ("What does the AUTO_CD option do?"): the
         # entries of other settings name it in passing ("CDABLE_VARS: ... an implied cd with the AUTO_CD option
