@@ -167,13 +167,40 @@ def test_the_service_offers_every_retriever_and_summarizer_of_the_cli(built: tup
         assert no_model.status_code == 400 and "no LLM" in no_model.json()["detail"]
 
 
-def test_promptrank_is_served_too(built: tuple[Path, Path]) -> None:
+def test_promptrank_is_served_too_within_the_time_limit_of_a_language_model(tmp_path: Path) -> None:
+    """PromptRank reads every chain of candidates with the packaged SmolLM2 in the server's process: its search
+    gets --llm-timeout, as a summary by a model does. Before, it had the 60 s of a search, and a search over a
+    collection of 40 news articles was answered 504 on a slow two-core machine."""
     pytest.importorskip("llama_cpp")  # its default language model: the packaged SmolLM2 run here
-    with _client(built[0]) as client:
+    import time
+
+    from citesum import Index, ingest_paths
+    from citesum.service.app import create_app
+    from citesum.service.config import ServiceConfig
+
+    folder = tmp_path / "notes"  # a few passages: the model reads each chain of them
+    folder.mkdir()
+    (folder / "water.txt").write_text("Household water rates rose by 12 percent in 2023. The council blamed the "
+                                      "cost of treating river water.\n", encoding="utf-8")
+    (folder / "roads.txt").write_text("The city repaved forty streets last summer.\n", encoding="utf-8")
+    (folder / "parks.txt").write_text("Two new parks opened near the river in May.\n", encoding="utf-8")
+    documents, _ = ingest_paths([folder])
+    index = Index.create(tmp_path / "ix")
+    index.add(documents)
+    config = ServiceConfig(worker_kind="thread", timeout_s=0.2)  # a search's limit the model cannot keep
+    with TestClient(create_app(index.path, config), base_url="http://127.0.0.1:8000") as client:
         assert "promptrank" in client.get("/health").json()["offers"]["retrievers"]
+        started = time.monotonic()
         found = client.post("/search", json={"query": QUESTION, "retriever": "promptrank", "k": 3})
+        took = time.monotonic() - started
         assert found.status_code == 200, found.text
-        assert found.json()["retriever"].startswith("promptrank") and found.json()["hits"]
+        assert took > config.timeout_s  # so the search's own limit would have cut it
+        assert found.json()["retriever"].startswith("promptrank")
+        assert sorted(Path(hit["document_id"]).name for hit in found.json()["hits"]) == \
+            ["parks.txt", "roads.txt", "water.txt"]  # (the order is the small model's: not looked at)
+        answer = client.post("/summarize", json={"query": QUESTION, "retriever": "promptrank"})
+        assert answer.status_code == 200, answer.text  # a summary over its ranking has the same limit
+        assert answer.json()["bullets"][0]["text"].startswith("Household water rates rose")
 
 
 def test_promptrank_is_not_offered_without_the_model_it_reads_with(built: tuple[Path, Path],

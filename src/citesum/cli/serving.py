@@ -39,9 +39,9 @@ from citesum.errors import CitesumError
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds a request may take before it is answered 504.")
 @click.option("--llm-timeout", type=click.FloatRange(min=0, min_open=True), default=180.0, show_default=True,
-              help="Seconds a summary written by the LLM may take (a server's model call is then cancelled; an "
-                   "in-process model finishes its call); a model too slow for the default budget gets a smaller "
-                   "one, said in /health and on the page.")
+              help="Seconds a summary written by the LLM, or a request with promptrank, may take (a server's "
+                   "model call is then cancelled; an in-process model finishes its call); a model too slow for "
+                   "the default budget gets a smaller one, said in /health and on the page.")
 @click.option("--max-upload-mb", type=click.FloatRange(min=0, min_open=True), default=25.0, show_default=True)
 @click.option("--uploads", "uploads_dir", type=click.Path(file_okay=False), default=None,
               help="Where uploaded files are kept (default: INDEX/uploads; with several collections, DIR/NAME "

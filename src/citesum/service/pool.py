@@ -86,53 +86,60 @@ class ReadPool:
         return max(1, math.ceil(self._mean_s * (self._busy - self.workers + 1) / self.workers))
 
     async def run_json(self, collection: str | None, function: Callable[..., Any], *args: Any,
-                       client_left: Callable[[], Awaitable[bool]] | None = None) -> bytes:
+                       client_left: Callable[[], Awaitable[bool]] | None = None,
+                       time_limit_s: float | None = None) -> bytes:
         """``function(reader, *args)`` on a worker, as JSON bytes (see :func:`~citesum.service.reader.timed_json`)."""
-        seconds, encoded = await self.run(collection, read_work.timed_json, function, *args, client_left=client_left)
+        seconds, encoded = await self.run(collection, read_work.timed_json, function, *args, client_left=client_left,
+                                          time_limit_s=time_limit_s)
         self._mean_s = 0.9 * self._mean_s + 0.1 * seconds
         return encoded  # type: ignore[no-any-return]
 
     async def run(self, collection: str | None, function: Callable[..., Any], *args: Any,
-                  client_left: Callable[[], Awaitable[bool]] | None = None) -> Any:
+                  client_left: Callable[[], Awaitable[bool]] | None = None,
+                  time_limit_s: float | None = None) -> Any:
         """``function(reader, *args)`` on a worker, with the reader of ``collection`` (None: the readers of every
         collection, for a request over several); raises :class:`Overloaded` at capacity, :class:`RequestTimeout`
         past the deadline (the work then finishes in the background and keeps its place until it does, so slow
         requests cannot overfill the machine) and :class:`WorkerDied` when its worker process died. With
-        ``client_left`` (whether the client has gone), a thread worker's LLM calls are cancelled once it has."""
+        ``client_left`` (whether the client has gone), a thread worker's LLM calls are cancelled once it has.
+        ``time_limit_s`` replaces the pool's own limit for this request (a search that runs a language model)."""
+        limit = time_limit_s or self.timeout_s
         given_up = threading.Event() if client_left is not None and self.kind == "thread" else None
-        future, executor = self._admit(collection, given_up, function, *args)
+        future, executor = self._admit(collection, limit, given_up, function, *args)
         outcome = self._outcome(future)
         work = asyncio.shield(outcome)
         try:
             if given_up is not None and client_left is not None:
-                return await self._unless_the_client_leaves(work, given_up, client_left)
-            return await asyncio.wait_for(work, self.timeout_s)
+                return await self._unless_the_client_leaves(work, limit, given_up, client_left)
+            return await asyncio.wait_for(work, limit)
         except ClientLeft:
             future.cancel()  # drops it if it has not started yet
             raise
         except asyncio.TimeoutError:
             future.cancel()  # drops it if it has not started yet
-            raise RequestTimeout(self.timeout_s) from None
+            raise RequestTimeout(limit) from None
         except BrokenProcessPool:
             self._restart(executor)
             raise WorkerDied() from None
 
-    async def run_stream(self, collection: str, function: Callable[..., None], *args: Any) -> AsyncIterator[bytes]:
+    async def run_stream(self, collection: str, function: Callable[..., None], *args: Any,
+                         time_limit_s: float | None = None) -> AsyncIterator[bytes]:
         """What ``function(reader, *args, emit)`` gives ``emit``, as it comes: a thread worker's events one by
         one, a worker process's all at once when it is done (see :func:`~citesum.service.reader.collected`).
         Admitted, timed and refused as :meth:`run`; closing the iterator (the client left) gives the work up,
         and its LLM calls are cancelled."""
         if self.kind != "thread":
-            for event in await self.run(collection, read_work.collected, function, *args):
+            for event in await self.run(collection, read_work.collected, function, *args, time_limit_s=time_limit_s):
                 yield event
             return
+        limit = time_limit_s or self.timeout_s
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[bytes] = asyncio.Queue()
         given_up = threading.Event()
-        future, _ = self._admit(collection, given_up, function, *args,
+        future, _ = self._admit(collection, limit, given_up, function, *args,
                                 lambda event: loop.call_soon_threadsafe(events.put_nowait, event))
         outcome = self._outcome(future)
-        deadline = time.monotonic() + self.timeout_s
+        deadline = time.monotonic() + limit
         try:
             while True:
                 waiting = asyncio.ensure_future(events.get())
@@ -147,16 +154,17 @@ class ReadPool:
                         yield events.get_nowait()
                     outcome.result()  # the work's error, if it failed
                     return
-                raise RequestTimeout(self.timeout_s)
+                raise RequestTimeout(limit)
         finally:
             if not outcome.done():
                 given_up.set()  # the client left, or the time is up: the model stops writing
                 future.cancel()
 
-    def _admit(self, collection: str | None, given_up: threading.Event | None, function: Callable[..., Any],
-               *args: Any) -> tuple[Future[Any], Executor]:
-        """``function(reader, *args)`` submitted to a worker, counted busy until it ends (and the executor it
-        went to); :class:`Overloaded` at capacity. A pool a dead worker broke earlier is restarted, once."""
+    def _admit(self, collection: str | None, limit: float, given_up: threading.Event | None,
+               function: Callable[..., Any], *args: Any) -> tuple[Future[Any], Executor]:
+        """``function(reader, *args)`` submitted to a worker, to end within ``limit`` seconds, counted busy until
+        it ends (and the executor it went to); :class:`Overloaded` at capacity. A pool a dead worker broke
+        earlier is restarted, once."""
         if self._busy >= self.capacity:
             raise Overloaded(self.retry_after())
         loop = asyncio.get_running_loop()
@@ -164,10 +172,10 @@ class ReadPool:
         executor = self._executor
         try:
             try:
-                future = self._submit(executor, collection, given_up, function, *args)
+                future = self._submit(executor, collection, limit, given_up, function, *args)
             except BrokenProcessPool:  # a worker died earlier (killed, out of memory): start a new set, once
                 executor = self._restart(executor)
-                future = self._submit(executor, collection, given_up, function, *args)
+                future = self._submit(executor, collection, limit, given_up, function, *args)
         except BaseException:
             self._busy -= 1
             raise
@@ -182,11 +190,12 @@ class ReadPool:
         outcome.add_done_callback(lambda done: done.cancelled() or done.exception())
         return outcome
 
-    async def _unless_the_client_leaves(self, work: "asyncio.Future[Any]", given_up: threading.Event,
+    @staticmethod
+    async def _unless_the_client_leaves(work: "asyncio.Future[Any]", limit: float, given_up: threading.Event,
                                         client_left: Callable[[], Awaitable[bool]]) -> Any:
-        """``work``'s result, within the deadline; a client that left gives it up (``given_up``: its LLM calls are
-        cancelled), and the answer goes nowhere."""
-        deadline = time.monotonic() + self.timeout_s
+        """``work``'s result, within ``limit`` seconds; a client that left gives it up (``given_up``: its LLM
+        calls are cancelled), and the answer goes nowhere."""
+        deadline = time.monotonic() + limit
         while not work.done():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -197,11 +206,11 @@ class ReadPool:
                 raise ClientLeft()
         return work.result()
 
-    def _submit(self, executor: Executor, collection: str | None, given_up: threading.Event | None,
+    def _submit(self, executor: Executor, collection: str | None, limit: float, given_up: threading.Event | None,
                 function: Callable[..., Any], *args: Any) -> Future[Any]:
         # the work's LLM calls end just before the request's time limit: the worker says the model was too slow
         # (and its connection to the model is closed) before the limit answers 504 in its place
-        deadline = time.time() + self.timeout_s - min(DEADLINE_MARGIN_S, self.timeout_s / 10)
+        deadline = time.time() + limit - min(DEADLINE_MARGIN_S, limit / 10)
         if self.kind == "thread":
             return executor.submit(read_work.on_collection, self.readers, collection, deadline, given_up, function,
                                    *args)

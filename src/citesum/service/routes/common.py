@@ -66,6 +66,15 @@ def offered_retriever(service: Service, collection: Collection, retriever: str, 
                                  f"of: {', '.join(offered)} (or hybrid:<a>+<b> of them)")
 
 
+def time_limit(service: Service, request: SearchRequest | SummarizeRequest) -> float | None:
+    """The time limit of a request that runs a language model in the service's process (promptrank reads every
+    chain of candidates with one, for a search as for a summary): the model's (``--llm-timeout``), not the
+    ``--timeout`` of a search; None for every other request (its lane's own limit)."""
+    from citesum.retrieve import retriever_parts
+
+    return service.config.llm_timeout_s if "promptrank" in retriever_parts(request.retriever) else None
+
+
 def principal_of(request: Request) -> Principal:
     """Who sent the request (the guard put it there); everyone, on a service without tokens."""
     return getattr(request.state, "principal", EVERYONE)  # type: ignore[no-any-return]

@@ -13,7 +13,7 @@ from citesum.service.errors import event_bytes
 from citesum.service.failures import failure_of
 from citesum.service.models import SearchRequest, SummarizeRequest, checked_text
 from citesum.service.routes.common import (CollectionName, Running, collection_for, encoded, offered_retriever,
-                                           within_limits)
+                                           time_limit, within_limits)
 
 router = APIRouter()
 log = logging.getLogger("citesum.service")
@@ -24,9 +24,11 @@ async def search(request: SearchRequest, http: Request, service: Running) -> Res
     within_limits(service, request)
     names = _several(service, http, request)
     if names is not None:
-        return encoded(await service.searches.run_json(None, read_work.search_across, names, request))
+        return encoded(await service.searches.run_json(None, read_work.search_across, names, request,
+                                                       time_limit_s=time_limit(service, request)))
     name = _offered(service, http, request)
-    return encoded(await service.searches.run_json(name, read_work.search, request))
+    return encoded(await service.searches.run_json(name, read_work.search, request,
+                                                   time_limit_s=time_limit(service, request)))
 
 
 @router.post("/summarize", summary="A bullet summary whose citations carry their evidence spans")
@@ -37,9 +39,11 @@ async def summarize(request: SummarizeRequest, http: Request, service: Running) 
     names = _several(service, http, request)
     if names is not None:
         return encoded(await service.summaries.run_json(None, read_work.summarize_across, names, request,
-                                                        client_left=client_left))
+                                                        client_left=client_left,
+                                                        time_limit_s=time_limit(service, request)))
     name = _offered(service, http, request)
-    return encoded(await service.summaries.run_json(name, read_work.summarize, request, client_left=client_left))
+    return encoded(await service.summaries.run_json(name, read_work.summarize, request, client_left=client_left,
+                                                    time_limit_s=time_limit(service, request)))
 
 
 @router.post("/summarize/stream", summary="The summary as server-sent events: sources, each bullet, the whole answer",
@@ -53,7 +57,8 @@ async def summarize_stream(request: SummarizeRequest, http: Request, service: Ru
     if request.collections is not None:
         raise HTTPException(422, "a streamed answer reads one collection: ask /summarize for several at once")
     name = _offered(service, http, request)
-    events = service.summaries.run_stream(name, read_work.summarize_stream, request)
+    events = service.summaries.run_stream(name, read_work.summarize_stream, request,
+                                          time_limit_s=time_limit(service, request))
     first = await anext(events)  # a refused or failed request is answered with its status, not a stream
 
     async def body() -> AsyncIterator[bytes]:
