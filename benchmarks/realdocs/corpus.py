@@ -11,7 +11,8 @@ A source ending in ``.gz`` whose file does not is gunzipped (Debian gzips README
 Run alone: python benchmarks/realdocs/corpus.py dev DEST  (copies the dev split's files into DEST; or test, holdout,
 fresh, next, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth,
 sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third,
-twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first)
+twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first,
+thirty-second)
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth
           "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first",
           "twenty-second", "twenty-third", "twenty-fourth",
           "twenty-fifth", "twenty-sixth", "twenty-seventh",
-          "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first")
+          "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first",
+          "thirty-second")
 
 
 def entries(split: str | None = None) -> list[dict]:
@@ -165,7 +167,7 @@ if __name__ == "__main__":
                  "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|"
                  "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third|"
                  "twenty-fourth|twenty-fifth|twenty-sixth|twenty-seventh|twenty-eighth|twenty-ninth|thirtieth|"
-                 "thirty-first DEST")
+                 "thirty-first|thirty-second DEST")
     folder = gather(sys.argv[1], Path(sys.argv[2]))
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"{path.stat().st_size:9d}  {path.relative_to(folder)}")
