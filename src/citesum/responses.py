@@ -209,7 +209,27 @@ def document_response(document: Document, *, source_of: SourceOf = stored_source
         parts = list(pieces) if pieces is not None else [(0, document.text)]
         verifier = CitationVerifier([Piece(document.id, document.title, text) for _, text in parts],
                                     offsets=[offset for offset, _ in parts])
-        payload["evidence"] = [{"char_start": e.char_start, "char_end": e.char_end, "text": e.text,
-                                "support": round(e.support, 4), **_page(document, e.char_start)}
-                               for e in verifier.evidence(evidence)[:1]]
+        payload["evidence"] = [{"char_start": start, "char_end": end, "text": text,
+                                "support": round(e.support, 4), **_page(document, start)}
+                               for e in verifier.evidence(evidence)[:1]
+                               for start, end, text in [_quoted_around(parts, evidence, e.char_start, e.char_end)
+                                                        or (e.char_start, e.char_end, e.text)]]
     return payload
+
+
+def _quoted_around(parts: Sequence[tuple[int, str]], statement: str, start: int,
+                   end: int) -> tuple[int, int, str] | None:
+    """Where ``parts`` ((offset, text) parts of a document) write ``statement`` as it is, whitespace aside, when
+    that holds the span from ``start`` to ``end`` (its best sentence): a bullet that quotes two sentences ("Run
+    mytool with two paths. It will report each file it copies.") is shown whole. None otherwise."""
+    from citesum.summarize.citations import strip_citations
+
+    words = strip_citations(statement).split()
+    if not words:
+        return None
+    pattern = re.compile(r"\s+".join(re.escape(word) for word in words))
+    for offset, text in parts:
+        for match in pattern.finditer(text):
+            if offset + match.start() <= start and end <= offset + match.end():
+                return offset + match.start(), offset + match.end(), match.group()
+    return None

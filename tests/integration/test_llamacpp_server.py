@@ -164,8 +164,9 @@ def test_the_service_serialises_an_in_process_model(packaged_smollm2: str, tmp_p
 
         def ask(number: int) -> httpx.Response:
             question = f"What happened to the water supply? ({number})"
-            return httpx.post(f"{server.url}/summarize", json={"query": question, "bullets": 2, "words": 60},
-                              timeout=600)
+            # (a short context: the three calls' order is the point, not their length)
+            return httpx.post(f"{server.url}/summarize", json={"query": question, "bullets": 2, "words": 60,
+                                                                "budget": 500}, timeout=600)
 
         with ThreadPoolExecutor(3) as threads:
             answers = list(threads.map(ask, range(3)))

@@ -87,7 +87,7 @@ def test_served_bullets_come_before_the_answer_is_done(served: str) -> None:
     import httpx
 
     with httpx.stream("POST", f"{served}/summarize/stream", timeout=300,
-                      json={"query": QUESTION, "bullets": 5}) as response:
+                      json={"query": QUESTION, "bullets": 5, "budget": 1000}) as response:  # (a prompt read quickly)
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
         events = list(_events(response.iter_lines()))
     names = [name for name, _, _ in events]
@@ -122,7 +122,8 @@ def test_a_client_that_leaves_the_stream_frees_the_model(llama_server: str, serv
 
 def test_summarize_stream_prints_bullets_as_they_come(llama_server: str, index_path: Path) -> None:
     done = run_citesum("summarize", QUESTION, "--index", str(index_path), "--summarizer", "llm", "--model",
-                       "smollm2", "--base-url", llama_server, "--stream", "--no-cache", timeout=300)
+                       "smollm2", "--base-url", llama_server, "--stream", "--no-cache", "--budget", "1000",
+                       timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines and (lines[0].startswith("- ") or lines[0].startswith("(no bullets"))

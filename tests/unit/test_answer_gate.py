@@ -213,9 +213,11 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason() -> N
     terms = _terms({"ffi_prep_closur": 2, "deprec": 1, "closur": 6, "old": 4, "code": 20})
     summary = ExtractiveSummarizer().summarize("Why is ffi_prep_closure deprecated?",
                                                _context(CLOSURE_API, MANUAL, terms=terms))
-    # before: "You may see old code referring to ffi_prep_closure.", which names it and gives no reason
+    # before: "You may see old code referring to ffi_prep_closure.", which names it and gives no reason; the
+    # sentence that gives it opens its bullet, as "This function" refers back to it
     assert [b.text for b in summary.bullets][:1] == [
-        "This function is deprecated, as it cannot handle the need for separate writable and executable addresses."]
+        "You may see old code referring to ffi_prep_closure. This function is deprecated, as it cannot handle the "
+        "need for separate writable and executable addresses."]
 
 
 def test_a_how_often_question_no_sentence_answers_is_abstained_on() -> None:
@@ -1027,6 +1029,8 @@ def test_a_question_about_an_option_no_passage_writes_is_abstained_on() -> None:
 
     assert unwritten_options("What does the -Tpdf flag of dot do? And make -j4?", ["dot -T pdf ... make -j 4"]) == []
     assert unwritten_options("What does --keep-within do?", ["keep_within = 7d"]) == []  # a configuration key
+    # a page that writes its hyphens as no line may break at (Unicode's non-breaking hyphen) writes the option
+    assert unwritten_options("What does --disable-epoll do?", ["Use \u2011\u2011disable\u2011epoll."]) == []
 
 
 #: a plain-text FAQ as mail-server FAQs write one: "Q:" and "A:" labels, hard-wrapped, and a "blank" line that
@@ -1899,15 +1903,20 @@ def test_a_sentence_naming_the_cause_of_the_one_before_is_matched_with_its_words
     # the sentence before restates the asker's trouble; the one after names its cause in words of its own
     summary = ExtractiveSummarizer().summarize("Why does openvpn keep complaining that it is out of memory?",
                                                _context(OPENVPN_README))
-    assert summary.bullets and summary.bullets[0].text.startswith("The reason for this behavior is that openvpn "
-                                                                  "uses mlockall"), summary.bullets
+    # (each bullet opens with the trouble its "this" refers back to)
+    trouble = "If you use the mlock option in your configuration, you might run into issues with openvpn"
+    assert [b.text for b in summary.bullets] == [
+        f"{trouble} complaining about out of memory. The reason for this behavior is that openvpn uses mlockall to pin "
+        "all of its pages into memory, and the default limit of locked memory for an unprivileged user is small."]
     # asked what to do, the remedy answers (the cause before it gives it no score of its own)
     summary = ExtractiveSummarizer().summarize("How do I stop openvpn complaining that it is out of memory?",
                                                _context(OPENVPN_README))
-    assert summary.bullets and summary.bullets[0].text.startswith("To fix this, raise LimitMEMLOCK"), summary.bullets
+    assert summary.bullets and summary.bullets[0].text.startswith(trouble), summary.bullets
+    assert summary.bullets[0].text.endswith("To fix this, raise LimitMEMLOCK in the service's unit file.")
     summary = ExtractiveSummarizer().summarize("Why are my key bindings not handled when I press the key?",
                                                _context(TKINTER_FAQ))
-    assert summary.bullets and summary.bullets[0].text.startswith("The most common cause is that the widget"), \
+    assert summary.bullets and summary.bullets[0].text.endswith(
+        "The most common cause is that the widget to which the binding applies doesn't have keyboard focus."), \
         summary.bullets
 
 
@@ -2255,3 +2264,81 @@ def test_a_lead_says_where_its_sentence_is_and_on_which_printed_page() -> None:
     cache = Document("c.txt", "Cache", "Set the cachesize option. Set the cache.")
     [place] = lead_response(Bullet("Set the cache.", ("c.txt",), (1,)), {"c.txt": cache})["places"]
     assert place["char_start"] == cache.text.index("Set the cache.")  # a whole sentence, not part of a word
+
+
+MYTOOL_README = """mytool
+======
+
+Usage
+-----
+
+Run mytool with two paths. It will report each file it copies. It is recommended to run it as the owner of the
+files. mytool never follows symbolic links.
+
+Notes
+-----
+
+- Copies are checked with SHA-256.
+- It keeps the files' permissions.
+"""
+
+
+def test_a_bullet_that_refers_back_opens_with_the_sentence_it_refers_to() -> None:
+    """A new user's trial: "- It will report each file it copies. [1]" told nothing of what "it" is."""
+    def bullets(question: str) -> list[str]:
+        return [b.text for b in ExtractiveSummarizer().summarize(question, _context(MYTOOL_README)).bullets]
+
+    assert bullets("What does mytool report?")[0] == \
+        "Run mytool with two paths. It will report each file it copies."
+    # an "it" that names nothing: the sentence alone
+    assert "It is recommended to run it as the owner of the files." in bullets(
+        "Who should run mytool, as which user of the files?")
+    # a list's items are not one text: the item alone, as written
+    assert "It keeps the files' permissions." in bullets("Does mytool keep the permissions of the files?")
+    # a sentence said once: the bullet that opens with it, not a bullet of its own as well
+    said = bullets("How do I run mytool, and what will it report?")
+    assert sum("Run mytool with two paths." in text for text in said) == 1, said
+    # a lead, when nothing answers, too
+    turned_away = ExtractiveSummarizer().summarize("Will mytool report compression ratios and network speeds?",
+                                                   _context(MYTOOL_README))
+    assert turned_away.abstained and turned_away.leads[0].text == \
+        "Run mytool with two paths. It will report each file it copies."
+    # the context joins two passages at a line break: a sentence opening the second is stated with the last of
+    # the first when their document writes only whitespace between them, and alone when it writes more (a list's
+    # marker, in apt-cacher-ng's PDF)
+    def first_bullet(between: str) -> str:
+        before = "Access control\n\nTherefore, mytool refuses a host it does not know."
+        after = "This restriction also applies to hosts named by their address."
+        document = f"{before}{between}{after}"
+        passages = (Passage("d1::0", "d1", 0, 0, len(before), before, 12),
+                    Passage("d1::1", "d1", 1, len(before) + len(between), len(document), after, 10))
+        block = ContextBlock(1, "d1", "D1", "\n".join(p.text for p in passages), 22, passages, 1.0)
+        answer = ExtractiveSummarizer().summarize("Does the mytool restriction apply to hosts named by their "
+                                                  "address?", Context((block,), "original", 10_000, 100, None))
+        return answer.bullets[0].text
+
+    assert first_bullet("\n\n• ") == "This restriction also applies to hosts named by their address."
+    assert first_bullet("\n\n") == ("Therefore, mytool refuses a host it does not know. This restriction also "
+                                     "applies to hosts named by their address.")
+
+
+def test_a_plain_text_heading_is_its_words_without_its_underline() -> None:
+    from citesum.summarize.extractive import _placed_sentences, entry_question
+
+    text = ("Usage\n-----\n\nRun mytool with two paths.\n\n"
+            "How do I copy to a remote host?\n===============================\n\n"
+            "Give the host before a colon, as scp does.\n")
+    block = _context(text).blocks[0]
+    sections = [section for _, section, _, _ in _placed_sentences(block, 3)]
+    assert [section.split("\n")[1] for section in sections] == ["Usage", "How do I copy to a remote host?"]
+    # before, the heading ended with its underline: no question headed the entry
+    assert entry_question(sections[1]) == "How do I copy to a remote host?"
+
+
+def test_get_rid_of_asks_to_remove_and_names_no_word_a_document_lacks() -> None:
+    from citesum.summarize.extractive import absent_words
+
+    terms = _terms({"point": 4, "float": 2, "arithmet": 2, "bash": 30, "thread": 5, "safe": 5, "warn": 3, "get": 40})
+    # a new user's trial: "no document mentions 'rid'" for "How do I get rid of ...?"
+    assert absent_words("How do I get rid of the floating point warning in bash?", terms) == []
+    assert absent_words("How do I get rid of mercury in bash?", terms) == ["mercury"]

@@ -487,6 +487,12 @@ def test_asciidoc_headers_lists_titles_and_code_read_as_asciidoctor_reads_them()
     # a block of code that shows a Markdown fence is fenced by a longer one
     markdown = asciidoc_markdown("Intro.\n\n----\n```\nshown\n```\n----\n\nAfter.")[1]
     assert "````\n```\nshown\n```\n````" in markdown
+    # a character reference is its character, in the title, the prose and a code span, as on the page; an "&"
+    # that opens none is text (before, LTTng's README read "LTTng&#8209;tools", "&#8209;&#8209;disable&#8209;epoll")
+    title, found = units("= LTTng&#8209;tools\n:nbh: &#8209;\n\nUse `{nbh}{nbh}disable{nbh}epoll` &mdash; R&D's "
+                         "&#x2011;x &bogus; & more.\n")
+    assert title == "LTTng\u2011tools", title
+    assert ("sentence", "Use \u2011\u2011disable\u2011epoll \u2014 R&D's \u2011x &bogus; & more.") in found, found
 
 
 def test_asciidoc_conditionals_are_the_preprocessors_lines_not_text() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import sys
@@ -128,6 +129,15 @@ def test_a_document_with_the_sentence_that_states_a_claim(client, haystack) -> N
     assert body["text"][evidence["char_start"]:evidence["char_end"]] == evidence["text"]
     assert "not-there.txt" in _error(client.get("/documents/not-there.txt"), 404)
     assert "empty or only whitespace" in _error(client.get(f"/documents/{document_id}", params={"evidence": " "}), 422)
+    # a bullet that quotes two sentences (one refers back to the other) is shown whole, as its document writes it
+    text = body["text"]
+    first = text.index(evidence["text"])
+    second = re.compile(r"[^.!?]+[.!?]").match(text, evidence["char_end"])
+    assert second is not None and "\n\n" not in second.group()
+    quoted = " ".join(f"{evidence['text']}{second.group()}".split())
+    (whole,) = client.get(f"/documents/{document_id}", params={"evidence": quoted}).json()["evidence"]
+    assert (whole["char_start"], whole["char_end"]) == (first, second.end()), whole
+    assert " ".join(whole["text"].split()) == quoted
 
 
 def test_the_page_and_its_assets_are_served_from_the_wheel(client) -> None:  # type: ignore[no-untyped-def]

@@ -29,6 +29,7 @@ Read line by line, in linear time on any input.
 
 from __future__ import annotations
 
+import html
 import re
 
 #: AsciiDoc's character replacement attributes, as the rendered page shows them
@@ -106,6 +107,9 @@ _CROSS_REFERENCE = re.compile(r"<<([^<>,]+)(?:,[ \t]*([^<>]+))?>>")
 _ANCHOR = re.compile(r"\[\[[A-Za-z_:][\w:.-]*(?:,[^\[\]]*)?\]\]|\[#[A-Za-z_:][\w:.-]*\]")
 _PASSTHROUGH = re.compile(r"(?<![\w+])\+\+?(\S(?:[^+\n]*?\S)?)\+\+?(?![\w+])")
 _CODE_SPAN = re.compile(r"(`{1,3})(.+?)\1")
+#: an "&" that opens no character reference: a reference ("LTTng&#8209;tools", "&mdash;") is passed to the page,
+#: which shows its character
+_BARE_AMPERSAND = re.compile(r"&(?!#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 _WRAPPED_IN_PLUS = re.compile(r"\+[^+].*[^+]\+|\+[^+]\+")
 
 
@@ -349,10 +353,11 @@ def _inline(text: str, attributes: dict[str, str]) -> str:
     last = 0
     for span in _CODE_SPAN.finditer(text):
         pieces.append(_inline_prose(text[last:span.start()]))
-        # `+*.war+`: a passthrough inside a code span is the span's literal text
+        # `+*.war+`: a passthrough inside a code span is the span's literal text; in another, a character
+        # reference is its character (`{nbh}{nbh}help`, "&#8209;" for a hyphen no line breaks at)
         literal = span.group(2)
-        pieces.append(f"{span.group(1)}{literal[1:-1] if _WRAPPED_IN_PLUS.fullmatch(literal) else literal}"
-                      f"{span.group(1)}")
+        literal = literal[1:-1] if _WRAPPED_IN_PLUS.fullmatch(literal) else html.unescape(literal)
+        pieces.append(f"{span.group(1)}{literal}{span.group(1)}")
         last = span.end()
     pieces.append(_inline_prose(text[last:]))
     return "".join(pieces)
@@ -365,7 +370,7 @@ def _inline_prose(text: str) -> str:
     stripped = text.rstrip()
     if stripped.endswith(" +") or stripped.endswith("\t+"):  # a hard line break
         text = stripped[:-1].rstrip()
-    return text.replace("&", "&amp;").replace("<", "&lt;")
+    return _BARE_AMPERSAND.sub("&amp;", text).replace("<", "&lt;")
 
 
 def _without_closing_marks(marks: str, text: str) -> str:
@@ -379,7 +384,7 @@ def _plain(text: str, attributes: dict[str, str]) -> str:
     marks."""
     text = _macros(_resolve(text, attributes))
     text = _CROSS_REFERENCE.sub(lambda m: (m.group(2) or m.group(1)).strip(), _ANCHOR.sub("", text))
-    return " ".join(_PASSTHROUGH.sub(r"\1", text).replace("`", "").split())
+    return " ".join(html.unescape(_PASSTHROUGH.sub(r"\1", text).replace("`", "")).split())
 
 
 def _macros(text: str) -> str:

@@ -80,6 +80,7 @@ _QUESTION_FRAME_WORDS = (
     "know way ways thing things anything something information details detail aspect aspects covered cover "
     "described explained faq manual guide readme specification documentation docs page article report paper "
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
+    "rid "  # "How do I get rid of the warning?" asks to remove it: documents say "remove", "disable", "suppress"
     # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
     # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
     "my me myself your yours yourself yourselves themselves you we our ourselves don't doesn't didn't isn't "
@@ -179,7 +180,12 @@ class ExtractiveOptions:
     section's own release outweighs its document's title's, :func:`_release_place`; reStructuredText's "::"
     before a literal block read as its colon) were drawn from the ``thirtieth`` and a new user's trial on
     documents of no split, checked on the thirty splits pooled, and are reported on the ``thirty-first``,
-    written at the round's start and run after them. That topic
+    written at the round's start and run after them. The twenty-second round's (a sentence that refers back
+    opens its bullet with the sentence it refers to, :meth:`ExtractiveSummarizer._referents`; a plain-text
+    heading without its underline; an FAQ's entry that asks for another kind of answer passes no sentence
+    without the kind asked) were drawn from a new user's trial of the twenty-first round and checked on the
+    thirty-one splits pooled, and are reported on the ``thirty-second``, written at the round's start and run
+    after them. That topic
     queries pass ungated was chosen looking at all three SummHay
     news haystacks, so their figures are in-sample."""
 
@@ -282,7 +288,10 @@ class ExtractiveOptions:
     #: one of them?" under "How can I allow a user to control a service?" is answered by "Yes, you simply need
     #: to adjust file system permissions ..."), though the answer's sentence repeats few of its words. Only the
     #: best sentence passes (with the one going on from it, for a specific question): a broad question so asked
-    #: gets that one fact, not the entry's others. The share counts words, not their rarity. None turns it off.
+    #: gets that one fact, not the entry's others. The share counts words, not their rarity. An entry that asks
+    #: for another kind of answer than the question (:func:`expected_answer`) does not pass a sentence without
+    #: the kind asked (from the twenty-second round: "Why use man-db instead of man?" does not ask "How often
+    #: does man-db rebuild its database?"). None turns it off.
     #: Chosen in the eleventh round on the dev to tenth splits pooled and looked at on eleventh to
     #: seventeenth pooled (``benchmarks/answer_choices.py --choice entry-question``, in docs/answers.md)
     entry_question_share: float | None = 0.2
@@ -450,6 +459,63 @@ def _follows(before: _Sentence, sentence: _Sentence) -> bool:
             and before.section.split("\n")[:2] == [title, heading])
 
 
+#: sentences before a bullet's own that it may open with (:meth:`ExtractiveSummarizer._referents`)
+_MOST_REFERENTS = 2
+#: an "it" that names nothing it refers back to: "It is recommended to ...", "It may be necessary to ...", "It
+#: seems that ..."
+_IMPERSONAL = re.compile(
+    r"\W*it(?:['’]s|\s+(?:is|was|may\s+be|might\s+be|can\s+be|could\s+be|would\s+be|will\s+be|should\s+be|"
+    r"must\s+be|becomes|became))\s+(?:(?:not|also|often|usually|generally|always|therefore|thus|then|now|very|"
+    r"quite|highly|strongly|much|even|probably|sometimes|still)\s+)*(?:possible|impossible|recommended|advised|"
+    r"advisable|important|necessary|unnecessary|needed|essential|best|better|safe|safer|unsafe|easy|easier|hard|"
+    r"harder|difficult|useful|worth|likely|unlikely|common|preferable|sufficient|enough|a\s+(?:good|bad)\s+idea|"
+    r"good\s+practice|required|expected|assumed|known|true|false|clear|obvious|convenient|wise|helpful|customary|"
+    r"normal|typical|desirable|allowed|permitted|suggested|encouraged|discouraged|time)\b|"
+    r"\W*it\s+(?:(?:seems|appears|turns\s+out|happens)\s+(?:that|as\s+if|to\s+be\s+the\s+case)\b|"
+    r"takes\s+(?:a\s+)?(?:long|while|time|some|about|several|\d))", re.IGNORECASE)
+
+
+def _writes_in_turn(texts: list[str], block_text: str) -> bool:
+    """Whether ``block_text`` writes ``texts`` one right after the other, with nothing but whitespace between
+    them (not a list's items, whose markers stand between)."""
+    pattern = r"\s+".join(re.escape(part) for text in texts for part in text.split())
+    return bool(pattern) and re.search(pattern, block_text) is not None
+
+
+#: the most characters between two passages of a document that are whitespace: the chunker cuts between units,
+#: and a list's item is a unit without its marker, so the marker stands between two passages with the line
+#: break before it and the space after it (at least three characters: "\n- ", "\n\n• ")
+_WHITESPACE_GAP = 2
+
+
+@dataclass(frozen=True)
+class _Written:
+    """How the context writes each document: its text (its blocks' texts, by its context number), and which of
+    its passages its next one goes on from with nothing but whitespace between them (number, ordinal): the
+    context joins a block's passages at a line break, whatever their document writes between them."""
+
+    texts: dict[int, str]
+    goes_on: frozenset[tuple[int, int]]
+
+    @classmethod
+    def of(cls, context: Context) -> "_Written":
+        texts: dict[int, list[str]] = {}
+        goes_on = set()
+        for block in context.blocks:
+            texts.setdefault(block.number, []).append(block.text)
+            for passage, following in zip(block.passages, block.passages[1:]):
+                if (following.ordinal == passage.ordinal + 1
+                        and 0 <= following.char_start - passage.char_end <= _WHITESPACE_GAP):
+                    goes_on.add((block.number, passage.ordinal))
+        return cls({number: "\n\n".join(parts) for number, parts in texts.items()}, frozenset(goes_on))
+
+    def in_turn(self, before: _Sentence, sentence: _Sentence) -> bool:
+        """Whether ``sentence`` may be read right after ``before`` as their document writes them: in one passage,
+        or in the next one, with whitespace between the two."""
+        return before.passage == sentence.passage or (
+            sentence.passage == before.passage + 1 and (before.number, before.passage) in self.goes_on)
+
+
 def _words_as_written(text: str) -> tuple[str, ...]:
     """A sentence's words, lower-cased and sorted: the same words in another order are the same sentence."""
     return tuple(sorted(re.findall(r"\w+", text.lower())))
@@ -593,6 +659,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
                     between.count("\n") == 1 and bool(_FAQ_QUESTION.match(text, units[number - 1].start))))
                 # a heading starts a section of its own: an entry before it heads nothing under it
                 case = premise if unit.kind != "heading" else ""
+                if unit.kind == "heading":  # ("How do I ...?" over its reStructuredText underline asks)
+                    sentence = _RULE_LINE.sub("", sentence).strip()
                 heading = " ".join(part for part in (heading if same_line else "", case, sentence) if part)
                 titled = unit.kind == "heading"
                 previous = premise = ""
@@ -633,6 +701,8 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
         section_titled = titled
 
 
+#: a heading's underline or overline in plain text and reStructuredText: a line of one mark, three or more
+_RULE_LINE = re.compile(r"^[ \t]*([=\-~^\"'`#*+:._])\1{2,}[ \t]*$\n?", re.MULTILINE)
 #: reStructuredText's mark that a literal block follows, at a paragraph's end, where reStructuredText shows a
 #: colon: "text::", "text: ::" ("text ::" shows no colon, and "... set the bind address to ::" is IPv6's)
 _LITERAL_MARK = re.compile(r"(?<=\w)::$|(?<=\S):\s+::$")
@@ -1683,12 +1753,17 @@ def asked_about(query: str, words: list[str]) -> list[str]:
 _OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z\d]")
 
 
+#: the hyphens a page may write an option's with where its source wrote "-": Unicode's hyphen and non-breaking
+#: hyphen (LTTng's AsciiDoc README writes "&#8209;&#8209;disable&#8209;epoll", so that no line breaks in it)
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
+
+
 def unwritten_options(query: str, texts: Sequence[str]) -> list[str]:
     """The long command-line options the question names ("What does the --keep-within option of borg prune
     do?") that none of ``texts`` (the retrieved passages) writes, with or without its dashes or as a
     configuration key ("keep_within"). A question about an option is answered by a passage that names it; its
     other words ("keep", "within") are everywhere."""
-    written = "\n".join(texts).lower()
+    written = "\n".join(texts).lower().translate(_HYPHENS)
     unwritten = []
     for option in dict.fromkeys(_OPTION.findall(query)):
         name = option.lstrip("-").lower()
@@ -1877,8 +1952,11 @@ class ExtractiveSummarizer:
         # a topic's facts need not share its words: they rank by what the documents agree on (step 3) alone
         floor = self.options.min_answer
         if (form != "topic" and best_answer < floor
-                and (self._entry_asks(query, best, context.terms) or self._seconded(query, best))):
-            # the document asked the question too (its entry's best sentence answers it), or a contextual model
+                and (self._entry_asks(query, best, context.terms)
+                     and (best.typed or _entry_expects(best.section) is None) or self._seconded(query, best))):
+            # the document asked the question too (its entry's best sentence answers it, unless the entry asks
+            # for another kind of answer than the question and the sentence lacks the kind asked: "Why use man-db
+            # instead of man?" does not ask "How often does man-db rebuild its database?"), or a contextual model
             # reads the best sentence as answering it in other words
             floor = best_answer
         gate = 0.0 if form == "topic" else max(floor, ratio * best_answer)
@@ -1886,7 +1964,7 @@ class ExtractiveSummarizer:
         if specific and self.options.specific_bullets is not None:
             most = min(most or self.options.specific_bullets, self.options.specific_bullets)
         bullets, too_long = self._select(groups, sentences, vectors, set(tokenize([query])[0]), context.terms, gate,
-                                         most, specific)
+                                         most, specific, _Written.of(context))
         if not bullets and not too_long:  # no fact reaches the gate: nothing answers
             return self._abstain(context, sentences, started, self._unused(query, context, texts, names), read_as)
         return Summary(tuple(bullets), context, summarizer=self.name, notes=read_as + self._notes(bullets, too_long),
@@ -1965,17 +2043,27 @@ class ExtractiveSummarizer:
     def _abstain(self, context: Context, sentences: list[_Sentence], started: float,
                  missing: list[str], read_as: tuple[str, ...] = ()) -> Summary:
         """No sentence answers (or the question names what no document mentions, ``missing``): say so, with
-        the closest sentences as leads (not as cited bullets)."""
+        the closest sentences as leads (not as cited bullets), each opening with the sentence it refers back to,
+        as a bullet does (:meth:`_referents`)."""
         closest = sorted(range(len(sentences)), key=lambda i: (-sentences[i].answer, -sentences[i].relevance))
-        distinct: dict[str, int] = {}  # the same sentence in several documents is one lead
+        written = _Written.of(context)
+        leads: list[Bullet] = []
+        listed: set[tuple[str, ...]] = set()  # the same sentence in several documents is one lead
         for i in closest:
-            distinct.setdefault(quote_sentence(sentences[i].text), i)
-        leads = tuple(Bullet(text, (sentences[i].document_id,), (sentences[i].number,), sentences[i].code)
-                      for text, i in list(distinct.items())[: self.options.leads])
+            if len(leads) >= self.options.leads:
+                break
+            if _words_as_written(quote_sentence(sentences[i].text)) in listed:
+                continue
+            # a lead that refers back opens with what it refers to, as a bullet does
+            referents = self._referents(i, sentences, written, listed)
+            chain = [*referents, i]
+            listed.update(_words_as_written(quote_sentence(sentences[j].text)) for j in chain)
+            leads.append(Bullet(" ".join(quote_sentence(sentences[j].text) for j in chain),
+                                (sentences[i].document_id,), (sentences[i].number,), sentences[i].code))
         note = (nothing_answers(context)
                 + (f" (no document mentions {', '.join(repr(word) for word in missing)})" if missing else "")
                 + ("; the closest passages are listed as leads" if leads else ""))
-        return Summary((), context, summarizer=self.name, notes=(note, *read_as), leads=leads, abstained=True,
+        return Summary((), context, summarizer=self.name, notes=(note, *read_as), leads=tuple(leads), abstained=True,
                        timings={"summarize_s": round(time.perf_counter() - started, 4)})
 
     def _notes(self, bullets: list[Bullet], too_long: list[int]) -> tuple[str, ...]:
@@ -2150,12 +2238,15 @@ class ExtractiveSummarizer:
 
     def _select(self, groups: list[_Group], sentences: list[_Sentence], vectors: np.ndarray,
                 query_terms: set[str], terms: TermFrequencies | None,
-                gate: float, most: int | None, specific: bool) -> tuple[list[Bullet], list[int]]:
+                gate: float, most: int | None, specific: bool,
+                written: _Written) -> tuple[list[Bullet], list[int]]:
         """The bullets, and the word counts of the relevant facts left out for the word limit. A fact is
         written only when one of its sentences of at most ``max_bullet_words`` words (or, if it has none, its
         shortest) answers the question (an answer score of at least ``gate``); of those, its bullet is the one
         that answers best for a ``specific`` question, the most central one (the fact as most documents state
-        it) for a broad one."""
+        it) for a broad one. A bullet whose sentence refers back to the one before it ("It will report each
+        file it copies.") opens with that one (:meth:`_referents`), as its document writes them
+        (``written``)."""
         relevances = [g.relevance(sentences) for g in groups]
         floor = self.options.min_relative_relevance * max(relevances)
         # Facts rank by weight, but only among those relevant enough: a sentence repeated in many documents
@@ -2183,6 +2274,9 @@ class ExtractiveSummarizer:
             text = quote_sentence(sentences[representative].text)
             if sentences[representative].speaker:  # a transcript: say who said it
                 text = f"{sentences[representative].speaker.capitalize()}: {text}"
+            referents = self._referents(representative, sentences, written, stated)
+            if referents:
+                text = " ".join([*(quote_sentence(sentences[i].text) for i in referents), text])
             words_as_written = _words_as_written(text)
             if words_as_written in stated:
                 # a manual repeats a sentence in each of its sections ("All module types (account, auth, ...) are
@@ -2194,6 +2288,8 @@ class ExtractiveSummarizer:
             if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
                 too_long.append(len(text.split()))
                 continue
+            # the sentence it refers back to is stated in it: not again in a bullet of its own
+            stated.update(_words_as_written(quote_sentence(sentences[i].text)) for i in referents)
             numbers = self._citations(group, representative, sentences, vectors, query_terms, specific)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers),
                                   sentences[representative].code))
@@ -2209,6 +2305,34 @@ class ExtractiveSummarizer:
                 bullets.append(Bullet(text, (sentences[going_on].document_id,), (sentences[going_on].number,),
                                       sentences[going_on].code))
         return bullets, too_long
+
+    def _referents(self, bullet: int, sentences: list[_Sentence], written: _Written,
+                   stated: set[tuple[str, ...]]) -> list[int]:
+        """The sentences before sentence ``bullet`` that its bullet opens with, in order: when it refers back to
+        the sentence right before it in its document ("It will report each file it copies." after "Run mytool
+        with two paths."; "To avoid this, ..."), that one, and the one before that when it refers back too. A
+        bullet read alone has nothing else to tell what "it" is. Not when the sentence opens with an "it" that
+        names nothing ("It is recommended to ...") or is a transcript's, nor a sentence already stated, nor
+        sentences that their document does not write one right after the other (``written``: a list's items,
+        whose markers stand between), nor those that would make the bullet longer than two sentences may be
+        (``max_bullet_words``)."""
+        chain: list[int] = []
+        at = bullet
+        words = len(sentences[bullet].text.split())
+        while (len(chain) < _MOST_REFERENTS and at and sentences[at].speaker is None
+               and _ANAPHOR.match(sentences[at].text) and not _IMPERSONAL.match(sentences[at].text)
+               and _follows(sentences[at - 1], sentences[at]) and written.in_turn(sentences[at - 1], sentences[at])):
+            before = sentences[at - 1].text
+            words += len(before.split())
+            if (words > 2 * self.options.max_bullet_words
+                    or _words_as_written(quote_sentence(before)) in stated):
+                break
+            chain.insert(0, at - 1)
+            at -= 1
+        text = written.texts.get(sentences[bullet].number, "")
+        while chain and not _writes_in_turn([sentences[i].text for i in [*chain, bullet]], text):
+            chain.pop(0)  # (the nearest alone may still be written right before it)
+        return chain
 
     def _going_on(self, answer: int, sentences: list[_Sentence]) -> int | None:
         """The sentence that goes on from a specific question's one answer, when it answers nearly as well
