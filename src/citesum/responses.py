@@ -117,7 +117,8 @@ def bullet_response(bullet: Bullet, context: Context, documents: Mapping[str, Do
 def lead_response(lead: Bullet, documents: Mapping[str, Document]) -> dict[str, Any]:
     """A lead (the closest sentence, when nothing answers): its text and citations, and where its sentence is in
     each cited document (``places``: its character offsets, and its page in a PDF), which the page opens, as it
-    opens a bullet's evidence. A lead is a sentence of its document, its whitespace collapsed."""
+    opens a bullet's evidence. A lead is a sentence of its document (with the one before it that it refers
+    back to, as the document writes them), its whitespace collapsed."""
     entry = _cited(lead)
     # (a whole sentence: "Set the cache." is not found in "Set the cachesize option.")
     pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in lead.text.split()) + r"(?!\w)")
@@ -199,7 +200,8 @@ def document_response(document: Document, *, source_of: SourceOf = stored_source
                       pieces: Sequence[tuple[int, str]] | None = None) -> dict[str, Any]:
     """One document whole; with ``evidence`` (a statement), the sentence of it that best states it, with its
     character offsets in ``text`` (the scoring of citation verification), looked for in ``pieces`` ((offset,
-    text) parts of the document) when given, else in the whole text."""
+    text) parts of the document) when given, else in the whole text; or the sentences the statement quotes
+    around it, when it quotes several as the document writes them (:func:`_quoted_around`)."""
     payload: dict[str, Any] = {"id": document.id, "title": document.title, "source": source_of(document),
                                "format": document.format, "metadata": dict(document.metadata), "text": document.text}
     if evidence is not None:
@@ -212,24 +214,26 @@ def document_response(document: Document, *, source_of: SourceOf = stored_source
         payload["evidence"] = [{"char_start": start, "char_end": end, "text": text,
                                 "support": round(e.support, 4), **_page(document, start)}
                                for e in verifier.evidence(evidence)[:1]
-                               for start, end, text in [_quoted_around(parts, evidence, e.char_start, e.char_end)
-                                                        or (e.char_start, e.char_end, e.text)]]
+                               for start, end, text in [_quoted_around(document.text, evidence, e.char_start,
+                                                                       e.char_end) or (e.char_start, e.char_end, e.text)]]
     return payload
 
 
-def _quoted_around(parts: Sequence[tuple[int, str]], statement: str, start: int,
-                   end: int) -> tuple[int, int, str] | None:
-    """Where ``parts`` ((offset, text) parts of a document) write ``statement`` as it is, whitespace aside, when
-    that holds the span from ``start`` to ``end`` (its best sentence): a bullet that quotes two sentences ("Run
-    mytool with two paths. It will report each file it copies.") is shown whole. None otherwise."""
+def _quoted_around(text: str, statement: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """Where ``text`` (a document's) writes ``statement`` as it is, whitespace aside, around the span from
+    ``start`` to ``end`` (its best sentence): a bullet that quotes two sentences ("Run mytool with two paths. It
+    will report each file it copies.") is shown whole. None otherwise. Only the text near the span is looked at,
+    as far as the statement could reach, with twice its length for the line breaks and indents of a wrapped
+    paragraph."""
     from citesum.summarize.citations import strip_citations
 
     words = strip_citations(statement).split()
     if not words:
         return None
-    pattern = re.compile(r"\s+".join(re.escape(word) for word in words))
-    for offset, text in parts:
-        for match in pattern.finditer(text):
-            if offset + match.start() <= start and end <= offset + match.end():
-                return offset + match.start(), offset + match.end(), match.group()
+    reach = 2 * len(statement)
+    first = max(0, start - reach)
+    pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in words) + r"(?!\w)")
+    for match in pattern.finditer(text, first, min(len(text), end + reach)):
+        if match.start() <= start and end <= match.end():
+            return match.start(), match.end(), match.group()
     return None

@@ -24,13 +24,13 @@ def test_index_search_info_on_a_folder_with_bad_files(tmp_path: Path, haystack) 
     code, out, err = _run("index", str(corpus), "--index", index, "--exclude", "gold.json")
     assert code == 0, err
     assert f"{len(haystack.documents)} added" in out and "2 file(s) skipped" in out
-    assert "zero.txt: empty file" in err and "junk.pdf: corrupt PDF" in err
+    assert "zero.txt: empty file" in err and "junk.pdf: not a PDF" in err
 
     code, out, _ = _run("index", str(corpus), "--index", index, "--exclude", "gold.json", "--json")
     report = json.loads(out)
     assert report["stats"]["unchanged"] == len(haystack.documents) and report["stats"]["added"] == 0
     assert {f["reason"].split(" (")[0] for f in report["report"]["files"] if f["status"] == "skipped"} == {
-        "empty file", "corrupt PDF"}
+        "empty file", "not a PDF"}
 
     code, out, _ = _run("search", "Lakemont reservoir capacity", "--index", index, "--retriever", "bm25", "-k", "3",
                         "--json")

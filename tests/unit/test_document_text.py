@@ -493,6 +493,10 @@ def test_asciidoc_headers_lists_titles_and_code_read_as_asciidoctor_reads_them()
                          "&#x2011;x &bogus; & more.\n")
     assert title == "LTTng\u2011tools", title
     assert ("sentence", "Use \u2011\u2011disable\u2011epoll \u2014 R&D's \u2011x &bogus; & more.") in found, found
+    # HTML's older names without a semicolon are text: a URL's query, a title's "&copy"
+    title, found = units("= Rates &amp Fees &copy 2024\n\nRun `curl 'http://h/?a=1&param=2&region=eu'` now.\n")
+    assert title == "Rates &amp Fees &copy 2024", title
+    assert ("sentence", "Run curl 'http://h/?a=1&param=2&region=eu' now.") in found, found
 
 
 def test_asciidoc_conditionals_are_the_preprocessors_lines_not_text() -> None:

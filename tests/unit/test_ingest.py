@@ -123,8 +123,10 @@ def test_a_pdf_cut_short_or_damaged_says_which_in_words(tmp_path: Path) -> None:
     (tmp_path / "cut.pdf").write_bytes(whole[: len(whole) // 2])  # a download that did not finish
     (tmp_path / "damaged.pdf").write_bytes(b"%PDF-1.4\n" + b"\x00garbage" * 300 + b"\n%%EOF\n")
     (tmp_path / "good.txt").write_text("A good document survives.")
+    (tmp_path / "notes.pdf").write_text("A text file named .pdf, cut short or not.")  # (a new user's trial)
     documents, report = ingest_paths([tmp_path])
     reasons = {Path(entry.path).name: entry.reason for entry in report.files if entry.status == "skipped"}
+    assert reasons["notes.pdf"].startswith("not a PDF (it does not start as a PDF does"), reasons
     # before: "corrupt PDF (Failed to load document (PDFium: Data format error).)" for both
     assert "cut short" in reasons["cut.pdf"] and "PDFium:" not in reasons["cut.pdf"], reasons
     assert reasons["damaged.pdf"] == "corrupt PDF (PDFium cannot read it: data format error)", reasons
@@ -167,6 +169,12 @@ def test_file_over_size_limit_is_skipped(tmp_path: Path) -> None:
 )
 def test_non_utf8_text_is_decoded(text: str, encoding: str) -> None:
     assert decode_text(text.encode(encoding)) == text
+
+
+def test_utf8_with_lines_of_a_legacy_code_page_reads_both() -> None:
+    # a new user's trial: UTF-8 with a Latin-1 line pasted in was read as cp1250 ("naïve" became "naĂŻve")
+    mixed = "A naïve café, in UTF-8.\n".encode() + "Un résumé déjà vu, en Latin-1.\n".encode("latin-1")
+    assert decode_text(mixed) == "A naïve café, in UTF-8.\nUn résumé déjà vu, en Latin-1.\n"
 
 
 def test_undecodable_bytes_never_crash(tmp_path: Path) -> None:

@@ -713,3 +713,18 @@ def test_an_llm_with_a_known_window_caps_the_budget(shared_index: Path) -> None:
         assert get_tokenizer().count(prompt) <= 4096 - 1024
 
 
+
+
+def test_a_request_with_promptrank_gets_the_time_limit_of_a_language_model() -> None:
+    from types import SimpleNamespace
+
+    from citesum.service.models import SearchRequest, SummarizeRequest
+    from citesum.service.routes.common import time_limit
+
+    service = SimpleNamespace(config=ServiceConfig(timeout_s=60, llm_timeout_s=180))
+    assert time_limit(service, SearchRequest(query="water", retriever="promptrank")) == 180  # type: ignore[arg-type]
+    assert time_limit(service, SummarizeRequest(query="water", retriever="hybrid:bm25+promptrank:dense")) == 180  # type: ignore[arg-type]
+    assert time_limit(service, SearchRequest(query="water", retriever="hybrid")) is None  # type: ignore[arg-type]
+    # a longer limit of every request is not shortened for it
+    longer = SimpleNamespace(config=ServiceConfig(timeout_s=300, llm_timeout_s=180))
+    assert time_limit(longer, SearchRequest(query="water", retriever="promptrank")) == 300  # type: ignore[arg-type]

@@ -107,9 +107,12 @@ _CROSS_REFERENCE = re.compile(r"<<([^<>,]+)(?:,[ \t]*([^<>]+))?>>")
 _ANCHOR = re.compile(r"\[\[[A-Za-z_:][\w:.-]*(?:,[^\[\]]*)?\]\]|\[#[A-Za-z_:][\w:.-]*\]")
 _PASSTHROUGH = re.compile(r"(?<![\w+])\+\+?(\S(?:[^+\n]*?\S)?)\+\+?(?![\w+])")
 _CODE_SPAN = re.compile(r"(`{1,3})(.+?)\1")
-#: an "&" that opens no character reference: a reference ("LTTng&#8209;tools", "&mdash;") is passed to the page,
-#: which shows its character
-_BARE_AMPERSAND = re.compile(r"&(?!#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+#: a character reference, as AsciiDoc passes it to the page, which shows its character ("LTTng&#8209;tools",
+#: "&mdash;"): with its semicolon (HTML's older names without one, "&copy", are text: "?a=1&region=eu")
+_REFERENCE = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+_CHARACTER_REFERENCE = re.compile(_REFERENCE)
+#: an "&" that opens no character reference
+_BARE_AMPERSAND = re.compile(f"&(?!{_REFERENCE[1:]})")
 _WRAPPED_IN_PLUS = re.compile(r"\+[^+].*[^+]\+|\+[^+]\+")
 
 
@@ -356,7 +359,7 @@ def _inline(text: str, attributes: dict[str, str]) -> str:
         # `+*.war+`: a passthrough inside a code span is the span's literal text; in another, a character
         # reference is its character (`{nbh}{nbh}help`, "&#8209;" for a hyphen no line breaks at)
         literal = span.group(2)
-        literal = literal[1:-1] if _WRAPPED_IN_PLUS.fullmatch(literal) else html.unescape(literal)
+        literal = literal[1:-1] if _WRAPPED_IN_PLUS.fullmatch(literal) else _decoded(literal)
         pieces.append(f"{span.group(1)}{literal}{span.group(1)}")
         last = span.end()
     pieces.append(_inline_prose(text[last:]))
@@ -373,6 +376,12 @@ def _inline_prose(text: str) -> str:
     return _BARE_AMPERSAND.sub("&amp;", text).replace("<", "&lt;")
 
 
+def _decoded(text: str) -> str:
+    """``text`` with its character references as their characters (where Markdown would not decode them: a
+    title read as plain text, a code span)."""
+    return _CHARACTER_REFERENCE.sub(lambda reference: html.unescape(reference.group()), text)
+
+
 def _without_closing_marks(marks: str, text: str) -> str:
     """A section title's text without the marks that close it in AsciiDoc's symmetric form ("== Title ==", and
     the document's "= NTPsec project news =")."""
@@ -384,7 +393,7 @@ def _plain(text: str, attributes: dict[str, str]) -> str:
     marks."""
     text = _macros(_resolve(text, attributes))
     text = _CROSS_REFERENCE.sub(lambda m: (m.group(2) or m.group(1)).strip(), _ANCHOR.sub("", text))
-    return " ".join(html.unescape(_PASSTHROUGH.sub(r"\1", text).replace("`", "")).split())
+    return " ".join(_decoded(_PASSTHROUGH.sub(r"\1", text).replace("`", "")).split())
 
 
 def _macros(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -171,6 +172,33 @@ def decode_text(data: bytes) -> str:
     return without_overstrike(_decoded(data))
 
 
+#: a character of two to four bytes as UTF-8 writes it, or (its group) a byte over 0x7F that no such sequence
+#: holds: one UTF-8 cannot read where it stands
+_UTF8_OR_NOT = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}|([\x80-\xff])")
+_CP1252_FALLBACK = "citesum-cp1252"
+
+
+def _mostly_utf8(data: bytes) -> bool:
+    """Whether ``data`` (not all UTF-8) is UTF-8 with some bytes of another encoding: it writes UTF-8 characters
+    beyond ASCII, at least a quarter as many as the bytes UTF-8 cannot read. A text in a legacy code page
+    seldom holds one (a capital letter with an accent before a symbol: "Â©"), and a text in cp1252 read so
+    is read right but for those."""
+    written = unreadable = 0
+    for match in _UTF8_OR_NOT.finditer(data):
+        if match.group(1) is None:
+            written += 1
+        else:
+            unreadable += 1
+    return written > 0 and 4 * written >= unreadable
+
+
+def _in_cp1252(error: UnicodeDecodeError) -> tuple[str, int]:
+    return error.object[error.start:error.end].decode("cp1252", errors="replace"), error.end
+
+
+codecs.register_error(_CP1252_FALLBACK, _in_cp1252)
+
+
 def _decoded(data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:].decode("utf-8", errors="replace")
@@ -182,6 +210,10 @@ def _decoded(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    if _mostly_utf8(data):
+        # UTF-8 with some bytes of a legacy code page in it (a file edited in two editors, lines pasted from a
+        # Latin-1 one): each is read in cp1252, and the UTF-8 stays UTF-8 ("naïve" had become "naĂŻve")
+        return data.decode("utf-8", errors=_CP1252_FALLBACK)
     from charset_normalizer import from_bytes
 
     matches = list(from_bytes(data))

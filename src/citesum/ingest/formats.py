@@ -1111,9 +1111,12 @@ _PDF_TAIL = 1024
 
 
 def _unreadable_pdf(data: bytes, error: str) -> str:
-    """Why PDFium could not open a PDF, as its reader says it: a file that stops before its end-of-file marker
-    was cut short (a download or a copy that did not finish); else PDFium's reason, without its own framing
+    """Why PDFium could not open a PDF, as its reader says it: a file without a PDF's header is another kind of
+    file; one that stops before its end-of-file marker was cut short (a download or a copy that did not
+    finish); else PDFium's reason, without its own framing
     ("Failed to load document (PDFium: Data format error).")."""
+    if b"%PDF-" not in data[:_PDF_TAIL]:  # (a PDF's header may follow a few bytes of something else)
+        return "not a PDF (it does not start as a PDF does, with %PDF-: a file of another kind named .pdf?)"
     if b"%%EOF" not in data[-_PDF_TAIL:]:
         return ("corrupt PDF (it stops before its end-of-file marker: cut short by a download or a copy that did "
                 "not finish?)")

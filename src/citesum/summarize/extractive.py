@@ -80,7 +80,6 @@ _QUESTION_FRAME_WORDS = (
     "know way ways thing things anything something information details detail aspect aspects covered cover "
     "described explained faq manual guide readme specification documentation docs page article report paper "
     "did much many far often "  # "how much / many / far / often" asks for an amount, named by no document
-    "rid "  # "How do I get rid of the warning?" asks to remove it: documents say "remove", "disable", "suppress"
     # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
     # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
     "my me myself your yours yourself yourselves themselves you we our ourselves don't doesn't didn't isn't "
@@ -462,37 +461,73 @@ def _follows(before: _Sentence, sentence: _Sentence) -> bool:
 #: sentences before a bullet's own that it may open with (:meth:`ExtractiveSummarizer._referents`)
 _MOST_REFERENTS = 2
 #: an "it" that names nothing it refers back to: "It is recommended to ...", "It may be necessary to ...", "It
-#: seems that ..."
+#: seems that ...", "It takes a while ..." (not "It is useful for debugging.", "It takes 2 arguments.", nor "It
+#: is safe to call from any thread.", "It is easy to use.", which say something of what they refer to: read
+#: alone, a bullet that names its subject is worse off only by a longer quote)
 _IMPERSONAL = re.compile(
     r"\W*it(?:['’]s|\s+(?:is|was|may\s+be|might\s+be|can\s+be|could\s+be|would\s+be|will\s+be|should\s+be|"
     r"must\s+be|becomes|became))\s+(?:(?:not|also|often|usually|generally|always|therefore|thus|then|now|very|"
     r"quite|highly|strongly|much|even|probably|sometimes|still)\s+)*(?:possible|impossible|recommended|advised|"
-    r"advisable|important|necessary|unnecessary|needed|essential|best|better|safe|safer|unsafe|easy|easier|hard|"
-    r"harder|difficult|useful|worth|likely|unlikely|common|preferable|sufficient|enough|a\s+(?:good|bad)\s+idea|"
-    r"good\s+practice|required|expected|assumed|known|true|false|clear|obvious|convenient|wise|helpful|customary|"
-    r"normal|typical|desirable|allowed|permitted|suggested|encouraged|discouraged|time)\b|"
-    r"\W*it\s+(?:(?:seems|appears|turns\s+out|happens)\s+(?:that|as\s+if|to\s+be\s+the\s+case)\b|"
-    r"takes\s+(?:a\s+)?(?:long|while|time|some|about|several|\d))", re.IGNORECASE)
+    r"advisable|important|necessary|unnecessary|essential|best|better|worth(?:\s+\w+ing)?|likely|unlikely|common|preferable|"
+    r"sufficient|enough|a\s+(?:good|bad)\s+idea|good\s+practice|true|false|clear|obvious|wise|customary|normal|"
+    r"typical|desirable|suggested|encouraged|discouraged|time)"
+    r"(?:\s+(?:for\s+\S+\s+)?to|\s+that|\s+whether|\s+if|,)\b|"
+    r"\W*it\s+(?:(?:seems|appears|turns\s+out|happens)\s+(?:that|as\s+if|to)\b|"
+    r"takes\s+(?:a\s+(?:long\s+)?while|a\s+long\s+time|(?:some|little|more|less|much)\s+time|"
+    r"\d+\s+(?:seconds?|minutes?|hours?|days?)\b))", re.IGNORECASE)
+
+
+#: idioms whose words a document does not write, and the word it writes for them: "How do I get rid of the
+#: warning?" asks how to remove it (not about a "rid", which no document mentions, as the answer had said)
+_IDIOMS = ((re.compile(r"\b(?:get|gets|got|getting|gotten)\s+rid\s+of\b", re.IGNORECASE), "remove"),)
+
+
+def _plainly(query: str) -> str:
+    """``query`` with its idioms in the words documents write (:data:`_IDIOMS`)."""
+    for idiom, plain in _IDIOMS:
+        query = idiom.sub(plain, query)
+    return query
+
+
+def _word_count(sentences: list[_Sentence], which: list[int]) -> int:
+    return sum(len(sentences[i].text.split()) for i in which)
 
 
 def _writes_in_turn(texts: list[str], block_text: str) -> bool:
     """Whether ``block_text`` writes ``texts`` one right after the other, with nothing but whitespace between
-    them (not a list's items, whose markers stand between)."""
+    them (not a list's items, whose markers stand between), the first where a sentence starts: after a
+    sentence's end, at a paragraph's start (a unit the segmenter cut inside a sentence, "absolutely want to do
+    that." after a URL ending its line, is no sentence to open a bullet with)."""
     pattern = r"\s+".join(re.escape(part) for text in texts for part in text.split())
-    return bool(pattern) and re.search(pattern, block_text) is not None
+    return bool(pattern) and any(_starts_sentence(block_text, match.start())
+                                 for match in re.finditer(pattern, block_text))
 
 
-#: the most characters between two passages of a document that are whitespace: the chunker cuts between units,
-#: and a list's item is a unit without its marker, so the marker stands between two passages with the line
-#: break before it and the space after it (at least three characters: "\n- ", "\n\n• ")
-_WHITESPACE_GAP = 2
+#: what a text before a sentence's start ends with: a sentence's end (with its closing quotes and brackets), a
+#: colon, a blank line, a heading's underline or a code block's closing fence
+_BEFORE_A_SENTENCE = re.compile(r"(?:[.!?:][\"'”’)\]]*|\n[ \t]*\n|^(?:[=\-~^*#]{3,}|```|~~~)[ \t]*\n)\s*\Z",
+                                re.MULTILINE)
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    return start == 0 or not text[:start].strip() or bool(_BEFORE_A_SENTENCE.search(text, max(0, start - 80),
+                                                                                      start))
+
+
+#: the most characters between two passages of a document that can only be whitespace (a line break, a blank
+#: line): the chunker cuts between units, and a list's item is a unit without its marker, so a marker stands
+#: between two passages with the line break before it and the space after it (at least three characters: "\n- ",
+#: "\n\n• ")
+_MOST_GAP_CHARACTERS = 2
 
 
 @dataclass(frozen=True)
 class _Written:
-    """How the context writes each document: its text (its blocks' texts, by its context number), and which of
-    its passages its next one goes on from with nothing but whitespace between them (number, ordinal): the
-    context joins a block's passages at a line break, whatever their document writes between them."""
+    """How the context writes each document: its text (its blocks' texts, by its context number, each passage a
+    paragraph of its own), and which of
+    its passages its next one goes on from with no more between them than a line break or a blank line takes
+    (number, ordinal; :data:`_MOST_GAP_CHARACTERS`): the context joins a block's passages at a line break,
+    whatever their document writes between them."""
 
     texts: dict[int, str]
     goes_on: frozenset[tuple[int, int]]
@@ -502,16 +537,20 @@ class _Written:
         texts: dict[int, list[str]] = {}
         goes_on = set()
         for block in context.blocks:
-            texts.setdefault(block.number, []).append(block.text)
+            # a passage starts where a unit does (a sentence, an item, a paragraph): apart from the one before
+            # as a paragraph is, where the block's text joins them at a line break
+            whole = block.passages and "\n".join(p.text for p in block.passages) == block.text
+            texts.setdefault(block.number, []).append("\n\n".join(p.text for p in block.passages) if whole
+                                                      else block.text)
             for passage, following in zip(block.passages, block.passages[1:]):
                 if (following.ordinal == passage.ordinal + 1
-                        and 0 <= following.char_start - passage.char_end <= _WHITESPACE_GAP):
+                        and 0 <= following.char_start - passage.char_end <= _MOST_GAP_CHARACTERS):
                     goes_on.add((block.number, passage.ordinal))
         return cls({number: "\n\n".join(parts) for number, parts in texts.items()}, frozenset(goes_on))
 
     def in_turn(self, before: _Sentence, sentence: _Sentence) -> bool:
         """Whether ``sentence`` may be read right after ``before`` as their document writes them: in one passage,
-        or in the next one, with whitespace between the two."""
+        or in the next one, with no more than a line break or a blank line between the two."""
         return before.passage == sentence.passage or (
             sentence.passage == before.passage + 1 and (before.number, before.passage) in self.goes_on)
 
@@ -570,6 +609,22 @@ _ANSWERS_TROUBLE = re.compile(f"{_NAMES_CAUSE.pattern}|{_NAMES_REMEDY.pattern}",
 #: naming the cause of, or the remedy for, what the sentence before it tells: what it is about was named there
 _ANAPHOR = re.compile(r"\W*(?:this|these|that|those|it|its|they|their|such|he|she|the latter|the former)\b|"
                       + _ANSWERS_TROUBLE.pattern, re.IGNORECASE)
+
+
+#: a sentence that goes on from the one before it: one that refers back (:data:`_ANAPHOR`), or opens with a
+#: connective ("For these scenarios ...", "Otherwise, ...", "In that case ...", "However, ...", "But ...")
+_REFERS_BACK = re.compile(
+    _ANAPHOR.pattern + r"|\W*(?:(?:for|in|with|on|at|by|from|under|after|before|besides|unlike|like|despite|"
+    r"because\s+of)\s+(?:this|these|that|those|such|which|it|them)\b|otherwise\b|"
+    r"in\s+(?:this|that|either|both|such\s+a|any)\s+case\b|as\s+a\s+result\b|instead\b|however\b|then\b|"
+    r"thus\b|hence\b|therefore\b|also\b|moreover\b|furthermore\b|in\s+addition\b|but\b|and\b|so\b)",
+    re.IGNORECASE)
+
+
+def _under_one_heading(before: _Sentence, sentence: _Sentence) -> bool:
+    """Whether two sentences are of one document, under one heading (its title and the heading above them)."""
+    return (before.number == sentence.number
+            and before.section.split("\n")[:2] == sentence.section.split("\n")[:2])
 
 
 #: how much of a passage's text is looked for in a block whose text is not its passages' (cut short, or shrunk)
@@ -1915,7 +1970,7 @@ class ExtractiveSummarizer:
         started = time.perf_counter()
         asked = clip_query(query)
         written = context_respellings(asked, context)
-        query = written_as(asked, written)
+        query = _plainly(written_as(asked, written))
         read_as = slips_read(asked, written)  # said with the answer: the asker sees what was answered
         sentences = self._sentences(context)
         if not sentences:
@@ -1953,7 +2008,8 @@ class ExtractiveSummarizer:
         floor = self.options.min_answer
         if (form != "topic" and best_answer < floor
                 and (self._entry_asks(query, best, context.terms)
-                     and (best.typed or _entry_expects(best.section) is None) or self._seconded(query, best))):
+                     and (best.typed or expected is None or _entry_expects(best.section) is None)
+                     or self._seconded(query, best))):
             # the document asked the question too (its entry's best sentence answers it, unless the entry asks
             # for another kind of answer than the question and the sentence lacks the kind asked: "Why use man-db
             # instead of man?" does not ask "How often does man-db rebuild its database?"), or a contextual model
@@ -2274,9 +2330,6 @@ class ExtractiveSummarizer:
             text = quote_sentence(sentences[representative].text)
             if sentences[representative].speaker:  # a transcript: say who said it
                 text = f"{sentences[representative].speaker.capitalize()}: {text}"
-            referents = self._referents(representative, sentences, written, stated)
-            if referents:
-                text = " ".join([*(quote_sentence(sentences[i].text) for i in referents), text])
             words_as_written = _words_as_written(text)
             if words_as_written in stated:
                 # a manual repeats a sentence in each of its sections ("All module types (account, auth, ...) are
@@ -2285,12 +2338,20 @@ class ExtractiveSummarizer:
                 # option's letter makes another)
                 continue
             stated.add(words_as_written)
-            if self.options.max_words is not None and words + len(text.split()) > self.options.max_words:
+            referents = self._referents(representative, sentences, written, stated)
+            room = None if self.options.max_words is None else self.options.max_words - words
+            while referents and room is not None and _word_count(sentences, [*referents, representative]) > room:
+                referents.pop(0)  # the farthest first: the sentence that answers is kept
+            if referents:
+                text = " ".join([*(quote_sentence(sentences[i].text) for i in referents), text])
+            if room is not None and len(text.split()) > room:
                 too_long.append(len(text.split()))
                 continue
             # the sentence it refers back to is stated in it: not again in a bullet of its own
             stated.update(_words_as_written(quote_sentence(sentences[i].text)) for i in referents)
-            numbers = self._citations(group, representative, sentences, vectors, query_terms, specific)
+            # (another document that states the fact need not write the sentence before it)
+            numbers = ([sentences[representative].number] if referents else
+                       self._citations(group, representative, sentences, vectors, query_terms, specific))
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers),
                                   sentences[representative].code))
             first = representative if first is None else first
@@ -2309,8 +2370,9 @@ class ExtractiveSummarizer:
     def _referents(self, bullet: int, sentences: list[_Sentence], written: _Written,
                    stated: set[tuple[str, ...]]) -> list[int]:
         """The sentences before sentence ``bullet`` that its bullet opens with, in order: when it refers back to
-        the sentence right before it in its document ("It will report each file it copies." after "Run mytool
-        with two paths."; "To avoid this, ..."), that one, and the one before that when it refers back too. A
+        the sentence right before it under the same heading ("It will report each file it copies." after "Run
+        mytool with two paths."; "To avoid this, ...", "Otherwise, ...", :data:`_REFERS_BACK`), that one, and
+        the one before that when it refers back too. A
         bullet read alone has nothing else to tell what "it" is. Not when the sentence opens with an "it" that
         names nothing ("It is recommended to ...") or is a transcript's, nor a sentence already stated, nor
         sentences that their document does not write one right after the other (``written``: a list's items,
@@ -2320,8 +2382,9 @@ class ExtractiveSummarizer:
         at = bullet
         words = len(sentences[bullet].text.split())
         while (len(chain) < _MOST_REFERENTS and at and sentences[at].speaker is None
-               and _ANAPHOR.match(sentences[at].text) and not _IMPERSONAL.match(sentences[at].text)
-               and _follows(sentences[at - 1], sentences[at]) and written.in_turn(sentences[at - 1], sentences[at])):
+               and _REFERS_BACK.match(sentences[at].text) and not _IMPERSONAL.match(sentences[at].text)
+               and _under_one_heading(sentences[at - 1], sentences[at])
+               and written.in_turn(sentences[at - 1], sentences[at])):
             before = sentences[at - 1].text
             words += len(before.split())
             if (words > 2 * self.options.max_bullet_words

@@ -68,11 +68,13 @@ def offered_retriever(service: Service, collection: Collection, retriever: str, 
 
 def time_limit(service: Service, request: SearchRequest | SummarizeRequest) -> float | None:
     """The time limit of a request that runs a language model in the service's process (promptrank reads every
-    chain of candidates with one, for a search as for a summary): the model's (``--llm-timeout``), not the
-    ``--timeout`` of a search; None for every other request (its lane's own limit)."""
+    chain of candidates with one, for a search as for a summary): the model's (``--llm-timeout``), or the
+    ``--timeout`` of other requests when that is longer; None for every other request (its lane's own limit)."""
     from citesum.retrieve import retriever_parts
 
-    return service.config.llm_timeout_s if "promptrank" in retriever_parts(request.retriever) else None
+    if "promptrank" not in retriever_parts(request.retriever):
+        return None
+    return max(service.config.llm_timeout_s, service.config.timeout_s)
 
 
 def principal_of(request: Request) -> Principal:
