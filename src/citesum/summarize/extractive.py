@@ -2256,14 +2256,20 @@ class ExtractiveSummarizer:
         return groups
 
     def _citations(self, group: _Group, representative: int, sentences: list[_Sentence],
-                   vectors: np.ndarray, query_terms: set[str], specific: bool) -> list[int]:
+                   vectors: np.ndarray, query_terms: set[str], specific: bool,
+                   referents: Sequence[int] = ()) -> list[int]:
         """The context numbers of the documents that state the bullet's own sentence: a group grows by
         similarity to its first sentence, so some members state a neighbouring fact; a document is cited when
         one of its members is the same fact as the representative (the grouping's own test) and holds at least
         ``cite_word_share`` of the bullet's words (two manuals' "X is thread-safe" are close in embedding and
-        name different libraries), closest first, at most ``max_citations``, in context order."""
+        name different libraries), and speaks of what the question asks about that the sentences the bullet opens
+        with (``referents``) name for it ("Run othertool with one path. It will report each file it copies."
+        does not state "Run mytool with two paths. It will report ..." for "What does mytool report?"), closest
+        first, at most ``max_citations``, in context order."""
         closest: dict[int, float] = {}
         words = sentences[representative].terms
+        named = (frozenset().union(*(sentences[i].terms for i in referents)) & (query_terms - _question_frame())
+                 ) - words
         # for a specific question, the question's words the bullet speaks of ("libffi" in "libffi is not
         # completely thread-safe."): a document that says "this is not thread-safe" of something else does not
         # state it. A broad question's facts are paraphrased across documents that need not repeat its words
@@ -2274,7 +2280,7 @@ class ExtractiveSummarizer:
             if i == representative or (
                     self._same_fact(sentences[representative], sentences[i], similarity)
                     and len(words & sentences[i].terms) >= self.options.cite_word_share * len(words)
-                    and subject <= sentences[i].about):
+                    and subject <= sentences[i].about and named <= sentences[i].about):
                 number = sentences[i].number
                 closest[number] = max(closest.get(number, -1.0), similarity)
         cited = sorted(closest, key=lambda number: -closest[number])[: self.options.max_citations]
@@ -2349,9 +2355,7 @@ class ExtractiveSummarizer:
                 continue
             # the sentence it refers back to is stated in it: not again in a bullet of its own
             stated.update(_words_as_written(quote_sentence(sentences[i].text)) for i in referents)
-            # (another document that states the fact need not write the sentence before it)
-            numbers = ([sentences[representative].number] if referents else
-                       self._citations(group, representative, sentences, vectors, query_terms, specific))
+            numbers = self._citations(group, representative, sentences, vectors, query_terms, specific, referents)
             bullets.append(Bullet(text, tuple(by_number[n] for n in numbers), tuple(numbers),
                                   sentences[representative].code))
             first = representative if first is None else first
