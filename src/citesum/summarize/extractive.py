@@ -2376,11 +2376,11 @@ class ExtractiveSummarizer:
         """The sentences before sentence ``bullet`` that its bullet opens with, in order: when it refers back to
         the sentence right before it under the same heading ("It will report each file it copies." after "Run
         mytool with two paths."; "To avoid this, ...", "Otherwise, ...", :data:`_REFERS_BACK`), that one, and
-        the one before that when it refers back too. A
-        bullet read alone has nothing else to tell what "it" is. Not when the sentence opens with an "it" that
-        names nothing ("It is recommended to ...") or is a transcript's, nor a sentence already stated, nor
-        sentences that their document does not write one right after the other (``written``: a list's items,
-        whose markers stand between), nor those that would make the bullet longer than two sentences may be
+        the one before that when it refers back too. A bullet read alone has nothing else to tell what "it" is.
+        Not when the sentence opens with an "it" that names nothing ("It is recommended to ...") or is a
+        transcript's, nor a sentence already stated, nor sentences that their document does not write one right
+        after the other from where a sentence starts (``written``, :func:`_writes_in_turn`: a list's items, whose
+        markers stand between), nor those that would make the bullet longer than two sentences may be
         (``max_bullet_words``)."""
         chain: list[int] = []
         at = bullet
