@@ -120,8 +120,7 @@ def lead_response(lead: Bullet, documents: Mapping[str, Document]) -> dict[str, 
     opens a bullet's evidence. A lead is a sentence of its document (with the one before it that it refers
     back to, as the document writes them), its whitespace collapsed."""
     entry = _cited(lead)
-    # (a whole sentence: "Set the cache." is not found in "Set the cachesize option.")
-    pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in lead.text.split()) + r"(?!\w)")
+    pattern = _written(lead.text)
     places = []
     for number, document_id in zip(lead.numbers, lead.citations):
         document = documents.get(document_id)
@@ -211,12 +210,19 @@ def document_response(document: Document, *, source_of: SourceOf = stored_source
         parts = list(pieces) if pieces is not None else [(0, document.text)]
         verifier = CitationVerifier([Piece(document.id, document.title, text) for _, text in parts],
                                     offsets=[offset for offset, _ in parts])
-        payload["evidence"] = [{"char_start": start, "char_end": end, "text": text,
-                                "support": round(e.support, 4), **_page(document, start)}
-                               for e in verifier.evidence(evidence)[:1]
-                               for start, end, text in [_quoted_around(document.text, evidence, e.char_start,
-                                                                       e.char_end) or (e.char_start, e.char_end, e.text)]]
+        payload["evidence"] = []
+        for e in verifier.evidence(evidence)[:1]:
+            start, end, text = (_quoted_around(document.text, evidence, e.char_start, e.char_end)
+                                or (e.char_start, e.char_end, e.text))
+            payload["evidence"].append({"char_start": start, "char_end": end, "text": text,
+                                        "support": round(e.support, 4), **_page(document, start)})
     return payload
+
+
+def _written(text: str) -> re.Pattern[str]:
+    """A pattern finding ``text`` as a document writes it: its words, whatever whitespace between them, and
+    whole (a whole sentence: "Set the cache." is not found in "Set the cachesize option.")."""
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in text.split()) + r"(?!\w)")
 
 
 def _quoted_around(text: str, statement: str, start: int, end: int) -> tuple[int, int, str] | None:
@@ -227,12 +233,12 @@ def _quoted_around(text: str, statement: str, start: int, end: int) -> tuple[int
     paragraph."""
     from citesum.summarize.citations import strip_citations
 
-    words = strip_citations(statement).split()
-    if not words:
+    quoted = strip_citations(statement)
+    if not quoted.split():
         return None
     reach = 2 * len(statement)
     first = max(0, start - reach)
-    pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in words) + r"(?!\w)")
+    pattern = _written(quoted)
     for match in pattern.finditer(text, first, min(len(text), end + reach)):
         if match.start() <= start and end <= match.end():
             return match.start(), match.end(), match.group()

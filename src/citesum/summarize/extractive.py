@@ -452,10 +452,9 @@ def _follows(before: _Sentence, sentence: _Sentence) -> bool:
     the chunker cut there), ``before`` is the last of the passage before, under the same heading."""
     if before.number != sentence.number:
         return False
-    title, heading, referent = (sentence.section.split("\n") + ["", ""])[:3]
+    referent = (sentence.section.split("\n") + ["", ""])[2]
     return (referent == quote_sentence(before.text)
-            or not referent and sentence.passage == before.passage + 1
-            and before.section.split("\n")[:2] == [title, heading])
+            or not referent and sentence.passage == before.passage + 1 and _under_one_heading(before, sentence))
 
 
 #: sentences before a bullet's own that it may open with (:meth:`ExtractiveSummarizer._referents`)
@@ -468,9 +467,9 @@ _IMPERSONAL = re.compile(
     r"\W*it(?:['’]s|\s+(?:is|was|may\s+be|might\s+be|can\s+be|could\s+be|would\s+be|will\s+be|should\s+be|"
     r"must\s+be|becomes|became))\s+(?:(?:not|also|often|usually|generally|always|therefore|thus|then|now|very|"
     r"quite|highly|strongly|much|even|probably|sometimes|still)\s+)*(?:possible|impossible|recommended|advised|"
-    r"advisable|important|necessary|unnecessary|essential|best|better|worth(?:\s+\w+ing)?|likely|unlikely|common|preferable|"
-    r"sufficient|enough|a\s+(?:good|bad)\s+idea|good\s+practice|true|false|clear|obvious|wise|customary|normal|"
-    r"typical|desirable|suggested|encouraged|discouraged|time)"
+    r"advisable|important|necessary|unnecessary|essential|best|better|worth(?:\s+\w+ing)?|likely|unlikely|"
+    r"common|preferable|sufficient|enough|a\s+(?:good|bad)\s+idea|good\s+practice|true|false|clear|obvious|wise|"
+    r"customary|normal|typical|desirable|suggested|encouraged|discouraged|time)"
     r"(?:\s+(?:for\s+\S+\s+)?to|\s+that|\s+whether|\s+if|,)\b|"
     r"\W*it\s+(?:(?:seems|appears|turns\s+out|happens)\s+(?:that|as\s+if|to)\b|"
     r"takes\s+(?:a\s+(?:long\s+)?while|a\s+long\s+time|(?:some|little|more|less|much)\s+time|"
@@ -539,9 +538,8 @@ class _Written:
         for block in context.blocks:
             # a passage starts where a unit does (a sentence, an item, a paragraph): apart from the one before
             # as a paragraph is, where the block's text joins them at a line break
-            whole = block.passages and "\n".join(p.text for p in block.passages) == block.text
-            texts.setdefault(block.number, []).append("\n\n".join(p.text for p in block.passages) if whole
-                                                      else block.text)
+            texts.setdefault(block.number, []).append("\n\n".join(p.text for p in block.passages)
+                                                      if _read_by_passage(block) else block.text)
             for passage, following in zip(block.passages, block.passages[1:]):
                 if (following.ordinal == passage.ordinal + 1
                         and 0 <= following.char_start - passage.char_end <= _MOST_GAP_CHARACTERS):
@@ -553,6 +551,16 @@ class _Written:
         or in the next one, with no more than a line break or a blank line between the two."""
         return before.passage == sentence.passage or (
             sentence.passage == before.passage + 1 and (before.number, before.passage) in self.goes_on)
+
+
+def _read_by_passage(block: ContextBlock) -> bool:
+    """Whether ``block``'s text is its passages' texts, joined at line breaks (not cut short, nor shrunk)."""
+    return bool(block.passages) and "\n".join(p.text for p in block.passages) == block.text
+
+
+def _quoted(sentences: list[_Sentence], which: Sequence[int]) -> str:
+    """Sentences ``which``, in turn, each as its document writes it (:func:`quote_sentence`)."""
+    return " ".join(quote_sentence(sentences[i].text) for i in which)
 
 
 def _words_as_written(text: str) -> tuple[str, ...]:
@@ -651,7 +659,7 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     a passage, :attr:`Passage.continues`: that piece is no sentence to state, though it may head what follows).
     Last, the code the sentence introduces (:func:`introduced_code`), or ""."""
     passages = [p.text for p in block.passages]
-    whole = passages and "\n".join(passages) == block.text
+    whole = _read_by_passage(block)
     texts = passages if whole else [block.text]
     # the next passage goes on from this one when it is the document's next (the packer puts passages of one
     # document far apart in one block too)
@@ -2114,7 +2122,7 @@ class ExtractiveSummarizer:
             referents = self._referents(i, sentences, written, listed)
             chain = [*referents, i]
             listed.update(_words_as_written(quote_sentence(sentences[j].text)) for j in chain)
-            leads.append(Bullet(" ".join(quote_sentence(sentences[j].text) for j in chain),
+            leads.append(Bullet(_quoted(sentences, chain),
                                 (sentences[i].document_id,), (sentences[i].number,), sentences[i].code))
         note = (nothing_answers(context)
                 + (f" (no document mentions {', '.join(repr(word) for word in missing)})" if missing else "")
@@ -2349,7 +2357,7 @@ class ExtractiveSummarizer:
             while referents and room is not None and _word_count(sentences, [*referents, representative]) > room:
                 referents.pop(0)  # the farthest first: the sentence that answers is kept
             if referents:
-                text = " ".join([*(quote_sentence(sentences[i].text) for i in referents), text])
+                text = _quoted(sentences, [*referents, representative])
             if room is not None and len(text.split()) > room:
                 too_long.append(len(text.split()))
                 continue
