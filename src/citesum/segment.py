@@ -784,9 +784,10 @@ _GOES_ON = re.compile(r"(?:and|or|but|nor|whom|whose|would|could|should|shall|mi
 _RESUMED = re.compile(r"(?:…|\.\.\.)\s*[a-z]")
 
 
-#: a command-line option opening a line ("--lf, ...", "-n  Do not ...", "--color[=WHEN] ..."): a name in lower case
-#: or a single letter; not a list marker, which a space follows, nor a dash before a word ("-This is ...")
-_OPTION_OPENING = re.compile(r"--?(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z])(?=[=,\[\s])")
+#: a command-line option opening a line ("--lf, ...", "-n  Do not ...", "--color[=WHEN] ...", "-b: Generate ..."):
+#: a name in lower case or a single letter; not a list marker, which a space follows, nor a dash before a word
+#: ("-This is ...")
+_OPTION_OPENING = re.compile(r"--?(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z])(?=[=,:\[\s])")
 
 
 #: what a sentence of prose never holds: a table of contents' dot leaders (". . ." or a lone " ." at the end),

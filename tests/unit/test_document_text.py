@@ -165,6 +165,74 @@ def test_a_manual_pages_headings_are_kept_above_their_text(tmp_path: Path) -> No
     assert kinds["2.7 Thread Safety"] == "heading" and kinds["2.7.1 Closures"] == "heading"
 
 
+OPTIONS_PAGE = """<!DOCTYPE html><html><head><title>Command line invocation (Tiny C Compiler)</title></head>
+<body lang="en"><div class="chapter" id="Invoke">
+<div class="header"><p>Next: <a href="Clang.html" rel="next">C language support</a>, Up: <a href="index.html"
+rel="up">Top</a> &nbsp; [<a href="Index.html" rel="index">Index</a>]</p></div><hr>
+<h2 class="chapter">2 Command line invocation</h2>
+<p>The compiler reads its options from the command line, and each is written below with what it does to the
+program it builds.</p>
+<p>Debugger options:</p>
+<dl compact="compact">
+<dt><samp>-g</samp></dt>
+<dd><p>Generate run time debug information so that you get clear run time error messages.</p></dd>
+<dt><samp>-b</samp></dt>
+<dd><p>Generate additional support code to check memory allocations and array/pointer bounds. <samp>-g</samp> is
+implied. Note that the generated code is slower and bigger in this case.</p></dd>
+<dt><samp>-o <var>outfile</var></samp></dt>
+<dt><samp>--output=<var>outfile</var></samp> &para;</dt>
+<dd><p>Put object file, executable, or dll into output file <var>outfile</var>.</p></dd>
+<dt><samp>-I <var>dir</var></samp></dt>
+<dd><p><var>dir</var> is searched for include files before the standard directories.</p></dd>
+<dt><samp>-E</samp></dt>
+<dd><pre class="example">tcc -E file.c</pre><p>Preprocess only, to standard output.</p></dd>
+</dl>
+<h2 class="chapter">3 Questions</h2>
+<dl>
+<dt>Why is the generated code slower with bound checks?</dt>
+<dd><p>Every pointer operation calls a checking function of the run time library.</p></dd>
+<dt><a href="#Invoke">2.1. Invoking the compiler</a></dt>
+<dd><p>How the command line is read, option by option, before the first file is compiled.</p></dd>
+</dl>
+</div></body></html>"""
+
+
+def test_a_definition_lists_term_opens_its_description(tmp_path: Path) -> None:
+    """A manual's option table (Texinfo's, Sphinx's and DocBook's <dl>) is read as a person reads it: the option,
+    then what it does. trafilatura made each <dt> and <dd> a list item of its own, so a bullet quoting "Generate
+    additional support code to check memory allocations and array/pointer bounds." never said it was TCC's -b."""
+    text = _written(tmp_path, "Invoke.html", OPTIONS_PAGE).text
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    assert "- -b: Generate additional support code to check memory allocations and array/pointer bounds. -g is " \
+           "implied. Note that the generated code is slower and bigger in this case." in lines, text
+    assert "- -g: Generate run time debug information so that you get clear run time error messages." in lines
+    # a term's other spellings are named with it, its pilcrow left out
+    assert "- -o outfile, --output=outfile: Put object file, executable, or dll into output file outfile." in lines
+    assert "- -I dir: dir is searched for include files before the standard directories." in lines, text
+    # a description that opens with code keeps its term above it, as does a question, or a line of contents
+    assert "- -E" in lines and "- Why is the generated code slower with bound checks?" in lines, text
+    assert not any(line.startswith(("- 2.1. Invoking the compiler:", "- -E:", "- Why is the generated code slower "
+                                    "with bound checks?:")) for line in lines), text
+    # the segmenter reads the option's description as its item's sentences, the option opening the first
+    kinds = _unit_kinds(text)
+    assert kinds["-b: Generate additional support code to check memory allocations and array/pointer bounds."] \
+        == "item", kinds
+
+
+def test_a_bullet_quoting_an_options_description_names_the_option(tmp_path: Path) -> None:
+    from citesum.index.store import Index
+    from citesum.pipeline import Pipeline
+
+    path = tmp_path / "Invoke.html"
+    path.write_text(OPTIONS_PAGE, encoding="utf-8")
+    documents, _ = ingest_file(path, "tcc/Invoke.html", IngestOptions())
+    index = Index.create(tmp_path / "ix")
+    index.add(documents)
+    summary = Pipeline(index).summarize("How do I get tcc to check array bounds and memory allocations?")
+    assert [b.text for b in summary.bullets][:1] == [
+        "-b: Generate additional support code to check memory allocations and array/pointer bounds."], summary
+
+
 def test_headings_go_back_once_and_before_their_own_words() -> None:
     from citesum.ingest.formats import with_headings
 

@@ -639,6 +639,8 @@ def _prepared(html: str) -> str:
         changed |= _label_joined(label)
     for table in list(root.iter("table")):  # (outer tables first: a layout's cells may hold more layout)
         changed |= _unwrap_labelled_rows(table) or _unwrap_layout(table)
+    for terms in _defined_terms(root):  # "-b" above "Generate additional support code ..." opens it
+        changed |= _term_joined(terms)
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -815,6 +817,54 @@ def _label_joined(label: Any) -> bool:
         label.tail = " " + (line_break.tail or "").lstrip()  # the text after the break goes on the label's line
         label.getparent().remove(line_break)
         line_break = label.getnext()
+    return True
+
+
+#: the longest term of a definition list that opens its description (longer ones are signatures and questions)
+_TERM_CHARACTERS = 60
+#: a term that asks, or ends a sentence (an FAQ written as a definition list, its question in each <dt>), or a
+#: numbered contents line ("2.1. Installing"); an option's "..." is no sentence's end
+_NO_TERM = re.compile(r"[?!]\s*$|\s\S*[^\W\d]\.\s*$|^\d+(?:\.\d+)*\.?\s")
+
+
+def _defined_terms(root: Any) -> list[list[Any]]:
+    """Each run of <dt> elements of ``root`` followed by its <dd> (a term, or a term and its other spellings:
+    "-o FILE", "--output=FILE"), outside code."""
+    runs: list[list[Any]] = []
+    for description in root.iter("dd"):
+        terms = []
+        before = description.getprevious()
+        while before is not None and before.tag == "dt":
+            terms.insert(0, before)
+            before = before.getprevious()
+        if terms and not any(ancestor.tag == "pre" for ancestor in description.iterancestors()):
+            runs.append(terms)
+    return runs
+
+
+def _term_joined(terms: list[Any]) -> bool:
+    """When the <dt> elements ``terms`` name what the <dd> after them describes (short terms: an option, a value,
+    a field; not a question, a sentence, a signature or a contents line), they open its first paragraph, as
+    "term: description", and are dropped: trafilatura made each a list item of its own, and the option went
+    missing from a bullet quoting its description ("Generate additional support code to check memory
+    allocations and array/pointer bounds." said nothing of TCC's "-b"). A <dd> that opens with code, a list or
+    a table keeps its term above it. Whether anything changed."""
+    texts = [" ".join(term.text_content().split()).rstrip(" \u00b6") for term in terms]
+    if not all(texts) or any(len(text) > _TERM_CHARACTERS or _NO_TERM.search(text) for text in texts):
+        return False
+    if any(term.xpath(".//a[@href]") and "".join(term.xpath(".//a[@href]//text()")).strip() == text
+           for term, text in zip(terms, texts)):
+        return False  # a contents line, a link and nothing else
+    holder = terms[-1].getnext()  # the description, or the paragraph it opens with
+    while not (holder.text or "").strip() and len(holder) and holder[0].tag in ("p", "div"):
+        holder = holder[0]
+    opens_inline = len(holder) and holder[0].tag in _INLINE_MARKUP
+    if not (holder.text or "").strip() and not opens_inline:
+        return False  # the description opens with code, a list or a table, or holds nothing
+    label = ", ".join(texts)
+    holder.text = label + ("" if label.endswith(":") else ":") + " " + (holder.text or "").lstrip()
+    for term in terms:
+        term.getparent().remove(term)  # (its tail is the whitespace between it and the next)
     return True
 
 
