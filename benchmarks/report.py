@@ -200,6 +200,14 @@ def answer_choices_second_opinion() -> str:
     return _answer_choice_by_part("answer_choices_second_opinion", ("abstention", "false_abstention"))
 
 
+def answer_choices_quoted() -> str:
+    """The twenty-third round's choice (a question that quotes what a passage writes is answered there), on the
+    questions of the seen splits that quote something, pooled."""
+    data = _load("answer_choices_quoted")
+    return (_answer_choice_by_part("answer_choices_quoted", ("false_abstention",))
+            + f" Only the {data['questions']} questions of those splits that quote two words or more were asked.")
+
+
 def slips() -> str:
     """Slips of the keys put into the names of the seen splits' questions: how many the search reads back."""
     data = _load("slips")
@@ -1574,6 +1582,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "answer-choices-going-on": answer_choices_going_on,
     "answer-choices-entry-question": answer_choices_entry_question,
     "answer-choices-second-opinion": answer_choices_second_opinion,
+    "answer-choices-quoted": answer_choices_quoted,
     "collections-memory": collections_memory, "slips": slips,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,

@@ -2388,3 +2388,87 @@ def test_a_bullet_that_opens_with_the_sentence_it_refers_to_says_each_sentence_o
     for referring in ["It takes 2 arguments.", "It is useful for debugging.", "It is safe to call from any thread.",
                       "It is known as foo.", "It is a tool that copies."]:
         assert not _IMPERSONAL.match(referring), referring
+
+
+# a library's FAQ of connection errors: each error's message heads the paragraph that explains it, and a log in
+# another entry shows the message again; a second document tells of morning requests in the asker's words
+CONNECTION_FAQ = """Connections and engines
+=======================
+
+How do I pool database connections?
+
+The engine pools connections for each request of a web application automatically, and a request gets the
+connection that the request before it gave back.
+
+"MySQL server has gone away"
+
+The primary cause of this error is that the MySQL connection has timed out and has been closed by the server.
+The MySQL server closes connections which have been idle a period of time which defaults to eight hours.
+Set the pool's recycle time below that to replace such connections before they are used.
+
+How do I retry a statement?
+
+A statement that failed is not retried, since its transaction is lost with its connection:
+
+    OperationalError: (2006, 'MySQL server has gone away')
+
+The recipe above retries the whole transaction once.
+"""
+MORNING_NOTES = """Deploying the app
+=================
+
+The first request every morning warms the cache of the Flask app, so it takes longer than the requests after it.
+After that first request, the app works from its cache and its requests are answered quickly all day.
+"""
+
+
+def _faq_index(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from citesum.index.store import Index
+
+    index = Index.create(tmp_path / "ix")
+    index.add([Document("connections.txt", "Connections and engines", CONNECTION_FAQ),
+               Document("deploying.txt", "Deploying the app", MORNING_NOTES)])
+    return index
+
+
+def test_a_quoted_message_is_answered_by_what_the_documents_write_under_it(tmp_path: Path) -> None:
+    """The asker quotes the error and tells their case in words of their own; the manual explains the error under
+    the message, in its words. Before, the morning notes answered (they share "first request", "morning",
+    "works") and the explanation, sharing few of the question's words, stayed under the answer floor."""
+    from citesum.pipeline import Pipeline
+
+    question = ('Our Flask app talks to MySQL. Every morning the first request fails with "MySQL server has gone '
+                'away", and after that it works. What is happening?')
+    summary = Pipeline(_faq_index(tmp_path)).summarize(question).summary
+    stated = [bullet.text for bullet in summary.bullets]
+    assert stated and stated[0].startswith("The primary cause of this error is that the MySQL connection has timed "
+                                           "out"), stated
+    assert not any("morning" in text for text in stated), stated
+    assert all(bullet.citations == ("connections.txt",) for bullet in summary.bullets)
+    # a log line of the message, in another entry, does not make the sentence after it an answer
+    assert not any(text.startswith("The recipe above") for text in stated), stated
+
+
+def test_quoted_messages_are_what_a_question_quotes_of_two_words_or_more() -> None:
+    from citesum.summarize.extractive import quoted_messages
+
+    assert quoted_messages('It fails with "MySQL server has gone away", why?') == ["MySQL server has gone away"]
+    assert quoted_messages("The '# pragma: no cover' comments are ignored. Why?") == ["pragma: no cover"]
+    assert quoted_messages("It prints \u201cNo valid files found in content\u201d and `make clean` broke it") == [
+        "No valid files found in content", "make clean"]
+    # an apostrophe quotes nothing, nor does a quoted word (a name, which the question's words weigh already)
+    assert quoted_messages("PARI/GP's Configure says it can't find readline. What's wrong?") == []
+    assert quoted_messages('Why does "dpkg" refuse?') == []
+
+
+def test_a_quote_no_document_writes_changes_nothing(tmp_path: Path) -> None:
+    from citesum.pipeline import Pipeline
+
+    index = _faq_index(tmp_path)
+    question = 'How do I pool database connections? The docs say "each request gets a connection".'
+    with_rule = Pipeline(index).summarize(question).summary
+    without = Pipeline(index, summarizer=ExtractiveSummarizer(ExtractiveOptions(quoted_factor=None))
+                       ).summarize(question).summary
+    assert [b.text for b in with_rule.bullets] == [b.text for b in without.bullets]
+    with pytest.raises(ConfigError, match="quoted_sentences"):
+        ExtractiveOptions(quoted_sentences=0)

@@ -308,6 +308,21 @@ class ExtractiveOptions:
     #: fifteenth splits pooled and checked on sixteenth to twenty-second pooled
     #: (``benchmarks/answer_choices.py --choice second-opinion``, in docs/answers.md); reported on twenty-third
     second_opinion: float | None = 0.9
+    #: when the question quotes what a program printed or a document writes ("... fails with \"MySQL server has
+    #: gone away\". What is happening?") and a passage of the context writes it too, the question asks about that
+    #: place: a sentence that is not among the ``quoted_sentences`` from where the passage writes it on
+    #: (:func:`quoted_messages`, :func:`_after_quoted`) has its answer score scaled by this, and the best sentence
+    #: there answers even under ``min_answer``, as an FAQ entry's does. A manual explains a message right under
+    #: it, in its own words ("The primary cause of this error is that the MySQL connection has timed out ..."),
+    #: which share few of the words the asker tells their case in. None turns it off. From the twenty-third
+    #: round: chosen on the questions of the dev to thirty-second splits that quote something (of 0.7, 0.5, 0.4,
+    #: 0.3 and 0 with 3 sentences, and 0.3 with 2, 4, 5 and 8: 0.5 to 0.3 with 3 stated the most gold sentences;
+    #: 0 turned one more answer away; the strongest of the three keeps a passage told in the asker's words from
+    #: outranking the explanation), reported on the thirty-third (``benchmarks/answer_choices.py --choice quoted``)
+    quoted_factor: float | None = 0.3
+    #: ...the sentences that count as there: the one holding the quote and those after it, under the same
+    #: heading, this many in all
+    quoted_sentences: int = 3
     #: sentences listed as leads when nothing answers
     leads: int = 3
 
@@ -324,7 +339,9 @@ class ExtractiveOptions:
             raise ConfigError(f"max_citations must be >= 1, got {self.max_citations}")
         if not 0 < self.specific_share <= 1:
             raise ConfigError(f"specific_share must be in (0, 1], got {self.specific_share}")
-        for name in ("next_sentence_ratio", "entry_question_share", "second_opinion"):
+        if self.quoted_sentences < 1:
+            raise ConfigError(f"quoted_sentences must be >= 1, got {self.quoted_sentences}")
+        for name in ("next_sentence_ratio", "entry_question_share", "second_opinion", "quoted_factor"):
             if getattr(self, name) is not None and not 0 <= getattr(self, name) <= 1:
                 raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         for name in ("coverage_weight", "section_weight", "min_answer", "specific_ratio", "broad_ratio",
@@ -1277,6 +1294,54 @@ def _trouble_told(query: str) -> bool:
             and bool(_TROUBLE_TOLD.search(query) or _goes_wrong(query)) and len(query.split()) >= _TROUBLE_WORDS)
 
 
+#: what a question quotes: between double quotes (straight or curly), backticks, or single quotes that stand
+#: apart from words (not an apostrophe: "can't", "PARI/GP's")
+_QUOTED = re.compile(r'"([^"\n]{4,200})"|“([^”\n]{4,200})”|`([^`\n]{4,200})`'
+                     r"|(?<!\w)'([^'\n]{4,200})'(?!\w)")
+
+
+_QUOTE_ENDS = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def quoted_messages(query: str) -> list[str]:
+    """What ``query`` quotes of two words or more, as it writes it: a program's message ("MySQL server has gone
+    away", "0 image files updated"), a log line or a command. A single quoted word is a name, which the
+    question's words weigh already."""
+    found = (next(group for group in match.groups() if group is not None) for match in _QUOTED.finditer(query))
+    # (its ends' punctuation aside: a manual quotes "pragma: no cover" that a question writes as a comment)
+    return [words for text in found if len((words := _QUOTE_ENDS.sub("", text)).split()) >= 2]
+
+
+def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequence[str],
+                  most: int) -> list[_Sentence]:
+    """The sentences of ``sentences`` (in their blocks' order) that hold one of ``messages`` or come after a
+    place where their block writes one (case and whitespace aside), under the same heading as the first of them,
+    up to ``most`` from each place on: where a manual heads an error's explanation with the message, or shows it
+    in a log, an FAQ's question or a sentence before it explains it."""
+    patterns = [re.compile(r"\s+".join(re.escape(word) for word in message.split()), re.IGNORECASE)
+                for message in messages]
+    after: list[_Sentence] = []
+    for block in context.blocks:
+        places = sorted(found.start() for pattern in patterns for found in pattern.finditer(block.text))
+        if not places:
+            continue
+        cursor, starts = 0, []  # where each of the block's sentences starts in its text (in order)
+        own = [sentence for sentence in sentences if sentence.number == block.number]
+        for sentence in own:
+            at = block.text.find(sentence.text, cursor)
+            starts.append(at)
+            cursor = at + len(sentence.text) if at >= 0 else cursor
+        for place in places:
+            # the sentence holding the place, and those after it
+            following = [sentence for sentence, start in zip(own, starts)
+                         if start >= 0 and start + len(sentence.text) > place][:most]
+            heading = following[0].section.split("\n")[1:2] if following else []
+            following = list(itertools.takewhile(lambda sentence: sentence.section.split("\n")[1:2] == heading,
+                                                 following))
+            after.extend(sentence for sentence in following if not any(sentence is seen for seen in after))
+    return after
+
+
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
 def asked_clause(query: str) -> str:
     """The clause of ``query`` that asks: the query itself when it opens with a question word, or else, for a
@@ -1998,6 +2063,7 @@ class ExtractiveSummarizer:
         if expected in ("reason", "method") or _goes_wrong(query):
             _answer_with_cause(sentences, _NAMES_CAUSE if expected == "reason" else
                                _NAMES_REMEDY if expected == "method" else _ANSWERS_TROUBLE)
+        quoted = self._weigh_quoted(asked, context, sentences)
         # a topic names subjects ("reservoir capacity, leaking pipes and the tram"): a sentence about any one of
         # them is about the topic, so only a subject no document mentions makes it unanswerable
         too_little = ((form != "topic" or not tokenize([query])[0])  # "???" asks for nothing to look for
@@ -2017,11 +2083,12 @@ class ExtractiveSummarizer:
         if (form != "topic" and best_answer < floor
                 and (self._entry_asks(query, best, context.terms)
                      and (best.typed or expected is None or _entry_expects(best.section) is None)
+                     or any(best is sentence for sentence in quoted)
                      or self._seconded(query, best))):
             # the document asked the question too (its entry's best sentence answers it, unless the entry asks
             # for another kind of answer than the question and the sentence lacks the kind asked: "Why use man-db
-            # instead of man?" does not ask "How often does man-db rebuild its database?"), or a contextual model
-            # reads the best sentence as answering it in other words
+            # instead of man?" does not ask "How often does man-db rebuild its database?"), or the best sentence
+            # comes right after what the question quotes, or a contextual model reads it as answering in other words
             floor = best_answer
         gate = 0.0 if form == "topic" else max(floor, ratio * best_answer)
         most = self.options.bullets
@@ -2046,6 +2113,20 @@ class ExtractiveSummarizer:
         if terms is not None:
             words = {word for word in words if terms.holding.get(word, (0, 0))[1]}
         return bool(words) and len(words & set(tokenize([asked])[0])) >= share * len(words)
+
+    def _weigh_quoted(self, query: str, context: Context, sentences: list[_Sentence]) -> list[_Sentence]:
+        """The sentences right after a place where the context writes what ``query`` quotes
+        (``quoted_factor``), the others' answer scores scaled down; none when it quotes nothing the context
+        writes."""
+        messages = quoted_messages(query)
+        if self.options.quoted_factor is None or not messages:
+            return []
+        quoted = _after_quoted(context, sentences, messages, self.options.quoted_sentences)
+        if quoted:
+            for sentence in sentences:
+                if not any(sentence is after for after in quoted):
+                    sentence.answer *= self.options.quoted_factor
+        return quoted
 
     def _seconded(self, query: str, sentence: _Sentence) -> bool:
         """Whether the contextual model reads ``sentence`` as close to ``query`` (``second_opinion``)."""
