@@ -316,3 +316,22 @@ def test_lines_with_dots_in_them_are_no_contents_entries() -> None:
         assert _contents_entry(entry), entry
     for line in ["He paused.... did", "the values 1, 2, 3, .... 10", "X" + ". " * 4000 + "!"]:
         assert not _contents_entry(line), line[:20]
+
+
+def test_a_heading_naming_the_command_its_paragraph_opens_with_stands_apart() -> None:
+    """Ubuntu's packaging guide heads a section "Set up pbuilder" over "pbuilder allows you to build packages
+    ...": the paragraph's first word is in lower case, and the heading had been read into its first sentence
+    ("Set up pbuilder pbuilder allows you ...")."""
+    line = "You can build packages in a clean room, which keeps the build honest about what it needs from the system."
+    page = ("The tools are installed from the archive like any other package on the system you work on.\n"
+            "Set up pbuilder\n"
+            "pbuilder allows you to build packages locally on your machine. It serves a couple of purposes\n"
+            f"{line}\n")
+    paragraphs = clean_pages([page]).text.split("\n\n")
+    assert "Set up pbuilder" in paragraphs, paragraphs
+    assert any(p.startswith("pbuilder allows you to build packages locally on your machine.") for p in paragraphs)
+    # a short line that a sentence in lower case goes on from is still one sentence
+    wrapped = ("The tools are installed from the archive like any other package on the system you work on.\n"
+               "Install the toolchain\n"
+               "quickly, before the build starts, or the build stops at its first compiler call and says why.\n")
+    assert "Install the toolchain quickly, before" in clean_pages([wrapped]).text

@@ -493,9 +493,18 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
     # Bash is invoked ..."): a paragraph's wrapped lines run to the width, and its last line ends its sentence. A
     # short line inside a sentence (ragged or OCR'd text, before a name) is no heading
     if (_SENTENCE_END.search(previous) and _is_heading(line, full_width)) or \
-            (_is_heading(previous, full_width, 0.7 if previous_opens else 0.5) and line[:1].isupper()):
+            (_is_heading(previous, full_width, 0.7 if previous_opens else 0.5)
+             and (line[:1].isupper() or previous_opens and _names_again(previous, line))):
         return "\n\n", False
     return " ", False
+
+
+def _names_again(heading: str, line: str) -> bool:
+    """Whether ``line`` opens with a word in lower case that ``heading`` ends with: a command's name that heads
+    its section and opens its first sentence ("Set up pbuilder" above "pbuilder allows you to build packages
+    locally ..."), a sentence that no capital opens."""
+    first, last = line.split(maxsplit=1)[:1], heading.split()[-1:]
+    return bool(first) and first[0][:1].islower() and first[0].rstrip(",.:;") == last[0].rstrip(",.:;")
 
 
 #: a line ending in a word that needs what follows ("A report creeps into camp that" above "Johnston is
