@@ -110,10 +110,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("thirtieth", "thirtieth (held out in the twentieth round, tuned on in the twenty-first)"),
                     ("thirty-first", "thirty-first (held out in the twenty-first round, tuned on in the "
                                      "twenty-second)"),
-                    ("thirty-second", "thirty-second (held out from every choice; run after the round's rules, with "
-                                      "its code and with the code it started from)"))
+                    ("thirty-second", "thirty-second (held out in the twenty-second round, tuned on in the "
+                                      "twenty-third)"),
+                    ("thirty-third", "thirty-third (held out from every choice; run after the round's rules, with "
+                                     "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-second"
+_HELD_OUT_SPLIT = "thirty-third"
 
 
 def collections_memory() -> str:

@@ -184,9 +184,12 @@ class ExtractiveOptions:
     heading without its underline; an FAQ's entry that asks for another kind of answer passes no sentence
     without the kind asked) were drawn from a new user's trial of the twenty-first round and checked on the
     thirty-one splits pooled, and are reported on the ``thirty-second``, written at the round's start and run
-    after them. That topic
-    queries pass ungated was chosen looking at all three SummHay
-    news haystacks, so their figures are in-sample."""
+    after them. The twenty-third round's (``quoted_factor`` and ``quoted_sentences``, a question that quotes a
+    message asks about where a document writes it, chosen on the thirty-two splits' questions that quote
+    something; a definition list's term opens its description, :mod:`citesum.ingest.formats`) were drawn from the
+    ``thirty-second`` and the questions of all thirty-two splits pooled, and are reported on the
+    ``thirty-third``, written at the round's start and run after them. That topic queries pass ungated was chosen
+    looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
     max_words: int | None = None
@@ -1298,8 +1301,7 @@ def _trouble_told(query: str) -> bool:
 #: apart from words (not an apostrophe: "can't", "PARI/GP's")
 _QUOTED = re.compile(r'"([^"\n]{4,200})"|“([^”\n]{4,200})”|`([^`\n]{4,200})`'
                      r"|(?<!\w)'([^'\n]{4,200})'(?!\w)")
-
-
+#: the punctuation at a quote's ends, which a document may write without (a comment's "#", a brace)
 _QUOTE_ENDS = re.compile(r"^[\W_]+|[\W_]+$")
 
 
@@ -1321,6 +1323,7 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
     patterns = [re.compile(r"\s+".join(re.escape(word) for word in message.split()), re.IGNORECASE)
                 for message in messages]
     after: list[_Sentence] = []
+    seen: set[int] = set()  # (by identity: two sentences may read alike)
     for block in context.blocks:
         places = sorted(found.start() for pattern in patterns for found in pattern.finditer(block.text))
         if not places:
@@ -1338,7 +1341,10 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
             heading = following[0].section.split("\n")[1:2] if following else []
             following = list(itertools.takewhile(lambda sentence: sentence.section.split("\n")[1:2] == heading,
                                                  following))
-            after.extend(sentence for sentence in following if not any(sentence is seen for seen in after))
+            for sentence in following:
+                if id(sentence) not in seen:
+                    seen.add(id(sentence))
+                    after.append(sentence)
     return after
 
 
@@ -2122,10 +2128,10 @@ class ExtractiveSummarizer:
         if self.options.quoted_factor is None or not messages:
             return []
         quoted = _after_quoted(context, sentences, messages, self.options.quoted_sentences)
-        if quoted:
-            for sentence in sentences:
-                if not any(sentence is after for after in quoted):
-                    sentence.answer *= self.options.quoted_factor
+        there = {id(sentence) for sentence in quoted}
+        for sentence in sentences if quoted else ():
+            if id(sentence) not in there:
+                sentence.answer *= self.options.quoted_factor
         return quoted
 
     def _seconded(self, query: str, sentence: _Sentence) -> bool:
