@@ -2445,7 +2445,8 @@ def test_a_quoted_message_is_answered_by_what_the_documents_write_under_it(tmp_p
                                            "out"), stated
     assert not any("morning" in text for text in stated), stated
     assert all(bullet.citations == ("connections.txt",) for bullet in summary.bullets)
-    # a log line of the message, in another entry, does not make the sentence after it an answer
+    # the sentence after a log line of the message, in another entry, is there too, but the explanation under
+    # the message outranks it
     assert not any(text.startswith("The recipe above") for text in stated), stated
 
 
@@ -2459,6 +2460,22 @@ def test_quoted_messages_are_what_a_question_quotes_of_two_words_or_more() -> No
     # an apostrophe quotes nothing, nor does a quoted word (a name, which the question's words weigh already)
     assert quoted_messages("PARI/GP's Configure says it can't find readline. What's wrong?") == []
     assert quoted_messages('Why does "dpkg" refuse?') == []
+    # a short quote's closing mark opens no quote of the words after it
+    assert quoted_messages('Is "ls" slow and "rm" fast when "rm -rf" runs?') == ["rm -rf"]
+    assert quoted_messages("Why does `ls` fail, and `rm -rf` too?") == ["rm -rf"]
+
+
+def test_a_quote_is_found_as_whole_words() -> None:
+    """"make clean" is not written where a document writes "make cleanall": the sentences there keep no
+    advantage."""
+    from citesum.summarize.extractive import _after_quoted, _Sentence
+
+    text = "Type make cleanall to remove every build. The tree is then as it was checked out.\n"
+    context = _context(text)
+    sentences = [_Sentence("Type make cleanall to remove every build.", 1, "d1", frozenset(), None),
+                 _Sentence("The tree is then as it was checked out.", 1, "d1", frozenset(), None)]
+    assert _after_quoted(context, sentences, ["make clean"], 3) == []
+    assert _after_quoted(context, sentences, ["make cleanall"], 3) == sentences
 
 
 def test_a_quote_no_document_writes_changes_nothing(tmp_path: Path) -> None:

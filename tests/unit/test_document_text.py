@@ -184,6 +184,10 @@ implied. Note that the generated code is slower and bigger in this case.</p></dd
 <dd><p>Put object file, executable, or dll into output file <var>outfile</var>.</p></dd>
 <dt><samp>-I <var>dir</var></samp></dt>
 <dd><p><var>dir</var> is searched for include files before the standard directories.</p></dd>
+<dt><code>--verbose</code><a class="headerlink" href="#verbose">#</a></dt>
+<dd><p>Print each file's name as it is compiled.</p></dd>
+<dt><samp>-W</samp></dt> or <dt><samp>--warn</samp></dt>
+<dd><p>Warn of every construct that another compiler would refuse.</p></dd>
 <dt><samp>-E</samp></dt>
 <dd><pre class="example">tcc -E file.c</pre><p>Preprocess only, to standard output.</p></dd>
 </dl>
@@ -209,6 +213,11 @@ def test_a_definition_lists_term_opens_its_description(tmp_path: Path) -> None:
     # a term's other spellings are named with it, its pilcrow left out
     assert "- -o outfile, --output=outfile: Put object file, executable, or dll into output file outfile." in lines
     assert "- -I dir: dir is searched for include files before the standard directories." in lines, text
+    # a heading's permalink mark is no part of the term; text between two terms (not valid HTML) stays in the
+    # text, where lxml keeps it
+    assert any(line.startswith("- --verbose: Print each file's name as it is compiled.") for line in lines), text
+    assert "- -W, --warn: Warn of every construct that another compiler would refuse." in lines, text
+    assert "compiled. or" in " ".join(text.split()), text
     # a description that opens with code keeps its term above it, as does a question, or a line of contents
     assert "- -E" in lines and "- Why is the generated code slower with bound checks?" in lines, text
     assert not any(line.startswith(("- 2.1. Invoking the compiler:", "- -E:", "- Why is the generated code slower "

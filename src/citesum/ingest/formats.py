@@ -849,7 +849,7 @@ def _term_joined(terms: list[Any]) -> bool:
     missing from a bullet quoting its description ("Generate additional support code to check memory
     allocations and array/pointer bounds." said nothing of TCC's "-b"). A <dd> that opens with code, a list or
     a table keeps its term above it. Whether anything changed."""
-    texts = [" ".join(term.text_content().split()).rstrip(" \u00b6") for term in terms]
+    texts = [" ".join(term.text_content().translate(_PERMALINK_MARKS).split()).rstrip("#").rstrip() for term in terms]
     if not all(texts) or any(len(text) > _TERM_CHARACTERS or _NO_TERM.search(text) for text in texts):
         return False
     if any(term.xpath(".//a[@href]") and "".join(term.xpath(".//a[@href]//text()")).strip() == text
@@ -864,7 +864,7 @@ def _term_joined(terms: list[Any]) -> bool:
     label = ", ".join(texts)
     holder.text = label + ("" if label.endswith(":") else ":") + " " + (holder.text or "").lstrip()
     for term in terms:
-        term.getparent().remove(term)  # (its tail is the whitespace between it and the next)
+        term.drop_tree()  # (its tail stays)
     return True
 
 

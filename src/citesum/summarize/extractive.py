@@ -1298,9 +1298,11 @@ def _trouble_told(query: str) -> bool:
 
 
 #: what a question quotes: between double quotes (straight or curly), backticks, or single quotes that stand
-#: apart from words (not an apostrophe: "can't", "PARI/GP's")
-_QUOTED = re.compile(r'"([^"\n]{4,200})"|“([^”\n]{4,200})”|`([^`\n]{4,200})`'
-                     r"|(?<!\w)'([^'\n]{4,200})'(?!\w)")
+#: apart from words (not an apostrophe: "can't", "PARI/GP's"). Every quote is read, however short, so that the
+#: closing mark of a short one ("ls") opens no quote of the words after it
+_QUOTED = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|`([^`\n]+)`' r"|(?<!\w)'([^'\n]+)'(?!\w)")
+#: the longest quote read as a message (a longer one is a passage the asker copied, not what a program printed)
+_QUOTE_CHARACTERS = 200
 #: the punctuation at a quote's ends, which a document may write without (a comment's "#", a brace)
 _QUOTE_ENDS = re.compile(r"^[\W_]+|[\W_]+$")
 
@@ -1311,7 +1313,8 @@ def quoted_messages(query: str) -> list[str]:
     question's words weigh already."""
     found = (next(group for group in match.groups() if group is not None) for match in _QUOTED.finditer(query))
     # (its ends' punctuation aside: a manual quotes "pragma: no cover" that a question writes as a comment)
-    return [words for text in found if len((words := _QUOTE_ENDS.sub("", text)).split()) >= 2]
+    return [words for text in found if len(text) <= _QUOTE_CHARACTERS
+            and len((words := _QUOTE_ENDS.sub("", text)).split()) >= 2]
 
 
 def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequence[str],
@@ -1320,24 +1323,29 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
     place where their block writes one (case and whitespace aside), under the same heading as the first of them,
     up to ``most`` from each place on: where a manual heads an error's explanation with the message, or shows it
     in a log, an FAQ's question or a sentence before it explains it."""
-    patterns = [re.compile(r"\s+".join(re.escape(word) for word in message.split()), re.IGNORECASE)
-                for message in messages]
+    # (a whole word at each end: "make clean" is not "make cleanall")
+    patterns = [re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in message.split()) + r"(?!\w)",
+                           re.IGNORECASE) for message in messages]
     after: list[_Sentence] = []
     seen: set[int] = set()  # (by identity: two sentences may read alike)
+    by_block: dict[int, list[_Sentence]] = {}
+    for sentence in sentences:
+        by_block.setdefault(sentence.number, []).append(sentence)
     for block in context.blocks:
         places = sorted(found.start() for pattern in patterns for found in pattern.finditer(block.text))
         if not places:
             continue
-        cursor, starts = 0, []  # where each of the block's sentences starts in its text (in order)
-        own = [sentence for sentence in sentences if sentence.number == block.number]
-        for sentence in own:
+        cursor, placed, ends = 0, [], []  # the block's sentences found in its text, in order, and where each ends
+        for sentence in by_block.get(block.number, []):
             at = block.text.find(sentence.text, cursor)
-            starts.append(at)
-            cursor = at + len(sentence.text) if at >= 0 else cursor
+            if at >= 0:
+                cursor = at + len(sentence.text)
+                placed.append(sentence)
+                ends.append(cursor)
         for place in places:
             # the sentence holding the place, and those after it
-            following = [sentence for sentence, start in zip(own, starts)
-                         if start >= 0 and start + len(sentence.text) > place][:most]
+            first = bisect.bisect_right(ends, place)
+            following = placed[first:first + most]
             heading = following[0].section.split("\n")[1:2] if following else []
             following = list(itertools.takewhile(lambda sentence: sentence.section.split("\n")[1:2] == heading,
                                                  following))
