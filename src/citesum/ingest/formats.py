@@ -796,7 +796,7 @@ def _labels_on_their_lines(root: Any) -> list[Any]:
         if (not _LABEL.fullmatch(text) or (parent is not None and parent.tag in _LABEL_MARKUP
                                              and "".join(parent.itertext()).strip() == text)):
             continue  # no label, or one its parent holds whole (the outermost is joined)
-        if not any(ancestor.tag == "pre" for ancestor in element.iterancestors()):
+        if not _inside(element, "pre"):
             found.append(element)
     return found
 
@@ -837,7 +837,7 @@ def _defined_terms(root: Any) -> list[list[Any]]:
         while before is not None and before.tag == "dt":
             terms.insert(0, before)
             before = before.getprevious()
-        if terms and not any(ancestor.tag == "pre" for ancestor in description.iterancestors()):
+        if terms and not _inside(description, "pre"):
             runs.append(terms)
     return runs
 
@@ -866,6 +866,11 @@ def _term_joined(terms: list[Any]) -> bool:
     for term in terms:
         term.drop_tree()  # (its tail stays)
     return True
+
+
+def _inside(element: Any, tag: str) -> bool:
+    """Whether ``element`` is inside a ``tag`` element (a <pre>'s code, a <textarea>'s lines)."""
+    return any(isinstance(up.tag, str) and up.tag.lower() == tag for up in element.iterancestors())
 
 
 def _unlinked(link: Any) -> None:
@@ -948,7 +953,7 @@ def _plain_inline(element: Any, plain: dict[Any, bool]) -> bool:
 
 def _fence_code(block: Any) -> bool:
     """Put a <pre> (outside any other) between code fences when :func:`is_fenced`; whether it was."""
-    if any(isinstance(up.tag, str) and up.tag.lower() == "pre" for up in block.iterancestors()):
+    if _inside(block, "pre"):
         return False
     if not is_fenced(block.text_content(), _text_going_on(block)):
         return False
@@ -1036,7 +1041,7 @@ def _wrap_loose_runs(holder: Any) -> bool:
         return False
     for node in wrapped:  # (a run holds no block, so no <pre>; a <textarea> keeps its lines)
         for inner in node.iterdescendants():
-            if not any(isinstance(up.tag, str) and up.tag.lower() == "textarea" for up in inner.iterancestors()):
+            if not _inside(inner, "textarea"):
                 if inner.tag != "textarea":
                     inner.text = re.sub(r"\s+", " ", inner.text) if inner.text else inner.text
                 inner.tail = re.sub(r"\s+", " ", inner.tail) if inner.tail else inner.tail

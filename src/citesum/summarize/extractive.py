@@ -1346,10 +1346,8 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
             # the sentence holding the place, and those after it
             first = bisect.bisect_right(ends, place)
             following = placed[first:first + most]
-            heading = following[0].section.split("\n")[1:2] if following else []
-            following = list(itertools.takewhile(lambda sentence: sentence.section.split("\n")[1:2] == heading,
-                                                 following))
-            for sentence in following:
+            for sentence in itertools.takewhile(lambda sentence: _under_one_heading(following[0], sentence),
+                                                following):
                 if id(sentence) not in seen:
                     seen.add(id(sentence))
                     after.append(sentence)
