@@ -41,6 +41,9 @@ from citesum.summarize.llm import LLMSummarizer
 #: the paper's grid (Pratapa & Mitamura): 8K to 80K tokens in steps of 8K, with K = 1,024 as the paper and the
 #: long-context benchmarks count ("8K" = 8,192), so a RULER or HELMET length such as 32K falls on the grid
 PAPER_BUDGETS = tuple(range(8_192, 81_921, 8_192))
+#: the answer's tokens of an estimation's runs with an LLM, and the room a window keeps for it: the figure the
+#: estimations were measured with (a paragraph of ``words`` words, not bullets; see ``answer_tokens``)
+ESTIMATION_ANSWER_TOKENS = 1024
 
 
 def parse_budgets(text: str) -> list[int]:
@@ -214,7 +217,8 @@ class IndexPipelineRun:
     def __call__(self, example: str, budget: int, sample: int) -> str:
         engine: Summarizer
         if self.llm is not None:
-            engine = LLMSummarizer(self.llm, "answer", num_words=self.words, temperature=0.5, seed=sample)
+            engine = LLMSummarizer(self.llm, "answer", num_words=self.words, temperature=0.5, seed=sample,
+                                   max_tokens=ESTIMATION_ANSWER_TOKENS)
         else:
             engine = ExtractiveSummarizer(ExtractiveOptions(bullets=None, max_words=self.words))
         from citesum.pipeline import Pipeline, PipelineOptions
@@ -263,7 +267,8 @@ def estimate_for_index(queries: Sequence[str], index_dir: str, panel: Sequence[L
     for example in sample_examples([str(i) for i in range(len(queries))], fraction, seed):
         query = queries[int(example)]
         rooms.append(fit_budget(window, window,
-                                tokenizer.count(answer.render(context="", query=query, num_words=words)), 1024))
+                                tokenizer.count(answer.render(context="", query=query, num_words=words)),
+                                ESTIMATION_ANSWER_TOKENS))
         prompts[example] = answer.render(context=pack_full(documents, rooms[-1], tokenizer).render(), query=query,
                                          num_words=words)
     runs = 1 if llm is None else samples  # the extractive summarizer is deterministic

@@ -26,8 +26,7 @@ from citesum.llm.options import LLMOptions
 from citesum.pack import Order, PackOptions
 from citesum.responses import (SourceOf, bullet_response, context_documents, context_response, search_response,
                                sources_response, stored_source, summary_response)
-from citesum.summarize import (ANSWER_TOKENS, Summarizer, build_context, spelled_as_indexed, summarize_context,
-                               summarizer_for)
+from citesum.summarize import Summarizer, build_context, spelled_as_indexed, summarize_context, summarizer_for
 from citesum.summarize.verify import check_bullet, check_summary, context_verifier
 from citesum.tokens import Tokenizer, get_tokenizer
 from citesum.types import Bullet, Context, ContextBlock, Document, Summary, TermFrequencies
@@ -71,8 +70,8 @@ class PipelineOptions:
     temperature: float = 0.0
     #: the seed of what is random: the LLM's sampling, the ``random`` retriever
     seed: int = 0
-    #: LLM: answer tokens
-    max_tokens: int = ANSWER_TOKENS
+    #: LLM: answer tokens (None: what the bullets and words take, :func:`~citesum.summarize.answer_tokens`)
+    max_tokens: int | None = None
     #: check every citation against the context and give each its evidence sentence
     verify: bool = False
     #: replace each bullet's citations by the context documents that state it (None: on for an LLM's answer,

@@ -267,7 +267,7 @@ def _doctor(*arguments: str) -> tuple[int, str, str]:
 
 def test_doctor_reports_a_llamacpp_like_server(routed: Start) -> None:
     from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
-    from citesum.summarize import ANSWER_TOKENS, window_budget
+    from citesum.summarize import answer_tokens, window_budget
 
     server = routed(_llamacpp_like())
     code, out, err = _doctor("--base-url", server.url, "--json")
@@ -281,7 +281,9 @@ def test_doctor_reports_a_llamacpp_like_server(routed: Start) -> None:
     assert report["json_schema"]["form"] == "json_schema" and report["json_schema"]["follows_schema"] is True
     budget = window_budget(8192, bullets=DEFAULT_BULLETS, words=DEFAULT_WORDS, query_tokens=256)
     assert report["budget"]["tokens"] == budget
-    expected = (8192 - ANSWER_TOKENS) / 800.0 + ANSWER_TOKENS / 40.0
+    answer = answer_tokens(DEFAULT_BULLETS, DEFAULT_WORDS)  # the room the default answer asks for
+    assert report["budget"]["answer_tokens"] == answer == 620
+    expected = (8192 - answer) / 800.0 + answer / 40.0
     assert report["request_seconds"]["total"] == pytest.approx(expected, rel=0.01)
 
     code, out, err = _doctor("--base-url", server.url, "--window", "6000")

@@ -695,22 +695,24 @@ def test_health_reads_the_database_without_loading_a_generation(index_path: Path
 
 
 def test_an_llm_with_a_known_window_caps_the_budget(shared_index: Path) -> None:
+    from citesum.defaults import DEFAULT_BULLETS, DEFAULT_WORDS
     from citesum.llm.fake import FakeLLM
-    from citesum.summarize import fit_budget
+    from citesum.summarize import answer_tokens, fit_budget
 
+    room = answer_tokens(DEFAULT_BULLETS, DEFAULT_WORDS)  # the default answer's tokens
     llm = FakeLLM(["- Water rates rose. [1]"])
     llm.context_window = 4096
     with _client(shared_index, llm=llm) as client:
         limits = client.get("/health").json()["limits"]
         # what the window holds beside the cited prompt (default bullets and words, a short question) and the answer
-        assert limits["max_budget"] == limits["budget"] < fit_budget(10**6, 4096, 0, 1024)
+        assert limits["max_budget"] == limits["budget"] < fit_budget(10**6, 4096, 0, room)
         answer = client.post("/summarize", json={"query": "water rates", "budget": 10_000}).json()
         # a larger budget asked is fitted to this question's own prompt, and the answer says so
         assert answer["context"]["budget"] <= limits["budget"]
         assert answer["notes"][0].startswith("the model's window is 4,096 tokens: the budget is")
         assert "not 10,000" in answer["notes"][0]
         prompt = llm.prompts[-1]
-        assert get_tokenizer().count(prompt) <= 4096 - 1024
+        assert get_tokenizer().count(prompt) <= 4096 - room
 
 
 

@@ -58,6 +58,33 @@ def test_empty_output_is_retried_once_with_a_new_seed_then_reported(index: Index
         LLMSummarizer(FakeLLM(["   ", "## Only a heading"])).summarize("water", build_context("water", index))
 
 
+def test_the_answer_asks_for_the_tokens_its_bullets_and_words_take_and_a_cut_last_bullet_is_left_out(
+        index: Index) -> None:
+    from citesum.summarize import answer_tokens
+
+    context = build_context("water rates", index)
+    # by default the answer's tokens are what the bullets and words asked take, not a fixed 1,024
+    llm = FakeLLM(["- Water rates rise [1]."])
+    LLMSummarizer(llm, bullets=2, num_words=60).summarize("water rates", context)
+    assert llm.requests[0].max_tokens == answer_tokens(2, 60) < answer_tokens(5, 250) < 1024
+    assert LLMSummarizer(llm, bullets=2, num_words=60, max_tokens=900).request.max_tokens == 900
+    assert answer_tokens(20, 2000) == 1024  # a long answer leaves a small window room for a context
+    # a small model rambles on past its bullets: the answer is cut at its tokens, and the cut bullet left out
+    rambling = "- Water rates rise 7.5 percent [1].\n- Water rates pay for a new plant [2].\n- " + "and " * 400
+    for stream in (False, True):
+        llm = FakeLLM([rambling])
+        summarizer = LLMSummarizer(llm, bullets=2, num_words=60)
+        summary = (list(summarizer.stream("water rates", context))[-1] if stream
+                   else summarizer.summarize("water rates", context))
+        assert [b.text for b in summary.bullets] == ["Water rates rise 7.5 percent.", "Water rates pay for a new plant."]
+        assert summary.usage["completion_tokens"] == answer_tokens(2, 60)
+        assert any("last bullet was left out: the answer was cut off at its 168 tokens" in n for n in summary.notes)
+    # an answer that ends within its tokens keeps every bullet, with no note
+    summary = LLMSummarizer(FakeLLM(["- Water rates rise [1].\n- Rates pay for a plant [2]."]), bullets=2,
+                            num_words=60).summarize("water rates", context)
+    assert len(summary.bullets) == 2 and not any("cut off" in n for n in summary.notes)
+
+
 def test_extractive_bullets_are_query_facts_citing_the_supporting_documents(index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
     owners = _gold_by_document(haystack)
     summary = summarize_query("How much did household water rates rise, and why?", index,

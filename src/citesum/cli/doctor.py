@@ -273,22 +273,23 @@ def _speed_from_clock(reading: tuple[dict[str, Any], float], writing: tuple[dict
 def _budget_and_time(window: int, speed: dict[str, Any]) -> dict[str, Any]:
     """The context budget citesum takes from ``window`` with the default answer, and how long a request at that
     budget would take at the measured speeds (None when they are unknown)."""
-    from citesum.summarize import ANSWER_TOKENS, window_budget
+    from citesum.summarize import answer_tokens, window_budget
 
+    answer = answer_tokens(DEFAULT_BULLETS, DEFAULT_WORDS)
     try:
         tokens = window_budget(window, bullets=DEFAULT_BULLETS, words=DEFAULT_WORDS, query_tokens=QUERY_TOKENS)
     except BudgetError as exc:
         return {"budget": {"tokens": None, "error": str(exc)}, "request_seconds": None}
     budget = {"tokens": tokens, "bullets": DEFAULT_BULLETS, "words": DEFAULT_WORDS, "query_tokens": QUERY_TOKENS,
-              "answer_tokens": ANSWER_TOKENS}
+              "answer_tokens": answer}
     prompt_speed, generation_speed = speed.get("prompt_tokens_per_s"), speed.get("generation_tokens_per_s")
     if not (prompt_speed and generation_speed):
         return {"budget": budget, "request_seconds": None}
     # a request at that budget fills the window but for the answer's room; the answer may use all of its room
-    reading = (window - ANSWER_TOKENS) / prompt_speed
-    writing = ANSWER_TOKENS / generation_speed
-    return {"budget": budget, "request_seconds": {"prompt_tokens": window - ANSWER_TOKENS, "reading": reading,
-                                                  "answer_tokens": ANSWER_TOKENS, "writing": writing,
+    reading = (window - answer) / prompt_speed
+    writing = answer / generation_speed
+    return {"budget": budget, "request_seconds": {"prompt_tokens": window - answer, "reading": reading,
+                                                  "answer_tokens": answer, "writing": writing,
                                                   "total": reading + writing}}
 
 

@@ -46,7 +46,9 @@ from citesum.defaults import DEFAULT_BUDGET, DEFAULT_BULLETS, DEFAULT_WORDS
                    "(e.g. minilm, extra minilm; default: wordllama alone, which also groups them).")
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True, help="Answer tokens.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="LLM: answer tokens (default: what --bullets and --words take, 2 a word and 24 a bullet, at "
+                   "most 1024). An answer cut off there loses its last, cut bullet.")
 @click.option("--tokenizer", default=None,
               help="Summarizer's tokenizer for the budget: cl100k, or hf:<tokenizer.json> (default: the index's).")
 @click.option("--window", type=click.IntRange(min=1), default=None,
@@ -78,8 +80,8 @@ def summarize(
     stop_at_first_overflow: bool,
     top_k: int | None, summarizer: str, backend: str, model: str | None, base_url: Sequence[str], api_key_env: str,
     template: str, bullets: int, words: int, relevance_embedder: str | None, temperature: float, seed: int,
-    max_tokens: int, tokenizer: str | None, window: int | None, timeout: float, no_cache: bool, verify_citations: bool,
-    repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
+    max_tokens: int | None, tokenizer: str | None, window: int | None, timeout: float, no_cache: bool,
+    verify_citations: bool, repair_citations: bool | None, confirm_model: str | None, summary_dir: str | None, summary_documents: int,
     char_limit: int, rank_model: str | None, rank_url: str | None, stream: bool, as_json: bool,
 ) -> None:
     """Answer QUERY (or --query-file) with a short bullet summary whose bullets cite the documents that support

@@ -6,10 +6,13 @@ from collections import deque
 from typing import Iterable, Iterator, Sequence
 
 from citesum.llm.base import LLM, ChatRequest, Completion
+from citesum.tokens import get_tokenizer
 
 
 class FakeLLM(LLM):
-    """Answers each request with the next queued response; an Exception in the queue is raised instead.
+    """Answers each request with the next queued response; an Exception in the queue is raised instead. As a
+    server does, it writes at most the request's ``max_tokens`` (cl100k tokens) of a response and counts them
+    in its usage.
 
     Example:
         >>> llm = FakeLLM(["- Water rates rise [1]"])
@@ -44,8 +47,9 @@ class FakeLLM(LLM):
                 response = self.responses.popleft()
                 if isinstance(response, Exception):
                     raise response
-                texts.append(response)
-            completion = Completion(tuple(texts), {"prompt_tokens": 0, "completion_tokens": 0})
+                texts.append(_written(response, request.max_tokens))
+            completion = Completion(tuple(texts), {"prompt_tokens": 0, "completion_tokens": max(
+                (get_tokenizer().count(text) for text in texts), default=0)})
             self.usage.add(completion)
             out.append(completion)
         return out
@@ -59,7 +63,8 @@ class FakeLLM(LLM):
         from citesum.llm.base import call_limit
 
         limit = call_limit()
-        text = self.complete(request).text
+        completion = self.complete(request)
+        text = completion.text
         for start in range(0, len(text), self.piece_chars):
             if start:
                 time.sleep(self.pause)
@@ -68,4 +73,9 @@ class FakeLLM(LLM):
             self.streamed += 1
             yield text[start:start + self.piece_chars]
         if usage is not None:
-            usage.update(prompt_tokens=0, completion_tokens=0)
+            usage.update(completion.usage)
+
+
+def _written(response: str, max_tokens: int) -> str:
+    """What a server sends of ``response`` when it may write ``max_tokens`` tokens."""
+    return get_tokenizer().truncate(response, max_tokens)

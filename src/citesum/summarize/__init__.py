@@ -22,8 +22,14 @@ from citesum.tokens import Tokenizer
 from citesum.types import Context, Summary, TermFrequencies
 
 SUMMARIZERS = ["extractive", "llm"]
-#: answer tokens an LLM summarizer asks for by default (LLMSummarizer's max_tokens)
-ANSWER_TOKENS = 1024
+#: answer tokens an LLM summarizer is given for each word asked, when none are given: a BPE tokenizer takes 1.3 to
+#: 1.9 a word of the stored SummHay systems' bullets (citations in), technical text (paths, options, code) more
+ANSWER_TOKENS_PER_WORD = 2
+#: and for each bullet asked: its marker, its citations ("[3][12][17]") and its line's end
+ANSWER_TOKENS_PER_BULLET = 24
+#: the most answer tokens asked when none are given: a long answer asked (2,000 words) leaves a small model's
+#: window room for a context; more is asked with ``max_tokens`` (``--max-tokens``)
+MOST_ANSWER_TOKENS = 1024
 #: retrieved units considered before packing (the budget usually binds first)
 RETRIEVE_DEPTH = 1000
 #: what is kept free of a window when the prompt is fitted to it, for the difference between two counts of the
@@ -153,7 +159,7 @@ def summarizer_for(llm: LLM | None, *, bullets: int | None = DEFAULT_BULLETS, wo
                    relevance_embedder: str | None = None, **llm_options: object) -> Summarizer:
     """The offline extractive summarizer (``llm`` None; its sentences scored against the query by
     ``relevance_embedder``, default its own), or an LLM summarizer with ``llm_options`` (template, temperature,
-    seed, max_tokens), writing at most ``bullets`` bullets and ``words`` words."""
+    seed, max_tokens: by default :func:`answer_tokens`), writing at most ``bullets`` bullets and ``words`` words."""
     if llm is None:
         from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer
 
@@ -164,12 +170,20 @@ def summarizer_for(llm: LLM | None, *, bullets: int | None = DEFAULT_BULLETS, wo
     return LLMSummarizer(llm, bullets=bullets or DEFAULT_BULLETS, num_words=words or DEFAULT_WORDS, **llm_options)  # type: ignore[arg-type]
 
 
-def window_budget(window: int, *, bullets: int, words: int, query_tokens: int,
-                  answer_tokens: int = ANSWER_TOKENS, template: str = "cited") -> int:
+def answer_tokens(bullets: int, words: int) -> int:
+    """The answer tokens an LLM summarizer asks for when it is not told: what ``bullets`` bullets of ``words``
+    words in all take, with room to spare, and at most ``MOST_ANSWER_TOKENS``. A model that writes on past them
+    is cut off, not waited for (a small model can ramble to any limit), and its last, cut bullet is left out;
+    the answer's room is also what a model's window keeps free of the prompt, so a room larger than the answer
+    needs takes context away."""
+    return min(ANSWER_TOKENS_PER_WORD * words + ANSWER_TOKENS_PER_BULLET * bullets, MOST_ANSWER_TOKENS)
+
+
+def window_budget(window: int, *, bullets: int, words: int, query_tokens: int, template: str = "cited") -> int:
     """The context budget an LLM with a ``window``-token window can take: what the prompt (with a query of
-    ``query_tokens`` tokens) and the answer leave."""
+    ``query_tokens`` tokens) and the answer (:func:`answer_tokens`) leave."""
     from citesum.summarize.prompts import get_template
     from citesum.tokens import get_tokenizer
 
     prompt = get_template(template).render(context="", query="", bullets=bullets, num_words=words)
-    return fit_budget(window, window, get_tokenizer().count(prompt) + query_tokens, answer_tokens)
+    return fit_budget(window, window, get_tokenizer().count(prompt) + query_tokens, answer_tokens(bullets, words))

@@ -11,7 +11,7 @@ from typing import Iterator, Sequence
 from citesum.errors import ContextTooLong, LLMError, UnusableOutputError
 from citesum.llm.base import LLM, ChatRequest
 from citesum.pack import shrunk
-from citesum.summarize import ANSWER_TOKENS, fit_budget, prompt_room
+from citesum.summarize import answer_tokens, fit_budget, prompt_room
 from citesum.summarize.citations import has_bullet_lines, parse_output
 from citesum.summarize.extractive import context_respellings, nothing_answers, slips_read, written_as
 from citesum.summarize.prompts import NO_ANSWER, PromptTemplate, get_template
@@ -59,9 +59,11 @@ class LLMSummarizer:
     name = "llm"
 
     def __init__(self, llm: LLM, template: str | PromptTemplate = "cited", *, bullets: int = 5,
-                 num_words: int = 250, temperature: float = 0.0, seed: int = 0, max_tokens: int = ANSWER_TOKENS,
+                 num_words: int = 250, temperature: float = 0.0, seed: int = 0, max_tokens: int | None = None,
                  retries_on_bad_output: int = 1, answer_check: bool | None = None) -> None:
-        """``answer_check``: leave out the bullets that hold none of the question's words. By default it is on
+        """``max_tokens``: the answer's tokens, by default what ``bullets`` and ``num_words`` take
+        (:func:`~citesum.summarize.answer_tokens`); an answer cut off there loses its last, cut bullet.
+        ``answer_check``: leave out the bullets that hold none of the question's words. By default it is on
         with the ``cited`` template, which answers a person's question, and off with the others: the evaluation's
         ``summhay`` protocol scores a model's bullets as it wrote them, and an instruction as the "query" (RAPTOR's
         and ReadAgent's summaries) has no words to hold."""
@@ -69,7 +71,8 @@ class LLMSummarizer:
         self.template = template if isinstance(template, PromptTemplate) else get_template(template)
         self.bullets = bullets
         self.num_words = num_words
-        self.request = ChatRequest(messages=(), temperature=temperature, seed=seed, max_tokens=max_tokens)
+        self.request = ChatRequest(messages=(), temperature=temperature, seed=seed,
+                                   max_tokens=max_tokens or answer_tokens(bullets, num_words))
         self.retries_on_bad_output = retries_on_bad_output
         self.answer_check = self.template.name == "cited" if answer_check is None else answer_check
 
@@ -192,11 +195,16 @@ class LLMSummarizer:
             return Summary((), context, prompt=prompt, raw_output=output, usage=usage, timings=timings,
                            summarizer=name, abstained=True, notes=(f"{nothing_answers(context)} (the model found none)",))
         parsed = parse_output(output, context.numbers)
-        if not parsed.bullets:
+        # an answer that filled its tokens was cut off: its last bullet stops mid-way (or is what a small model
+        # rambled on with past the bullets asked)
+        cut = usage.get("completion_tokens", 0) >= self.request.max_tokens and bool(parsed.bullets)
+        written = parsed.bullets[:-1] if cut else parsed.bullets
+        if not written:
             return None
-        bullets, off_topic = self._answering(query, parsed.bullets, context)
-        notes = (f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's words",) \
-            if off_topic else ()
+        bullets, off_topic = self._answering(query, written, context)
+        notes = ((f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's words",)
+                 if off_topic else ()) + ((f"the model's last bullet was left out: the answer was cut off at its "
+                                           f"{self.request.max_tokens} tokens (raise --max-tokens)",) if cut else ())
         return Summary(bullets, context, prompt=prompt, raw_output=output, dropped_citations=parsed.dropped_numbers,
                        usage=usage, timings=timings, summarizer=name, notes=notes, abstained=not bullets)
 
