@@ -17,6 +17,8 @@ a sentence end. :func:`segments` reads the layout first:
   number that opens a sentence ("4.6. When I paste ...");
 * a table of contents' entries, each followed by its dot leader (". . . . 82"), are headings, and the leaders
   boilerplate;
+* a plain text's numbered section titles, each on a line or two of its own above a paragraph ("2. To generate
+  an RSA key", "8) Message "apache2: bad user name" when starting apache2 directly"), are headings, not items;
 * a definition list's terms, as a web page's text gives them (bulleted items of a few words with no stop, each
   above an item that opens a sentence, alternating: "- XFAIL" above "- A test failed, but it was expected to
   fail."), are ``term`` units: each heads its description, as a heading does, until the list ends.
@@ -273,6 +275,22 @@ def _quoted_stop(text: str, sentence_start: int, stop: int, end: int) -> bool:
     return any(quote >= sentence_start and bool(_QUOTED_STOP.fullmatch(text, quote, end))
                and (quote == sentence_start or text[quote - 1].isspace() or text[quote - 1] in "([")
                for quote in (stop - 1, stop - 2))  # (a quote of one character, or TeX's two)
+#: the most characters from a stop inside a quotation to the quotation's end
+_QUOTATION_REST = 80
+
+
+def _inside_quotation(text: str, sentence_start: int, stop: int, end: int) -> bool:
+    """Whether the stop at ``text[stop]`` is inside a double quotation that the sentence opened and that closes
+    within ``_QUOTATION_REST`` characters after it, in the paragraph ``text[:end]``, before another stop: the
+    next mark closes a quotation (it follows a word, not a space), so an inch mark ('a 3.5" drive. [1] It was
+    sold "as is".') opens none."""
+    if text.count('"', sentence_start, stop) % 2 == 0:
+        return False
+    closing = text.find('"', stop + 1, min(end, stop + _QUOTATION_REST))
+    return (closing > 0 and not text[closing - 1].isspace()
+            and _SENTENCE_END.search(text, stop + 1, closing) is None)
+
+
 #: a section's or a question's number, dotted ("4.6."), that opens a sentence rather than ends one
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.")
 _INITIALS = re.compile(r"(?:[a-z]\.)+[a-z]")  # "u.s", "e.g" (the last dot is the candidate end)
@@ -302,6 +320,8 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
             continue
         if following.group(1).islower() and _quoted_stop(text, sentence_start, match.start(), cut):
             continue  # a stop named in quotes ("'!' is used by your shell as ..."), the sentence going on
+        if not following.group(1).isupper() and _inside_quotation(text, sentence_start, match.start(), end):
+            continue  # a message quoted with its stop: 'fails with "Unable to PUT /...\n[403, #0]" even if ...'
         if match.group(0)[0] == ".":
             if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
                 continue
@@ -564,6 +584,7 @@ def segments(text: str) -> list[Segment]:
     _titles_above_prose(text, lines, kinds)
     _literal_blocks(text, lines, kinds)
     terms = _definition_terms(text, lines, kinds)
+    titles = _numbered_titles(text, lines, kinds)
     answer = next((label for questions, answers, label in _BARE_ANSWER_LABELS
                    if questions.search(text) and answers.search(text)), FAQ_ANSWER_LABEL)
     out: list[Segment] = []
@@ -573,6 +594,10 @@ def segments(text: str) -> list[Segment]:
         start, end = lines[number]
         if kind in ("blank", "underline"):
             number += 1
+            continue
+        if number in titles:  # (with its number: "2.1 Installation" keeps its own)
+            _append(text, start, lines[titles[number]][1], "heading", out)
+            number = titles[number] + 1
             continue
         if kind in ("prose", "item"):
             marker = (_ITEM_MARKER if kind == "item" else answer).match(text, start, end)
@@ -606,6 +631,45 @@ def segments(text: str) -> list[Segment]:
         _append(text, start, lines[last][1], kind, out)
         number = last + 1
     return _contents_entries(text, out)
+
+
+#: a numbered item's marker: "2.", "8)", "(3)"
+_NUMBERED = re.compile(r"[ \t]*\(?\d{1,3}[.)][ \t]+(?=\S)")
+#: the most lines and words of a numbered section's title
+_TITLE_LINES = 2
+_TITLE_WORDS = 30
+
+
+def _numbered_titles(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> dict[int, int]:
+    """The numbered items that title the paragraphs below them, first line to last: a plain-text FAQ's or
+    HOWTO's numbered sections ("8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2" /
+    "directly", a blank line, "Use apache2ctl ..."). Each stands alone (a blank line above and below, a line or
+    two of at most ``_TITLE_WORDS`` words), ends as a title or a question does (not with a stop, a comma or a
+    colon: "1. Unpack the archive." and "2. Run:" are steps), and a paragraph of prose follows it; a numbered
+    list's items follow one another, with no paragraph between. One is enough: the summarizer reads a passage,
+    which may hold one section of a document's several. Where one is, the others set out alike are titles too,
+    even those that end with a stop ("9) A PUT with mod_dav_fs fails with "..." even if Apache has permission to
+    write the file.", an entry's trouble told as a statement)."""
+    titles: dict[int, int] = {}
+    stated: dict[int, int] = {}  # those set out as titles that end with a stop
+    for number, kind in enumerate(kinds):
+        if kind != "item" or (number and kinds[number - 1] != "blank") or not _NUMBERED.match(text, *lines[number]):
+            continue
+        last = number
+        while last + 1 < len(lines) and kinds[last + 1] == "prose" and last + 1 - number < _TITLE_LINES:
+            last += 1
+        after = last + 1
+        if after < len(kinds) and kinds[after] != "blank":
+            continue  # a longer item, or one run into what follows
+        while after < len(kinds) and kinds[after] == "blank":
+            after += 1
+        title = " ".join(text[lines[number][0]:lines[last][1]].split())
+        if after < len(kinds) and kinds[after] == "prose" and len(title.split()) - 1 <= _TITLE_WORDS:
+            if not title.endswith((".", ",", ";", ":")):
+                titles[number] = last
+            elif title.endswith("."):
+                stated[number] = last
+    return {**titles, **stated} if titles else {}
 
 
 #: the most words of a definition list's term

@@ -2489,3 +2489,21 @@ def test_a_quote_no_document_writes_changes_nothing(tmp_path: Path) -> None:
     assert [b.text for b in with_rule.bullets] == [b.text for b in without.bullets]
     with pytest.raises(ConfigError, match="quoted_sentences"):
         ExtractiveOptions(quoted_sentences=0)
+
+
+def test_the_askers_stance_is_no_subject_a_document_must_mention() -> None:
+    from citesum.summarize.extractive import absent_words, tokenize
+
+    text = ("Terminating the library\n\nBefore your application exits, you should terminate the library if it "
+            "has been initialized. Modern systems are very good at freeing resources allocated by programs that "
+            "exit, but the library sometimes has to change global system settings and these might not be "
+            "restored without termination.\n")
+    question = "Is it really necessary to terminate the library before my program exits? The OS frees it anyway."
+    # the collection's other documents speak of what is necessary and of the OS
+    terms = _terms({stem: 3 for words in tokenize([text, "necessary OS"]) for stem in words})
+    # "anyway" and "really" are the asker's, not what the documents must speak of
+    assert absent_words(question, terms) == []
+    assert absent_words("How am I supposed to start it? Actually, is there somehow a way, please?",
+                        _terms({"start": 3})) == []
+    summary = ExtractiveSummarizer().summarize(question, _context(text, terms=terms))
+    assert not summary.abstained and "terminate the library" in summary.bullets[0].text

@@ -491,3 +491,47 @@ def test_a_definition_lists_terms_head_their_descriptions() -> None:
     # a list that a sentence introduces with a colon is shown with it, as its items
     introduced = "Each test ends as one of these:\n- PASS\n- The test passed.\n- FAIL\n- The test failed.\n"
     assert [kind for kind, _ in _units(introduced)] == ["sentence"] + ["item"] * 4
+
+
+def test_a_plain_texts_numbered_section_titles_are_headings_and_a_numbered_list_stays_items() -> None:
+    # a README.Debian's numbered FAQ: each entry's title (one line or two) above the paragraph that answers it
+    faq = ("Common problems\n---------------\n\n"
+           "6) Apache does not pass Authorization header to CGI scripts\n\n"
+           "This is intentional to avoid security holes. If you really want to change it,\n"
+           "you can use mod_rewrite.\n\n"
+           '8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2\n'
+           "directly\n\n"
+           "Use apache2ctl (it accepts all the same options as apache2).\n\n"
+           '9) A PUT with mod_dav_fs fails with "Unable to PUT new contents for /...\n'
+           '[403, #0]" even if Apache has permission to write the file.\n\n'
+           "Apache also needs write permission to the directory containing the file.\n\n"
+           "(10) Server: Enable support for SSH tunneling\n\n"
+           "Restart the server to let it reread its configuration.\n")
+    units = _units(faq)
+    assert ("heading", "6) Apache does not pass Authorization header to CGI scripts") in units
+    assert ("heading", '8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2 directly') \
+        in units
+    assert ("heading", "(10) Server: Enable support for SSH tunneling") in units
+    # an entry's trouble told as a statement, set out as the titles around it are, is a title too
+    assert ("heading", '9) A PUT with mod_dav_fs fails with "Unable to PUT new contents for /... [403, #0]" even '
+                       'if Apache has permission to write the file.') in units
+    assert ("sentence", "Use apache2ctl (it accepts all the same options as apache2).") in units
+    assert not [text for kind, text in units if kind == "item"]
+    # steps of a numbered list, with or without a blank line between them, are items; so is a step that ends
+    # as a sentence does
+    steps = ("To install:\n\n1. Unpack the archive.\n\n2. Run the installer:\n\n"
+             "The installer asks for a folder.\n\n3) Pick a folder\n4) Confirm it\n\nThen it is done.\n")
+    assert [kind for kind, _ in _units(steps) if kind in ("heading", "item")] == ["item"] * 4
+    # a passage may hold one section of the document's several: its title is a heading still
+    assert _units(faq[faq.index("8)"):])[0][0] == "heading"
+
+
+def test_a_stop_inside_a_quoted_message_ends_no_sentence_when_the_sentence_goes_on() -> None:
+    text = ('9) A PUT with mod_dav_fs fails with "Unable to PUT new contents for /...\n'
+            '[403, #0]" even if Apache has permission to write the file.\n\n'
+            'Apache also needs write permission to the directory.\n')
+    assert _units(text)[0] == ("item", 'A PUT with mod_dav_fs fails with "Unable to PUT new contents for /... '
+                                       '[403, #0]" even if Apache has permission to write the file.')
+    # a quotation that holds whole sentences, a capital after its stop, is cut as before; an inch mark is no quote
+    assert _units('He wrote "It failed. Then it worked." and left early.')[0] == ("sentence", 'He wrote "It failed.')
+    assert len(_units('It has a 3.5" drive. [1] It was sold in 1990 "as is".')) == 2

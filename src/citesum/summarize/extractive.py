@@ -83,7 +83,10 @@ _QUESTION_FRAME_WORDS = (
     # the asker, whom no document names ("Why don't my key bindings work?"), and the asker's doubt; not "mine"
     # ("mining"), "us" ("the US") or "won't" ("won"), which the stemmer makes into words that documents use
     "my me myself your yours yourself yourselves themselves you we our ourselves don't doesn't didn't isn't "
-    "aren't wasn't can't cannot wouldn't shouldn't couldn't")
+    "aren't wasn't can't cannot wouldn't shouldn't couldn't "
+    # the asker's stance, which no document states ("Is it really necessary ...? The OS frees everything
+    # anyway.", "How am I supposed to start it?"); not "basically" or "literally", stemmed to "basic", "liter"
+    "anyway anyways really actually somehow please supposed")
 
 
 @cache
@@ -188,7 +191,11 @@ class ExtractiveOptions:
     message asks about where a document writes it, chosen on the thirty-two splits' questions that quote
     something; a definition list's term opens its description, :mod:`citesum.ingest.formats`) were drawn from the
     ``thirty-second`` and the questions of all thirty-two splits pooled, and are reported on the
-    ``thirty-third``, written at the round's start and run after them. That topic queries pass ungated was chosen
+    ``thirty-third``, written at the round's start and run after them. The twenty-fourth round's (a plain text's
+    numbered section titles are headings, :mod:`citesum.segment`; a stop inside a quoted message ends no
+    sentence; the asker's stance, "anyway", "really", is a frame word) were drawn from the ``thirty-third`` and
+    checked on the thirty-three splits pooled, and are reported on the ``thirty-fourth``, written at the round's
+    start and run after them. That topic queries pass ungated was chosen
     looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
