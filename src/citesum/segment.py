@@ -275,17 +275,16 @@ def _quoted_stop(text: str, sentence_start: int, stop: int, end: int) -> bool:
     return any(quote >= sentence_start and bool(_QUOTED_STOP.fullmatch(text, quote, end))
                and (quote == sentence_start or text[quote - 1].isspace() or text[quote - 1] in "([")
                for quote in (stop - 1, stop - 2))  # (a quote of one character, or TeX's two)
+
+
 #: the most characters from a stop inside a quotation to the quotation's end
 _QUOTATION_REST = 80
 
 
-def _inside_quotation(text: str, sentence_start: int, stop: int, end: int) -> bool:
-    """Whether the stop at ``text[stop]`` is inside a double quotation that the sentence opened and that closes
-    within ``_QUOTATION_REST`` characters after it, in the paragraph ``text[:end]``, before another stop: the
-    next mark closes a quotation (it follows a word, not a space), so an inch mark ('a 3.5" drive. [1] It was
-    sold "as is".') opens none."""
-    if text.count('"', sentence_start, stop) % 2 == 0:
-        return False
+def _closes_quotation(text: str, stop: int, end: int) -> bool:
+    """Whether a double quotation open at the stop ``text[stop]`` closes within ``_QUOTATION_REST`` characters
+    after it, in the paragraph ``text[:end]``, before another stop: the next mark closes a quotation (it follows
+    a word, not a space), so an inch mark ('a 3.5" drive. [1] It was sold "as is".') opens none."""
     closing = text.find('"', stop + 1, min(end, stop + _QUOTATION_REST))
     return (closing > 0 and not text[closing - 1].isspace()
             and _SENTENCE_END.search(text, stop + 1, closing) is None)
@@ -313,6 +312,7 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
     known abbreviation ("e.g.", "etc.", "Dr.") or an initial. A dot inside a number or a name ("3.5",
     "example.com") has no space after it. A sentence may start in lower case ("libffi is ...", "dpkg reads")."""
     sentence_start = start
+    quotes, counted = 0, start  # the double quotation marks of the sentence so far, counted up to ``counted``
     for match in _SENTENCE_END.finditer(text, start, end):
         cut = match.end()
         following = _NEXT_WORD.match(text, cut, end)
@@ -320,7 +320,9 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
             continue
         if following.group(1).islower() and _quoted_stop(text, sentence_start, match.start(), cut):
             continue  # a stop named in quotes ("'!' is used by your shell as ..."), the sentence going on
-        if not following.group(1).isupper() and _inside_quotation(text, sentence_start, match.start(), end):
+        quotes += text.count('"', counted, match.start())
+        counted = match.start()
+        if not following.group(1).isupper() and quotes % 2 and _closes_quotation(text, match.start(), end):
             continue  # a message quoted with its stop: 'fails with "Unable to PUT /...\n[403, #0]" even if ...'
         if match.group(0)[0] == ".":
             if _SECTION_NUMBER.fullmatch(text, sentence_start, cut):  # "4.6. When I paste ...": the number opens it
@@ -335,6 +337,7 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
                 continue
         yield sentence_start, cut
         sentence_start = following.start(1)
+        quotes, counted = 0, sentence_start
     yield sentence_start, end
 
 

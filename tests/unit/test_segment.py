@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from citesum.chunking import sentence_spans
 from citesum.segment import is_whole_sentence, segments
+from timing import assert_linear
 
 
 def _units(text: str) -> list[tuple[str, str]]:
@@ -535,3 +536,5 @@ def test_a_stop_inside_a_quoted_message_ends_no_sentence_when_the_sentence_goes_
     # a quotation that holds whole sentences, a capital after its stop, is cut as before; an inch mark is no quote
     assert _units('He wrote "It failed. Then it worked." and left early.')[0] == ("sentence", 'He wrote "It failed.')
     assert len(_units('It has a 3.5" drive. [1] It was sold in 1990 "as is".')) == 2
+    # linear in a paragraph's stops, however many a quotation holds open
+    assert_linear(lambda count: segments('He said "' + "a. b. " * count + 'done." and left.\n'), 10_000)
