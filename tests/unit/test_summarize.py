@@ -85,6 +85,22 @@ def test_the_answer_asks_for_the_tokens_its_bullets_and_words_take_and_a_cut_las
     assert len(summary.bullets) == 2 and not any("cut off" in n for n in summary.notes)
 
 
+def test_the_bullet_count_asked_is_a_maximum_for_a_models_answer_too(index: Index) -> None:
+    context = build_context("water rates", index)
+    three = "- Water rates rise [1].\n- Water rates pay for a plant [2].\n- Water rates fund pipes [3].\n"
+    for stream in (False, True):
+        summarizer = LLMSummarizer(FakeLLM([three]), bullets=2)
+        pieces = list(summarizer.stream("water rates", context)) if stream else []
+        summary = pieces[-1] if stream else summarizer.summarize("water rates", context)
+        assert [b.text for b in summary.bullets] == ["Water rates rise.", "Water rates pay for a plant."]
+        assert "the model wrote 3 bullets that answer; the first 2 are kept, as asked" in summary.notes
+        if stream:  # the stream gives no bullet the answer leaves out
+            assert [p.text for p in pieces[:-1]] == [b.text for b in summary.bullets]  # type: ignore[union-attr]
+    # the evaluation's template asks for its count and is scored as written
+    evaluated = LLMSummarizer(FakeLLM([three]), "summhay", bullets=2).summarize("water rates", context)
+    assert len(evaluated.bullets) == 3
+
+
 def test_extractive_bullets_are_query_facts_citing_the_supporting_documents(index: Index, haystack) -> None:  # type: ignore[no-untyped-def]
     owners = _gold_by_document(haystack)
     summary = summarize_query("How much did household water rates rise, and why?", index,

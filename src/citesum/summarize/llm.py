@@ -201,16 +201,29 @@ class LLMSummarizer:
         written = parsed.bullets[:-1] if cut else parsed.bullets
         if not written:
             return None
-        bullets, off_topic = self._answering(query, written, context)
-        notes = ((f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's words",)
-                 if off_topic else ()) + ((f"the model's last bullet was left out: the answer was cut off at its "
-                                           f"{self.request.max_tokens} tokens (raise --max-tokens)",) if cut else ())
+        answering, off_topic = self._answering(query, written, context)
+        bullets = self._kept(answering)
+        notes = []
+        if off_topic:
+            notes.append(f"{len(off_topic)} bullet(s) of the model left out: they hold none of the question's words")
+        if cut:
+            notes.append(f"the model's last bullet was left out: the answer was cut off at its "
+                         f"{self.request.max_tokens} tokens (raise --max-tokens)")
+        if len(bullets) < len(answering):
+            notes.append(f"the model wrote {len(answering)} bullets that answer; the first {len(bullets)} are kept, "
+                         "as asked")
         return Summary(bullets, context, prompt=prompt, raw_output=output, dropped_citations=parsed.dropped_numbers,
-                       usage=usage, timings=timings, summarizer=name, notes=notes, abstained=not bullets)
+                       usage=usage, timings=timings, summarizer=name, notes=tuple(notes), abstained=not bullets)
 
     def _answering(self, query: str, bullets: Sequence[Bullet],
                    context: Context) -> tuple[tuple[Bullet, ...], tuple[Bullet, ...]]:
         return answering_bullets(query, bullets, context) if self.answer_check else (tuple(bullets), ())
+
+    def _kept(self, bullets: Sequence[Bullet]) -> tuple[Bullet, ...]:
+        """The first ``bullets`` of the model's answering bullets, when the template asks for at most that many
+        (``cited``); a small model writes on past the count asked. The other templates' counts are the
+        evaluation's or a length in words, and their bullets are kept as written."""
+        return tuple(bullets[: self.bullets] if self.template.name == "cited" else bullets)
 
     def stream(self, query: str, context: Context) -> Iterator[Bullet | Summary]:
         """The bullets as the model completes them (a bullet line whose end has come; those that hold none of
@@ -242,7 +255,7 @@ class LLMSummarizer:
             ended = output[:output.rindex("\n")]  # the lines written whole: the last one may be half-written
             if says_no_answer(ended) or not has_bullet_lines(ended):
                 continue  # an abstention, or a preamble before any bullet: nothing to give yet
-            for bullet in self._answering(query, parse_output(ended, context.numbers).bullets, context)[0]:
+            for bullet in self._kept(self._answering(query, parse_output(ended, context.numbers).bullets, context)[0]):
                 if bullet.text not in sent:
                     sent.append(bullet.text)
                     yield bullet
