@@ -112,10 +112,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                      "twenty-second)"),
                     ("thirty-second", "thirty-second (held out in the twenty-second round, tuned on in the "
                                       "twenty-third)"),
-                    ("thirty-third", "thirty-third (held out from every choice; run after the round's rules, with "
-                                     "its code and with the code it started from)"))
+                    ("thirty-third", "thirty-third (held out in the twenty-third round, tuned on in the "
+                                     "twenty-fourth)"),
+                    ("thirty-fourth", "thirty-fourth (held out from every choice; run after the round's rules, with "
+                                      "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-third"
+_HELD_OUT_SPLIT = "thirty-fourth"
 
 
 def collections_memory() -> str:

@@ -27,6 +27,9 @@ except ImportError:  # the browser fixture says what is missing, and fails in CI
     expect = sync_playwright = None
 
 QUESTION = "What is happening with the city's water supply?"
+#: how long (ms) a test waits for an answer to show: a served index's first questions load the models they use
+#: (the answer's second opinion loads its own), which takes more than Playwright's 5 s on a busy machine
+ANSWER_SHOWN = 30_000
 RESERVOIR = "How much did the Lakemont reservoir fall?"
 # Characters outside the Basic Multilingual Plane before the evidence: Python counts them as one character,
 # JavaScript as two, so a page that used the offsets as they come would highlight the wrong text.
@@ -272,7 +275,7 @@ def test_the_page_asks_for_the_token_and_says_when_it_is_refused(page: Any, tmp_
         page.click("#token-form button")
         expect(page.locator("#status")).to_contain_text("documents")
         # the question refused for the want of a token is asked again once it is given
-        expect(page.locator("#bullets-list li").first).to_be_visible()
+        expect(page.locator("#bullets-list li").first).to_be_visible(timeout=ANSWER_SHOWN)
         expect(page.locator("#error")).to_be_hidden()
         page.fill("#query", RESERVOIR)
         page.click("#ask-button")
@@ -592,7 +595,7 @@ def test_an_answer_is_kept_as_markdown_and_as_a_link_that_asks_it_again(page: An
         page.fill("#query", QUESTION)
         page.fill("#bullets", "3")
         page.click("#ask-button")
-        expect(page.locator("#keep")).to_be_visible()
+        expect(page.locator("#keep")).to_be_visible(timeout=ANSWER_SHOWN)
         bullets = page.locator("#bullets-list > li").all_inner_texts()
         page.click("#copy-markdown")
         markdown = page.input_value("#markdown")
@@ -611,13 +614,13 @@ def test_an_answer_is_kept_as_markdown_and_as_a_link_that_asks_it_again(page: An
         again = browser.new_page()  # the link, opened anywhere, asks the same question with the same settings
         try:
             again.goto(link)
-            expect(again.locator("#keep")).to_be_visible()
+            expect(again.locator("#keep")).to_be_visible(timeout=ANSWER_SHOWN)
             assert again.locator("#bullets-list > li").all_inner_texts() == bullets
             assert again.input_value("#bullets") == "3"
             # a link written by hand, with the question alone: each list shows the service's default (the Writer
             # list had shown nothing, a new user's trial)
             again.goto(server.url + "?q=" + QUESTION.replace(" ", "+"))
-            expect(again.locator("#keep")).to_be_visible()
+            expect(again.locator("#keep")).to_be_visible(timeout=ANSWER_SHOWN)
             assert again.input_value("#summarizer") == "extractive" and again.input_value("#retriever") == "hybrid"
             assert again.input_value("#bullets") == "5"
         finally:
@@ -785,7 +788,7 @@ def test_a_bullet_shows_the_code_its_sentence_introduces(page: Any, tmp_path: Pa
         # an abstention kept: its leads go with it, marked as no answer (before: only the note)
         page.fill("#query", "Can the uploads of proftpd users be scanned for viruses by ClamAV?")
         page.click("#ask-button")
-        expect(page.locator("#leads-section")).to_be_visible()
+        expect(page.locator("#leads-section")).to_be_visible(timeout=ANSWER_SHOWN)
         page.click("#copy-markdown")
         markdown = page.input_value("#markdown")
         assert "Closest passages (not answers):" in markdown and re.search(r"^- .+ \[1\]$", markdown, re.M), markdown
@@ -865,7 +868,7 @@ def test_a_service_that_stopped_is_said_to_be_unreachable_and_the_word_limit_is_
     page.fill("#words", "20")
     page.fill("#query", QUESTION)
     page.click("#ask-button")
-    expect(page.locator("#bullets-list > li").first).to_be_visible()
+    expect(page.locator("#bullets-list > li").first).to_be_visible(timeout=ANSWER_SHOWN)
     assert "words=20" in page.locator("#answer-link").get_attribute("href")
     server.close()
     page.fill("#query", RESERVOIR)
@@ -932,7 +935,7 @@ def test_back_goes_to_the_question_before_and_the_answer_says_how_long_it_took(p
         page.check("input[name=mode][value=search]")
         page.fill("#query", "Lakemont reservoir")
         page.click("#ask-button")
-        expect(page.locator("#hits li").first).to_be_visible()
+        expect(page.locator("#hits li").first).to_be_visible(timeout=ANSWER_SHOWN)
         expect(page.locator("#stop-button")).to_be_hidden()
         # a printed page's two views are told apart: the one shown is pressed, and looks it
         colors = page.evaluate("""() => { const b = document.createElement('button'); b.setAttribute('aria-pressed',
