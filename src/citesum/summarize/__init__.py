@@ -22,8 +22,8 @@ from citesum.tokens import Tokenizer
 from citesum.types import Context, Summary, TermFrequencies
 
 SUMMARIZERS = ["extractive", "llm"]
-#: answer tokens an LLM summarizer is given for each word asked, when none are given: a BPE tokenizer takes 1.3 to
-#: 1.9 a word of the stored SummHay systems' bullets (citations in), technical text (paths, options, code) more
+#: answer tokens an LLM summarizer is given for each word asked, when none are given: cl100k takes under two a word
+#: of the stored SummHay systems' bullets, citations in; technical text (paths, options, code) takes more
 ANSWER_TOKENS_PER_WORD = 2
 #: and for each bullet asked: its marker, its citations ("[3][12][17]") and its line's end
 ANSWER_TOKENS_PER_BULLET = 24
