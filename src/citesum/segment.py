@@ -372,9 +372,11 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     fenced = False
     for number, (start, end) in enumerate(lines):
         line = text[start:end]
-        if (not fenced and _UNDERLINE.match(line) and number and kinds[-1] in ("prose", "heading")
-                and _underlines(line, text[slice(*lines[number - 1])])):
+        if (not fenced and _UNDERLINE.match(line) and number
+                and _underlines(line, text[slice(*lines[number - 1])], kinds[-1])):
             # the line above is a heading, underlined; "~~~~" under a title is no code fence (Valgrind's FAQ)
+            if kinds[-2:] == ["item", "prose"] and _NUMBERED.match(text, *lines[number - 2]):
+                kinds[-2] = "heading"  # a numbered title on two lines (mdadm's FAQ: "22. So how do I ..." / "array?")
             kinds[-1] = "heading"
             kinds.append("underline")
             continue
@@ -455,11 +457,17 @@ def _titles_above_prose(text: str, lines: list[tuple[int, int]], kinds: list[_Li
         number = block_end + 1
 
 
-def _underlines(line: str, above: str) -> bool:
-    """Whether ``line`` (a run of one mark) underlines ``above``: "=" or "-" always do; a run of "~", which also
-    opens a fenced code block ("run this:" above "~~~"), only when it is about as long as the line above."""
+def _underlines(line: str, above: str, above_kind: _LineKind) -> bool:
+    """Whether ``line`` (a run of one mark) underlines ``above``, a line of ``above_kind``: "=" or "-" always
+    underline prose or a heading; a run of "~", which also opens a fenced code block ("run this:" above "~~~"),
+    only when it is about as long as the line above. A numbered item is a section's title when its underline is
+    about as long as it (cryptsetup's README.Debian: "2. Encrypted swap partition(s)" above a row of "-" as
+    long); a short rule below a list's step ("---" in Markdown) is a break after it."""
     stripped = line.strip()
-    return not stripped.startswith("~") or len(stripped) >= 0.8 * len(above.strip())
+    as_long = len(stripped) >= 0.8 * len(above.strip())
+    if above_kind == "item":
+        return as_long and bool(_NUMBERED.match(above))
+    return above_kind in ("prose", "heading") and (not stripped.startswith("~") or as_long)
 
 
 def _indent(line: str) -> int:
@@ -587,7 +595,7 @@ def segments(text: str) -> list[Segment]:
     _titles_above_prose(text, lines, kinds)
     _literal_blocks(text, lines, kinds)
     terms = _definition_terms(text, lines, kinds)
-    titles = _numbered_titles(text, lines, kinds)
+    titles = _item_titles(text, lines, kinds)
     answer = next((label for questions, answers, label in _BARE_ANSWER_LABELS
                    if questions.search(text) and answers.search(text)), FAQ_ANSWER_LABEL)
     out: list[Segment] = []
@@ -598,8 +606,9 @@ def segments(text: str) -> list[Segment]:
         if kind in ("blank", "underline"):
             number += 1
             continue
-        if number in titles:  # (with its number: "2.1 Installation" keeps its own)
-            _append(text, start, lines[titles[number]][1], "heading", out)
+        if number in titles:  # (with its number: "2.1 Installation" keeps its own; a bullet is left out)
+            bullet = _TYPED_BULLET.match(text, start, end)
+            _append(text, bullet.end() if bullet else start, lines[titles[number]][1], "heading", out)
             number = titles[number] + 1
             continue
         if kind in ("prose", "item"):
@@ -622,8 +631,11 @@ def segments(text: str) -> list[Segment]:
             number = last + 1
             continue
         last = number
-        if kind == "heading" and number + 1 < len(lines) and kinds[number + 1] == "underline":
-            last = number + 1  # the underline goes with its heading: a passage cut after it still shows it
+        if (kind == "heading" and kinds[number + 1:number + 3] == ["heading", "underline"]
+                and _NUMBERED.match(text, start, end)):
+            last = number + 1  # a title on two lines, underlined
+        if kind == "heading" and last + 1 < len(lines) and kinds[last + 1] == "underline":
+            last += 1  # the underline goes with its heading: a passage cut after it still shows it
         if kind == "code":  # a block of code is one unit
             while last + 1 < len(lines) and kinds[last + 1] == "code":
                 last += 1
@@ -643,36 +655,68 @@ _TITLE_LINES = 2
 _TITLE_WORDS = 30
 
 
-def _numbered_titles(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> dict[int, int]:
-    """The numbered items that title the paragraphs below them, first line to last: a plain-text FAQ's or
-    HOWTO's numbered sections ("8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2" /
-    "directly", a blank line, "Use apache2ctl ..."). Each stands alone (a blank line above and below, a line or
-    two of at most ``_TITLE_WORDS`` words), ends as a title or a question does (not with a stop, a comma or a
-    colon: "1. Unpack the archive." and "2. Run:" are steps), and a paragraph of prose follows it; a numbered
-    list's items follow one another, with no paragraph between. One is enough: the summarizer reads a passage,
-    which may hold one section of a document's several. Where one is, the others set out alike are titles too,
-    even those that end with a stop ("9) A PUT with mod_dav_fs fails with "..." even if Apache has permission to
-    write the file.", an entry's trouble told as a statement)."""
-    titles: dict[int, int] = {}
-    stated: dict[int, int] = {}  # those set out as titles that end with a stop
-    for number, kind in enumerate(kinds):
-        if kind != "item" or (number and kinds[number - 1] != "blank") or not _NUMBERED.match(text, *lines[number]):
-            continue
-        last = number
-        while last + 1 < len(lines) and kinds[last + 1] == "prose" and last + 1 - number < _TITLE_LINES:
-            last += 1
-        after = last + 1
-        if after < len(kinds) and kinds[after] != "blank":
-            continue  # a longer item, or one run into what follows
-        while after < len(kinds) and kinds[after] == "blank":
-            after += 1
-        title = " ".join(text[lines[number][0]:lines[last][1]].split())
-        if after < len(kinds) and kinds[after] == "prose" and len(title.split()) - 1 <= _TITLE_WORDS:
+def _standing_title(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], number: int
+                    ) -> tuple[int, int] | None:
+    """When the item on line ``number`` stands alone as a section's title does (a blank line above and below it,
+    a line or two of at most ``_TITLE_WORDS`` words) with a paragraph of prose after it: its last line and the
+    paragraph's first."""
+    if kinds[number] != "item" or (number and kinds[number - 1] != "blank"):
+        return None
+    last = number
+    while last + 1 < len(lines) and kinds[last + 1] == "prose" and last + 1 - number < _TITLE_LINES:
+        last += 1
+    after = last + 1
+    if after < len(kinds) and kinds[after] != "blank":
+        return None  # a longer item, or one run into what follows
+    while after < len(kinds) and kinds[after] == "blank":
+        after += 1
+    words = len(text[lines[number][0]:lines[last][1]].split())
+    if after == len(kinds) or kinds[after] != "prose" or words - 1 > _TITLE_WORDS:
+        return None
+    return last, after
+
+
+#: a bullet as typed in plain text, where an author may mark a section's title with one (a typeset document's
+#: bullet glyph, from a PDF or a web page, marks a list's item: its headings are set as headings)
+_TYPED_BULLET = re.compile(r"[ \t]*[-*+][ \t]+(?=\S)")
+
+
+def _item_titles(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> dict[int, int]:
+    """The items that title the paragraphs below them, first line to last: a plain-text FAQ's or HOWTO's
+    numbered sections ("8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2" /
+    "directly", a blank line, "Use apache2ctl ...") or bulleted entries (Pure-FTPd's FAQ: "* Users can delete
+    root-owned files?", a blank line, the asker's question and the answer). Each stands alone
+    (:func:`_standing_title`) and ends as a title or a question does (not with a stop, a comma or a colon:
+    "1. Unpack the archive." and "2. Run:" are steps); a list's items follow one another, with no paragraph
+    between. A bulleted one is no list's item besides: the nearest line above is no item, nor a sentence ending
+    with a colon that introduces a list, and the paragraph below is no more indented than its bullet (a Markdown
+    list item's own paragraph is; an FAQ's numbered questions may have their answers indented). One is enough: the summarizer reads a passage,
+    which may hold one section of a document's several. Where one is, the others set out alike (with markers of
+    its kind) are titles too, even those that end with a stop ("9) A PUT with mod_dav_fs fails with "..." even
+    if Apache has permission to write the file.", an entry's trouble told as a statement; "* "Sorry, I can't
+    trust you".")."""
+    found: dict[int, int] = {}
+    for marker in (_NUMBERED, _TYPED_BULLET):  # (titles are set out alike when their markers are of one kind)
+        titles: dict[int, int] = {}
+        stated: dict[int, int] = {}  # those set out as titles that end with a stop
+        above: int | None = None  # the nearest line above that is not blank
+        for number, line in enumerate(lines):
+            standing = marker.match(text, *line) and _standing_title(text, lines, kinds, number)
+            introduced = above is not None and (kinds[above] == "item"
+                                                or text[slice(*lines[above])].rstrip().endswith(":"))
+            if kinds[number] != "blank":
+                above = number
+            if not standing or (marker is _TYPED_BULLET and (
+                    introduced or _indent(text[slice(*lines[standing[1]])]) > _indent(text[slice(*line)]))):
+                continue  # a list's item, or one whose paragraph is its own, indented under it
+            last = standing[0]
+            title = text[line[0]:lines[last][1]].rstrip()
             if not title.endswith((".", ",", ";", ":")):
                 titles[number] = last
             elif title.endswith("."):
                 stated[number] = last
-    return {**titles, **stated} if titles else {}
+        found |= {**titles, **stated} if titles else {}
+    return found
 
 
 #: the most words of a definition list's term

@@ -527,6 +527,56 @@ def test_a_plain_texts_numbered_section_titles_are_headings_and_a_numbered_list_
     assert _units(faq[faq.index("8)"):])[0][0] == "heading"
 
 
+def test_a_numbered_title_underlined_is_a_heading() -> None:
+    # cryptsetup's README.Debian underlines its numbered sections; read as items, each section's first sentences
+    # had no title and the titles were stated as facts
+    text = ("1. Introduction into Cryptsetup for Debian\n------------------------------------------\n\n"
+            " Cryptsetup is a command-line interface for configuring encrypted block\n"
+            "devices via dm-crypt, a kernel device-mapper target.\n\n"
+            "2. Encrypted swap partition(s)\n------------------------------\n\n"
+            " An encrypted swap partition prevents spying on plaintext secrets (passwords)\n"
+            "that may be written to disk when memory is swapped to disk.\n")
+    units = _units(text)
+    assert units[0] == ("heading", "1. Introduction into Cryptsetup for Debian " + "-" * 42)
+    assert ("heading", "2. Encrypted swap partition(s) " + "-" * 30) in units
+    assert ("sentence", "An encrypted swap partition prevents spying on plaintext secrets (passwords) that may be "
+                        "written to disk when memory is swapped to disk.") in units
+    assert not [unit for unit in units if unit[0] == "item"]
+    # mdadm's FAQ: a title on two lines, underlined with tildes (read as a code fence, the answers were code)
+    faq = ("22. So how do I find out which other device(s) can fail without killing the\narray?\n" + "~" * 77
+           + "\n  Please see README.checkarray and the thread on the list.\n")
+    assert [kind for kind, _ in _units(faq)] == ["heading", "boilerplate"]
+    # a rule far shorter than the step above it, as a Markdown list may be followed by one, underlines nothing
+    steps = "1. Unpack the archive into a folder of your choice\n---\n\nThen run it.\n"
+    assert _units(steps)[0][0] == "item"
+
+
+def test_a_bulleted_title_standing_alone_above_its_paragraph_is_a_heading() -> None:
+    # Pure-FTPd's FAQ: each entry's title is a lone bullet above the asker's question and its answer; read as an
+    # item, "\"Sorry, I can't trust you\"." was stated as the answer to a question about that message
+    faq = ("* How to restrict access to dot files ?\n\n-> Users can read them.\n\nUse -X.\n\n\n\n"
+           "* Compilation with MySQL.\n\n-> The server doesn't compile with MySQL.\n\n"
+           "Add the path to libmysqlclient.so to /etc/ld.so.conf .\n\n\n\n"
+           "* \"Sorry, I can't trust you\".\n\n"
+           "-> When a user tries to log in, he gets \"Sorry, I can't trust you\". But his\n"
+           "login/password pair is right.\n\nThat message can means two things:\n\n"
+           "- The user has a shell that isn't listed in /etc/shells.\n"
+           "- The user's uid is in the forbidden range.\n")
+    units = _units(faq)
+    assert ("heading", "How to restrict access to dot files ?") in units
+    # the others set out alike are titles too, those that end with a stop as well
+    assert ("heading", "Compilation with MySQL.") in units
+    assert ("heading", "\"Sorry, I can't trust you\".") in units  # its bullet left out, as an item's is
+    assert [text for kind, text in units if kind == "item"] == [
+        "The user has a shell that isn't listed in /etc/shells.", "The user's uid is in the forbidden range."]
+    # a loose list's items stay items: one under another, or the paragraph below indented as the item's own, or
+    # introduced by a sentence ending with a colon
+    loose = "Features:\n\n* Fast and small\n\n* Safe\n\nIt runs anywhere.\n"
+    assert [kind for kind, _ in _units(loose)] == ["sentence", "item", "item", "sentence"]
+    markdown = "Usage\n=====\n\n* Fast and small\n\n  It reads the file once.\n"
+    assert [kind for kind, _ in _units(markdown)][1] == "item"
+
+
 def test_a_stop_inside_a_quoted_message_ends_no_sentence_when_the_sentence_goes_on() -> None:
     text = ('9) A PUT with mod_dav_fs fails with "Unable to PUT new contents for /...\n'
             '[403, #0]" even if Apache has permission to write the file.\n\n'
