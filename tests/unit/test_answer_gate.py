@@ -1341,6 +1341,37 @@ def test_the_askers_case_on_the_line_of_its_question_heads_the_answer_unnumbered
     assert "My advice is to give the cache a quarter of the memory." in dict(_statable_sentences(block, 3))
 
 
+#: OpenOCD's FAQ as its web page reads: each entry's title, the asker's trouble told as a statement, the answer
+OPENOCD_FAQ = """Missing: cygwin1.dll
+OpenOCD complains about a missing cygwin1.dll.
+Make sure you have Cygwin installed. When using Cygwin, try launching OpenOCD from the Cygwin shell.
+Data Aborts
+When debugging with OpenOCD and GDB (plain GDB, Insight, or Eclipse), I get lots of "Error: memory read caused data abort".
+The errors are non-fatal, and are the result of GDB trying to trace stack frames beyond the last valid frame.
+Which adapter should I buy?
+I suggest an adapter that supports adaptive clocking. It keeps the JTAG clock in step with the target.
+"""
+
+
+def test_the_askers_trouble_in_the_first_person_under_an_faqs_title_heads_the_answer() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _titled(("FAQ (OpenOCD User's Guide)", OPENOCD_FAQ)).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # before: the trouble was stated as the answer to a question about it
+    trouble = ('When debugging with OpenOCD and GDB (plain GDB, Insight, or Eclipse), I get lots of "Error: memory read '
+               'caused data abort".')
+    assert trouble not in stated
+    assert trouble in stated["The errors are non-fatal, and are the result of GDB trying to trace stack frames beyond "
+                             "the last valid frame."]
+    # a trouble told without "I" is a statement as before; under a question, "I" is the answer's author speaking
+    assert "OpenOCD complains about a missing cygwin1.dll." in stated
+    assert "I suggest an adapter that supports adaptive clocking." in stated
+    # outside a document of questions, a first-person line under a title is a statement
+    [block] = _titled(("OpenOCD notes", OPENOCD_FAQ)).blocks
+    assert trouble in dict(_statable_sentences(block, 3))
+
+
 ATTRS = """Hashing
 =======
 

@@ -796,6 +796,35 @@ def test_an_faqs_questions_marked_as_anchors_are_kept(tmp_path: Path) -> None:
         assert question in text, question
 
 
+def test_an_faqs_titles_run_into_their_entries_are_set_apart(tmp_path: Path) -> None:
+    # OpenOCD's FAQ, as Texinfo writes it: each entry a list item opening with its title in bold, run into the
+    # question or the trouble; run in, "Missing: cygwin1.dll OpenOCD complains about ..." was no sentence, and the
+    # Cygwin advice stayed under the entry about backslashes, as the answer to a question about them
+    entries = ("<li> <b>Win32 Pathnames</b> Why don&rsquo;t backslashes work in Windows paths?\n\n"
+               "<p>OpenOCD uses Tcl and a backslash is an escape char. Use { and }\naround Windows filenames.\n</p>\n"
+               "</li><li> <b>Missing: cygwin1.dll</b> OpenOCD complains about a missing cygwin1.dll.\n\n"
+               "<p>Make sure you have Cygwin installed. When using Cygwin, try launching\nOpenOCD from the Cygwin "
+               "shell.\n</p>\n</li><li> <b>Data Aborts</b> When debugging with OpenOCD and GDB, I get lots of\n"
+               "&quot;memory read caused data abort&quot;.\n\n<p>The errors are non-fatal, and are the result of "
+               "GDB trying to trace\nstack frames beyond the last valid frame.\n</p></li>")
+    page = ("<html><head><title>FAQ (OpenOCD User's Guide)</title></head><body><div class=\"chapter\">"
+            "<h2 class=\"chapter\">FAQ</h2><ol>" + entries + "</ol>\n<p>Read the manual for more about the "
+            "commands that configure the adapter and the target.</p></div></body></html>")
+    units = _units(_written(tmp_path, "faq.html", page).text)
+    for title in ("Win32 Pathnames", "Missing: cygwin1.dll", "Data Aborts"):
+        assert ("heading", title) in units
+    assert ("sentence", "Why don’t backslashes work in Windows paths?") in units
+    assert ("sentence", "OpenOCD complains about a missing cygwin1.dll.") in units
+    assert ("sentence", "The errors are non-fatal, and are the result of GDB trying to trace stack frames beyond "
+                        "the last valid frame.") in units
+    # a lone paragraph that opens with a bold name names its subject: it is read as before
+    lone = _written(tmp_path, "lone.html", "<html><head><title>Editors</title></head><body><h1>Editors</h1><p><b>GNU"
+                    "</b> Emacs is an extensible editor that many programmers use every day for their work.</p>"
+                    "<p>Vim is another editor, a modal one, that many programmers use as well.</p></body></html>")
+    assert ("sentence", "GNU Emacs is an extensible editor that many programmers use every day for their work.") \
+        in _units(lone.text)
+
+
 def test_an_faqs_labels_alone_on_their_lines_open_the_paragraphs_below_them(tmp_path: Path) -> None:
     # AWStats' FAQ: each entry a "PROBLEM:" and a "SOLUTION:" label alone on its line, its paragraph on the next;
     # the same short text forty times, of which the main-content extraction kept the first and dropped the rest

@@ -608,6 +608,11 @@ def _prepared(html: str) -> str:
       questions listed again) are left out. MPlayer's FAQ came out as a table of "| Q: | ... |" rows;
     * an FAQ entry's label alone on its line ("PROBLEM:", "SOLUTION:") opens the paragraph below it
       (:func:`_label_joined`);
+    * a title run into its entry's first sentence, in bold (:func:`_run_in_titles`: OpenOCD's Texinfo FAQ, "<li>
+      <b>Data Aborts</b> When debugging with OpenOCD and GDB ..."), is set on a line of its own, above its entry
+      as a section's title is (a list item so titled is laid out as a block, not as an item). Run in, it made
+      each entry's first sentence a fragment ("Missing: cygwin1.dll OpenOCD complains about ..."), and an entry
+      that states its trouble did not end the entry before it;
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
       a page of tables in tables, came out as one table cell with every question run into its answer.
@@ -641,6 +646,13 @@ def _prepared(html: str) -> str:
         changed |= _unwrap_labelled_rows(table) or _unwrap_layout(table)
     for terms in _defined_terms(root):  # "-b" above "Generate additional support code ..." opens it
         changed |= _term_joined(terms)
+    for title in _run_in_titles(root):  # "<li><b>Data Aborts</b> When debugging ..." sets its title apart
+        line_break = lxml.html.Element("br")
+        line_break.tail, title.tail = title.tail, None  # (an element's tail comes before what is added next)
+        title.addnext(line_break)
+        if title.getparent().tag == "li":  # an entry set out as a section, its title above it (not an item's)
+            title.getparent().tag = "div"
+        changed = True
     plain: dict[Any, bool] = {}
     for code in list(root.iter(*_INLINE_CODE)):
         changed |= _flatten_inline_code(code, root, plain)
@@ -818,6 +830,32 @@ def _label_joined(label: Any) -> bool:
         label.getparent().remove(line_break)
         line_break = label.getnext()
     return True
+
+
+#: the most words of a title run into its entry's first sentence
+_RUN_IN_TITLE_WORDS = 6
+#: the blocks whose first words may be a title run in
+_RUN_IN_HOLDERS = ("li", "p", "dd")
+
+
+def _run_in_titles(root: Any) -> list[Any]:
+    """The bold titles run into the first sentence of their entries: each the first thing in a list item, a
+    paragraph or a definition (nothing but spaces before it), of at most ``_RUN_IN_TITLE_WORDS`` words with no
+    stop, colon or question mark at its end, right before a capital that opens the sentence (nothing between
+    them but spaces: "<b>Win32 Pathnames</b> Why don't backslashes work ...?"). A page sets its entries out
+    alike: at least two blocks under one parent open so, or none is taken (a lone "<b>GNU</b> Emacs is ..."
+    names its subject)."""
+    by_parent: dict[Any, list[Any]] = {}
+    for holder in root.iter(*_RUN_IN_HOLDERS):
+        first = holder[0] if len(holder) else None
+        if first is None or first.tag not in ("b", "strong") or (holder.text or "").strip() or len(first):
+            continue
+        title = " ".join((first.text or "").split())
+        tail = (first.tail or "").lstrip()
+        if (title and len(title.split()) <= _RUN_IN_TITLE_WORDS and title[-1] not in ".:?!;,"
+                and tail[:1].isupper() and tail != (first.tail or "")):
+            by_parent.setdefault(holder.getparent(), []).append(first)
+    return [title for titles in by_parent.values() if len(titles) >= 2 for title in titles]
 
 
 #: the longest term of a definition list that opens its description (longer ones are signatures and questions)

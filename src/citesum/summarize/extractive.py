@@ -1099,6 +1099,8 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         if (within and len(within) <= _PREMISE_LINE_UNITS and all(u.kind in STATABLE for u in within)
                 and not questions):
             return True
+    if layout.faq and _trouble_under_title(layout, number, line_start, line_end, paragraph_start, paragraph_end):
+        return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
         bounds.append((paragraph_start, paragraph_end))
@@ -1135,6 +1137,41 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
                 and _ENTRY_NUMBER.match(text, start, number_end) and (answer is None or not answer.group().strip())):
             return True
     return False
+
+
+def _trouble_under_title(layout: _Layout, number: int, line_start: int, line_end: int, paragraph_start: int,
+                         paragraph_end: int | None) -> bool:
+    """Whether ``layout.units[number]`` is in the asker's trouble told in the first person, right under an FAQ
+    entry's title that asks nothing, above the entry's answer (OpenOCD's FAQ: "Data Aborts" over "When debugging
+    with OpenOCD and GDB (plain GDB, Insight, or Eclipse), I get lots of "Error: ... memory read caused data
+    abort"." over "The errors are non-fatal, ..."; Pure-FTPd's: "Users can delete root-owned files?"'s
+    neighbours, "Wrong group ownership." over "-> I created a directory ..."). The trouble is the title's line,
+    or its paragraph when a blank line ends it; it holds at most ``_PREMISE_LINE_UNITS`` statements and no
+    question (a question under a title is an entry of its own); its answer follows, here or in the document's
+    next passage. Under a question, a line in the first person is the answer's author speaking ("Which RAID
+    level should I use?" over "I suggest RAID1/10 ...")."""
+    text, units = layout.text, layout.units
+    regions = [(line_start, len(text) if line_end < 0 else line_end)]
+    if paragraph_end is not None:
+        regions.append((paragraph_start, paragraph_end))
+    for start, end in regions:
+        first = bisect.bisect_left(units, start, key=lambda u: u.start)
+        last = first
+        while last < len(units) and units[last].end <= end:
+            last += 1
+        if not first <= number < last <= _PREMISE_LINE_UNITS + first or first == 0:
+            continue
+        title = units[first - 1]
+        if (title.kind == "heading" and not text[title.start:title.end].rstrip().endswith("?")
+                and all(u.kind in STATABLE and not _asks(text[u.start:u.end]) for u in units[first:last])
+                and any(_FIRST_PERSON.search(text, u.start, u.end) for u in units[first:last])):
+            return True
+    return False
+
+
+#: the asker as the subject of a sentence ("I get lots of", "I'm trying to", "I keep getting"; not "World War I")
+_FIRST_PERSON = re.compile(r"(?<![\w'’.-])I(?:['’](?:m|ve)\b|\s+(?!(?:and|or|of|in|on|at|to|for|with|the|a|an|is|"
+                           r"was)\b)[a-z])")
 
 
 def _answered_before(layout: _Layout, start: int, end: int) -> bool:
