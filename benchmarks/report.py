@@ -114,10 +114,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                       "twenty-third)"),
                     ("thirty-third", "thirty-third (held out in the twenty-third round, tuned on in the "
                                      "twenty-fourth)"),
-                    ("thirty-fourth", "thirty-fourth (held out from every choice; run after the round's rules, with "
-                                      "its code and with the code it started from)"))
+                    ("thirty-fourth", "thirty-fourth (held out in the twenty-fourth round, tuned on in the "
+                                      "twenty-fifth)"),
+                    ("thirty-fifth", "thirty-fifth (held out from every choice; run after the round's rules, with "
+                                     "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-fourth"
+_HELD_OUT_SPLIT = "thirty-fifth"
 
 
 def collections_memory() -> str:

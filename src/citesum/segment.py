@@ -682,29 +682,32 @@ _TYPED_BULLET = re.compile(r"[ \t]*[-*+][ \t]+(?=\S)")
 
 
 def _item_titles(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]) -> dict[int, int]:
-    """The items that title the paragraphs below them, first line to last: a plain-text FAQ's or HOWTO's
-    numbered sections ("8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2" /
-    "directly", a blank line, "Use apache2ctl ...") or bulleted entries (Pure-FTPd's FAQ: "* Users can delete
-    root-owned files?", a blank line, the asker's question and the answer). Each stands alone
-    (:func:`_standing_title`) and ends as a title or a question does (not with a stop, a comma or a colon:
-    "1. Unpack the archive." and "2. Run:" are steps); a list's items follow one another, with no paragraph
-    between. A bulleted one is no list's item besides: the nearest line above is no item, nor a sentence ending
-    with a colon that introduces a list, and the paragraph below is no more indented than its bullet (a Markdown
-    list item's own paragraph is; an FAQ's numbered questions may have their answers indented). One is enough: the summarizer reads a passage,
-    which may hold one section of a document's several. Where one is, the others set out alike (with markers of
-    its kind) are titles too, even those that end with a stop ("9) A PUT with mod_dav_fs fails with "..." even
-    if Apache has permission to write the file.", an entry's trouble told as a statement; "* "Sorry, I can't
-    trust you".")."""
+    """The items that title the paragraphs below them, first line to last: a plain-text FAQ's or HOWTO's numbered
+    sections ("8) Message "apache2: bad user name ${APACHE_RUN_USER}" when starting apache2" / "directly", a blank
+    line, "Use apache2ctl ...") or bulleted entries (Pure-FTPd's FAQ: "* Users can delete root-owned files?", a
+    blank line, the asker's question and the answer). Each stands alone (:func:`_standing_title`) and ends as a
+    title or a question does (not with a stop, a comma or a colon: "1. Unpack the archive." and "2. Run:" are
+    steps); a list's items follow one another, with no paragraph between. A bulleted one is no list's item besides:
+    the nearest line above is no item of its list nor in one (a loose list's item may run on over lines; an item
+    with another mark ends a list before it), nor a sentence ending with a colon that introduces a list, and the
+    paragraph below is no more indented than its bullet (a Markdown list item's own paragraph is; an FAQ's numbered
+    questions may have their answers indented). One is enough: the summarizer reads a passage, which may hold one
+    section of a document's several. Where one is, the others set out alike (with markers of its kind) are titles
+    too, even those that end with a stop ("9) A PUT with mod_dav_fs fails with "..." even if Apache has permission
+    to write the file.", an entry's trouble told as a statement; "* "Sorry, I can't trust you".")."""
     found: dict[int, int] = {}
     for marker in (_NUMBERED, _TYPED_BULLET):  # (titles are set out alike when their markers are of one kind)
         titles: dict[int, int] = {}
         stated: dict[int, int] = {}  # those set out as titles that end with a stop
         above: int | None = None  # the nearest line above that is not blank
+        opening: int | None = None  # the first line of the block that line is in (an item's, when it is one)
         for number, line in enumerate(lines):
             standing = marker.match(text, *line) and _standing_title(text, lines, kinds, number)
-            introduced = above is not None and (kinds[above] == "item"
-                                                or text[slice(*lines[above])].rstrip().endswith(":"))
+            introduced = above is not None and (
+                any(kinds[at] == "item" and _same_marker(text, lines[at], line) for at in (above, opening))
+                or text[slice(*lines[above])].rstrip().endswith(":"))
             if kinds[number] != "blank":
+                opening = number if above != number - 1 else opening
                 above = number
             if not standing or (marker is _TYPED_BULLET and (
                     introduced or _indent(text[slice(*lines[standing[1]])]) > _indent(text[slice(*line)]))):
@@ -717,6 +720,12 @@ def _item_titles(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]
                 stated[number] = last
         found |= {**titles, **stated} if titles else {}
     return found
+
+
+def _same_marker(text: str, item: tuple[int, int], line: tuple[int, int]) -> bool:
+    """Whether the item on ``item`` opens with the mark that opens ``line`` ("*" and "*"; not "6)" and "*"): an
+    item of the list it would be in."""
+    return text[item[0]:item[1]].lstrip()[:1] == text[line[0]:line[1]].lstrip()[:1]
 
 
 #: the most words of a definition list's term

@@ -573,6 +573,12 @@ def test_a_bulleted_title_standing_alone_above_its_paragraph_is_a_heading() -> N
     # introduced by a sentence ending with a colon
     loose = "Features:\n\n* Fast and small\n\n* Safe\n\nIt runs anywhere.\n"
     assert [kind for kind, _ in _units(loose)] == ["sentence", "item", "item", "sentence"]
+    # the curl FAQ: a loose list's last item, below an item that runs on over two lines
+    curl = ("  They are usually:\n\n  * Set an environment variable (LD_LIBRARY_PATH for example) where ld.so\n"
+            "    should check for libs\n\n  * Adjust the system's config to check for libs in the directory\n"
+            "    where you have put the library (like Linux's /etc/ld.so.conf)\n\n"
+            "  'man ld.so' and 'man ld' will tell you more details\n")
+    assert [kind for kind, _ in _units(curl)] == ["sentence", "item", "item", "sentence"]
     markdown = "Usage\n=====\n\n* Fast and small\n\n  It reads the file once.\n"
     assert [kind for kind, _ in _units(markdown)][1] == "item"
 

@@ -195,7 +195,12 @@ class ExtractiveOptions:
     numbered section titles are headings, :mod:`citesum.segment`; a stop inside a quoted message ends no
     sentence; the asker's stance, "anyway", "really", is a frame word) were drawn from the ``thirty-third`` and
     checked on the thirty-three splits pooled, and are reported on the ``thirty-fourth``, written at the round's
-    start and run after them. That topic queries pass ungated was chosen
+    start and run after them. The twenty-fifth round's (underlined numbered titles and a plain-text FAQ's
+    bulleted titles are headings, :mod:`citesum.segment`; a web page's bold title run into its entry is set
+    apart, :mod:`citesum.ingest.formats`; the asker's trouble told in the first person under an FAQ's title is
+    its entry, :func:`_trouble_under_title`) were drawn from the ``thirty-fourth`` and files of no split, checked
+    on the thirty-four splits pooled, and are reported on the ``thirty-fifth``, written at the round's start and
+    run after them. That topic queries pass ungated was chosen
     looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
