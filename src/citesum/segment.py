@@ -375,7 +375,9 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
         if (not fenced and _UNDERLINE.match(line) and number
                 and _underlines(line, text[slice(*lines[number - 1])], kinds[-1])):
             # the line above is a heading, underlined; "~~~~" under a title is no code fence (Valgrind's FAQ)
-            if kinds[-2:] == ["item", "prose"] and _NUMBERED.match(text, *lines[number - 2]):
+            if (kinds[-2:] == ["item", "prose"] and (number == 2 or kinds[-3] == "blank")
+                    and _NUMBERED.match(text, *lines[number - 2])
+                    and _underlines(line, text[slice(*lines[number - 2])], "item")):
                 kinds[-2] = "heading"  # a numbered title on two lines (mdadm's FAQ: "22. So how do I ..." / "array?")
             kinds[-1] = "heading"
             kinds.append("underline")
@@ -650,7 +652,7 @@ def segments(text: str) -> list[Segment]:
 
 #: a numbered item's marker: "2.", "8)", "(3)"
 _NUMBERED = re.compile(r"[ \t]*\(?\d{1,3}[.)][ \t]+(?=\S)")
-#: the most lines and words of a numbered section's title
+#: the most lines and words of a section's title set out as an item
 _TITLE_LINES = 2
 _TITLE_WORDS = 30
 
@@ -691,41 +693,61 @@ def _item_titles(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind]
     the nearest line above is no item of its list nor in one (a loose list's item may run on over lines; an item
     with another mark ends a list before it), nor a sentence ending with a colon that introduces a list, and the
     paragraph below is no more indented than its bullet (a Markdown list item's own paragraph is; an FAQ's numbered
-    questions may have their answers indented). One is enough: the summarizer reads a passage, which may hold one
-    section of a document's several. Where one is, the others set out alike (with markers of its kind) are titles
-    too, even those that end with a stop ("9) A PUT with mod_dav_fs fails with "..." even if Apache has permission
-    to write the file.", an entry's trouble told as a statement; "* "Sorry, I can't trust you".")."""
+    questions may have their answers indented). A lone bullet right under a heading is a list of one item ("##
+    Requirements" over "* Python 3.8 or newer"), unless another bullet of the text is a title too. One is enough
+    otherwise: the summarizer reads a passage, which may hold one section of a document's several. Where one is, the
+    others set out alike (with markers of its kind) are titles too, even those that end with a stop ("9) A PUT with
+    mod_dav_fs fails with "..." even if Apache has permission to write the file.", an entry's trouble told as a
+    statement; "* "Sorry, I can't trust you".")."""
     found: dict[int, int] = {}
     for marker in (_NUMBERED, _TYPED_BULLET):  # (titles are set out alike when their markers are of one kind)
         titles: dict[int, int] = {}
         stated: dict[int, int] = {}  # those set out as titles that end with a stop
         above: int | None = None  # the nearest line above that is not blank
         opening: int | None = None  # the first line of the block that line is in (an item's, when it is one)
+        under_heading: set[int] = set()  # bulleted titles right under a heading
         for number, line in enumerate(lines):
             standing = marker.match(text, *line) and _standing_title(text, lines, kinds, number)
-            introduced = above is not None and (
-                any(kinds[at] == "item" and _same_marker(text, lines[at], line) for at in (above, opening))
-                or text[slice(*lines[above])].rstrip().endswith(":"))
+            if standing and marker is _TYPED_BULLET and (
+                    _in_a_list(text, lines, kinds, number, above, opening)
+                    or _indent(text[slice(*lines[standing[1]])]) > _indent(text[slice(*line)])):
+                standing = None  # a list's item, or one whose paragraph is its own, indented under it
+            if standing and marker is _TYPED_BULLET and above is not None and kinds[above] in ("heading", "underline"):
+                under_heading.add(number)
             if kinds[number] != "blank":
                 opening = number if above != number - 1 else opening
                 above = number
-            if not standing or (marker is _TYPED_BULLET and (
-                    introduced or _indent(text[slice(*lines[standing[1]])]) > _indent(text[slice(*line)]))):
-                continue  # a list's item, or one whose paragraph is its own, indented under it
+            if not standing:
+                continue
             last = standing[0]
             title = text[line[0]:lines[last][1]].rstrip()
             if not title.endswith((".", ",", ";", ":")):
                 titles[number] = last
             elif title.endswith("."):
                 stated[number] = last
+        if len(titles) + len(stated) < 2:  # a list of one item under its heading ("## Requirements" over "* ...")
+            titles = {number: last for number, last in titles.items() if number not in under_heading}
         found |= {**titles, **stated} if titles else {}
     return found
 
 
+def _in_a_list(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], number: int, above: int | None,
+               opening: int | None) -> bool:
+    """Whether the bulleted item on line ``number`` is an item of a list, not a title: the nearest line above
+    (``above``, not blank) is an item of its list, or in one (``opening``, the first line of that line's block: a
+    loose list's item may run on over lines), or a sentence ending with a colon that introduces it."""
+    if above is None:
+        return False
+    return (any(at is not None and kinds[at] == "item" and _same_marker(text, lines[at], lines[number])
+                for at in (above, opening))
+            or text[slice(*lines[above])].rstrip().endswith(":"))
+
+
 def _same_marker(text: str, item: tuple[int, int], line: tuple[int, int]) -> bool:
-    """Whether the item on ``item`` opens with the mark that opens ``line`` ("*" and "*"; not "6)" and "*"): an
-    item of the list it would be in."""
-    return text[item[0]:item[1]].lstrip()[:1] == text[line[0]:line[1]].lstrip()[:1]
+    """Whether the bulleted item on ``item`` is set out as the one on ``line`` is, the same mark as deep ("*" and
+    "*"; not "6)" and "*", nor a sub-list's "  *" and "*"): an item of the list it would be in."""
+    above, here = text[item[0]:item[1]], text[line[0]:line[1]]
+    return _indent(above) == _indent(here) and above.lstrip()[:1] == here.lstrip()[:1]
 
 
 #: the most words of a definition list's term

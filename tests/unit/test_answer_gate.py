@@ -1370,6 +1370,17 @@ def test_the_askers_trouble_in_the_first_person_under_an_faqs_title_heads_the_an
     # outside a document of questions, a first-person line under a title is a statement
     [block] = _titled(("OpenOCD notes", OPENOCD_FAQ)).blocks
     assert trouble in dict(_statable_sentences(block, 3))
+    # a question underlined asks all the same; a preface in the first person above the next question is no
+    # trouble; nor is a title's Roman numeral ("Part I covers ...")
+    other = ("Which RAID level should I use?\n" + "~" * 30 + "\nI suggest RAID1/10 for most setups. It is simple.\n\n"
+             "About this FAQ\nI maintain this list in my spare time. Corrections are welcome.\n"
+             "How do I build it?\nRun make in the top directory.\n\n"
+             "Layout\nPart I covers the installation on every system.\nThe rest covers the daily use of the tool.\n")
+    [block] = _titled(("mdadm FAQ", other)).blocks
+    stated = dict(_statable_sentences(block, 3))
+    for sentence in ("I suggest RAID1/10 for most setups.", "I maintain this list in my spare time.",
+                     "Part I covers the installation on every system."):
+        assert sentence in stated
 
 
 ATTRS = """Hashing

@@ -545,7 +545,15 @@ def test_a_numbered_title_underlined_is_a_heading() -> None:
     # mdadm's FAQ: a title on two lines, underlined with tildes (read as a code fence, the answers were code)
     faq = ("22. So how do I find out which other device(s) can fail without killing the\narray?\n" + "~" * 77
            + "\n  Please see README.checkarray and the thread on the list.\n")
-    assert [kind for kind, _ in _units(faq)] == ["heading", "boilerplate"]
+    units = _units(faq)
+    assert units[0] == ("heading", "22. So how do I find out which other device(s) can fail without killing the "
+                                   "array? " + "~" * 77)
+    assert "code" not in [kind for kind, _ in units]
+    # a step wrapped over two lines above a short rule, or above another heading, stays a step
+    wrapped = "1. Unpack the archive into a folder of your\n   choice\n---\n\nThen run it.\n"
+    assert _units(wrapped)[0] == ("item", "Unpack the archive into a folder of your")
+    assert _units("1. Install it\nUsage\n=====\n\nRun it.\n")[:2] == [("item", "Install it"),
+                                                                       ("heading", "Usage =====")]
     # a rule far shorter than the step above it, as a Markdown list may be followed by one, underlines nothing
     steps = "1. Unpack the archive into a folder of your choice\n---\n\nThen run it.\n"
     assert _units(steps)[0][0] == "item"
@@ -581,6 +589,16 @@ def test_a_bulleted_title_standing_alone_above_its_paragraph_is_a_heading() -> N
     assert [kind for kind, _ in _units(curl)] == ["sentence", "item", "item", "sentence"]
     markdown = "Usage\n=====\n\n* Fast and small\n\n  It reads the file once.\n"
     assert [kind for kind, _ in _units(markdown)][1] == "item"
+    # a list of one item right under its heading (a README's requirements, a changelog's release) is a list
+    assert _units("## Requirements\n\n* Python 3.8 or newer\n\nInstall it with pip.\n")[1][0] == "item"
+    changes = "1.2.0\n-----\n\n- Fix a crash on empty input\n\nThanks to all contributors.\n"
+    assert [kind for kind, _ in _units(changes)] == ["heading", "item", "sentence"]
+    # a sub-list's items, set in deeper, end no title below them
+    nested = "* Title one\n\nAnswer one.\n\n  * sub a\n  * sub b\n\n* Title two\n\nAnswer two.\n"
+    assert ("heading", "Title two") in _units(nested)
+    # linear in the titles and in the lines around them
+    assert_linear(lambda count: segments("* A title\n\nIts answer.\n\n" * count + "a" * count + ":\n" + "\n" * count),
+                  2_000)
 
 
 def test_a_stop_inside_a_quoted_message_ends_no_sentence_when_the_sentence_goes_on() -> None:

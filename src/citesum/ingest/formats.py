@@ -850,9 +850,9 @@ def _run_in_titles(root: Any) -> list[Any]:
         first = holder[0] if len(holder) else None
         if first is None or first.tag not in ("b", "strong") or (holder.text or "").strip() or len(first):
             continue
-        title = " ".join((first.text or "").split())
+        words = " ".join((first.text or "").split())
         tail = (first.tail or "").lstrip()
-        if (title and len(title.split()) <= _RUN_IN_TITLE_WORDS and title[-1] not in ".:?!;,"
+        if (words and len(words.split()) <= _RUN_IN_TITLE_WORDS and words[-1] not in ".:?!;,"
                 and tail[:1].isupper() and tail != (first.tail or "")):
             by_parent.setdefault(holder.getparent(), []).append(first)
     return [title for titles in by_parent.values() if len(titles) >= 2 for title in titles]

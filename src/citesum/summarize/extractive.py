@@ -1152,31 +1152,39 @@ def _trouble_under_title(layout: _Layout, number: int, line_start: int, line_end
     abort"." over "The errors are non-fatal, ..."; Pure-FTPd's: "Users can delete root-owned files?"'s
     neighbours, "Wrong group ownership." over "-> I created a directory ..."). The trouble is the title's line,
     or its paragraph when a blank line ends it; it holds at most ``_PREMISE_LINE_UNITS`` statements and no
-    question (a question under a title is an entry of its own); its answer follows, here or in the document's
-    next passage. Under a question, a line in the first person is the answer's author speaking ("Which RAID
-    level should I use?" over "I suggest RAID1/10 ...")."""
+    question (a question under a title is an entry of its own); its answer follows, a statement or code, here or
+    in the document's next passage (a preface in the first person, "I maintain this list ...", above the next
+    entry's question, is no trouble). Under a question, a line in the first person is the answer's author
+    speaking ("Which RAID level should I use?" over "I suggest RAID1/10 ...")."""
     text, units = layout.text, layout.units
     regions = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:
         regions.append((paragraph_start, paragraph_end))
     for start, end in regions:
         first = bisect.bisect_left(units, start, key=lambda u: u.start)
-        last = first
-        while last < len(units) and units[last].end <= end:
-            last += 1
-        if not first <= number < last <= _PREMISE_LINE_UNITS + first or first == 0:
+        if not 0 < first <= number or units[first - 1].kind != "heading":
             continue
         title = units[first - 1]
-        if (title.kind == "heading" and not text[title.start:title.end].rstrip().endswith("?")
-                and all(u.kind in STATABLE and not _asks(text[u.start:u.end]) for u in units[first:last])
-                and any(_FIRST_PERSON.search(text, u.start, u.end) for u in units[first:last])):
+        if _RULE_LINE.sub("", text[title.start:title.end]).strip().endswith("?"):  # (without its underline)
+            continue
+        last = first
+        while last < len(units) and units[last].end <= end and last - first <= _PREMISE_LINE_UNITS:
+            last += 1
+        told = units[first:last]
+        answer = units[last] if last < len(units) else None  # (None: the passage ends with the trouble)
+        if (number < last <= first + _PREMISE_LINE_UNITS
+                and all(u.kind in STATABLE and not _asks(text[u.start:u.end]) for u in told)
+                and any(_FIRST_PERSON.search(text[u.start:u.end]) for u in told)
+                and (answer is None or answer.kind in (*STATABLE, "code")
+                     and not _asks(text[answer.start:answer.end]))):
             return True
     return False
 
 
-#: the asker as the subject of a sentence ("I get lots of", "I'm trying to", "I keep getting"; not "World War I")
-_FIRST_PERSON = re.compile(r"(?<![\w'’.-])I(?:['’](?:m|ve)\b|\s+(?!(?:and|or|of|in|on|at|to|for|with|the|a|an|is|"
-                           r"was)\b)[a-z])")
+#: the asker as the subject of a sentence, opening it or a clause ("I get lots of", "-> I'm trying to",
+#: "When debugging with OpenOCD and GDB ..., I get"; not "World War I ended" or "Part I covers")
+_FIRST_PERSON = re.compile(r"(?:^\W*|[,;:]\s+|\b(?:and|but|so|then|when|if|because|while|now)\s+)"
+                           r"I(?:['’](?:m|ve|d|ll)\b|\s+(?!(?:and|or|of|in|on|at|to|for|with|the|a|an|is|was)\b)[a-z])")
 
 
 def _answered_before(layout: _Layout, start: int, end: int) -> bool:
