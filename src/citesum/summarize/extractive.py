@@ -1149,9 +1149,8 @@ def _trouble_under_title(layout: _Layout, number: int, line_start: int, line_end
     """Whether ``layout.units[number]`` is in the asker's trouble told in the first person, right under an FAQ
     entry's title that asks nothing, above the entry's answer (OpenOCD's FAQ: "Data Aborts" over "When debugging
     with OpenOCD and GDB (plain GDB, Insight, or Eclipse), I get lots of "Error: ... memory read caused data
-    abort"." over "The errors are non-fatal, ..."; Pure-FTPd's: "Users can delete root-owned files?"'s
-    neighbours, "Wrong group ownership." over "-> I created a directory ..."). The trouble is the title's line,
-    or its paragraph when a blank line ends it; it holds at most ``_PREMISE_LINE_UNITS`` statements and no
+    abort"." over "The errors are non-fatal, ..."). The trouble is the title's line, or its paragraph when a
+    blank line ends it; it holds at most ``_PREMISE_LINE_UNITS`` statements and no
     question (a question under a title is an entry of its own); its answer follows, a statement or code, here or
     in the document's next passage (a preface in the first person, "I maintain this list ...", above the next
     entry's question, is no trouble). Under a question, a line in the first person is the answer's author
