@@ -29,6 +29,16 @@ QUERIES = ["What is happening with the city's water supply?", "How is public tra
            "median rent two-bedroom", "desalination plant cost", "bus drivers strike in May"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _servers_stopped_after_the_module() -> object:
+    """Each milvus-lite file opened here runs a server in this process, with threads that stay after its tests
+    and slowed the tests after them (the linear-time checks most)."""
+    yield
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_all()
+
+
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, Index]:
     """The same documents in the local store and in milvus-lite."""
