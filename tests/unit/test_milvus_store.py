@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ QUERIES = ["What is happening with the city's water supply?", "How is public tra
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _servers_stopped_after_the_module() -> object:
+def _servers_stopped_after_the_module() -> Iterator[None]:
     """Each milvus-lite file opened here runs a server in this process, with threads that stay after its tests
     and slowed the tests after them (the linear-time checks most)."""
     yield
