@@ -1104,8 +1104,6 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         if (within and len(within) <= _PREMISE_LINE_UNITS and all(u.kind in STATABLE for u in within)
                 and not questions):
             return True
-    if layout.faq and _trouble_under_title(layout, number, line_start, line_end, paragraph_start, paragraph_end):
-        return True
     bounds = [(line_start, len(text) if line_end < 0 else line_end)]
     if paragraph_end is not None:  # a paragraph with a blank line after it: its answer follows
         bounds.append((paragraph_start, paragraph_end))
@@ -1119,6 +1117,8 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
             numbered = _FAQ_NUMBER.match(text, start, end)  # before the first unit ("(12)" marks an item) or in it
             seen[(start, end)] = (first, last, asking, None if numbered is None else numbered.end())
         first, last, asking, number_end = seen[(start, end)]
+        if layout.faq and _trouble_under_title(layout, number, first, last, asking):
+            return True
         line = units[first:last]
         # in an FAQ, the asker's own case opening the line is an entry, numbered or not ("I'm running getmail from
         # cron. How do I temporarily stop it?"); a tutorial's author speaks as "I" and asks too ("My advice is to
@@ -1144,40 +1144,27 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
     return False
 
 
-def _trouble_under_title(layout: _Layout, number: int, line_start: int, line_end: int, paragraph_start: int,
-                         paragraph_end: int | None) -> bool:
+def _trouble_under_title(layout: _Layout, number: int, first: int, last: int, asking: list[bool]) -> bool:
     """Whether ``layout.units[number]`` is in the asker's trouble told in the first person, right under an FAQ
     entry's title that asks nothing, above the entry's answer (OpenOCD's FAQ: "Data Aborts" over "When debugging
     with OpenOCD and GDB (plain GDB, Insight, or Eclipse), I get lots of "Error: ... memory read caused data
-    abort"." over "The errors are non-fatal, ..."). The trouble is the title's line, or its paragraph when a
-    blank line ends it; it holds at most ``_PREMISE_LINE_UNITS`` statements and no
-    question (a question under a title is an entry of its own); its answer follows, a statement or code, here or
-    in the document's next passage (a preface in the first person, "I maintain this list ...", above the next
-    entry's question, is no trouble). Under a question, a line in the first person is the answer's author
-    speaking ("Which RAID level should I use?" over "I suggest RAID1/10 ...")."""
+    abort"." over "The errors are non-fatal, ..."). The trouble is the units from ``first`` up to ``last`` (the
+    title's line, or its paragraph when a blank line ends it; ``asking``, which of them ask, as
+    :func:`_premise_of_next` found them); it holds at most ``_PREMISE_LINE_UNITS`` statements and no question (a
+    question under a title is an entry of its own); its answer follows, a statement or code, here or in the
+    document's next passage (a preface in the first person, "I maintain this list ...", above the next entry's
+    question, is no trouble). Under a question, a line in the first person is the answer's author speaking
+    ("Which RAID level should I use?" over "I suggest RAID1/10 ...")."""
     text, units = layout.text, layout.units
-    regions = [(line_start, len(text) if line_end < 0 else line_end)]
-    if paragraph_end is not None:
-        regions.append((paragraph_start, paragraph_end))
-    for start, end in regions:
-        first = bisect.bisect_left(units, start, key=lambda u: u.start)
-        if not 0 < first <= number or units[first - 1].kind != "heading":
-            continue
-        title = units[first - 1]
-        if _RULE_LINE.sub("", text[title.start:title.end]).strip().endswith("?"):  # (without its underline)
-            continue
-        last = first
-        while last < len(units) and units[last].end <= end and last - first <= _PREMISE_LINE_UNITS:
-            last += 1
-        told = units[first:last]
-        answer = units[last] if last < len(units) else None  # (None: the passage ends with the trouble)
-        if (number < last <= first + _PREMISE_LINE_UNITS
-                and all(u.kind in STATABLE and not _asks(text[u.start:u.end]) for u in told)
-                and any(_FIRST_PERSON.search(text[u.start:u.end]) for u in told)
-                and (answer is None or answer.kind in (*STATABLE, "code")
-                     and not _asks(text[answer.start:answer.end]))):
-            return True
-    return False
+    if not 0 < first <= number < last <= first + _PREMISE_LINE_UNITS or any(asking):
+        return False
+    title = units[first - 1]
+    if title.kind != "heading" or _RULE_LINE.sub("", text[title.start:title.end]).strip().endswith("?"):
+        return False  # (a question's underline left out)
+    told = units[first:last]
+    answer = units[last] if last < len(units) else None  # (None: the passage ends with the trouble)
+    return (all(u.kind in STATABLE for u in told) and any(_FIRST_PERSON.search(text[u.start:u.end]) for u in told)
+            and (answer is None or answer.kind in (*STATABLE, "code") and not _asks(text[answer.start:answer.end])))
 
 
 #: the asker as the subject of a sentence, opening it or a clause ("I get lots of", "-> I'm trying to",
