@@ -335,3 +335,18 @@ def test_a_heading_naming_the_command_its_paragraph_opens_with_stands_apart() ->
                "Install the toolchain\n"
                "quickly, before the build starts, or the build stops at its first compiler call and says why.\n")
     assert "Install the toolchain quickly, before" in clean_pages([wrapped]).text
+
+
+def test_a_tex_fonts_ligatures_given_as_their_codes_are_letters_again() -> None:
+    # a Type 3 font drawn from a TeX bitmap font gives no Unicode: PDFium passes on the glyph's code, here T1's
+    # (fi 28, fl 29, ff 27, ffi 30, quotes 16 and 17), as in the dasm manual
+    t1 = clean_pages(["Each line gives\r\na symbol name, its \x1cnal resolved address/value, and a \x1dag \x1celd. "
+                      "The o\x1bset is su\x1ecient; see the \x10Symbol List\x11 below.\r\n"]).text
+    assert ("its final resolved address/value, and a flag field. The offset is sufficient; see the \u201cSymbol "
+            "List\u201d below.") in t1
+    # OT1's codes (fi 12, ff 11): its fl, 13, is a carriage return to PDFium and stays one
+    ot1 = clean_pages(["Name the output \x0cle with -o, and the\r\nbu\x0ber is written when it is full.\r\n"]).text
+    assert "Name the output file with -o, and the buffer is written when it is full." in ot1
+    # codes outside words in a document whose words hold none are a formula's delimiters: they go, as before
+    formula = clean_pages(["The derivative is \x10 v(x) \x11 over the interval.\r\n"]).text
+    assert "\u201c" not in formula and "The derivative is v(x) over the interval." in formula

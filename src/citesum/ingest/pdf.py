@@ -1,5 +1,6 @@
 """PDF text a person would quote: pages read with PDFium (``pypdfium2``), two-column pages column after column,
-then running headers, footers and page numbers removed, footnotes taken from a page's foot and set after the
+then the ligatures a TeX font without Unicode gave as codes made letters again (:func:`tex_font_codes`),
+running headers, footers and page numbers removed, footnotes taken from a page's foot and set after the
 paragraph they interrupted (:func:`footnotes`), words hyphenated at a line end joined again, and lines joined into
 paragraphs (headings and list items kept apart, and the short lines of an example after the sentence that
 introduces it with a colon fenced as code), with the offset where each page starts kept, so that a citation can
@@ -37,6 +38,17 @@ from citesum.segment import CODE_FENCE
 _SOFT_BREAK = "\ufffe"
 #: control characters in a text layer; U+0002 is the hyphen of some OCR layers (pypdf reads "-" there)
 _CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: the codes of a TeX font's ligatures and quotes where the PDF gives no Unicode for them (a Type 3 font drawn
+#: from a TeX bitmap font names its glyphs "/a28", and PDFium passes the code on, "de\x1cned"): T1's (Cork's)
+#: ligatures are 27-31 and its quotes and dashes 16-22, OT1's ligatures 11-15 (but for its fl, 13: PDFium ends
+#: lines with a carriage return, and writes one before the "c" of a copyright sign drawn as a circled c)
+_T1_CODES = {"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "ffi", "\x1f": "ffl",
+             "\x10": "\u201c", "\x11": "\u201d", "\x15": "\u2013", "\x16": "\u2014"}
+_OT1_CODES = {"\x0b": "ff", "\x0c": "fi", "\x0e": "ffi", "\x0f": "ffl"}
+#: a ligature's code in a word: next to a letter ("\x1cnal", "stu\x1b")
+_T1_LIGATURE = re.compile(r"[\x1b-\x1f](?=[^\W\d_])|(?<=[^\W\d_])[\x1b-\x1f]")
+_OT1_LIGATURE = re.compile(r"[\x0b\x0c\x0e\x0f](?=[^\W\d_])|(?<=[^\W\d_])[\x0b\x0c\x0e\x0f]")
+_T1_PUNCTUATION = re.compile(r"[\x10\x11\x15\x16]")
 #: a line that is only a page number: "12", "- 12 -", "Page 12", "page 3 of 40", "xii"
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—(\[]?\s*(?:\d{1,5}|[ivxlcdm]{1,7})\s*[-–—)\]]?"
                           r"(?:\s*(?:of|/)\s*\d{1,5})?$", re.IGNORECASE)
@@ -297,9 +309,24 @@ def _near(key: str, other: str) -> bool:
     return matcher.real_quick_ratio() >= 0.9 and matcher.quick_ratio() >= 0.9 and matcher.ratio() >= 0.9
 
 
+def tex_font_codes(pages: list[str]) -> list[str]:
+    """The pages with the ligatures (and, in T1, the quotes and dashes) that a TeX font without Unicode gave as
+    its codes written out ("\x1cnal" is "final"). Which of TeX's encodings the document's fonts use is told by
+    which codes its words hold more of; a code outside a word is left for the control characters' cleaning, and
+    a document whose words hold none is left as it is."""
+    t1 = sum(len(_T1_LIGATURE.findall(page)) for page in pages)
+    ot1 = sum(len(_OT1_LIGATURE.findall(page)) for page in pages)
+    if not t1 and not ot1:
+        return pages
+    if t1 >= ot1:
+        return [_T1_PUNCTUATION.sub(lambda m: _T1_CODES[m[0]], _T1_LIGATURE.sub(lambda m: _T1_CODES[m[0]], page))
+                for page in pages]
+    return [_OT1_LIGATURE.sub(lambda m: _OT1_CODES[m[0]], page) for page in pages]
+
+
 def clean_pages(pages: list[str]) -> CleanText:
     """Join the pages' lines into paragraphs (see the module docstring)."""
-    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK)) for page in pages]
+    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK)) for page in tex_font_codes(pages)]
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
     nonblank = [[line for line in lines if line.strip()] for lines in split]
     running, offsets = running_lines(nonblank), folio_offsets(nonblank)
