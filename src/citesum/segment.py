@@ -262,6 +262,9 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e u.s u.k inc ltd co corp no fig al approx dept est gen gov cf "
     "resp ca viz eq eqs sec secs ch vol vols pp op ed eds jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
+#: "e.g." and "i.e." written without their inner dot, in lower case as they are ("(eg. device is unplugged)");
+#: "IE." is a browser's name, which can end a sentence
+_UNDOTTED_ABBREVIATIONS = frozenset({"eg", "ie"})
 
 
 _NEXT_WORD = re.compile(r"\s+(\S)")
@@ -332,7 +335,10 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
             # closes at the number, and the sentence ends
             if match.group(0) == "." and _QUOTED_NUMBER.fullmatch(word):
                 continue
-            word = word[:-1].lower().lstrip("(\"'“")
+            word = word[:-1].lstrip("(\"'“")
+            if word in _UNDOTTED_ABBREVIATIONS:
+                continue
+            word = word.lower()
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or _INITIALS.fullmatch(word):
                 continue
         yield sentence_start, cut

@@ -90,6 +90,18 @@ def test_news_filler_is_boilerplate_and_abbreviations_do_not_cut() -> None:
     ]
 
 
+def test_e_g_and_i_e_written_without_their_inner_dot_do_not_cut_and_a_browsers_name_can() -> None:
+    # tio's README: "If the connection is lost (eg. device is unplugged), it will wait for the device to reappear"
+    text = ("If the connection is lost (eg. device is unplugged), it will wait for the device to reappear. Use a "
+            "terminal program, ie. Minicom or Picocom. The page renders in IE. Then it reloads.")
+    assert [unit for kind, unit in _units(text)] == [
+        "If the connection is lost (eg. device is unplugged), it will wait for the device to reappear.",
+        "Use a terminal program, ie. Minicom or Picocom.",
+        "The page renders in IE.",
+        "Then it reloads.",
+    ]
+
+
 def test_markdown_headings_fences_and_page_furniture() -> None:
     text = ("# Install\n\nRun the installer once. It needs no network.\n\n```\npip install citesum\n```\n\n"
             "Page 3 of 12\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
