@@ -373,6 +373,44 @@ def _closes_on_its_line(line: str, fence: re.Match[str]) -> int:
 _CLOSING_FENCES = {fence: re.compile(rf"(?<=\s){re.escape(fence)}(?!\S)") for fence in ("```", "~~~")}
 
 
+#: a root shell's command after its prompt: a program's name in lower case, then an option, a path, a variable,
+#: a redirection or a pipe ("# sysctl -p", "# echo 1 > /etc/sysctl.d/x.conf", "# ./easyrsa init-pki")
+_ROOT_COMMAND = re.compile(r"#[ \t]+(?:\.{0,2}/)?[a-z][\w.+-]*(?:/[\w.+-]+)*(?:[ \t]+\S+)*?[ \t]+(?:--?\w|[/~$<>|]|\.\.?/)")
+
+
+def _in_code(text: str, lines: list[tuple[int, int]], number: int, kinds: list[_LineKind]) -> bool:
+    """Whether the Markdown heading's mark that opens line ``number`` is a shell's or a configuration's comment,
+    or a root shell's prompt, in a listing set in plain text: indented (a heading is not), a command after a
+    single mark, or a line in a run of such lines or of code, with no blank line between (a heading stands
+    apart from the code around it, unless a fence closes the code above it)."""
+    line = text[slice(*lines[number])]
+    if line[:1].isspace() or _ROOT_COMMAND.match(line):
+        return True
+    if number and kinds[-1] == "code" and not _FENCE.match(text, *lines[number - 1]):
+        return True
+    if number + 1 < len(lines):
+        following = text[slice(*lines[number + 1])]
+        return bool(following.strip()) and (following.lstrip().startswith("#") or _is_code(following))
+    return False
+
+
+#: a shell's or a configuration's comment: "#" alone, or before a space
+_COMMENT = re.compile(r"[ \t]*#+(?:[ \t]|$)")
+
+
+#: a mark of code in a line of words: a setting, a call, a block, a variable, a path, a redirection
+_CODE_MARK = re.compile(r"[=(){}\[\]$/<>|;]")
+
+
+def _in_listing(above: str, line: str) -> bool:
+    """Whether ``line``, under the line of code ``above``, goes on with it: a comment's empty line ("#"), or the
+    line a comment comments on ('# Correct output type:' over 'OUTPUTTYPE="wv"'), when it holds a mark of code
+    and does not end as a sentence does ("Copying the recognition criterion from" under a commented-out rule
+    opens a sentence)."""
+    return line.strip() == "#" or (bool(_COMMENT.match(above)) and not _ENDS_SENTENCE.search(line.rstrip())
+                                   and _CODE_MARK.search(line) is not None and ". " not in line)
+
+
 def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     kinds: list[_LineKind] = []
     fenced = False
@@ -404,6 +442,8 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds.append("code")
         elif not line.strip() or _LONE_MARKER.fullmatch(line):
             kinds.append("blank")
+        elif _MARKDOWN_HEADING.match(line) and _in_code(text, lines, number, kinds):
+            kinds.append("code")
         elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith(tuple(PERMALINK_MARKS)):  # Sphinx's anchor
             kinds.append("heading")
         elif _is_boilerplate_line(line):
@@ -412,7 +452,7 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds.append("table")
         elif _ITEM_MARKER.match(line):
             kinds.append("item")
-        elif _is_code(line):
+        elif _is_code(line) or (kinds and kinds[-1] == "code" and _in_listing(text[slice(*lines[number - 1])], line)):
             kinds.append("code")
         else:
             kinds.append("prose")

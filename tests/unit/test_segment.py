@@ -624,3 +624,33 @@ def test_a_stop_inside_a_quoted_message_ends_no_sentence_when_the_sentence_goes_
     assert len(_units('It has a 3.5" drive. [1] It was sold in 1990 "as is".')) == 2
     # linear in a paragraph's stops, however many a quotation holds open
     assert_linear(lambda count: segments('He said "' + "a. b. " * count + 'done." and left.\n'), 10_000)
+
+
+def test_a_root_prompt_and_a_listings_comments_are_code_and_a_markdown_heading_stays_one() -> None:
+    # LXC's README.Debian: a root shell's commands, indented, under the sentence that introduces them
+    lxc = ("1) User namespaces\n\nThe Linux kernel must have unprivileged user namespaces enabled.\n"
+           "To check run this command:\n\n  # sysctl kernel.unprivileged_userns_clone\n"
+           "  kernel.unprivileged_userns_clone = 1\n\nIf it reports 0 instead 1, it's disabled. To enable it:\n\n"
+           "  # echo kernel.unprivileged_userns_clone=1 > /etc/sysctl.d/unpriv-usernd.conf\n  # sysctl -p\n")
+    units = _units(lxc)
+    assert ("code", "# sysctl kernel.unprivileged_userns_clone kernel.unprivileged_userns_clone = 1") in units
+    assert ("code", "# echo kernel.unprivileged_userns_clone=1 > /etc/sysctl.d/unpriv-usernd.conf # sysctl -p") in units
+    assert not [text for kind, text in units if kind == "heading" and text.startswith("#")]
+    # a command at the line's start, after a single mark, is one too (msmtp's README.Debian)
+    assert _units("The permissions can be adjusted that way:\n\n# chmod 0640 /etc/msmtprc\n\nThat is all.\n")[1] == (
+        "code", "# chmod 0640 /etc/msmtprc")
+    # a configuration's comments, each over the setting it explains, and a comment's empty line (abcde's FAQ,
+    # wpasupplicant's README.Debian): one listing, no heading
+    config = ("   # Correct output type:\n   OUTPUTTYPE=\"wv\"\n\n# All network information is in the file given.\n#\n"
+              "iface eth1 inet dhcp wpa-conf /path/to/wpa_supplicant.conf\n")
+    assert [kind for kind, _ in _units(config)] == ["code", "code"]
+    # a sentence under a commented-out rule is not what the comment comments on (xorriso's README)
+    rule = ('# KERNEL=="sd*|hd*", ENV{UDISKS_PRESENTATION_NOPOLICY}="0"\nCopying the recognition criterion from\n'
+            "/etc/udev/rules.d/70-persistent-cd.rules one can prevent automounting a single drive, too.\n")
+    assert ("sentence", "Copying the recognition criterion from /etc/udev/rules.d/70-persistent-cd.rules one can "
+            "prevent automounting a single drive, too.") in _units(rule)
+    # Markdown's headings, standing apart, are headings: a title, a program's name, a question
+    markdown = ("# tio\n\nA serial device I/O tool.\n\n## Startup and Configuration\n\nThe package starts it.\n\n"
+                "```\n# apt install tio\n```\n\n### Why does it hang?\nIt waits for the device.\n")
+    headings = [text for kind, text in _units(markdown) if kind == "heading"]
+    assert headings == ["# tio", "## Startup and Configuration", "### Why does it hang?"]
