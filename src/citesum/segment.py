@@ -152,10 +152,20 @@ _META = re.compile(
 #: pointers
 _POINTER_TARGET = (r"(?:also\s+)?(?:(?:the|this|that|its|their)\s+\S|more\b|below\b|above\b|section\b|chapter\b|"
                    r"appendix\b|§|[\w.-]+\(\d\w*\)|(?-i:[A-Z\d\"'“‘`<]))")
+#: what more is told, and what it is about ("information about IBM Thinkpads on Linux")
+_MORE = r"(?:info|information|details|documentation)\b(?:[^.]|\.\S){0,120}?"
+#: the rest of a sentence that tells nothing besides
+_NOTHING_ELSE = r"(?:(?!,\s*(?:and|but)\b|;)(?:[^.]|\.\S)){0,160}\.?\s*$"
 _POINTER = re.compile(
     r"\W*(?:\d{1,3}\s+)?(?:please\s+)?(?:see|refer to)\s+" + _POINTER_TARGET + "|"
     r"\W*for (?:more|further|additional|complete|full)?\s*(?:information|details|discussion|explanation)\b"
-    r"(?:[^.]|\.\w){0,120}?,\s*(?:please\s+)?(?:see|refer to|consult)\s+" + _POINTER_TARGET,
+    r"(?:[^.]|\.\w){0,120}?,\s*(?:please\s+)?(?:see|refer to|consult)\s+" + _POINTER_TARGET + "|"
+    # where more is told, and nothing else: "More info about IBM Thinkpads on Linux can be found here." (the
+    # link's words, the link gone), "You can find further details in the wiki." ("..., and the default is 300"
+    # tells more)
+    r"\W*(?:(?:more|further|additional|detailed)\s+" + _MORE + r"(?:\b(?:can|may|could)\s+be\s+found|"
+    r"\b(?:is|are)\s+available)|you\s+(?:can|may|will)\s+find\s+(?:more|further|additional|detailed)\s+"
+    + _MORE + r")\s+(?:here|there|at|in|on|from)\b" + _NOTHING_ELSE,
     re.IGNORECASE,
 )
 #: a sentence that introduces what follows it ("Run the at(1) command to schedule a one-time job by the

@@ -207,6 +207,14 @@ def test_a_cross_reference_is_boilerplate_not_a_fact() -> None:
             "a doctor if the fever lasts more than three days. See whether the file exists before you open it. For "
             "further discussion of the bug, which corrupted data in version 2.1, see the changelog.")
     assert [kind for kind, _ in _units(text)] == ["sentence"] * 5 + ["boilerplate"]
+    # where more is told and nothing else (the floppy FAQ's link words, its link gone; lsof's FAQ; a web page)
+    # points on too; what tells more besides, or another thing "more", is a fact
+    text = ("More info about IBM Tinkpads on Linux can be found here. You can find more information on those "
+            "topics in the answer to the next question. Further information is available at "
+            "https://www.claws-mail.org/faq/. More details are available in the tio man page, and the default "
+            "baud rate is 115200. More information is stored in the cache than before. Additional documentation "
+            "is shipped in /usr/share/doc/tio.")
+    assert [kind for kind, _ in _units(text)] == ["boilerplate"] * 3 + ["sentence"] * 3
 
 
 def test_a_contents_page_names_sections_and_states_nothing() -> None:
