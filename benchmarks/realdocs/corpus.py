@@ -12,7 +12,7 @@ Run alone: python benchmarks/realdocs/corpus.py dev DEST  (copies the dev split'
 fresh, next, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth,
 sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third,
 twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first,
-thirty-second, thirty-third, thirty-fourth, thirty-fifth)
+thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth)
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth
           "twenty-second", "twenty-third", "twenty-fourth",
           "twenty-fifth", "twenty-sixth", "twenty-seventh",
           "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first",
-          "thirty-second", "thirty-third", "thirty-fourth", "thirty-fifth")
+          "thirty-second", "thirty-third", "thirty-fourth", "thirty-fifth",
+          "thirty-sixth")
 
 
 def entries(split: str | None = None) -> list[dict]:
@@ -167,7 +168,7 @@ if __name__ == "__main__":
                  "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|"
                  "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third|"
                  "twenty-fourth|twenty-fifth|twenty-sixth|twenty-seventh|twenty-eighth|twenty-ninth|thirtieth|"
-                 "thirty-first|thirty-second|thirty-third|thirty-fourth|thirty-fifth DEST")
+                 "thirty-first|thirty-second|thirty-third|thirty-fourth|thirty-fifth|thirty-sixth DEST")
     folder = gather(sys.argv[1], Path(sys.argv[2]))
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"{path.stat().st_size:9d}  {path.relative_to(folder)}")
