@@ -154,8 +154,15 @@ _POINTER_TARGET = (r"(?:also\s+)?(?:(?:the|this|that|its|their)\s+\S|more\b|belo
                    r"appendix\b|§|[\w.-]+\(\d\w*\)|(?-i:[A-Z\d\"'“‘`<]))")
 #: what more is told, and what it is about ("information about IBM Thinkpads on Linux")
 _MORE = r"(?:info|information|details|documentation)\b(?:[^.]|\.\S){0,120}?"
-#: the rest of a sentence that tells nothing besides
-_NOTHING_ELSE = r"(?:(?!,\s*(?:and|but)\b|;)(?:[^.]|\.\S)){0,160}\.?\s*$"
+#: a place in a text or on the web: an address, a title, a manual page, or a document named as one ("the Debian
+#: Installer page", "the kernel documentation"), not a file a program writes ("the log file /var/log/foo.log")
+_TEXT_PLACE = (r"(?:https?://|www\.|[\w.-]+\(\d\w*\)|(?-i:[A-Z\"“‘])|"
+               r"(?:the|our|their|its|this|that|his|her|[\w.-]+['’]s)\s+(?:[\w'’.-]+\s+){0,5}?"
+               r"(?:manual|page|pages|faq|wiki|readme|documentation|docs|web\s*site|site|howto|guide|reference|"
+               r"section|chapter|archives?|sources?|mailing[- ]list|description|answer)\b)")
+#: the rest of a sentence that tells nothing besides: no second clause, aside or finite verb
+_NOTHING_ELSE = (r"(?:(?!\b(?:and\s+(?!(?:on|in|at|from)\s)|but|which|where|so|including|is|are|was|were|has|have)\b|"
+                 r"[:;–—]|\((?!\d\w*\)))(?:[^.]|\.\S)){0,160}\.?\s*$")
 _POINTER = re.compile(
     r"\W*(?:\d{1,3}\s+)?(?:please\s+)?(?:see|refer to)\s+" + _POINTER_TARGET + "|"
     r"\W*for (?:more|further|additional|complete|full)?\s*(?:information|details|discussion|explanation)\b"
@@ -165,7 +172,7 @@ _POINTER = re.compile(
     # tells more)
     r"\W*(?:(?:more|further|additional|detailed)\s+" + _MORE + r"(?:\b(?:can|may|could)\s+be\s+found|"
     r"\b(?:is|are)\s+available)|you\s+(?:can|may|will)\s+find\s+(?:more|further|additional|detailed)\s+"
-    + _MORE + r")\s+(?:here|there|at|in|on|from)\b" + _NOTHING_ELSE,
+    + _MORE + r")\s+(?:here\b|there\b|below\b|(?:at|in|on|from)\s+" + _TEXT_PLACE + ")" + _NOTHING_ELSE,
     re.IGNORECASE,
 )
 #: a sentence that introduces what follows it ("Run the at(1) command to schedule a one-time job by the
@@ -385,22 +392,25 @@ _CLOSING_FENCES = {fence: re.compile(rf"(?<=\s){re.escape(fence)}(?!\S)") for fe
 
 #: a root shell's command after its prompt: a program's name in lower case, then an option, a path, a variable,
 #: a redirection or a pipe ("# sysctl -p", "# echo 1 > /etc/sysctl.d/x.conf", "# ./easyrsa init-pki")
-_ROOT_COMMAND = re.compile(r"#[ \t]+(?:\.{0,2}/)?[a-z][\w.+-]*(?:/[\w.+-]+)*(?:[ \t]+\S+)*?[ \t]+(?:--?\w|[/~$<>|]|\.\.?/)")
+_ROOT_COMMAND = re.compile(r"#[ \t]+(?:\.{0,2}/)?[a-z][\w.+-]*(?:/[\w.+-]+)*(?:[ \t]+\S+)*?[ \t]+"
+                           r"(?:--?\w|[/~$<>|]|\.\.?/)")
 
 
-def _in_code(text: str, lines: list[tuple[int, int]], number: int, kinds: list[_LineKind]) -> bool:
+def _heading_mark_is_code(text: str, lines: list[tuple[int, int]], kinds: list[_LineKind], number: int) -> bool:
     """Whether the Markdown heading's mark that opens line ``number`` is a shell's or a configuration's comment,
     or a root shell's prompt, in a listing set in plain text: indented (a heading is not), a command after a
-    single mark, or a line in a run of such lines or of code, with no blank line between (a heading stands
-    apart from the code around it, unless a fence closes the code above it)."""
+    single mark, or a line in a run of code, or of comments of its own number of marks, with no blank line
+    between (a heading stands apart from the code around it, unless a fence closes the code above it; a
+    heading of another level, a fence, a badge or a table may follow a heading directly)."""
     line = text[slice(*lines[number])]
     if line[:1].isspace() or _ROOT_COMMAND.match(line):
         return True
     if number and kinds[-1] == "code" and not _FENCE.match(text, *lines[number - 1]):
         return True
+    marks = len(line) - len(line.lstrip("#"))
     if number + 1 < len(lines):
         following = text[slice(*lines[number + 1])]
-        return bool(following.strip()) and (following.lstrip().startswith("#") or _is_code(following))
+        return len(following) - len(following.lstrip("#")) == marks and following[marks:marks + 1] in (" ", "\t", "")
     return False
 
 
@@ -408,17 +418,23 @@ def _in_code(text: str, lines: list[tuple[int, int]], number: int, kinds: list[_
 _COMMENT = re.compile(r"[ \t]*#+(?:[ \t]|$)")
 
 
+#: a line opening as prose does: a capitalised word, then a word in lower case ("After this (as root) you may")
+_PROSE_START = re.compile(r"[ \t]*[A-Z][a-z']*[ \t]+[a-z]")
 #: a mark of code in a line of words: a setting, a call, a block, a variable, a path, a redirection
 _CODE_MARK = re.compile(r"[=(){}\[\]$/<>|;]")
 
 
 def _in_listing(above: str, line: str) -> bool:
     """Whether ``line``, under the line of code ``above``, goes on with it: a comment's empty line ("#"), or the
-    line a comment comments on ('# Correct output type:' over 'OUTPUTTYPE="wv"'), when it holds a mark of code
-    and does not end as a sentence does ("Copying the recognition criterion from" under a commented-out rule
-    opens a sentence)."""
-    return line.strip() == "#" or (bool(_COMMENT.match(above)) and not _ENDS_SENTENCE.search(line.rstrip())
-                                   and _CODE_MARK.search(line) is not None and ". " not in line)
+    line a comment comments on ('# Correct output type:' over 'OUTPUTTYPE="wv"'), set in no less than the
+    comment, when it holds a mark of code and neither opens nor ends as a sentence does ("Copying the
+    recognition criterion from" under a commented-out rule, "After this (as root) you may" under a command, open
+    sentences)."""
+    if line.strip() == "#":
+        return True
+    indent, above_indent = len(line) - len(line.lstrip()), len(above) - len(above.lstrip())
+    return (bool(_COMMENT.match(above)) and indent >= above_indent and not _PROSE_START.match(line)
+            and not _ENDS_SENTENCE.search(line.rstrip()) and _CODE_MARK.search(line) is not None and ". " not in line)
 
 
 def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
@@ -452,7 +468,7 @@ def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
             kinds.append("code")
         elif not line.strip() or _LONE_MARKER.fullmatch(line):
             kinds.append("blank")
-        elif _MARKDOWN_HEADING.match(line) and _in_code(text, lines, number, kinds):
+        elif _MARKDOWN_HEADING.match(line) and _heading_mark_is_code(text, lines, kinds, number):
             kinds.append("code")
         elif _MARKDOWN_HEADING.match(line) or line.rstrip().endswith(tuple(PERMALINK_MARKS)):  # Sphinx's anchor
             kinds.append("heading")

@@ -341,9 +341,10 @@ def test_a_tex_fonts_ligatures_given_as_their_codes_are_letters_again() -> None:
     # a Type 3 font drawn from a TeX bitmap font gives no Unicode: PDFium passes on the glyph's code, here T1's
     # (fi 28, fl 29, ff 27, ffi 30, quotes 16 and 17), as in the dasm manual
     t1 = clean_pages(["Each line gives\r\na symbol name, its \x1cnal resolved address/value, and a \x1dag \x1celd. "
-                      "The o\x1bset is su\x1ecient; see the \x10Symbol List\x11 below.\r\n"]).text
+                      "The o\x1bset is su\x1ecient; see the \x10Symbol List\x11 below \x15 it is ba\x1fed\r\n"
+                      "by none.\r\n"]).text
     assert ("its final resolved address/value, and a flag field. The offset is sufficient; see the \u201cSymbol "
-            "List\u201d below.") in t1
+            "List\u201d below \u2013 it is baffled by none.") in t1
     # OT1's codes (fi 12, ff 11): its fl, 13, is a carriage return to PDFium and stays one
     ot1 = clean_pages(["Name the output \x0cle with -o, and the\r\nbu\x0ber is written when it is full.\r\n"]).text
     assert "Name the output file with -o, and the buffer is written when it is full." in ot1

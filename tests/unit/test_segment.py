@@ -215,6 +215,13 @@ def test_a_cross_reference_is_boilerplate_not_a_fact() -> None:
             "baud rate is 115200. More information is stored in the cache than before. Additional documentation "
             "is shipped in /usr/share/doc/tio.")
     assert [kind for kind, _ in _units(text)] == ["boilerplate"] * 3 + ["sentence"] * 3
+    # a place a program writes to, or a second clause, an aside or a finite verb after the place, tells a fact
+    text = ("Detailed information on each error is available in the log file /var/log/foo.log. Additional "
+            "documentation is available in /usr/share/doc/tio/examples. More details are available in the man "
+            "page and the default baud rate is 115200. More info can be found here (the default port is 8080). "
+            "More information about the crash is available in dmesg, which shows the oops. More information can "
+            "be found on the Debian Installer page, on the Wiki and on the debian-boot mailing list.")
+    assert [kind for kind, _ in _units(text)] == ["sentence"] * 5 + ["boilerplate"]
 
 
 def test_a_contents_page_names_sections_and_states_nothing() -> None:
@@ -662,3 +669,10 @@ def test_a_root_prompt_and_a_listings_comments_are_code_and_a_markdown_heading_s
                 "```\n# apt install tio\n```\n\n### Why does it hang?\nIt waits for the device.\n")
     headings = [text for kind, text in _units(markdown) if kind == "heading"]
     assert headings == ["# tio", "## Startup and Configuration", "### Why does it hang?"]
+    # a heading right above another level's heading, a fence, a badge, a command or a table is one too
+    for below in ("## Installation", "```sh\npip install tio\n```", "[![Build](https://ci.example/b.svg)](x)",
+                  "$ tio /dev/ttyUSB0", "| a | b |\n|---|---|"):
+        assert _units(f"# tio\n{below}\n")[0] == ("heading", "# tio"), below
+    # a wrapped sentence under a command is prose, not the line the command comments on
+    wrapped = _units("    # make install\nAfter this (as root) you may\nrun the program as usual.\n")
+    assert wrapped[-1] == ("sentence", "After this (as root) you may run the program as usual.")

@@ -40,7 +40,7 @@ _SOFT_BREAK = "\ufffe"
 _CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: the codes of a TeX font's ligatures and quotes where the PDF gives no Unicode for them (a Type 3 font drawn
 #: from a TeX bitmap font names its glyphs "/a28", and PDFium passes the code on, "de\x1cned"): T1's (Cork's)
-#: ligatures are 27-31 and its quotes and dashes 16-22, OT1's ligatures 11-15 (but for its fl, 13: PDFium ends
+#: ligatures are 27-31, its quotes 16-17 and its dashes 21-22, OT1's ligatures 11-15 (but for its fl, 13: PDFium ends
 #: lines with a carriage return, and writes one before the "c" of a copyright sign drawn as a circled c)
 _T1_CODES = {"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "ffi", "\x1f": "ffl",
              "\x10": "\u201c", "\x11": "\u201d", "\x15": "\u2013", "\x16": "\u2014"}
@@ -312,8 +312,10 @@ def _near(key: str, other: str) -> bool:
 def tex_font_codes(pages: list[str]) -> list[str]:
     """The pages with the ligatures (and, in T1, the quotes and dashes) that a TeX font without Unicode gave as
     its codes written out ("\x1cnal" is "final"). Which of TeX's encodings the document's fonts use is told by
-    which codes its words hold more of; a code outside a word is left for the control characters' cleaning, and
-    a document whose words hold none is left as it is."""
+    which codes its words hold more of. In a T1 document its quotes and dashes are set wherever they are; a
+    ligature's code outside a word, and every code of a document whose words hold none, is left for the control
+    characters' cleaning. A math font's Greek letters share these codes, and in such a document may read as
+    ligatures or dashes ("\x16s", 5 microseconds, as "\u2014s"), where they were dropped before."""
     t1 = sum(len(_T1_LIGATURE.findall(page)) for page in pages)
     ot1 = sum(len(_OT1_LIGATURE.findall(page)) for page in pages)
     if not t1 and not ot1:
