@@ -437,11 +437,48 @@ def _in_listing(above: str, line: str) -> bool:
             and not _ENDS_SENTENCE.search(line.rstrip()) and _CODE_MARK.search(line) is not None and ". " not in line)
 
 
+#: the mark of a "cut here" line ("---%<---", "----->8-----", "-----Cut"), and the most lines a listing cut out
+#: between two of them holds
+_CUT_MARK = re.compile(r"%<|>%|>8|8<|[\u2702\u2704]|(?i:cut(?: here)?)")
+_CUT_LISTING_LINES = 100
+
+
+def _cut_line(line: str) -> bool:
+    """Whether ``line`` is a "cut here" line: one mark of scissors (or "Cut") in a rule of dashes."""
+    stripped = line.strip().lstrip("*")
+    mark = _CUT_MARK.search(stripped)
+    if mark is None:
+        return False
+    rule = stripped[: mark.start()] + stripped[mark.end():]
+    return rule.count("-") >= 3 and not rule.strip(" -=")
+
+
+def _cut_out(text: str, lines: list[tuple[int, int]]) -> set[int]:
+    """The lines of listings set between two "cut here" lines, those lines with them (the Dovecot wiki's
+    configuration examples, "---%<---" above and below): code, however its lines read. The cut lines pair up in
+    order, each pair at most ``_CUT_LISTING_LINES`` apart; a cut line without its pair marks nothing."""
+    cuts = [number for number, bounds in enumerate(lines) if _cut_line(text[slice(*bounds)])]
+    listed: set[int] = set()
+    index = 0
+    while index + 1 < len(cuts):
+        first, last = cuts[index], cuts[index + 1]
+        if last - first <= _CUT_LISTING_LINES:
+            listed.update(range(first, last + 1))
+            index += 2
+        else:
+            index += 1
+    return listed
+
+
 def _classify(text: str, lines: list[tuple[int, int]]) -> list[_LineKind]:
     kinds: list[_LineKind] = []
     fenced = False
+    cut_out = _cut_out(text, lines)
     for number, (start, end) in enumerate(lines):
         line = text[start:end]
+        if number in cut_out and not fenced:
+            kinds.append("code")
+            continue
         if (not fenced and _UNDERLINE.match(line) and number
                 and _underlines(line, text[slice(*lines[number - 1])], kinds[-1])):
             # the line above is a heading, underlined; "~~~~" under a title is no code fence (Valgrind's FAQ)

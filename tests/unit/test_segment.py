@@ -676,3 +676,19 @@ def test_a_root_prompt_and_a_listings_comments_are_code_and_a_markdown_heading_s
     # a wrapped sentence under a command is prose, not the line the command comments on
     wrapped = _units("    # make install\nAfter this (as root) you may\nrun the program as usual.\n")
     assert wrapped[-1] == ("sentence", "After this (as root) you may run the program as usual.")
+
+
+def test_a_listing_between_two_cut_here_lines_is_code() -> None:
+    # the Dovecot wiki's example: its comment would be a heading, its settings prose; Pure-FTPd's FAQ's script
+    text = ("The most important SSL settings are (in 'conf.d/10-ssl.conf'):\n\n"
+            "---%<-------------------------------------------------------------------------\nssl = yes\n\n"
+            "# Preferred permissions: root:root 0444\nssl_cert = </etc/ssl/certs/dovecot.pem\n"
+            "---%<-------------------------------------------------------------------------\n\n"
+            "The '<' is mandatory. Not using it will cause an error.\n\n"
+            "---------------------------- Cut here ----------------------------\n"
+            "tc qdisc add dev \"$NIC\" parent 1:10 sfq quantum 1514b\n"
+            "---------------------------- Cut here ----------------------------\n")
+    assert [kind for kind, _ in _units(text)] == ["sentence", "code", "sentence", "sentence", "code"]
+    # a cut line without its pair marks nothing: the prose after it stays prose
+    lone = _units("-----Cut\nThe example is left out here. It is in the source.\n")
+    assert "code" not in [kind for kind, _ in lone] and lone[-1] == ("sentence", "It is in the source.")
