@@ -109,6 +109,25 @@ def test_a_pre_block_inside_a_list_item_of_an_xhtml_page_is_code(tmp_path: Path)
     assert ("sentence", "These settings work on a per-message basis.") in units
 
 
+def test_a_pre_block_opened_with_a_line_break_ends_where_it_ends(tmp_path: Path) -> None:
+    # the floppy driver FAQ's "<pre><code><br>": the page's main text lost the rest of the block and its closing
+    # fence, so every paragraph after it, to the next block of code, was read as code and never stated
+    path = tmp_path / "FAQ.html"
+    path.write_text("<html><head><title>Floppy FAQ</title></head><body>\n"
+                    "<h4> How should I describe the Xdf formats in /etc/mtools?</h4>\n"
+                    " The following /etc/mtools lines allow to access all disks, including\nXdf:\n"
+                    "<pre><code><br>\n drive a: file=\"/dev/fd0\" use_xdf=1\n drive b: file=\"/dev/fd1\" use_xdf=1\n"
+                    "</code></pre>\n\n However, the use_xdf flag slightly slows down initial access to non\n"
+                    "Xdf disks.<p>\n"
+                    "<h4> I have an IBM Thinkpad :-(</h4>\n Don't panic. Add the line 'floppy=thinkpad' to your lilo "
+                    "boot parameters.<p>\n</body></html>\n", encoding="utf-8")
+    units = _units(path)
+    assert [text for kind, text in units if kind == "code"] == [
+        '``` drive a: file="/dev/fd0" use_xdf=1 drive b: file="/dev/fd1" use_xdf=1 ```']
+    assert ("sentence", "However, the use_xdf flag slightly slows down initial access to non Xdf disks.") in units
+    assert ("sentence", "Add the line 'floppy=thinkpad' to your lilo boot parameters.") in units
+
+
 def test_a_definition_lists_term_after_a_lone_marker_is_not_run_into_the_heading_above() -> None:
     # git's FAQ (asciidoc's <dl>) as its main text comes out: a marker alone on its line, the term below it
     text = ("Configuration\n- \nWhat should I put in user.name?\n- You should put your personal name, generally "

@@ -659,7 +659,7 @@ def _prepared(html: str) -> str:
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
     for block in list(root.iter("pre")):
-        changed |= _fence_code(block)
+        changed |= _breaks_as_lines(block) | _fence_code(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
 
 
@@ -987,6 +987,23 @@ def _plain_inline(element: Any, plain: dict[Any, bool]) -> bool:
                       and "none" not in attributes.get("style", "").replace(" ", "").lower().split("display:")[1:2]
                       and all(_plain_inline(child, plain) for child in element))
     return plain[key]
+
+
+def _breaks_as_lines(block: Any) -> bool:
+    """Write each <br> of the <pre> ``block`` as the line break it shows; whether there was one. trafilatura
+    dropped the rest of a block opened with one (the floppy driver FAQ's "<pre><code><br>"), and its closing
+    fence with it, so the page's prose after it was read as code."""
+    breaks = list(block.iter("br"))
+    for line_break in breaks:
+        before = line_break.getprevious()
+        text = "\n" + (line_break.tail or "")
+        if before is not None:
+            before.tail = (before.tail or "") + text
+        else:
+            parent = line_break.getparent()
+            parent.text = (parent.text or "") + text
+        line_break.getparent().remove(line_break)
+    return bool(breaks)
 
 
 def _fence_code(block: Any) -> bool:
