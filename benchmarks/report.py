@@ -116,10 +116,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                      "twenty-fourth)"),
                     ("thirty-fourth", "thirty-fourth (held out in the twenty-fourth round, tuned on in the "
                                       "twenty-fifth)"),
-                    ("thirty-fifth", "thirty-fifth (held out from every choice; run after the round's rules, with "
+                    ("thirty-fifth", "thirty-fifth (held out in the twenty-fifth round, tuned on in the "
+                                     "twenty-sixth)"),
+                    ("thirty-sixth", "thirty-sixth (held out from every choice; run after the round's rules, with "
                                      "its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-fifth"
+_HELD_OUT_SPLIT = "thirty-sixth"
 
 
 def collections_memory() -> str:

@@ -201,10 +201,11 @@ class ExtractiveOptions:
     its entry, :func:`_trouble_under_title`) were drawn from the ``thirty-fourth`` and files of no split, checked
     on the thirty-four splits pooled, and are reported on the ``thirty-fifth``, written at the round's start and
     run after them. The twenty-sixth round's (a TeX font's ligatures given as codes are letters again,
-    :func:`citesum.ingest.pdf.tex_font_codes`; a shell's comment or a root prompt in a plain-text listing is code,
-    not a heading; a sentence saying only where more is told is a pointer; "eg." ends no sentence) were drawn
-    from the ``thirty-fifth`` and the thirty-five splits' documents, and are reported on the ``thirty-sixth``,
-    written at the round's start and run after them. That topic queries pass ungated was chosen
+    :func:`citesum.ingest.pdf.tex_font_codes`; a shell's comment or a root prompt in a plain-text listing, and a
+    listing between two "cut here" lines, are code, not headings and prose; a <pre> opened with a line break
+    ends where it ends; a sentence saying only where more is told is a pointer; "eg." ends no sentence) were
+    drawn from the ``thirty-fifth`` and the thirty-five splits' documents, and are reported on the
+    ``thirty-sixth``, written at the round's start and run after them. That topic queries pass ungated was chosen
     looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
