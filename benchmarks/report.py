@@ -231,6 +231,25 @@ def slips() -> str:
             + ". " + _provenance(run))
 
 
+def gate_contextual() -> str:
+    """Answering a turned-away question with a lead the contextual model reads as close to it: what each depth
+    and threshold would have done on the half of the seen splits it was not chosen on."""
+    data = _load("gate_contextual")
+    report = data["turned_away"]["report"]
+    rows = [[_n(row["depth"]), f"{row['threshold']:.2f}", _n(row["gold"]), _n(row["no_gold"]),
+             _n(row["unanswerable_answered"])] for row in data["grid"]["report"]]
+    chosen_on = set(data["choose_on"])
+    run = {**data, "command": re.sub(r" --work \S+", "", data["command"])}
+    return (_table(["leads read", "cosine", "answered with a gold sentence", "answered without one",
+                    "unanswerable answered"], rows)
+            + f"\n\nOn the splits {', '.join(s for s in data['splits'] if s not in chosen_on)} (the other half, "
+            f"{', '.join(s for s in data['splits'] if s in chosen_on)}, is the one to choose on), in-sample for "
+            "the other answer rules: "
+            f"{_n(report['answerable'])} answerable questions turned away, {_n(report['gold_among_leads'])} of them "
+            f"with a gold sentence among the leads, and {_n(report['unanswerable'])} unanswerable ones. "
+            + _provenance(run))
+
+
 def _answer_choice_by_part(result: str, more: tuple[str, ...] = ()) -> str:
     """A choice of the answer rules, each setting's figures (``more`` columns too) on the choice's tuning and
     checking parts."""
@@ -1591,7 +1610,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "answer-choices-entry-question": answer_choices_entry_question,
     "answer-choices-second-opinion": answer_choices_second_opinion,
     "answer-choices-quoted": answer_choices_quoted,
-    "collections-memory": collections_memory, "slips": slips,
+    "collections-memory": collections_memory, "slips": slips, "gate-contextual": gate_contextual,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
     # docs/ingestion.md
