@@ -416,8 +416,6 @@ def _heading_mark_is_code(text: str, lines: list[tuple[int, int]], kinds: list[_
 
 #: a shell's or a configuration's comment: "#" alone, or before a space
 _COMMENT = re.compile(r"[ \t]*#+(?:[ \t]|$)")
-
-
 #: a line opening as prose does: a capitalised word, then a word in lower case ("After this (as root) you may")
 _PROSE_START = re.compile(r"[ \t]*[A-Z][a-z']*[ \t]+[a-z]")
 #: a mark of code in a line of words: a setting, a call, a block, a variable, a path, a redirection
