@@ -71,6 +71,11 @@ _GATHER = np.uint64(pow(0x9E3779B97F4A7C15, -1, 2**64))
 _HASHED_ROWS = 8192
 #: rows of a selection copied at a time to be added to a graph (64 MB of 256-d vectors)
 _ADDED_ROWS = 65_536
+#: fewer rows than this are added to a graph on one thread, in their order: threads inserting side by side build
+#: another graph each time, and one of a few hundred units may then leave a node no search reaches (a unit test
+#: of the exact ranking failed once so, on a busy machine); a larger graph is built on every core, as its build
+#: time was measured (benchmarks/scale.py)
+_ONE_THREAD_ROWS = 10_000
 #: the coordinates whose lexicographic order vectors are inserted in (:meth:`AnnIndex.add`): sorting by the first
 #: 8 gives all but the same order as sorting by all 256, in a small fraction of the time (scratch, on the vectors
 #: of a million generated passages)
@@ -210,10 +215,11 @@ class AnnIndex:
         leading = np.concatenate([np.asarray(vectors[rows[start: start + _ADDED_ROWS], :INSERTION_COLUMNS])
                                   for start in range(0, len(rows), _ADDED_ROWS)])
         order = np.lexsort(leading.T[::-1])
+        threads = 1 if len(rows) < _ONE_THREAD_ROWS else 0  # 0: every core
         for start in range(0, len(order), _ADDED_ROWS):
             block = order[start: start + _ADDED_ROWS]
             self._graph.add(self._held(keys[block]),  # type: ignore[attr-defined]
-                            np.ascontiguousarray(vectors[rows[block]], dtype=np.float32))
+                            np.ascontiguousarray(vectors[rows[block]], dtype=np.float32), threads=threads)
 
     def remove(self, keys: np.ndarray) -> None:
         """Remove the units of rowids ``keys``."""
