@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from timing import assert_linear
 
 
@@ -19,8 +17,16 @@ def _quadratic(count: int) -> int:
 
 def test_linear_work_passes_and_quadratic_work_fails_in_both_of_its_pairs() -> None:
     assert_linear(_linear, 3_200_000)
-    with pytest.raises(AssertionError) as failure:
-        assert_linear(_quadratic, 1_000, "quadratic")
-    label, measured = failure.value.args[0]
+    # a busy spell of a shared machine can hide quadratic growth from one check (a CI run's once did: every small
+    # timing of both pairs slowed), seldom from three in a row; the check must catch it in one of them
+    failures: list[AssertionError] = []
+    for _ in range(3):
+        try:
+            assert_linear(_quadratic, 1_000, "quadratic")
+        except AssertionError as failure:
+            failures.append(failure)
+            break
+    assert failures, "quadratic work passed the linear check three times in a row"
+    label, measured = failures[0].args[0]
     assert label == "quadratic" and len(measured) == 2  # the second, larger pair was measured too
     assert all(large >= 3.2 * small for _, small, large in measured)
