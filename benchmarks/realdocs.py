@@ -315,6 +315,32 @@ def _load_corpus_module() -> Any:
     return load_script(HERE / "corpus.py", "realdocs_corpus")
 
 
+def seen_splits_and_work(description: str, argv: Sequence[str]) -> tuple[list[str], Path]:
+    """A script's ``--splits`` (default: every split but the one held out from the latest round, which is
+    refused) and ``--work`` (where ``--check-only`` left each split's index), parsed from ``argv``."""
+    splits = _load_corpus_module().SPLITS
+    held_out = splits[-1]
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--splits", default=",".join(s for s in splits if s != held_out))
+    parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
+                        help="Where realdocs.py --check-only left each split's index.")
+    args = parser.parse_args(argv)
+    chosen = args.splits.split(",")
+    if held_out in chosen:
+        raise SystemExit(f"error: {held_out} is held out from the latest round")
+    return chosen, args.work
+
+
+def checked_index(work: Path, split: str) -> Path:
+    """The index ``--check-only --work WORK`` left for ``split``; a clear stop, saying how to build it, when
+    there is none."""
+    index = work / split / "index"
+    if not index.exists():
+        raise SystemExit(f"error: no index at {index}: run python benchmarks/realdocs.py --split {split} "
+                         f"--check-only --work {work}")
+    return index
+
+
 def load_questions(split: str) -> list[dict[str, Any]]:
     return [q for q in json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"] if q["split"] == split]
 

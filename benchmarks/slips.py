@@ -30,7 +30,6 @@ Run:   python benchmarks/slips.py [--splits dev,test,...] [--work DIR]    (write
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -92,10 +91,7 @@ def run(splits: Sequence[str], work: Path) -> dict[str, Any]:
     others: list[dict[str, str]] = []
     questions = 0
     for split in splits:
-        index_path = work / split / "index"
-        if not index_path.exists():
-            raise SystemExit(f"error: no index at {index_path}: run python benchmarks/realdocs.py --split {split} "
-                             f"--check-only --work {work}")
+        index_path = rd.checked_index(work, split)
         index = Index.open(index_path)
         for q in rd.load_questions(split):
             questions += 1
@@ -125,18 +121,9 @@ def run(splits: Sequence[str], work: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str]) -> None:
     rd = load_script(ROOT / "benchmarks" / "realdocs.py", "realdocs")
-    corpus = rd._load_corpus_module()
-    held_out = corpus.SPLITS[-1]  # the split held out from the latest round is never read here
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--splits", default=",".join(s for s in corpus.SPLITS if s != held_out))
-    parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
-                        help="Where realdocs.py --check-only left each split's index.")
-    args = parser.parse_args(argv)
-    splits = args.splits.split(",")
-    if held_out in splits:
-        raise SystemExit(f"error: {held_out} is held out from the latest round")
+    splits, work = rd.seen_splits_and_work(__doc__.split("\n")[0], argv)
     started = time.perf_counter()
-    result = run(splits, args.work)
+    result = run(splits, work)
     write_result("slips", {"splits": splits, **result, "seconds": round(time.perf_counter() - started, 1)})
     print(json.dumps({k: result[k] for k in ("questions", "slips", "slips_by_kind")}, indent=2))
     print(f"clean questions respelled: {len(result['clean_respelled'])}")
