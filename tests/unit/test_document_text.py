@@ -1149,3 +1149,71 @@ def test_a_list_ends_only_where_a_block_opens_after_it() -> None:
     # a block of code is left as it is
     fenced = "```\n- not an item\nA line of code\n```"
     assert lists_ended(fenced) == fenced
+
+
+#: an FAQ page whose questions are headings that end as sentences do, after the floppy driver's FAQ (Texinfo's
+#: HTML of 2001): one kept by the extractor, one it drops (a DocBook FAQ's), and a question heading left as it is
+FAQ_PAGE = """<html><head><title>Floppy FAQ</title></head><body>
+<h1>Frequently asked questions about the floppy driver</h1>
+<p>This FAQ answers the questions most often asked on the mailing list about formatting and reading floppies.</p>
+<a name="mtools-wrong-fat-encoding-warning"></a>
+<h4> Mtools says "fat_read: Wrong FAT encoding 12 16?" (or similar) when accessing a disk formatted with the
+old mtools.</h4>
+<p>mtools does some sanity checks on the size of the FAT. Unfortunately, these are too strict for certain disks
+formatted with the old mtools, and for hard disk partitions formatted by DOS 6. Define the environment variable
+MTOOLS_FAT_COMPATIBILITY to override this check.</p>
+<h4>I can't fdformat the new formats.</h4>
+<p>The new formats need a recent kernel. Upgrade the kernel to version 2.0 or later and run fdformat again.</p>
+<h4>Why is my floppy drive so slow?</h4>
+<p>A drive reads one track per turn of the disk. Interleaving the sectors does not help on modern drives.</p>
+</body></html>"""
+
+
+def test_a_web_pages_heading_that_ends_as_a_sentence_is_never_stated(tmp_path: Path) -> None:
+    from citesum.index.store import Index
+    from citesum.pipeline import Pipeline
+
+    text = _written(tmp_path, "FAQ.html", FAQ_PAGE).text
+    units = _units(text)
+    kinds = dict((words, kind) for kind, words in units)
+    # each heading that ends with a full stop keeps its level's mark and reads as a heading, the text under it as
+    # sentences; a question's heading is left as the page writes it
+    mtools = ('#### Mtools says "fat_read: Wrong FAT encoding 12 16?" (or similar) when accessing a disk formatted '
+              'with the old mtools.')
+    assert kinds[mtools] == "heading", units
+    assert kinds["#### I can't fdformat the new formats."] == "heading", units
+    assert "Why is my floppy drive so slow?" in text.splitlines(), text
+    assert kinds["Define the environment variable MTOOLS_FAT_COMPATIBILITY to override this check."] == "sentence"
+    # a heading the extractor dropped is put back marked too
+    from citesum.ingest.formats import with_headings
+
+    dropped = with_headings("The new formats need a recent kernel. Upgrade the kernel.", FAQ_PAGE)
+    assert "\n\n#### I can't fdformat the new formats.\n\nThe new formats need" in "\n\n" + dropped, dropped
+    # asked about it, the answer states the answer, never the heading that asks
+    path = tmp_path / "FAQ.html"
+    documents, _ = ingest_file(path, "fdutils/FAQ.html", IngestOptions())
+    index = Index.create(tmp_path / "ix")
+    index.add(documents)
+    summary = Pipeline(index).summarize('An old floppy gives me "fat_read: Wrong FAT encoding" when I read it. '
+                                        "Is there a way around that?")
+    stated = [b.text for b in summary.bullets]
+    assert not any("Mtools says" in bullet for bullet in stated), summary
+    assert "Define the environment variable MTOOLS_FAT_COMPATIBILITY to override this check." in stated, summary
+
+
+def test_a_furo_headings_permalink_is_no_part_of_the_heading(tmp_path: Path) -> None:
+    # Sphinx's Furo theme shows "#" for a heading's permalink, where other themes show "¶": mypy's headings read
+    # "Ignoring a whole file#", and a heading the extractor kept was put back a second time
+    page = ('<html><head><title>Common issues</title></head><body><article role="main"><section>'
+            '<h1>Common issues and solutions<a class="headerlink" href="#common" title="Link to this heading">#</a>'
+            '</h1><p>This section has an example of a few common problems that you may encounter when using mypy, '
+            'with their solutions.</p><section><h2>Ignoring a whole file<a class="headerlink" href="#ignoring" '
+            'title="Link to this heading">#</a></h2><p>A <code>#&nbsp;type:&nbsp;ignore</code> comment at the top '
+            'of a module (before any statements) has the effect of ignoring the whole module.</p><p>To only ignore '
+            'errors, use a top-level comment instead of it, and keep checking the module.</p></section></section>'
+            '</article></body></html>')
+    text = _written(tmp_path, "common_issues.html", page).text
+    units = _units(text)
+    assert ("heading", "Ignoring a whole file") in units and ("heading", "Common issues and solutions") in units, units
+    assert text.count("Ignoring a whole file") == 1, text
+    assert not any(words.endswith("#") for _, words in units), units

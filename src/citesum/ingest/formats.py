@@ -15,6 +15,7 @@ import re
 import sys
 import zipfile
 import zlib
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -204,13 +205,20 @@ _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
                    "wbr"})
 
 
-class _AriaHidden:
-    """Whether a parser is inside an element marked ``aria-hidden="true"``: what a page shows for decoration and
-    a screen reader does not read, such as a heading's permalink marks (Texinfo's "# TOC" after each heading)."""
+#: a Sphinx heading's (or definition's) permalink
+_PERMALINK_XPATH = "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]"
 
-    def __init__(self) -> None:
+
+class _Decoration:
+    """Whether a parser is inside an element marked ``aria-hidden="true"``, what a page shows for decoration and
+    a screen reader does not read, such as a heading's permalink marks (Texinfo's "# TOC" after each heading);
+    with ``permalinks``, or inside a Sphinx heading's permalink (``<a class="headerlink">``): "¶", an icon, or the
+    Furo theme's "#", which ended each of mypy's headings ("Ignoring a whole file#")."""
+
+    def __init__(self, permalinks: bool = False) -> None:
         self._tag: str | None = None
         self._depth = 0
+        self._permalinks = permalinks
 
     @property
     def inside(self) -> bool:
@@ -220,7 +228,8 @@ class _AriaHidden:
         if tag in _VOID:
             return
         if self._tag is None:
-            if ("aria-hidden", "true") in attrs:
+            permalink = self._permalinks and tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split()
+            if ("aria-hidden", "true") in attrs or permalink:
                 self._tag, self._depth = tag, 1
         elif tag == self._tag:
             self._depth += 1
@@ -255,7 +264,7 @@ class _HTMLText(HTMLParser):
         self._in_title = False
         self._titled = False  # whether the page's <title> has ended
         self._svg_depth = 0
-        self._hidden = _AriaHidden()
+        self._hidden = _Decoration()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._unfenced is not None and tag not in _RUNS_ON:
@@ -406,6 +415,15 @@ def _one_part_of_prose(main: str, text: str) -> bool:
     return prose >= _PROSE_SHARE * words
 
 
+@dataclass
+class _PageHeading:
+    """A heading of a page: its words, its level (1 for <h1>) and the first characters of the text after it."""
+
+    text: str
+    level: int
+    after: str = ""
+
+
 class _Headings(HTMLParser):
     """The page's headings (<h1>-<h6>), each with the start of the text after it."""
 
@@ -414,10 +432,11 @@ class _Headings(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: list[tuple[str, str]] = []  # (heading, the first characters of the text that follows it)
+        self.found: list[_PageHeading] = []
         self._heading: list[str] | None = None
+        self._level = 0
         self._skip_depth = 0
-        self._hidden = _AriaHidden()
+        self._hidden = _Decoration(permalinks=True)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._hidden.start(tag, attrs)
@@ -425,13 +444,14 @@ class _Headings(HTMLParser):
             self._skip_depth += 1
         elif tag in self._HEADING:
             self._heading = []
+            self._level = int(tag[1])
         elif tag in _BLOCKS or tag == "br":
             self._part_words()
 
     def _part_words(self) -> None:
         """A block's edge parts the words on either side of it ("possibilities:</p><ul><li>Privoxy")."""
-        if self._heading is None and self.found and len(self.found[-1][1]) < _HEADING_ANCHOR_CHARACTERS:
-            self.found[-1] = (self.found[-1][0], self.found[-1][1] + " ")
+        if self._heading is None and self.found and len(self.found[-1].after) < _HEADING_ANCHOR_CHARACTERS:
+            self.found[-1].after += " "
 
     def handle_endtag(self, tag: str) -> None:
         self._hidden.end(tag)
@@ -442,7 +462,7 @@ class _Headings(HTMLParser):
         elif tag in self._HEADING and self._heading is not None:
             heading = _heading_text("".join(self._heading))
             if heading:
-                self.found.append((heading, ""))
+                self.found.append(_PageHeading(heading, self._level))
             self._heading = None
 
     def handle_data(self, data: str) -> None:
@@ -450,9 +470,8 @@ class _Headings(HTMLParser):
             return
         if self._heading is not None:
             self._heading.append(data)
-        elif self.found and len(self.found[-1][1]) < _HEADING_ANCHOR_CHARACTERS:
-            heading, after = self.found[-1]
-            self.found[-1] = (heading, after + data)  # "<code>libffi</code>'s" is one word
+        elif self.found and len(self.found[-1].after) < _HEADING_ANCHOR_CHARACTERS:
+            self.found[-1].after += data  # "<code>libffi</code>'s" is one word
 
 
 #: how many words after a heading find its place in the main content, and how much of the text after it is kept
@@ -467,7 +486,8 @@ def with_headings(main: str, html: str) -> str:
     is about: each heading missing from ``main`` is put on a line of its own right before the words that follow
     it in the page (found in order, whitespace aside); a heading followed at once by another goes with it. A
     heading whose text the main content does not hold (a sidebar's "Next topic") stays out. A heading it kept on
-    a line of its own is set apart by blank lines, as one put back is."""
+    a line of its own is set apart by blank lines, as one put back is. A heading that ends as a sentence does
+    gets its level's Markdown mark (:func:`_marked`)."""
     parser = _Headings()
     try:
         parser.feed(html)
@@ -478,46 +498,64 @@ def with_headings(main: str, html: str) -> str:
     flat = " ".join(main.split())
     out: list[str] = []
     done = 0  # main is copied up to here
-    pending: list[str] = []  # headings with no text of their own before the next heading
-    for heading, after in parser.found:
+    pending: list[_PageHeading] = []  # headings with no text of their own before the next heading
+    for found_heading in parser.found:
+        heading = found_heading.text
         on_its_lines = _heading_line(heading)  # however wrapped, a permalink mark after it
         if heading in lines or (heading in flat and on_its_lines.search(main)):
             # a numbered chapter's heading whose text the main content lost (its list of sections) goes right
             # before its first section's heading, which the main content kept ("2 R Basics" above "2.1 What is R?")
-            chapters = [waiting for waiting in pending if _NUMBERED_HEADING.match(waiting)]
+            chapters = [waiting for waiting in pending if _NUMBERED_HEADING.match(waiting.text)]
             kept = on_its_lines.search(main, done)
             if kept is not None:
                 # the kept heading is set apart, as a heading put back is: trafilatura gives a heading a line of
                 # its own, with no blank line, and a heading in lower case ("getmail seems to take longer than
                 # expected to initialize") then read as the first words of the sentence below it
                 out.append(main[done:kept.start()])
-                out.append(_gap(out) + "".join(f"{chapter}\n\n" for chapter in chapters) + kept.group().strip()
-                           + "\n\n")
+                out.append(_gap(out) + "".join(f"{_marked(chapter)}\n\n" for chapter in chapters)
+                           + _marked(found_heading, as_kept=kept.group().strip()) + "\n\n")
                 done = kept.end()
                 while main.startswith("\n", done):
                     done += 1
             pending = []
             continue
-        words = after.split()[:_HEADING_ANCHOR_WORDS]
+        words = found_heading.after.split()[:_HEADING_ANCHOR_WORDS]
         if len(words) < 2:
-            pending.append(heading)
+            pending.append(found_heading)
             continue
         # the words may run over a list's start in the main content ("possibilities:\n- Privoxy")
         found = re.compile(r"\s+(?:[-*•]\s+)?".join(map(re.escape, words))).search(main, done)
         if found is None:
             # a numbered heading waits for the next one found (a sidebar's "Next topic" has no number)
-            pending = ([*(waiting for waiting in pending if _NUMBERED_HEADING.match(waiting)), heading]
+            pending = ([*(waiting for waiting in pending if _NUMBERED_HEADING.match(waiting.text)), found_heading]
                        if _NUMBERED_HEADING.match(heading) else [])
             continue
         line_start = max(main.rfind("\n", 0, found.start()) + 1, done)
         # before its line when only a list marker opens the line ("- Installation ..."), else right before it
         at = line_start if re.fullmatch(r"[\s\W]{0,4}", main[line_start:found.start()]) else found.start()
         out.append(main[done:at])
-        out.append(_gap(out) + "\n\n".join([*pending, heading]) + "\n\n")
+        out.append(_gap(out) + "\n\n".join(map(_marked, [*pending, found_heading])) + "\n\n")
         pending = []
         done = at
     out.append(main[done:])
     return "".join(out)
+
+
+#: a heading that ends as a sentence does ("Mtools says ... when accessing a disk formatted with the old mtools.",
+#: "The open command doesn't work."), not as a question
+_ENDS_AS_SENTENCE = re.compile(r"""[.!]["'”’)\]]*$""")
+
+
+def _marked(heading: _PageHeading, as_kept: str = "") -> str:
+    """The heading on a line of its own; one that ends as a sentence does, opened by its level's Markdown mark
+    ("#### Mtools says ..."): the page's text keeps no other mark of which lines were headings, and read as text
+    such a line is a sentence, which an answer could state as a fact of the page (the floppy FAQ's question
+    "Mtools says "fat_read: Wrong FAT encoding 12 16?" (or similar) when accessing a disk formatted with the old
+    mtools." stated for an answer to it). Other headings read as headings without the mark (short, or a question),
+    and are left as the page writes them: ``as_kept``, the lines the main content kept it on, when it did."""
+    if _ENDS_AS_SENTENCE.search(heading.text):
+        return f"{'#' * heading.level} {heading.text}"
+    return as_kept or heading.text
 
 
 def _gap(out: list[str]) -> str:
@@ -629,6 +667,12 @@ def _prepared(html: str) -> str:
     for hidden in root.xpath("//*[@aria-hidden='true']"):  # decoration a screen reader does not read
         hidden.drop_tree()
         changed = True
+    for permalink in root.xpath(_PERMALINK_XPATH):  # Furo's "#" as the "¶" that other themes show
+        if permalink.text_content().strip() not in PERMALINK_MARKS:
+            for child in permalink:
+                child.drop_tree()
+            permalink.text = PERMALINK_MARKS[0]
+            changed = True
     for quotation in list(root.iter("q")):  # a browser shows an inline quotation between quotation marks
         _quote(quotation)
         changed = True
