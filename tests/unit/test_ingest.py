@@ -177,6 +177,19 @@ def test_utf8_with_lines_of_a_legacy_code_page_reads_both() -> None:
     assert decode_text(mixed) == "A naïve café, in UTF-8.\nUn résumé déjà vu, en Latin-1.\n"
 
 
+def test_a_text_ascii_but_for_a_stray_byte_reads_it_in_cp1252() -> None:
+    # lp_solve's FAQ (HTML, no charset declared) holds one no-break space, which detection read as cp775's "Ā";
+    # CVS's FAQ one acute accent used as a quote, read as cp932's half-width "ｴ"
+    faq = ("<p>Link with the library and its header files.</p>\n" * 40 + "<p>If you use other header files, you "
+           "need these also.\xa0 Including these solves the link errors.</p>\n").encode("cp1252")
+    assert "need these also.\xa0 Including" in decode_text(faq)
+    cvs = ("In CVSROOT, make `history\xb4 group or world writeable, or CVS cannot log what it did.\n"
+           + "Each command appends a line to the history file.\n" * 200).encode("cp1252")
+    assert "`history\xb4 group" in decode_text(cvs)
+    # a byte cp1252 leaves undefined goes to detection, which reads the rest
+    assert decode_text(b"Version 2.1 \x81 of the notes.\n" * 30).startswith("Version 2.1 ")
+
+
 def test_undecodable_bytes_never_crash(tmp_path: Path) -> None:
     (tmp_path / "mixed.txt").write_bytes("valid start ".encode() + b"\xff\xfe\xfa mixed \x81\x8d bytes end.")
     documents, report = ingest_paths([tmp_path])
