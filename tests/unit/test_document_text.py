@@ -1217,3 +1217,36 @@ def test_a_furo_headings_permalink_is_no_part_of_the_heading(tmp_path: Path) -> 
     assert ("heading", "Ignoring a whole file") in units and ("heading", "Common issues and solutions") in units, units
     assert text.count("Ignoring a whole file") == 1, text
     assert not any(words.endswith("#") for _, words in units), units
+
+
+def test_a_listings_comments_written_as_sentences_keep_it_code(tmp_path: Path) -> None:
+    # Ninja's manual: a build file whose comments are sentences read as prose, its lines as the page's text
+    page = ("<html><body><main><h1>Pools</h1><p>Pools allow you to allocate one or more rules or edges a finite "
+            "number of concurrent jobs, which is more tightly restricted than the default parallelism. For "
+            "example:</p><pre># No more than 4 links at a time.\npool link_pool\n  depth = 4\n"
+            "# No more than 1 heavy object at a time.\npool heavy_object_pool\n  depth = 1\n"
+            "rule link\n  command = gcc $in -o $out\n  pool = link_pool\n# The heavy object is built alone.\n"
+            "build heavy.obj: cc heavy.cc\n  pool = heavy_object_pool</pre>"
+            "<p>No matter what pools you specify, ninja will never run more concurrent jobs than the default "
+            "parallelism.</p></main></body></html>")
+    text = _written(tmp_path, "manual.html", page).text
+    kinds = _unit_kinds(text)
+    listing = [words for words, kind in kinds.items() if "No more than 4 links" in words]
+    assert [kinds[words] for words in listing] == ["code"], kinds
+    assert kinds["No matter what pools you specify, ninja will never run more concurrent jobs than the default "
+                 "parallelism."] == "sentence", kinds
+
+
+def test_a_restructuredtext_code_block_keeps_its_indentation(tmp_path: Path) -> None:
+    # autopep8's README: its example of badly laid out Python came out flush left, every indented line of it
+    readme = ("autopep8\n========\n\nBefore running autopep8.\n\n.. code-block:: python\n\n"
+              "    import math, sys;\n\n    def example1():\n        ####This is a long comment. This should be "
+              "wrapped to fit within 72 characters.\n        some_tuple=(   1,2, 3,'a'  );\n"
+              "        return (some_tuple, math.pi)\n\nAfter running autopep8.\n\n::\n\n"
+              "    def example1():\n        # This is a long comment.\n        some_tuple = (1, 2, 3, 'a')\n")
+    text = _written(tmp_path, "README.rst", readme).text
+    lines = text.splitlines()
+    assert "    some_tuple=(   1,2, 3,'a'  );" in lines, text  # indented under its def, as written
+    assert "    some_tuple = (1, 2, 3, 'a')" in lines, text
+    kinds = _unit_kinds(text)
+    assert not [words for words, kind in kinds.items() if "long comment" in words and kind != "code"], kinds

@@ -169,15 +169,19 @@ _SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
 
 #: the share of a block's characters that code's marks make, under which a block of sentences is prose
 _PROSE_MARKS = 0.03
+#: a line of a program's comment: "#" or "//" opens it
+_COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//).*$", re.MULTILINE)
 
 
 def reads_as_prose(block: str) -> bool:
     """Whether a preformatted block holds prose (an old page's whole text in a <pre>, a quoted letter, a Markdown
     paragraph indented four spaces) rather than code, a command or a program's output: at least two sentences
-    end in it, and either one or more for every four of its lines or almost none of its characters are code's
-    marks. A command's comment ("# shows the REPO_ID") ends none."""
+    end in it, out of its comments, and either one or more for every four of its lines or almost none of its
+    characters are code's marks. A command's comment ("# shows the REPO_ID") ends none, and the sentences of a
+    program's comments are no prose around it: autopep8's example of badly laid out Python, its comments
+    written as sentences, read as prose, and lost its indentation."""
     lines = [line for line in block.splitlines() if line.strip()]
-    ends = len(_SENTENCE_CLOSE.findall(block))
+    ends = len(_SENTENCE_CLOSE.findall(_COMMENT_LINE.sub("", block)))
     if ends < 2:
         return False
     return 4 * ends >= len(lines) or code_marks(block) < _PROSE_MARKS
@@ -247,7 +251,8 @@ class _HTMLText(HTMLParser):
     "Contents", "Light mode", ...; no other <title> is text). As in a browser, a line break in the source is a
     space (outside <pre>): paragraphs stay whole instead of breaking into the source's lines (each line break
     ends a sentence for chunking). A <pre> block of code keeps its lines between code fences
-    (:data:`CODE_FENCE`), so no sentence runs into it or out of it."""
+    (:data:`CODE_FENCE`), so no sentence runs into it or out of it, each line as written (autopep8's README,
+    reStructuredText read through this text, lost its examples' indentation)."""
 
     _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
     _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
@@ -323,8 +328,13 @@ class _HTMLText(HTMLParser):
     def text(self) -> str:
         if self._unfenced is not None:  # a <pre> the page ends with
             self._fence("")
-        joined = "".join(self.parts)
-        lines = (re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in joined.split("\n"))
+        lines: list[str] = []
+        code = False  # between a <pre>'s fences: its lines keep their indentation and their spaces
+        for line in "".join(self.parts).split("\n"):
+            if line.strip() == CODE_FENCE:
+                code = not code
+            lines.append(line.rstrip() if code and line.strip() != CODE_FENCE
+                         else re.sub(r"[ \t\r\f\v]+", " ", line).strip())
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
