@@ -1250,3 +1250,76 @@ def test_a_restructuredtext_code_block_keeps_its_indentation(tmp_path: Path) -> 
     assert "    some_tuple = (1, 2, 3, 'a')" in lines, text
     kinds = _unit_kinds(text)
     assert not [words for words, kind in kinds.items() if "long comment" in words and kind != "code"], kinds
+
+
+#: a Doxygen page, as alsa-lib's and GLFW's are made: each line of a block of code is a <div>, and each name in
+#: it has a tooltip
+DOXYGEN_PAGE = """<html><head><title>ALSA project - PCM plugins</title></head><body>
+<div class="contents"><div class="textblock">
+<h2><a class="anchor" id="pcm_plugins_slave"></a>Slave definition</h2>
+<p>The slave plugin can be specified directly with a string or the definition can be entered inside a compound
+configuration node.</p>
+<div class="fragment"><div class="line"><a id="l00001" name="l00001"></a><span class="lineno">    1</span>pcm_slave.NAME {</div>
+<div class="line">    pcm STR     # PCM name</div>
+<div class="line">    rate INT    # Rate in Hz or "unchanged" string</div>
+<div class="line">}</div>
+</div><!-- fragment -->
+<p>Example:</p>
+<div class="fragment"><div class="line">pcm.rate44100Hz {</div>
+<div class="line">    type plug</div>
+<div class="line">    slave {</div>
+<div class="line">        rate 44100</div>
+<div class="line">    }</div>
+<div class="line">}</div>
+</div><!-- fragment -->
+<h2><a class="anchor" id="init"></a>Initializing GLFW</h2>
+<p>The library is initialized with <a class="el" href="#init">glfwInit</a>, which returns GLFW_FALSE if an error
+occurred.</p>
+<div class="fragment"><div class="line"><span class="keywordflow">if</span> (!<a class="code hl_function" href="#init">glfwInit</a>())</div>
+<div class="line">{</div>
+<div class="line">    <span class="comment">// Handle initialization failure</span></div>
+<div class="line">}</div>
+</div><!-- fragment -->
+<div class="ttc" id="ainit"><div class="ttname"><a href="#init">glfwInit</a></div><div class="ttdeci">int glfwInit(void)</div><div class="ttdoc">Initializes the GLFW library.</div><div class="ttdef"><b>Definition:</b> glfw3.h:2010</div></div>
+<h2>Limiting planning time</h2>
+<div class="fragment"><div class="line">extern void fftw_set_timelimit(double seconds);</div></div>
+<p>This function instructs FFTW to spend at most seconds seconds (approximately) in the planner.</p>
+</div></div></body></html>"""
+
+
+def test_a_doxygen_block_of_code_is_read_whole_as_code(tmp_path: Path) -> None:
+    text = _written(tmp_path, "pcm_plugins.html", DOXYGEN_PAGE).text
+    # each block is fenced, every line kept (a line that recurs on the page was dropped: "}"), indented as written,
+    # without its line number
+    assert ("```\npcm.rate44100Hz {\n    type plug\n    slave {\n        rate 44100\n    }\n}\n```"
+            in text), text
+    assert "```\npcm_slave.NAME {\n    pcm STR     # PCM name\n" in text, text
+    assert "```\nif (!glfwInit())\n{\n    // Handle initialization failure\n}\n```" in text, text
+    # a name's tooltip in the code is no text of the page
+    assert "Initializes the GLFW library." not in text and "glfw3.h:2010" not in text, text
+    # a heading the extractor lost goes back above the block of code its words open, not into it
+    assert "Limiting planning time\n\n```\nextern void fftw_set_timelimit(double seconds);\n```" in text, text
+    kinds = _unit_kinds(text)
+    assert kinds["The slave plugin can be specified directly with a string or the definition can be entered inside "
+                 "a compound configuration node."] == "sentence", kinds
+
+
+def test_a_heading_put_back_goes_above_the_code_its_words_open() -> None:
+    from citesum.ingest.formats import with_headings
+
+    # FFTW's Texinfo page: the extractor lost a heading whose section opens with a block of code, and the heading
+    # went back inside the block, as its first line of code
+    page = ("<p>You can also use fftw_alignment_of to detect whether two arrays are equivalently aligned.</p>"
+            "<h4>Limiting planning time</h4><pre>extern void fftw_set_timelimit(double seconds);</pre>"
+            "<p>This function instructs FFTW to spend at most seconds seconds in the planner.</p>")
+    main = ("You can also use fftw_alignment_of to detect whether two arrays are equivalently aligned.\n```\n"
+            "extern void fftw_set_timelimit(double seconds);\n```\nThis function instructs FFTW to spend at most "
+            "seconds seconds in the planner.")
+    assert "aligned.\n\nLimiting planning time\n\n```\nextern void" in with_headings(main, page)
+    # the words after a heading are found across a code fence ("This can be done with" above its code)
+    page = ("<p>See the manual.</p><h1>How to permanently bind a variable to a register?</h1><p>This can be done "
+            "with</p><pre>register unsigned char counter asm(\"r3\");</pre><p>Typically, it is safe.</p>")
+    main = ("See the manual.\nThis can be done with\n```\nregister unsigned char counter asm(\"r3\");\n```\n"
+            "Typically, it is safe.")
+    assert ("See the manual.\n\nHow to permanently bind a variable to a register?\n\nThis can be done with\n```"
+            in with_headings(main, page))

@@ -4,6 +4,7 @@ when it was read and holds nothing to index."""
 
 from __future__ import annotations
 
+import bisect
 import copy
 import csv
 import hashlib
@@ -210,7 +211,7 @@ _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
 
 
 #: a Sphinx heading's (or definition's) permalink
-_PERMALINK_XPATH = "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]"
+_PERMALINK_XPATH = "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]"  # (an <a>)
 
 
 class _Decoration:
@@ -367,6 +368,7 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
 _ITEM_LINE = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]+\S")
 #: a line that is a code fence and nothing else (a fence with code on its line opens and closes no block)
 _FENCE_ONLY = re.compile(r"[ \t]*```[\w+-]*[ \t]*$")
+_FENCE_LINE = re.compile(r"^[ \t]*```[\w+-]*[ \t]*$", re.MULTILINE)
 #: a line ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.")
 _GOES_ON_WORD = re.compile(r"\b(?i:a|an|the|to|of|and|or|for|with|in|on|at|by|from|as|is|are|be|that|than|into|"
                            r"its|your|their|this|these|if|when|which|but|not|no)\s*$")
@@ -506,6 +508,7 @@ def with_headings(main: str, html: str) -> str:
         return main
     lines = {_heading_text(line) for line in main.splitlines()}
     flat = " ".join(main.split())
+    fences = [fence.start() for fence in _FENCE_LINE.finditer(main)]  # where each code fence's line starts
     out: list[str] = []
     done = 0  # main is copied up to here
     pending: list[_PageHeading] = []  # headings with no text of their own before the next heading
@@ -533,8 +536,9 @@ def with_headings(main: str, html: str) -> str:
         if len(words) < 2:
             pending.append(found_heading)
             continue
-        # the words may run over a list's start in the main content ("possibilities:\n- Privoxy")
-        found = re.compile(r"\s+(?:[-*•]\s+)?".join(map(re.escape, words))).search(main, done)
+        # the words may run over a list's start in the main content ("possibilities:\n- Privoxy"), or a code
+        # block's ("This can be done with\n```\nregister unsigned char ...")
+        found = re.compile(_BETWEEN_WORDS.join(map(re.escape, words))).search(main, done)
         if found is None:
             # a numbered heading waits for the next one found (a sidebar's "Next topic" has no number)
             pending = ([*(waiting for waiting in pending if _NUMBERED_HEADING.match(waiting.text)), found_heading]
@@ -543,6 +547,9 @@ def with_headings(main: str, html: str) -> str:
         line_start = max(main.rfind("\n", 0, found.start()) + 1, done)
         # before its line when only a list marker opens the line ("- Installation ..."), else right before it
         at = line_start if re.fullmatch(r"[\s\W]{0,4}", main[line_start:found.start()]) else found.start()
+        opened = bisect.bisect_left(fences, at)
+        if opened % 2 and fences[opened - 1] >= done:  # words in a code block: the heading goes above the block
+            at = fences[opened - 1]
         out.append(main[done:at])
         out.append(_gap(out) + "\n\n".join(map(_marked, [*pending, found_heading])) + "\n\n")
         pending = []
@@ -566,6 +573,10 @@ def _marked(heading: _PageHeading, as_kept: str = "") -> str:
     if _ENDS_AS_SENTENCE.search(heading.text):
         return f"{'#' * heading.level} {heading.text}"
     return as_kept or heading.text
+
+
+#: what may stand between two words of a page in its main content: whitespace, a list's marker, a code fence
+_BETWEEN_WORDS = r"\s+(?:(?:[-*•]|" + re.escape(CODE_FENCE) + r")\s+)?"
 
 
 def _gap(out: list[str]) -> str:
@@ -683,6 +694,12 @@ def _prepared(html: str) -> str:
                 child.drop_tree()
             permalink.text = PERMALINK_MARKS[0]
             changed = True
+    for tooltip in root.xpath(_DOXYGEN_TOOLTIP):  # shown only while the pointer is over a name in the code
+        tooltip.drop_tree()
+        changed = True
+    for fragment in root.xpath(_DOXYGEN_FRAGMENT):  # a block of code as a <div> a line
+        _as_preformatted(fragment)
+        changed = True
     for quotation in list(root.iter("q")):  # a browser shows an inline quotation between quotation marks
         _quote(quotation)
         changed = True
@@ -981,6 +998,35 @@ def _links_only(row: Any) -> bool:
     # the text outside those links, read once (a contents row may hold thousands of them)
     rest = " ".join(row.xpath(".//text()[not(ancestor::a[contains(@href, '#')])]"))
     return not _ROW_LABEL.sub(" ", rest).strip()
+
+
+def _with_class(name: str, tag: str = "*") -> str:
+    """An XPath to the ``tag`` elements of class ``name`` (among others)."""
+    return f"//{tag}[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
+
+
+#: Doxygen's block of code, a <div> a line (not a <pre>), and the tooltip it gives each name in it
+_DOXYGEN_FRAGMENT = _with_class("fragment", "div")
+_DOXYGEN_TOOLTIP = _with_class("ttc", "div")
+#: a line of a Doxygen block, and its number
+_DOXYGEN_LINE = "./div[contains(concat(' ', normalize-space(@class), ' '), ' line ')]"
+_DOXYGEN_LINE_NUMBER = ".//*[contains(concat(' ', normalize-space(@class), ' '), ' lineno ')]"
+
+
+def _as_preformatted(fragment: Any) -> None:
+    """Make Doxygen's block of code ``fragment`` a <pre> of its lines' text, in place. Each line is a <div>, so
+    trafilatura read the block as paragraphs: it dropped a line that recurs on the page ("}", "type plug") and
+    most of GLFW's examples, and no code fence held the rest; a line's number is left out."""
+    lines = []
+    for line in fragment.xpath(_DOXYGEN_LINE):
+        for number in line.xpath(_DOXYGEN_LINE_NUMBER):
+            number.drop_tree()
+        lines.append(line.text_content().rstrip())
+    if not any(line.strip() for line in lines):  # an empty one, or one of another layout: left as it is
+        return
+    tail = fragment.tail
+    fragment.clear()
+    fragment.tag, fragment.text, fragment.tail = "pre", "\n".join(lines), tail
 
 
 def _quote(quotation: Any) -> None:
