@@ -351,3 +351,25 @@ def test_a_tex_fonts_ligatures_given_as_their_codes_are_letters_again() -> None:
     # codes outside words in a document whose words hold none are a formula's delimiters: they go, as before
     formula = clean_pages(["The derivative is \x10 v(x) \x11 over the interval.\r\n"]).text
     assert "\u201c" not in formula and "The derivative is v(x) over the interval." in formula
+
+
+def test_a_chapters_title_under_its_pages_number_stays_and_headers_holding_the_number_go() -> None:
+    # LaTeX-Mk's manual (Texinfo): a chapter a page, each page's number alone at its top, the chapter's title
+    # below it; the chapters' numbers counted on with the pages, read as a second way of numbering them, and every
+    # chapter's title went as a header, as did "1 Introduction" under the "1" of the first page
+    titles = ["Introduction", "Targets", "Variables", "HTML Output", "Using LaTeX-Mk Recursively",
+              "Obtaining LaTeX-Mk", "Installing LaTeX-Mk", "Feedback"]
+    pages = ["LaTeX-Mk\nFor version 2.1, 28 December 2010\nDan McMahill",
+             "i\nTable of Contents\n" + "\n".join(f"{n} {title} .... {n + 1}" for n, title in enumerate(titles, 1))]
+    for number, title in enumerate(titles, 1):
+        page = len(pages) - 1  # the printed number (the first chapter takes two pages)
+        pages.append(f"{page}\n{number} {title}\nThe {title.lower()} chapter tells one thing on page {page}.\n"
+                     f"Its {['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth'][number - 1]} "
+                     "section goes on with a second sentence.")
+        if number == 1:  # the chapter's second page, its running header holding the page's number
+            pages.append(f"Chapter 1: Introduction {page + 1}\nThe introduction goes on over its second page.")
+    text = clean_pages(pages).text
+    for number, title in enumerate(titles, 1):
+        assert f"\n{number} {title}\n" in f"\n{text}\n", (title, text)
+    assert "Chapter 1: Introduction" not in text, text
+    assert "The introduction goes on over its second page." in text

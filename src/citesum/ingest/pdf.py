@@ -28,7 +28,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -283,12 +283,36 @@ _TITLE_LETTERS = 15
 def folio_offsets(pages: list[list[str]]) -> set[int]:
     """How a page's printed number follows its position: the offsets (printed number - page index) found in
     lines that begin or end with a number near the top or bottom of at least 3 pages. A reference manual's
-    header names the topic of the page ("CallExternal 71"): it never recurs, but its number counts on."""
+    header names the topic of the page ("CallExternal 71"): it never recurs, but its number counts on. A page
+    whose first or last line is a number alone, at an offset such lines give on 3 pages, counts that line only:
+    LaTeX-Mk's manual, of one-page chapters, counted its chapters' numbers on with its pages, and lost each
+    chapter's title ("5 Using LaTeX-Mk Recursively" below its page's "17")."""
+    alone = _offsets(enumerate(_number_alone(lines) for lines in pages))
+    return _offsets((index, _number_alone(lines, index, alone) or _edges(lines)) for index, lines in enumerate(pages))
+
+
+def _offsets(pages: Iterable[tuple[int, list[str]]]) -> set[int]:
+    """The offsets (number - page index) of the numbers that the given lines of the given pages begin or end
+    with, on at least 3 pages."""
     counts: Counter[int] = Counter()
-    for index, lines in enumerate(pages):
-        counts.update({number - index for line in lines[:EDGE_LINES] + lines[-EDGE_LINES:]
-                       for number in _edge_numbers(line)})
+    for index, lines in pages:
+        counts.update({number - index for line in lines for number in _edge_numbers(line)})
     return {offset for offset, seen in counts.items() if seen >= 3}
+
+
+def _edges(lines: list[str]) -> list[str]:
+    """A page's top and bottom lines, where its headers, footers and number are (its lines are not blank)."""
+    return lines[:EDGE_LINES] + lines[-EDGE_LINES:]
+
+
+def _number_alone(lines: list[str], index: int | None = None, offsets: set[int] | None = None) -> list[str]:
+    """The page's first and last lines (``lines`` are not blank) that are a number alone ("12", "- 12 -", "Page
+    12"), where a page's number stands; with the page's ``index`` and the document's folio ``offsets``, only
+    one that is this page's number."""
+    alone = [line for line in {*lines[:1], *lines[-1:]} if _PAGE_NUMBER.match(line.strip())]
+    if index is None or offsets is None:
+        return alone
+    return [line for line in alone if any(number - index in offsets for number in _edge_numbers(line))]
 
 
 def _edge_numbers(line: str) -> set[int]:
@@ -340,8 +364,14 @@ def clean_pages(pages: list[str]) -> CleanText:
     notes: list[list[str]] = []  # each page's footnotes, taken from its foot
     removed = 0
     for index, lines in enumerate(split):
-        folios = {index + offset for offset in offsets}
-        drop = _edge_run(lines, running, folios, reverse=False) | _edge_run(lines, running, folios, reverse=True)
+        # a page that shows its number alone, as a chapter's first page does, has no header that holds it: a line
+        # there that opens with the number is the page's text (LaTeX-Mk's "1 Introduction", under the "1" of its
+        # first page), and so is its chapter's title, set as the running header words it ("CHAPTER 3" above "The
+        # Basics - What you need to know to operate in Maxima" reads as "CHAPTER 3. THE BASICS - ... 30")
+        alone = bool(_number_alone([line for line in lines if line.strip()], index, offsets))
+        folios = set() if alone else {index + offset for offset in offsets}
+        drop = (_edge_run(lines, running, folios, reverse=False, pairs=not alone)
+                | _edge_run(lines, running, folios, reverse=True, pairs=not alone))
         drop |= _title_in_sentence(lines, drop, kept[-1] if kept else [], titles)
         removed += len(drop)
         remaining = [line for n, line in enumerate(lines) if n not in drop]
@@ -469,11 +499,12 @@ def _notes(lines: list[str]) -> list[str]:
     return [note.replace(_SOFT_BREAK, "") for note in notes]
 
 
-def _edge_run(lines: list[str], running: set[str], folios: set[int], *, reverse: bool) -> set[int]:
+def _edge_run(lines: list[str], running: set[str], folios: set[int], *, reverse: bool, pairs: bool = True
+              ) -> set[int]:
     """The positions of the running lines and page numbers at the top (or bottom) of a page: the lines from the
     edge inward while each is one (a block of them, up to ``EDGE_LINES``); a recurring line below the page's
-    text is content. A header broken over two lines ("THE SIEGE OF" / "VICKSBURG. 49") counts as one; a line
-    that begins or ends with the page's printed number (one of ``folios``) is a header too."""
+    text is content. A header broken over two lines ("THE SIEGE OF" / "VICKSBURG. 49") counts as one, with
+    ``pairs``; a line that begins or ends with the page's printed number (one of ``folios``) is a header too."""
     order = [n for n in (range(len(lines) - 1, -1, -1) if reverse else range(len(lines))) if lines[n].strip()]
     run: set[int] = set()
     step = 0
@@ -483,7 +514,7 @@ def _edge_run(lines: list[str], running: set[str], folios: set[int], *, reverse:
             run.add(order[step])
             step += 1
             continue
-        if step + 1 < len(order):
+        if pairs and step + 1 < len(order):
             pair = sorted(order[step:step + 2])
             if _key(lines[pair[0]] + lines[pair[1]]) in running:
                 run.update(pair)
