@@ -1259,7 +1259,8 @@ DOXYGEN_PAGE = """<html><head><title>ALSA project - PCM plugins</title></head><b
 <h2><a class="anchor" id="pcm_plugins_slave"></a>Slave definition</h2>
 <p>The slave plugin can be specified directly with a string or the definition can be entered inside a compound
 configuration node.</p>
-<div class="fragment"><div class="line"><a id="l00001" name="l00001"></a><span class="lineno">    1</span>pcm_slave.NAME {</div>
+<div class="fragment"><div class="line"><a id="l00001" name="l00001"></a><span class="lineno">    1</span>\
+pcm_slave.NAME {</div>
 <div class="line">    pcm STR     # PCM name</div>
 <div class="line">    rate INT    # Rate in Hz or "unchanged" string</div>
 <div class="line">}</div>
@@ -1275,12 +1276,24 @@ configuration node.</p>
 <h2><a class="anchor" id="init"></a>Initializing GLFW</h2>
 <p>The library is initialized with <a class="el" href="#init">glfwInit</a>, which returns GLFW_FALSE if an error
 occurred.</p>
-<div class="fragment"><div class="line"><span class="keywordflow">if</span> (!<a class="code hl_function" href="#init">glfwInit</a>())</div>
+<div class="fragment"><div class="line"><span class="keywordflow">if</span> (!<a class="code hl_function" \
+href="#init">glfwInit</a>())</div>
 <div class="line">{</div>
 <div class="line">    <span class="comment">// Handle initialization failure</span></div>
 <div class="line">}</div>
 </div><!-- fragment -->
-<div class="ttc" id="ainit"><div class="ttname"><a href="#init">glfwInit</a></div><div class="ttdeci">int glfwInit(void)</div><div class="ttdoc">Initializes the GLFW library.</div><div class="ttdef"><b>Definition:</b> glfw3.h:2010</div></div>
+<div class="ttc" id="ainit"><div class="ttname"><a href="#init">glfwInit</a></div><div class="ttdeci">int \
+glfwInit(void)</div><div class="ttdoc">Initializes the GLFW library.</div><div class="ttdef"><b>Definition:</b> \
+glfw3.h:2010</div></div>
+<p>A whole program, its body one a reader may fold away:</p>
+<div class="fragment"><div class="line">int main(void)</div>
+<div class="foldopen" id="foldopen00001" data-start="{" data-end="}">
+<div class="line">{</div>
+<div class="line">    glfwInit();</div>
+<div class="line">    return 0;</div>
+<div class="line">}</div>
+</div>
+</div><!-- fragment -->
 <h2>Limiting planning time</h2>
 <div class="fragment"><div class="line">extern void fftw_set_timelimit(double seconds);</div></div>
 <p>This function instructs FFTW to spend at most seconds seconds (approximately) in the planner.</p>
@@ -1295,6 +1308,8 @@ def test_a_doxygen_block_of_code_is_read_whole_as_code(tmp_path: Path) -> None:
             in text), text
     assert "```\npcm_slave.NAME {\n    pcm STR     # PCM name\n" in text, text
     assert "```\nif (!glfwInit())\n{\n    // Handle initialization failure\n}\n```" in text, text
+    # a function's body that a reader may fold away (Doxygen 1.9.7 on) is read with it
+    assert "```\nint main(void)\n{\n    glfwInit();\n    return 0;\n}\n```" in text, text
     # a name's tooltip in the code is no text of the page
     assert "Initializes the GLFW library." not in text and "glfw3.h:2010" not in text, text
     # a heading the extractor lost goes back above the block of code its words open, not into it
@@ -1323,3 +1338,31 @@ def test_a_heading_put_back_goes_above_the_code_its_words_open() -> None:
             "Typically, it is safe.")
     assert ("See the manual.\n\nHow to permanently bind a variable to a register?\n\nThis can be done with\n```"
             in with_headings(main, page))
+    # Shorewall's FAQ: a fence the extractor left on a line of code ("... bridge ```"), then a heading whose words
+    # follow another block's closing fence: the heading goes right before its words, not above that block
+    page = ("<p>Add this to the interfaces file:</p><pre>post-up /sbin/ip addr add 10.0.0.1 dev br0</pre>"
+            "<h3>(FAQ 95) What is this $FW that I see in the configuration files?</h3>"
+            "<p>It is the name of the firewall zone, fw by default.</p><pre>gate firewall</pre>"
+            "<h3>(FAQ 98) How do I unsubscribe from the mailing list?</h3><p>Use the list's web page to leave "
+            "it.</p>")
+    main = ("Add this to the interfaces file:\n```\npost-up /sbin/ip addr add 10.0.0.1 dev br0 ```\n"
+            "It is the name of the firewall zone, fw by default.\n```\ngate firewall\n```\n"
+            "Use the list's web page to leave it.")
+    restored = with_headings(main, page)
+    assert ("\n\n(FAQ 95) What is this $FW that I see in the configuration files?\n\nIt is the name of the "
+            "firewall zone" in restored), restored
+    assert ("```\ngate firewall\n```\n\n(FAQ 98) How do I unsubscribe from the mailing list?\n\nUse the list's"
+            in restored), restored
+
+
+def test_a_fence_a_page_shows_in_its_text_does_not_turn_its_text_to_code() -> None:
+    from citesum.ingest.formats import html_to_text
+
+    # a Markdown page shows how to write a fence: that <pre> is no code block of its own, and its "```" lines
+    # made the text after it keep its spaces, and the real code block after it lose its indentation
+    page = ("<p>To show a fence in Markdown, indent it:</p><pre>```\nmake install\n```</pre>"
+            "<p>After the example,\n   the paragraph goes on.<br>\n   A line after a break.</p>"
+            "<pre>def f():\n    return 1\n</pre><p>The end.</p>")
+    text = html_to_text(page)[1]
+    assert "\nA line after a break.\n" in text and "```   After" not in text, text
+    assert "def f():\n    return 1\n" in text, text

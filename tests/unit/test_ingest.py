@@ -186,8 +186,9 @@ def test_a_text_ascii_but_for_a_stray_byte_reads_it_in_cp1252() -> None:
     cvs = ("In CVSROOT, make `history\xb4 group or world writeable, or CVS cannot log what it did.\n"
            + "Each command appends a line to the history file.\n" * 200).encode("cp1252")
     assert "`history\xb4 group" in decode_text(cvs)
-    # a byte cp1252 leaves undefined goes to detection, which reads the rest
-    assert decode_text(b"Version 2.1 \x81 of the notes.\n" * 30).startswith("Version 2.1 ")
+    # a byte cp1252 leaves undefined is replaced, not read in a code page of another script
+    assert decode_text(b"Version 2.1 of the notes.\n" * 30 + b"Its \x81 stands alone.\n").endswith(
+        "Its \ufffd stands alone.\n")
 
 
 def test_undecodable_bytes_never_crash(tmp_path: Path) -> None:

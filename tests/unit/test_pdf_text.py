@@ -368,8 +368,38 @@ def test_a_chapters_title_under_its_pages_number_stays_and_headers_holding_the_n
                      "section goes on with a second sentence.")
         if number == 1:  # the chapter's second page, its running header holding the page's number
             pages.append(f"Chapter 1: Introduction {page + 1}\nThe introduction goes on over its second page.")
+    # a page of the last chapter whose line opens with the number the chapters' numbering would give it
+    pages.append(f"Chapter 8: Feedback {len(pages) - 1}\n{len(pages) - 2} settings are read from the site file.\n"
+                 "Each of them is told in the chapter on variables.")
     text = clean_pages(pages).text
     for number, title in enumerate(titles, 1):
         assert f"\n{number} {title}\n" in f"\n{text}\n", (title, text)
-    assert "Chapter 1: Introduction" not in text, text
+    assert "Chapter 1: Introduction" not in text and "Chapter 8: Feedback" not in text, text
     assert "The introduction goes on over its second page." in text
+    assert "9 settings are read from the site file." in text, text
+
+
+def test_a_chapters_title_that_reads_as_its_running_header_stays_on_its_first_page() -> None:
+    # Maxima's book: a chapter's first page shows "CHAPTER 3" above its title and its number alone at its foot;
+    # its other pages carry "CHAPTER 3. THE BASICS 30" as their header. The two title lines read together as that
+    # header, and went
+    things = ["apples", "boats", "clouds", "doors", "eagles", "fields", "gates", "hills", "islands", "jars"]
+    pages = []
+    for chapter, title in ((2, "Interfaces"), (3, "The Basics")):
+        pages.append(f"CHAPTER {chapter}\n{title}\nThis chapter opens with a sentence on {things[chapter]}.\n"
+                     f"{len(pages) + 20}")
+        for more in range(4):
+            pages.append(f"CHAPTER {chapter}. {title.upper()} {len(pages) + 20}\nThis page of the chapter tells of "
+                         f"{things[len(pages) % 10]} and {things[(len(pages) + chapter) % 10]}.")
+    text = clean_pages(pages).text
+    assert "CHAPTER 3" in text and "The Basics" in text and "Interfaces" in text, text
+    assert "THE BASICS" not in text and "INTERFACES" not in text, text
+    assert text.count("This page of the chapter tells of") == 8, text
+    # a guide whose every page shows its number alone at its foot ("Page 12") has no chapter's first page: its
+    # running header broken over two lines goes, as on its other pages
+    guide = [f"User Guide Chapter 11 Graphics\nThis page of the guide tells of {thing}.\nPage {n + 1}"
+             for n, thing in enumerate(things[:8])]
+    guide[5] = f"User Guide\nChapter 11 Graphics\nThis page of the guide tells of {things[5]}.\nPage 6"
+    text = clean_pages(guide).text
+    assert "User Guide" not in text and "Chapter 11" not in text, text
+    assert text.count("This page of the guide tells of") == 8, text

@@ -178,6 +178,7 @@ _UTF8_OR_NOT = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\
 _CP1252_FALLBACK = "citesum-cp1252"
 #: the most bytes beyond ASCII in a text too nearly ASCII for its encoding to be detected
 _FEW_BYTES_BEYOND_ASCII = 3
+_ASCII = bytes(range(0x80))
 
 
 def _mostly_utf8(data: bytes) -> bool:
@@ -216,14 +217,12 @@ def _decoded(data: bytes) -> str:
         # UTF-8 with some bytes of a legacy code page in it (a file edited in two editors, lines pasted from a
         # Latin-1 one): each is read in cp1252, and the UTF-8 stays UTF-8 ("naïve" had become "naĂŻve")
         return data.decode("utf-8", errors=_CP1252_FALLBACK)
-    if sum(byte > 0x7F for byte in data) <= _FEW_BYTES_BEYOND_ASCII:
+    if len(data.translate(None, _ASCII)) <= _FEW_BYTES_BEYOND_ASCII:
         # ASCII but for a stray byte or three (a no-break space, an acute accent used as a quote, "µF"): no
         # statistic can tell their code page, and detection read lp_solve's no-break space as cp775's "Ā" and
-        # CVS's "´" as cp932's "ｴ"; they are read in cp1252, the most common legacy encoding, when it has them
-        try:
-            return data.decode("cp1252")
-        except UnicodeDecodeError:  # (five bytes cp1252 leaves undefined)
-            pass
+        # CVS's "´" as cp932's "ｴ"; they are read in cp1252, the most common legacy encoding (a byte it leaves
+        # undefined is replaced: detection read a lone 0x81 as Cyrillic "Б")
+        return data.decode("cp1252", errors="replace")
     from charset_normalizer import from_bytes
 
     matches = list(from_bytes(data))

@@ -4,7 +4,6 @@ when it was read and holds nothing to index."""
 
 from __future__ import annotations
 
-import bisect
 import copy
 import csv
 import hashlib
@@ -165,6 +164,9 @@ def plain_text_name(name: str) -> bool:
 
 #: a code fence on a line of its own, as put around a <pre> block
 _FENCE_ON_ITS_LINE = f"\n{CODE_FENCE}\n"
+#: what marks, until the text is joined, a fence that :class:`_HTMLText` put around a <pre>
+_PUT = "\x00"
+_CODE_FENCE_PUT = f"\n{CODE_FENCE}{_PUT}\n"
 _SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
 
 
@@ -210,20 +212,25 @@ _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
                    "wbr"})
 
 
+def _with_class(name: str, tag: str = "*", within: str = "") -> str:
+    """An XPath to the ``tag`` elements of class ``name`` (among others), in the document or ``within`` the
+    element the path starts from (".")."""
+    return f"{within}//{tag}[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
+
+
 #: a Sphinx heading's (or definition's) permalink
-_PERMALINK_XPATH = "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')]"  # (an <a>)
+_PERMALINK_XPATH = _with_class("headerlink", "a")
 
 
 class _Decoration:
     """Whether a parser is inside an element marked ``aria-hidden="true"``, what a page shows for decoration and
-    a screen reader does not read, such as a heading's permalink marks (Texinfo's "# TOC" after each heading);
-    with ``permalinks``, or inside a Sphinx heading's permalink (``<a class="headerlink">``): "¶", an icon, or the
-    Furo theme's "#", which ended each of mypy's headings ("Ignoring a whole file#")."""
+    a screen reader does not read, such as a heading's permalink marks (Texinfo's "# TOC" after each heading),
+    or inside a Sphinx heading's permalink (``<a class="headerlink">``): "¶", an icon, or the Furo theme's "#",
+    which ended each of mypy's headings ("Ignoring a whole file#")."""
 
-    def __init__(self, permalinks: bool = False) -> None:
+    def __init__(self) -> None:
         self._tag: str | None = None
         self._depth = 0
-        self._permalinks = permalinks
 
     @property
     def inside(self) -> bool:
@@ -233,7 +240,7 @@ class _Decoration:
         if tag in _VOID:
             return
         if self._tag is None:
-            permalink = self._permalinks and tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split()
+            permalink = tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split()
             if ("aria-hidden", "true") in attrs or permalink:
                 self._tag, self._depth = tag, 1
         elif tag == self._tag:
@@ -312,6 +319,7 @@ class _HTMLText(HTMLParser):
         elif not self._skip_depth and not self._hidden.inside:
             if data.strip() and self._unfenced is not None:
                 self._fence(data)
+            data = data.replace(_PUT, "")  # (the mark of a fence this parser puts is its own)
             self.parts.append(data if self._pre_depth else re.sub(r"\s+", " ", data))
 
     def _fence(self, following: str) -> None:
@@ -319,8 +327,7 @@ class _HTMLText(HTMLParser):
         self._unfenced = None
         block = "".join(self.parts[opening:closing])
         if is_fenced(block, following):
-            self.parts[opening] = _FENCE_ON_ITS_LINE
-            self.parts[closing] = _FENCE_ON_ITS_LINE
+            self.parts[opening] = self.parts[closing] = _CODE_FENCE_PUT
         elif not reads_as_prose(block):  # a command in the middle of a sentence: the breaks around it go
             for around in (range(opening - 1, -1, -1), range(closing, len(self.parts))):
                 for number in itertools.takewhile(lambda n: not self.parts[n].strip(), around):
@@ -330,12 +337,13 @@ class _HTMLText(HTMLParser):
         if self._unfenced is not None:  # a <pre> the page ends with
             self._fence("")
         lines: list[str] = []
-        code = False  # between a <pre>'s fences: its lines keep their indentation and their spaces
+        code = False  # between the fences of a <pre>: its lines keep their indentation and their spaces
         for line in "".join(self.parts).split("\n"):
-            if line.strip() == CODE_FENCE:
+            if line == CODE_FENCE + _PUT:  # (a "```" line the page writes is no fence this parser put)
                 code = not code
-            lines.append(line.rstrip() if code and line.strip() != CODE_FENCE
-                         else re.sub(r"[ \t\r\f\v]+", " ", line).strip())
+                lines.append(CODE_FENCE)
+            else:
+                lines.append(line.rstrip() if code else re.sub(r"[ \t\r\f\v]+", " ", line).strip())
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
@@ -368,7 +376,6 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
 _ITEM_LINE = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]+\S")
 #: a line that is a code fence and nothing else (a fence with code on its line opens and closes no block)
 _FENCE_ONLY = re.compile(r"[ \t]*```[\w+-]*[ \t]*$")
-_FENCE_LINE = re.compile(r"^[ \t]*```[\w+-]*[ \t]*$", re.MULTILINE)
 #: a line ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.")
 _GOES_ON_WORD = re.compile(r"\b(?i:a|an|the|to|of|and|or|for|with|in|on|at|by|from|as|is|are|be|that|than|into|"
                            r"its|your|their|this|these|if|when|which|but|not|no)\s*$")
@@ -429,11 +436,13 @@ def _one_part_of_prose(main: str, text: str) -> bool:
 
 @dataclass
 class _PageHeading:
-    """A heading of a page: its words, its level (1 for <h1>) and the first characters of the text after it."""
+    """A heading of a page: its words, its level (1 for <h1>), the first characters of the text after it, and
+    whether that text opens with a block of code (a <pre>, or Doxygen's block of <div> lines)."""
 
     text: str
     level: int
     after: str = ""
+    code_follows: bool = False
 
 
 class _Headings(HTMLParser):
@@ -448,7 +457,7 @@ class _Headings(HTMLParser):
         self._heading: list[str] | None = None
         self._level = 0
         self._skip_depth = 0
-        self._hidden = _Decoration(permalinks=True)
+        self._hidden = _Decoration()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._hidden.start(tag, attrs)
@@ -457,8 +466,11 @@ class _Headings(HTMLParser):
         elif tag in self._HEADING:
             self._heading = []
             self._level = int(tag[1])
-        elif tag in _BLOCKS or tag == "br":
-            self._part_words()
+        else:
+            if self._heading is None and self.found and not self.found[-1].after.strip() and _opens_code(tag, attrs):
+                self.found[-1].code_follows = True
+            if tag in _BLOCKS or tag == "br":
+                self._part_words()
 
     def _part_words(self) -> None:
         """A block's edge parts the words on either side of it ("possibilities:</p><ul><li>Privoxy")."""
@@ -486,6 +498,11 @@ class _Headings(HTMLParser):
             self.found[-1].after += data  # "<code>libffi</code>'s" is one word
 
 
+def _opens_code(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+    """Whether the element opens a block of code: a <pre>, or Doxygen's <div class="fragment">."""
+    return tag == "pre" or (tag == "div" and "fragment" in (dict(attrs).get("class") or "").split())
+
+
 #: how many words after a heading find its place in the main content, and how much of the text after it is kept
 #: to find them in
 _HEADING_ANCHOR_WORDS = 6
@@ -508,7 +525,6 @@ def with_headings(main: str, html: str) -> str:
         return main
     lines = {_heading_text(line) for line in main.splitlines()}
     flat = " ".join(main.split())
-    fences = [fence.start() for fence in _FENCE_LINE.finditer(main)]  # where each code fence's line starts
     out: list[str] = []
     done = 0  # main is copied up to here
     pending: list[_PageHeading] = []  # headings with no text of their own before the next heading
@@ -547,9 +563,10 @@ def with_headings(main: str, html: str) -> str:
         line_start = max(main.rfind("\n", 0, found.start()) + 1, done)
         # before its line when only a list marker opens the line ("- Installation ..."), else right before it
         at = line_start if re.fullmatch(r"[\s\W]{0,4}", main[line_start:found.start()]) else found.start()
-        opened = bisect.bisect_left(fences, at)
-        if opened % 2 and fences[opened - 1] >= done:  # words in a code block: the heading goes above the block
-            at = fences[opened - 1]
+        if found_heading.code_follows:  # a block of code the heading titles: the heading goes above its fence
+            fence_start = main.rfind("\n", 0, max(line_start - 1, 0)) + 1
+            if done <= fence_start < line_start and _FENCE_ONLY.fullmatch(main, fence_start, line_start - 1):
+                at = fence_start
         out.append(main[done:at])
         out.append(_gap(out) + "\n\n".join(map(_marked, [*pending, found_heading])) + "\n\n")
         pending = []
@@ -649,6 +666,10 @@ def _prepared(html: str) -> str:
       borg's FAQ ran "borg delete --cache-only REPO" into the sentence after it;
     * what is marked ``aria-hidden="true"`` (a heading's permalink marks) is left out, as a screen reader leaves
       it: ffmpeg's Texinfo pages ended every heading with "# TOC";
+    * a Sphinx heading's permalink reads "¶", whatever its theme shows: the segmenter leaves that mark out of the
+      heading, and the Furo theme's "#" ended each of mypy's headings ("Ignoring a whole file#");
+    * Doxygen's block of code, a <div> a line, is a <pre> of its lines (:func:`_as_preformatted`), and the
+      tooltip Doxygen gives each name in it, shown under the pointer only, is left out;
     * inline code outside a <pre> that holds markup of its own, or sits in other inline markup, is made its plain
       text: DocBook's placeholders (``<code>/usr/src/linux-headers-<em><code>uname</code></em></code>``) came out
       of trafilatura lost ("/usr/src/linux-headers-") or twice ("linux-headers-unameuname");
@@ -689,7 +710,8 @@ def _prepared(html: str) -> str:
         hidden.drop_tree()
         changed = True
     for permalink in root.xpath(_PERMALINK_XPATH):  # Furo's "#" as the "¶" that other themes show
-        if permalink.text_content().strip() not in PERMALINK_MARKS:
+        mark = permalink.text_content().strip()
+        if mark and mark not in tuple(PERMALINK_MARKS):  # (an icon font's link shows no text)
             for child in permalink:
                 child.drop_tree()
             permalink.text = PERMALINK_MARKS[0]
@@ -698,8 +720,7 @@ def _prepared(html: str) -> str:
         tooltip.drop_tree()
         changed = True
     for fragment in root.xpath(_DOXYGEN_FRAGMENT):  # a block of code as a <div> a line
-        _as_preformatted(fragment)
-        changed = True
+        changed |= _as_preformatted(fragment)
     for quotation in list(root.iter("q")):  # a browser shows an inline quotation between quotation marks
         _quote(quotation)
         changed = True
@@ -1000,33 +1021,31 @@ def _links_only(row: Any) -> bool:
     return not _ROW_LABEL.sub(" ", rest).strip()
 
 
-def _with_class(name: str, tag: str = "*") -> str:
-    """An XPath to the ``tag`` elements of class ``name`` (among others)."""
-    return f"//{tag}[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
-
-
 #: Doxygen's block of code, a <div> a line (not a <pre>), and the tooltip it gives each name in it
 _DOXYGEN_FRAGMENT = _with_class("fragment", "div")
 _DOXYGEN_TOOLTIP = _with_class("ttc", "div")
-#: a line of a Doxygen block, and its number
-_DOXYGEN_LINE = "./div[contains(concat(' ', normalize-space(@class), ' '), ' line ')]"
-_DOXYGEN_LINE_NUMBER = ".//*[contains(concat(' ', normalize-space(@class), ' '), ' lineno ')]"
+#: a line of a Doxygen block (in the block, or in a part of it that a reader may fold away), and its number
+_DOXYGEN_LINE = _with_class("line", "div", within=".")
+_DOXYGEN_LINE_NUMBER = _with_class("lineno", within=".")
 
 
-def _as_preformatted(fragment: Any) -> None:
-    """Make Doxygen's block of code ``fragment`` a <pre> of its lines' text, in place. Each line is a <div>, so
-    trafilatura read the block as paragraphs: it dropped a line that recurs on the page ("}", "type plug") and
-    most of GLFW's examples, and no code fence held the rest; a line's number is left out."""
+def _as_preformatted(fragment: Any) -> bool:
+    """Make Doxygen's block of code ``fragment`` a <pre> of its lines' text, in place; whether it did. Each line
+    is a <div>, so trafilatura read the block as paragraphs: it dropped a line that recurs on the page ("}",
+    "type plug") and most of GLFW's examples, and no code fence held the rest; a line's number is left out. A
+    function's body that a reader may fold away (Doxygen 1.9.7 on: a <div class="foldopen"> in the block) is
+    read with it."""
     lines = []
     for line in fragment.xpath(_DOXYGEN_LINE):
         for number in line.xpath(_DOXYGEN_LINE_NUMBER):
             number.drop_tree()
         lines.append(line.text_content().rstrip())
     if not any(line.strip() for line in lines):  # an empty one, or one of another layout: left as it is
-        return
+        return False
     tail = fragment.tail
     fragment.clear()
     fragment.tag, fragment.text, fragment.tail = "pre", "\n".join(lines), tail
+    return True
 
 
 def _quote(quotation: Any) -> None:

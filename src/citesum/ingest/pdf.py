@@ -306,10 +306,10 @@ def _edges(lines: list[str]) -> list[str]:
 
 
 def _number_alone(lines: list[str], index: int | None = None, offsets: set[int] | None = None) -> list[str]:
-    """The page's first and last lines (``lines`` are not blank) that are a number alone ("12", "- 12 -", "Page
-    12"), where a page's number stands; with the page's ``index`` and the document's folio ``offsets``, only
-    one that is this page's number."""
-    alone = [line for line in {*lines[:1], *lines[-1:]} if _PAGE_NUMBER.match(line.strip())]
+    """The page's first and last lines (``lines`` are not blank) that are a number alone ("12", "Page 12"),
+    where a page's number stands; with the page's ``index`` and the document's folio ``offsets``, only one that
+    is this page's number. (A number set between dashes or in a roman numeral gives no offset: none counts.)"""
+    alone = [line for line in dict.fromkeys([*lines[:1], *lines[-1:]]) if _PAGE_NUMBER.match(line.strip())]
     if index is None or offsets is None:
         return alone
     return [line for line in alone if any(number - index in offsets for number in _edge_numbers(line))]
@@ -363,15 +363,21 @@ def clean_pages(pages: list[str]) -> CleanText:
     kept: list[list[str]] = []
     notes: list[list[str]] = []  # each page's footnotes, taken from its foot
     removed = 0
+    alone = [_number_alone(lines, index, offsets) for index, lines in enumerate(nonblank)]
+    # pages that show their number alone, where most carry it in a header, open chapters (as a book's do)
+    openers = sum(map(bool, alone)) < len(pages) / 2
     for index, lines in enumerate(split):
-        # a page that shows its number alone, as a chapter's first page does, has no header that holds it: a line
-        # there that opens with the number is the page's text (LaTeX-Mk's "1 Introduction", under the "1" of its
-        # first page), and so is its chapter's title, set as the running header words it ("CHAPTER 3" above "The
-        # Basics - What you need to know to operate in Maxima" reads as "CHAPTER 3. THE BASICS - ... 30")
-        alone = bool(_number_alone([line for line in lines if line.strip()], index, offsets))
-        folios = set() if alone else {index + offset for offset in offsets}
-        drop = (_edge_run(lines, running, folios, reverse=False, pairs=not alone)
-                | _edge_run(lines, running, folios, reverse=True, pairs=not alone))
+        # a page that shows its number alone has no header that holds it: a line there that opens with the number
+        # is the page's text (LaTeX-Mk's "1 Introduction", under the "1" of its first page); and a chapter's first
+        # page has, at its other edge, the chapter's title, set as the running header words it ("CHAPTER 3" above
+        # "The Basics - What you need to know to operate in Maxima", the page's "29" at its foot, reads as
+        # "CHAPTER 3. THE BASICS - ... 30"), not a header broken over two lines (ReportLab's "User Guide" /
+        # "Chapter 11 Graphics" above "Page 118", every page of it numbered alone)
+        number_at_top = openers and nonblank[index][:1] != [] and nonblank[index][0] in alone[index]
+        number_at_foot = openers and nonblank[index][-1:] != [] and nonblank[index][-1] in alone[index]
+        folios = set() if alone[index] else {index + offset for offset in offsets}
+        drop = (_edge_run(lines, running, folios, reverse=False, pairs=not number_at_foot)
+                | _edge_run(lines, running, folios, reverse=True, pairs=not number_at_top))
         drop |= _title_in_sentence(lines, drop, kept[-1] if kept else [], titles)
         removed += len(drop)
         remaining = [line for n, line in enumerate(lines) if n not in drop]

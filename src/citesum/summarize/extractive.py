@@ -205,7 +205,12 @@ class ExtractiveOptions:
     listing between two "cut here" lines, are code, not headings and prose; a <pre> opened with a line break
     ends where it ends; a sentence saying only where more is told is a pointer; "eg." ends no sentence) were
     drawn from the ``thirty-fifth`` and the thirty-five splits' documents, and are reported on the
-    ``thirty-sixth``, written at the round's start and run after them. That topic queries pass ungated was chosen
+    ``thirty-sixth``, written at the round's start and run after them. The twenty-seventh round's, all in
+    extraction (a web page's heading ending as a sentence is marked a heading, Doxygen's blocks of code are code,
+    a heading put back goes above the code its words open, a <pre>'s comments make it no prose, a PDF page that
+    shows its number alone keeps its chapter's title, a stray byte is read in cp1252: :mod:`citesum.ingest`),
+    were drawn from the ``thirty-sixth`` and the thirty-six splits' documents, and are reported on the
+    ``thirty-seventh``, written at the round's start and run after them. That topic queries pass ungated was chosen
     looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
