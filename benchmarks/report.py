@@ -118,10 +118,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                       "twenty-fifth)"),
                     ("thirty-fifth", "thirty-fifth (held out in the twenty-fifth round, tuned on in the "
                                      "twenty-sixth)"),
-                    ("thirty-sixth", "thirty-sixth (held out from every choice; run after the round's rules, with "
-                                     "its code and with the code it started from)"))
+                    ("thirty-sixth", "thirty-sixth (held out in the twenty-sixth round, tuned on in the "
+                                     "twenty-seventh)"),
+                    ("thirty-seventh", "thirty-seventh (held out from every choice; run after the round's rules, "
+                                       "with its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-sixth"
+_HELD_OUT_SPLIT = "thirty-seventh"
 
 
 def collections_memory() -> str:
