@@ -218,6 +218,12 @@ def _with_class(name: str, tag: str = "*", within: str = "") -> str:
     return f"{within}//{tag}[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
 
 
+def _has_class(attrs: list[tuple[str, str | None]], name: str) -> bool:
+    """Whether an element's attributes, as :class:`HTMLParser` gives them, give it class ``name`` (among
+    others): what :func:`_with_class` finds in a parsed page."""
+    return name in (dict(attrs).get("class") or "").split()
+
+
 #: a Sphinx heading's (or definition's) permalink
 _PERMALINK_XPATH = _with_class("headerlink", "a")
 
@@ -240,7 +246,7 @@ class _Decoration:
         if tag in _VOID:
             return
         if self._tag is None:
-            permalink = tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split()
+            permalink = tag == "a" and _has_class(attrs, "headerlink")
             if ("aria-hidden", "true") in attrs or permalink:
                 self._tag, self._depth = tag, 1
         elif tag == self._tag:
@@ -500,7 +506,7 @@ class _Headings(HTMLParser):
 
 def _opens_code(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
     """Whether the element opens a block of code: a <pre>, or Doxygen's <div class="fragment">."""
-    return tag == "pre" or (tag == "div" and "fragment" in (dict(attrs).get("class") or "").split())
+    return tag == "pre" or (tag == "div" and _has_class(attrs, "fragment"))
 
 
 #: how many words after a heading find its place in the main content, and how much of the text after it is kept
