@@ -1366,3 +1366,55 @@ def test_a_fence_a_page_shows_in_its_text_does_not_turn_its_text_to_code() -> No
     text = html_to_text(page)[1]
     assert "\nA line after a break.\n" in text and "```   After" not in text, text
     assert "def f():\n    return 1\n" in text, text
+
+
+#: Festival's Texinfo page: an option's description holds a block of code, and the sentence after it
+FESTIVAL_PAGE = """<html><head><title>Server/client API (Festival)</title></head><body>
+<div class="nav-panel"><p>Next: <a href="Scheme-API.html">Scheme API</a>, Up: <a href="Server.html">Server</a></p></div>
+<h3 class="section">28.3 Server/client API</h3>
+<p>The client program festival_client offers several options to talk to a running Festival server. Each of them
+is described here, with what it sends to the server and what it gives back to the user.</p>
+<dl compact="compact">
+<dt><span><code>--ttw</code></span></dt>
+<dd><p>Text to wave is an attempt to make festival_client useful in many simple applications. It basically does
+the following</p><div class="example lisp">
+<pre class="lisp">(Parameter.set 'Wavefiletype '&lt;output type&gt;)
+(tts_textall "
+    &lt;file/stdin contents&gt;
+")
+</pre></div>
+<p>Note that this is best used for small, single utterance texts as you have to wait for the whole text to be
+synthesized before it is returned.</p></dd>
+<dt><span><code>--async</code></span></dt>
+<dd><p>This option in conjunction with --ttw causes the text to be synthesized utterance by utterance.</p></dd>
+</dl>
+<ul><li>Run the server first:<pre><code>festival --server</code>
+<code>festival_client --ttw fred.txt</code></pre>Then wait for it to answer.</li></ul>
+<table><tr><td>Example <pre>a
+b</pre></td><td>The two lines of a cell.</td></tr></table>
+<p>The client and the server may run on different machines, as long as the server allows the client's host.</p>
+</body></html>"""
+
+
+def test_a_block_of_code_in_a_list_item_keeps_its_lines(tmp_path: Path) -> None:
+    text = _written(tmp_path, "Server_002fclient-API.html", FESTIVAL_PAGE).text
+    # the extractor ran the code, its fences and the sentence after it into one line of the definition
+    assert ("It basically does the following\n```\n(Parameter.set 'Wavefiletype '<output type>)\n(tts_textall \"\n"
+            "    <file/stdin contents>\n\")\n```\nNote that this is best used") in text, text
+    # a block in a list item, its lines each a <code>, and the item's text after it
+    assert "Run the server first:\n```\nfestival --server\nfestival_client --ttw fred.txt\n```\nThen wait" in text, text
+    kinds = _unit_kinds(text)
+    assert kinds["Note that this is best used for small, single utterance texts as you have to wait for the whole "
+                 "text to be synthesized before it is returned."] == "sentence", kinds
+    # a table's row stays on its line, and no mark the lines were carried in is left
+    assert not any(mark in text for mark in "\u241d\u241e\u241f"), text
+
+
+def test_a_page_that_writes_the_line_marks_is_read_as_it_was(tmp_path: Path) -> None:
+    from citesum.ingest.formats import _main_content
+
+    # a control picture that a block's lines are carried in, written by the page itself, is its text: it is not
+    # read back as a line break
+    page = FESTIVAL_PAGE.replace("Each of them", "Each of them (\u241e marks a record)")
+    main = _main_content(page)
+    assert "them (\u241e marks a record) is" in main, main

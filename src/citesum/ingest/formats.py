@@ -641,10 +641,12 @@ def _main_content(html: str) -> str:
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
     try:
         # favor_recall: on the Python documentation pages it kept more of the content at the same precision
-        return trafilatura.extract(_prepared(html), include_tables=True, include_comments=False,
-                                   favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
+        main = trafilatura.extract(_prepared(html), include_tables=True, include_comments=False, favor_recall=True,
+                                   prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
         return ""
+    # (a page that writes the marks itself had none written for it: :func:`_prepared`)
+    return main if _LINE_MARKS.search(html) else _lines_restored(main)
 
 
 #: elements that start a block of their own: text between them, outside any of them, is a paragraph of its own
@@ -756,9 +758,55 @@ def _prepared(html: str) -> str:
         changed |= _flatten_inline_code(code, root, plain)
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
+    lines_kept = not _LINE_MARKS.search(html)  # (a page that writes the marks itself keeps its text as it was)
     for block in list(root.iter("pre")):
-        changed |= _breaks_as_lines(block) | _fence_code(block)
+        broken = _breaks_as_lines(block)  # (first: a <br> is a line of the block whose lines are counted)
+        fenced = _fence_code(block)
+        changed |= broken | fenced
+        if fenced and lines_kept and _held_in_running_text(block):
+            _mark_lines(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
+
+
+#: what a line break, a space and a tab of a block of code in a list item, a definition or a quotation are
+#: written as for trafilatura, which joins such a block's lines into one line of the item's text and keeps these
+#: marks (control pictures, which no page's code writes): Festival's "--ttw" option ran its Scheme code, with
+#: the fences around it, and the sentence after it into one line ("``` (Parameter.set ...) ``` Note that ...")
+_LINE_MARK, _SPACE_MARK, _TAB_MARK = "\u241e", "\u241f", "\u241d"
+_LINE_MARKS = re.compile(f"[{_LINE_MARK}{_SPACE_MARK}{_TAB_MARK}]")
+#: a marked line break, with the space trafilatura puts between the block and the item's text around it
+_MARKED_LINE_BREAK = re.compile(f" ?{_LINE_MARK} ?")
+_OPENING_BLANK_LINES = re.compile(rf"\A{re.escape(_FENCE_ON_ITS_LINE)}(?:[ \t]*\n)+")
+_CLOSING_BLANK_LINES = re.compile(rf"(?:\n[ \t]*)+{re.escape(_FENCE_ON_ITS_LINE)}\Z")
+#: where trafilatura runs a block of code into the text around it (a table's cell keeps its row on one line)
+_RUNNING_TEXT = frozenset({"li", "dd", "dt", "blockquote"})
+_ROW_CELLS = frozenset({"td", "th"})
+
+
+def _held_in_running_text(block: Any) -> bool:
+    """Whether the <pre> ``block`` is in a list item, a definition or a quotation (:data:`_RUNNING_TEXT`), and in
+    no table's cell."""
+    above = {up.tag.lower() for up in block.iterancestors() if isinstance(up.tag, str)}
+    return bool(above & _RUNNING_TEXT) and not above & _ROW_CELLS
+
+
+def _mark_lines(block: Any) -> None:
+    """Make the <pre> ``block`` its text (trafilatura keeps no markup of a block of code), its line breaks, spaces
+    and tabs (its fences' too) written as the marks :func:`_lines_restored` reads back (:data:`_LINE_MARK`). The
+    blank lines it opens or ends with are none of its code (a page writes "<pre>\\n"): read back, they stood
+    between a fence and the code."""
+    code = _OPENING_BLANK_LINES.sub(_FENCE_ON_ITS_LINE, block.text_content(), count=1)
+    code = _CLOSING_BLANK_LINES.sub(_FENCE_ON_ITS_LINE, code, count=1)
+    for inner in list(block):
+        block.remove(inner)
+    block.text = code.replace("\n", _LINE_MARK).replace(" ", _SPACE_MARK).replace("\t", _TAB_MARK)
+
+
+def _lines_restored(text: str) -> str:
+    """``text`` with the marks :func:`_mark_lines` wrote read back as the line breaks, spaces and tabs they
+    stand for; the space trafilatura put beside a line break goes."""
+    text = _MARKED_LINE_BREAK.sub("\n", text)
+    return text.replace(_SPACE_MARK, " ").replace(_TAB_MARK, "\t")
 
 
 #: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading (a
