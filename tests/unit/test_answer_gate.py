@@ -2520,6 +2520,30 @@ def test_a_quote_is_found_as_whole_words() -> None:
     assert _after_quoted(context, sentences, ["make cleanall"], 3) == sentences
 
 
+def test_a_message_listed_in_code_is_explained_before_the_next_listing() -> None:
+    """Bochs' manual lists its boot errors in a table, then in blocks of code, each block followed by what its
+    errors mean. The sentences after the table, and those after the next block, explain other errors: before,
+    all of them counted as written under the quoted message, and the next block's explanation was the answer."""
+    from citesum.summarize.extractive import _after_quoted, _Sentence
+
+    said = ["For the first two errors, a cdrom is probably missing from the configuration file.",
+            "For these errors, the data has been read from the cd, but the cd does not conform to the El Torito "
+            "specification.",
+            "This is what you get if the cd is not bootable.",
+            "now the cd is eltorito, but the boot catalog is corrupted."]
+    text = ("| Error code | Reason |\n|---|---|\n| 0x01 | no atapi device found |\n| 0x04 | cd is not eltorito (BRVD) |"
+            f"\n```\n0x01 no atapi device found\n```\n{said[0]}\n```\n0x04 cd is not eltorito (BRVD)\n"
+            f"0x05 cd is not eltorito (ISO TAG)\n```\n{said[1]} {said[2]}\n```\n0x08 boot catalog : bad header\n"
+            f"```\n{said[3]}\n")
+    sentences = [_Sentence(words, 1, "d1", frozenset(), None) for words in said]
+    assert _after_quoted(_context(text), sentences, ["cd is not eltorito (BRVD"], 3) == sentences[1:3]
+    # a message a sentence writes is explained by the sentences after it, a block of code between them or not
+    prose = f"When the log says cd is not eltorito, read on.\n```\nisoinfo -d -i cd.iso\n```\n{said[1]}\n"
+    sentences = [_Sentence("When the log says cd is not eltorito, read on.", 1, "d1", frozenset(), None),
+                 _Sentence(said[1], 1, "d1", frozenset(), None)]
+    assert _after_quoted(_context(prose), sentences, ["cd is not eltorito"], 3) == sentences
+
+
 def test_a_quote_no_document_writes_changes_nothing(tmp_path: Path) -> None:
     from citesum.pipeline import Pipeline
 

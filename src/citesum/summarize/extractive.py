@@ -1375,7 +1375,10 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
     """The sentences of ``sentences`` (in their blocks' order) that hold one of ``messages`` or come after a
     place where their block writes one (case and whitespace aside), under the same heading as the first of them,
     up to ``most`` from each place on: where a manual heads an error's explanation with the message, or shows it
-    in a log, an FAQ's question or a sentence before it explains it."""
+    in a log, an FAQ's question or a sentence before it explains it. A place in a listing (a block of code, a
+    table's row) is explained before the next block of code opens (:func:`_explained_before`): Bochs' manual
+    lists its boot errors in blocks of code, each block followed by what its errors mean, and the sentences
+    after the next block explained other errors."""
     # (a whole word at each end: "make clean" is not "make cleanall")
     patterns = [re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in message.split()) + r"(?!\w)",
                            re.IGNORECASE) for message in messages]
@@ -1398,13 +1401,34 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
         for place in places:
             # the sentence holding the place, and those after it
             first = bisect.bisect_right(ends, place)
-            following = placed[first:first + most]
+            stop = _explained_before(block.text, place)
+            following = [sentence for sentence, end in zip(placed[first:first + most], ends[first:first + most])
+                         if end - len(sentence.text) < stop]
+            if not following:
+                continue
             for sentence in itertools.takewhile(lambda sentence: _under_one_heading(following[0], sentence),
                                                 following):
                 if id(sentence) not in seen:
                     seen.add(id(sentence))
                     after.append(sentence)
     return after
+
+
+#: a code fence at a line's start
+_FENCE_AT_LINE_START = re.compile(r"^[ \t]*```", re.MULTILINE)
+
+
+def _explained_before(text: str, place: int) -> int:
+    """Where the explanation of what ``text`` writes at ``place`` ends: when the place is in a block of code, where
+    the next block opens; when it is in a table's row, where the first block after it opens; else the text's
+    end."""
+    fences = [found.start() for found in _FENCE_AT_LINE_START.finditer(text)]
+    before = bisect.bisect_left(fences, place)
+    if before % 2:  # (in a block: its own closing fence comes first)
+        return fences[before + 1] if before + 1 < len(fences) else len(text)
+    if text[text.rfind("\n", 0, place) + 1:].lstrip(" \t").startswith("|"):
+        return fences[before] if before < len(fences) else len(text)
+    return len(text)
 
 
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
