@@ -1885,6 +1885,51 @@ def test_a_table_going_on_in_later_passages_shows_only_whole_rows() -> None:
     assert lines[2].startswith("| tool0 ") and all(line.endswith(("|", "…")) for line in lines), lines
 
 
+def test_a_sentence_introducing_code_the_next_passage_opens_with_is_stated_with_it() -> None:
+    """xmltodict's README: the chunker put the sentence that introduces the streaming example in a passage, and
+    the example, which did not fit beside it, in the next. Ending with a colon and showing nothing, the sentence
+    was never stated, and the question it answers was turned away."""
+    from citesum.summarize.extractive import _placed_sentences
+
+    first = ("Streaming mode\n\nxmltodict is very fast (Expat-based) and has a streaming mode with a small memory "
+             "footprint, suitable for big XML dumps like Discogs or Wikipedia:")
+    code = ("```\n>>> def handle_artist(_, artist):\n...     print(artist['name'])\n...     return True\n"
+            ">>> xmltodict.parse(GzipFile('discogs_artists.xml.gz'),\n...     item_depth=2, item_callback=handle_artist)"
+            "\n```")
+    later = "It can also be used from the command line to pipe objects to a script."
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 30), Passage("d1::1", "d1", 1, 0, len(code), code, 80),
+                Passage("d1::5", "d1", 5, 0, len(later), later, 15))
+    block = ContextBlock(1, "d1", "xmltodict", "\n".join([first, code, later]), 125, passages, 1.0)
+    placed = {sentence: shown for sentence, _, _, shown in _placed_sentences(block, 3)}
+    [introducer] = [sentence for sentence in placed if sentence.startswith("xmltodict is very fast")]
+    assert placed[introducer].startswith(">>> def handle_artist(_, artist):"), placed
+    # a passage that is not the document's next shows nothing the sentence introduces: it is not stated
+    apart = (passages[0], passages[2])
+    block = ContextBlock(1, "d1", "xmltodict", "\n".join([first, later]), 45, apart, 1.0)
+    assert not any(sentence.startswith("xmltodict is very fast") for sentence, *_ in _placed_sentences(block, 3))
+
+
+def test_a_piece_of_a_long_block_of_code_states_nothing() -> None:
+    """btop's README shows its configuration file, a block of code longer than a passage: the chunker cut it into
+    pieces, and a piece read alone has no fence. Its comments were read as sentences, and one was given as a lead
+    ("#* Sets if 24-bit truecolor should be used, will convert 24-bit colors to 256 color if false.")."""
+    from citesum.summarize.extractive import _placed_sentences
+
+    first = ("User created themes should be placed in $XDG_CONFIG_HOME/btop/themes or $HOME/.config/btop/themes.\n\n"
+             "btop.conf: (auto generated if not found)\n\n```bash\n#? Config file for btop v. 1.2.2\n\n"
+             "#* If the theme set background should be shown,")
+    # (cut mid-comment, as the chunker cut it)
+    piece = ("set to False if you want terminal background transparency.\ntheme_background = True\n\n#* Sets if 24-bit truecolor should be used, will convert 24-bit colors to 256 color (6x6x6 color cube) if "
+             "false.\ntruecolor = True\n\n#* Set to true to force tty mode regardless if a real tty has been detected "
+             "or not.\n#* Will force 16-color mode and TTY theme,")
+    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 90),
+                Passage("d1::1", "d1", 1, len(first) + 1, len(first) + 1 + len(piece), piece, 60, continues=True))
+    block = ContextBlock(1, "d1", "btop", f"{first}\n{piece}", 150, passages, 1.0)
+    placed = [sentence for sentence, *_ in _placed_sentences(block, 3)]
+    assert placed and placed[0].startswith("User created themes should be placed"), placed
+    assert not any("#*" in sentence or "truecolor" in sentence for sentence in placed), placed
+
+
 TABULATE = """Wide fullwidth characters
 =========================
 

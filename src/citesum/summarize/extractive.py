@@ -706,15 +706,18 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     # the next passage goes on from this one when it is the document's next (the packer puts passages of one
     # document far apart in one block too)
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
+    units_of = [segments(text) for text in texts]
     # where, in each text cut apart, a passage opens with the rest of a sentence the chunker cut (longer than a
     # passage): the unit that starts there is no sentence of the document, whether or not the piece before it is
     # packed right before it. (Each passage of a whole block is cut apart; a block cut short or shrunk is one text,
-    # in which a unit that runs over the passage's start is the sentence joined again, and states it whole.)
+    # in which a unit that runs over the passage's start is the sentence joined again, and states it whole.) Such
+    # a passage is a piece of one unit, all of it: a piece of a long block of code, read alone, has no fence, and
+    # its comments read as sentences (btop's configuration file: "#* Sets if 24-bit truecolor should be used, ...")
     if whole:
-        cut_at = [{0} if p.continues else set() for p in block.passages]
+        cut_at = [{unit.start for unit in units} if p.continues else set()
+                  for p, units in zip(block.passages, units_of)]
     else:
         cut_at = [{at for p in block.passages if p.continues and (at := block.text.find(p.text[:_PIECE_PROBE])) >= 0}]
-    units_of = [segments(text) for text in texts]
     faq = bool(_FAQ_TITLE.search(block.title))
     # (a passage seldom holds a question of its own: its document's questions tell how its entries are set in)
     indents = entry_indents(list(zip(texts, units_of))) if faq else frozenset()
@@ -912,8 +915,16 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
                                                                       and bool(_POINTS_AHEAD.search(ends)))
     if ends[-1:].isalpha() and _ended_by_block(text, units, number):
         introduces = True  # the block ends the sentence: "To set the most quiet mode use" above the command
-    if not introduces or number + 1 >= len(units):
+    if not introduces:
         return ""
+    if number + 1 >= len(units):
+        # the passage ends with the sentence, and the document's next passage opens with what it introduces,
+        # where the chunker put code that did not fit beside it: xmltodict's "... has a streaming mode with a
+        # small memory footprint, suitable for big XML dumps like Discogs or Wikipedia:" was never stated
+        if not going_on.strip():
+            return ""
+        joined = f"{text[units[number].start : units[number].end]}\n{going_on}"
+        return introduced_code(sentence, joined, segments(joined), 0)
     if units[number + 1].kind == "item" and ends.endswith(":"):
         return _shown(_run_of("item", text, units, number + 1, going_on))
     table = _after_caption(text, units, number + 1)
