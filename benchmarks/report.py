@@ -120,10 +120,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                      "twenty-sixth)"),
                     ("thirty-sixth", "thirty-sixth (held out in the twenty-sixth round, tuned on in the "
                                      "twenty-seventh)"),
-                    ("thirty-seventh", "thirty-seventh (held out from every choice; run after the round's rules, "
-                                       "with its code and with the code it started from)"))
+                    ("thirty-seventh", "thirty-seventh (held out in the twenty-seventh round, tuned on in the "
+                                       "twenty-eighth)"),
+                    ("thirty-eighth", "thirty-eighth (held out from every choice; run after the round's rules, "
+                                      "with its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-seventh"
+_HELD_OUT_SPLIT = "thirty-eighth"
 
 
 def collections_memory() -> str:

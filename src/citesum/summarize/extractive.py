@@ -210,8 +210,13 @@ class ExtractiveOptions:
     a heading put back goes above the code its words open, a <pre>'s comments make it no prose, a PDF page that
     shows its number alone keeps its chapter's title, a stray byte is read in cp1252: :mod:`citesum.ingest`),
     were drawn from the ``thirty-sixth`` and the thirty-six splits' documents, and are reported on the
-    ``thirty-seventh``, written at the round's start and run after them. That topic queries pass ungated was chosen
-    looking at all three SummHay news haystacks, so their figures are in-sample."""
+    ``thirty-seventh``, written at the round's start and run after them. The twenty-eighth round's (a web page's
+    code in a list item keeps its lines, :mod:`citesum.ingest.formats`; a message the question quotes that a
+    listing shows is explained before the next listing, :func:`_after_quoted`; a sentence introducing code is
+    stated with the code the next passage opens with, :func:`introduced_code`; a piece of a unit the chunker cut
+    states nothing) were drawn from the ``thirty-seventh`` and the thirty-seven splits' documents, and are
+    reported on the ``thirty-eighth``, written at the round's start and run after them. That topic queries pass
+    ungated was chosen looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
     max_words: int | None = None
