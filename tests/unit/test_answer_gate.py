@@ -1909,27 +1909,6 @@ def test_a_sentence_introducing_code_the_next_passage_opens_with_is_stated_with_
     assert not any(sentence.startswith("xmltodict is very fast") for sentence, *_ in _placed_sentences(block, 3))
 
 
-def test_a_piece_of_a_long_block_of_code_states_nothing() -> None:
-    """btop's README shows its configuration file, a block of code longer than a passage: the chunker cut it into
-    pieces, and a piece read alone has no fence. Its comments were read as sentences, and one was given as a lead
-    ("#* Sets if 24-bit truecolor should be used, will convert 24-bit colors to 256 color if false.")."""
-    from citesum.summarize.extractive import _placed_sentences
-
-    first = ("User created themes should be placed in $XDG_CONFIG_HOME/btop/themes or $HOME/.config/btop/themes.\n\n"
-             "btop.conf: (auto generated if not found)\n\n```bash\n#? Config file for btop v. 1.2.2\n\n"
-             "#* If the theme set background should be shown,")
-    # (cut mid-comment, as the chunker cut it)
-    piece = ("set to False if you want terminal background transparency.\ntheme_background = True\n\n#* Sets if 24-bit truecolor should be used, will convert 24-bit colors to 256 color (6x6x6 color cube) if "
-             "false.\ntruecolor = True\n\n#* Set to true to force tty mode regardless if a real tty has been detected "
-             "or not.\n#* Will force 16-color mode and TTY theme,")
-    passages = (Passage("d1::0", "d1", 0, 0, len(first), first, 90),
-                Passage("d1::1", "d1", 1, len(first) + 1, len(first) + 1 + len(piece), piece, 60, continues=True))
-    block = ContextBlock(1, "d1", "btop", f"{first}\n{piece}", 150, passages, 1.0)
-    placed = [sentence for sentence, *_ in _placed_sentences(block, 3)]
-    assert placed and placed[0].startswith("User created themes should be placed"), placed
-    assert not any("#*" in sentence or "truecolor" in sentence for sentence in placed), placed
-
-
 TABULATE = """Wide fullwidth characters
 =========================
 
@@ -2587,6 +2566,19 @@ def test_a_message_listed_in_code_is_explained_before_the_next_listing() -> None
     sentences = [_Sentence("When the log says cd is not eltorito, read on.", 1, "d1", frozenset(), None),
                  _Sentence(said[1], 1, "d1", frozenset(), None)]
     assert _after_quoted(_context(prose), sentences, ["cd is not eltorito"], 3) == sentences
+    # a fence left unpaired before it turns neither reading around: a line that opens and closes a fence, and the
+    # first piece of a long block the chunker cut, a passage of its own (blocks as the segmenter reads them)
+    listed = [_Sentence(words, 1, "d1", frozenset(), None) for words in said]
+    before = "``` make ``` builds it all.\n\n"
+    assert _after_quoted(_context(before + prose), sentences, ["cd is not eltorito"], 3) == sentences
+    assert _after_quoted(_context(before + text), listed, ["cd is not eltorito (BRVD"], 3) == listed[1:3]
+    piece = "Errors are listed below.\n```\nE1 disk full\nE2 bad sector"
+    for after, stated, expected in ((prose, sentences, sentences), (text, listed, listed[1:3])):
+        passages = (Passage("d1::0", "d1", 0, 0, len(piece), piece, 12),
+                    Passage("d1::4", "d1", 4, 0, len(after), after, 80))
+        block = ContextBlock(1, "d1", "D1", f"{piece}\n{after}", 92, passages, 1.0)
+        context = Context((block,), "original", 10_000, 100, None)
+        assert _after_quoted(context, stated, ["cd is not eltorito"], 3) == expected
 
 
 def test_a_quote_no_document_writes_changes_nothing(tmp_path: Path) -> None:

@@ -1410,11 +1410,30 @@ def test_a_block_of_code_in_a_list_item_keeps_its_lines(tmp_path: Path) -> None:
     assert not any(mark in text for mark in "\u241d\u241e\u241f"), text
 
 
+def test_a_block_of_code_in_a_list_item_is_its_shown_lines_and_ends_the_item_as_its_text_would() -> None:
+    from citesum.ingest.formats import _main_content, lists_ended
+
+    intro = "<p>The words of this page, enough of them to make a paragraph of content that is kept.</p>"
+    # the code's lines as shown: its copy button and script left out, its blank first and last lines dropped, its
+    # indentation kept (no-break spaces too)
+    page = (f"<html><body><div>{intro}<ul><li>Run:<pre><button class='copy'>Copy</button><code>\n\na\n&nbsp;&nbsp;b"
+            "\n<script>var x=1;</script>\tc\n\n\n</code></pre>to see the output of the command</li></ul>"
+            "<p>Other words about the page are written here in a paragraph of its own.</p></div></body></html>")
+    main = lists_ended(_main_content(page))
+    assert "- Run:\n```\na\n  b\n\tc\n```\nto see the output of the command\n\nOther words" in main, main
+    # a list in a table's cell keeps its row on one line
+    page = (f"<html><body><div>{intro}<table><tr><td><ul><li>Run:<pre>a b\n  c</pre>then go.</li></ul></td>"
+            "<td>Second cell</td></tr></table></div></body></html>")
+    assert "| Run: ``` a b c ``` then go. | Second cell |" in _main_content(page)
+
+
 def test_a_page_that_writes_the_line_marks_is_read_as_it_was(tmp_path: Path) -> None:
     from citesum.ingest.formats import _main_content
 
-    # a control picture that a block's lines are carried in, written by the page itself, is its text: it is not
-    # read back as a line break
-    page = FESTIVAL_PAGE.replace("Each of them", "Each of them (\u241e marks a record)")
-    main = _main_content(page)
-    assert "them (\u241e marks a record) is" in main, main
+    # a control picture that a block's lines are carried in, written by the page itself (or as a character
+    # reference), is its text: it is not read back as a line break, and no mark is written on the page
+    for mark in ("\u241e", "&#x241E;"):
+        page = FESTIVAL_PAGE.replace("Each of them", f"Each of them ({mark} marks a record)")
+        main = _main_content(page)
+        assert "them (\u241e marks a record) is" in main, main
+        assert "- Run the server first: ``` festival --server festival_client --ttw fred.txt ```" in main, main

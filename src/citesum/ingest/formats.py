@@ -16,6 +16,7 @@ import sys
 import zipfile
 import zlib
 from dataclasses import dataclass
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -396,16 +397,25 @@ def lists_ended(main: str) -> str:
     called libpq-dev."), and an item ending with a comma, a hyphen, an opening parenthesis or a colon goes on,
     as does an FAQ's question numbered as an item, its answer below it ("Can I embed libxml2 ...?" / "Yes. ..."),
     and one ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.").
-    An indented line (a nested item), a code fence and a code block's lines are left as they are."""
+    An indented line (a nested item), a code fence and a code block's lines are left as they are; the line right
+    after a block of code that an item holds (:func:`_mark_lines`) is the item's text going on, and ends the
+    list as the item's line would."""
     lines = main.split("\n")
     out: list[str] = []
     fenced = False
+    in_item = False  # whether the line is an item's (its own line, or its text after a block of code it holds)
+    opened_in_item = False  # whether the block of code the line is in, or has just closed, opened in an item
     for line, following in zip(lines, [*lines[1:], ""]):
         out.append(line)
         if _FENCE_ONLY.match(line):
+            opened_in_item = in_item if not fenced else opened_in_item
             fenced = not fenced
-        elif (not fenced and _ITEM_LINE.match(line) and following[:1].isupper() and not _ITEM_LINE.match(following)
-              and not line.rstrip().endswith((",", "-", "(", ":", "?")) and not _GOES_ON_WORD.search(line)):
+            in_item = False
+            continue
+        after_block = len(out) > 1 and bool(_FENCE_ONLY.match(out[-2]))
+        in_item = not fenced and (bool(_ITEM_LINE.match(line)) or (opened_in_item and after_block))
+        if (in_item and following[:1].isupper() and not _ITEM_LINE.match(following)
+                and not line.rstrip().endswith((",", "-", "(", ":", "?")) and not _GOES_ON_WORD.search(line)):
             out.append("")
     return "\n".join(out)
 
@@ -639,14 +649,15 @@ def _main_content(html: str) -> str:
     import trafilatura
 
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
+    # (favor_recall: on the Python documentation pages it kept more of the content at the same precision)
+    # a page that writes the marks itself (as characters or as references: "&#x241E;") has none written for it
+    lines_marked = not _LINE_MARKS.search(unescape(html))
     try:
-        # favor_recall: on the Python documentation pages it kept more of the content at the same precision
-        main = trafilatura.extract(_prepared(html), include_tables=True, include_comments=False, favor_recall=True,
-                                   prune_xpath=_NOT_MAIN_CONTENT) or ""
+        main = trafilatura.extract(_prepared(html, lines_marked), include_tables=True, include_comments=False,
+                                   favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
         return ""
-    # (a page that writes the marks itself had none written for it: :func:`_prepared`)
-    return main if _LINE_MARKS.search(html) else _lines_restored(main)
+    return _lines_restored(main) if lines_marked else main
 
 
 #: elements that start a block of their own: text between them, outside any of them, is a paragraph of its own
@@ -663,7 +674,7 @@ _LOOSE_TEXT_CHARACTERS = 40
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 
 
-def _prepared(html: str) -> str:
+def _prepared(html: str, lines_marked: bool = False) -> str:
     """The page made ready for trafilatura, which keeps the text of paragraphs and a <pre>'s lines:
 
     * each run of text that stands outside any paragraph (directly under <body> or a <div>, between headings,
@@ -703,7 +714,9 @@ def _prepared(html: str) -> str:
       that states its trouble did not end the entry before it;
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
-      a page of tables in tables, came out as one table cell with every question run into its answer.
+      a page of tables in tables, came out as one table cell with every question run into its answer;
+    * with ``lines_marked``, a block of code in a list item, a definition or a quotation is its text, its line
+      breaks, spaces and tabs written as marks that :func:`_lines_restored` reads back (:func:`_mark_lines`).
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -758,12 +771,11 @@ def _prepared(html: str) -> str:
         changed |= _flatten_inline_code(code, root, plain)
     for holder in list(root.iter(*_LOOSE_TEXT_HOLDERS)):
         changed |= _wrap_loose_runs(holder)
-    lines_kept = not _LINE_MARKS.search(html)  # (a page that writes the marks itself keeps its text as it was)
     for block in list(root.iter("pre")):
         broken = _breaks_as_lines(block)  # (first: a <br> is a line of the block whose lines are counted)
         fenced = _fence_code(block)
         changed |= broken | fenced
-        if fenced and lines_kept and _held_in_running_text(block):
+        if fenced and lines_marked and _held_in_running_text(block):
             _mark_lines(block)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
 
@@ -776,11 +788,14 @@ _LINE_MARK, _SPACE_MARK, _TAB_MARK = "\u241e", "\u241f", "\u241d"
 _LINE_MARKS = re.compile(f"[{_LINE_MARK}{_SPACE_MARK}{_TAB_MARK}]")
 #: a marked line break, with the space trafilatura puts between the block and the item's text around it
 _MARKED_LINE_BREAK = re.compile(f" ?{_LINE_MARK} ?")
-_OPENING_BLANK_LINES = re.compile(rf"\A{re.escape(_FENCE_ON_ITS_LINE)}(?:[ \t]*\n)+")
-_CLOSING_BLANK_LINES = re.compile(rf"(?:\n[ \t]*)+{re.escape(_FENCE_ON_ITS_LINE)}\Z")
-#: where trafilatura runs a block of code into the text around it (a table's cell keeps its row on one line)
-_RUNNING_TEXT = frozenset({"li", "dd", "dt", "blockquote"})
+#: where trafilatura runs a block of code into the text around it (a table's cell keeps its row on one line; a
+#: term, <dt>, is made text before blocks are looked at: :func:`_term_joined`)
+_RUNNING_TEXT = frozenset({"li", "dd", "blockquote"})
 _ROW_CELLS = frozenset({"td", "th"})
+#: what a block of code may hold that a browser does not show as its text (a copy button, a script)
+_NOT_CODE_TEXT = ("script", "style", "noscript", "template", "svg", "button", "textarea", "select", "input")
+#: the blank lines a block's text opens with
+_OPENING_BLANK_LINES = re.compile(r"\A(?:[ \t\xa0]*\n)+")
 
 
 def _held_in_running_text(block: Any) -> bool:
@@ -791,15 +806,20 @@ def _held_in_running_text(block: Any) -> bool:
 
 
 def _mark_lines(block: Any) -> None:
-    """Make the <pre> ``block`` its text (trafilatura keeps no markup of a block of code), its line breaks, spaces
-    and tabs (its fences' too) written as the marks :func:`_lines_restored` reads back (:data:`_LINE_MARK`). The
-    blank lines it opens or ends with are none of its code (a page writes "<pre>\\n"): read back, they stood
-    between a fence and the code."""
-    code = _OPENING_BLANK_LINES.sub(_FENCE_ON_ITS_LINE, block.text_content(), count=1)
-    code = _CLOSING_BLANK_LINES.sub(_FENCE_ON_ITS_LINE, code, count=1)
+    """Replace the fenced <pre> ``block``'s content with its plain text (trafilatura keeps no markup of a block
+    of code), its line breaks, spaces and tabs (its fences' too) written as the marks :func:`_lines_restored`
+    reads back (:data:`_LINE_MARK`); a no-break space is a space. The blank lines the code opens or ends with
+    are none of it (a page writes "<pre>\\n"): read back, they stood between a fence and the code."""
+    for hidden in list(block.iter(*_NOT_CODE_TEXT)):
+        hidden.drop_tree()  # (its tail, the code after it, stays)
+    text = block.text_content()
+    if text.startswith(_FENCE_ON_ITS_LINE) and text.endswith(_FENCE_ON_ITS_LINE):  # (as :func:`_fence_code` puts)
+        code = _OPENING_BLANK_LINES.sub("", text[len(_FENCE_ON_ITS_LINE) : -len(_FENCE_ON_ITS_LINE)], count=1)
+        text = f"{_FENCE_ON_ITS_LINE}{code.rstrip()}{_FENCE_ON_ITS_LINE}"
     for inner in list(block):
         block.remove(inner)
-    block.text = code.replace("\n", _LINE_MARK).replace(" ", _SPACE_MARK).replace("\t", _TAB_MARK)
+    block.text = (text.replace("\n", _LINE_MARK).replace(" ", _SPACE_MARK).replace("\xa0", _SPACE_MARK)
+                  .replace("\t", _TAB_MARK))
 
 
 def _lines_restored(text: str) -> str:

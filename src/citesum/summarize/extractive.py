@@ -213,10 +213,10 @@ class ExtractiveOptions:
     ``thirty-seventh``, written at the round's start and run after them. The twenty-eighth round's (a web page's
     code in a list item keeps its lines, :mod:`citesum.ingest.formats`; a message the question quotes that a
     listing shows is explained before the next listing, :func:`_after_quoted`; a sentence introducing code is
-    stated with the code the next passage opens with, :func:`introduced_code`; a piece of a unit the chunker cut
-    states nothing) were drawn from the ``thirty-seventh`` and the thirty-seven splits' documents, and are
-    reported on the ``thirty-eighth``, written at the round's start and run after them. That topic queries pass
-    ungated was chosen looking at all three SummHay news haystacks, so their figures are in-sample."""
+    stated with the code the next passage opens with, :func:`introduced_code`) were drawn from the
+    ``thirty-seventh`` and the thirty-seven splits' documents and questions, and are reported on the
+    ``thirty-eighth``, written at the round's start and run after them. That topic queries pass ungated was
+    chosen looking at all three SummHay news haystacks, so their figures are in-sample."""
 
     bullets: int | None = 5
     max_words: int | None = None
@@ -711,18 +711,15 @@ def _placed_sentences(block: ContextBlock, min_words: int) -> Iterator[tuple[str
     # the next passage goes on from this one when it is the document's next (the packer puts passages of one
     # document far apart in one block too)
     goes_on = [b.ordinal == a.ordinal + 1 for a, b in zip(block.passages, block.passages[1:])] if whole else []
-    units_of = [segments(text) for text in texts]
     # where, in each text cut apart, a passage opens with the rest of a sentence the chunker cut (longer than a
     # passage): the unit that starts there is no sentence of the document, whether or not the piece before it is
     # packed right before it. (Each passage of a whole block is cut apart; a block cut short or shrunk is one text,
-    # in which a unit that runs over the passage's start is the sentence joined again, and states it whole.) Such
-    # a passage is a piece of one unit, all of it: a piece of a long block of code, read alone, has no fence, and
-    # its comments read as sentences (btop's configuration file: "#* Sets if 24-bit truecolor should be used, ...")
+    # in which a unit that runs over the passage's start is the sentence joined again, and states it whole.)
     if whole:
-        cut_at = [{unit.start for unit in units} if p.continues else set()
-                  for p, units in zip(block.passages, units_of)]
+        cut_at = [{0} if p.continues else set() for p in block.passages]
     else:
         cut_at = [{at for p in block.passages if p.continues and (at := block.text.find(p.text[:_PIECE_PROBE])) >= 0}]
+    units_of = [segments(text) for text in texts]
     faq = bool(_FAQ_TITLE.search(block.title))
     # (a passage seldom holds a question of its own: its document's questions tell how its entries are set in)
     indents = entry_indents(list(zip(texts, units_of))) if faq else frozenset()
@@ -928,8 +925,11 @@ def introduced_code(sentence: str, text: str, units: list[Segment], number: int,
         # small memory footprint, suitable for big XML dumps like Discogs or Wikipedia:" was never stated
         if not going_on.strip():
             return ""
-        joined = f"{text[units[number].start : units[number].end]}\n{going_on}"
-        return introduced_code(sentence, joined, segments(joined), 0)
+        # (apart from it by a blank line: prose the next passage opens with would go on the sentence's paragraph)
+        written = text[units[number].start : units[number].end]
+        joined = f"{written}\n\n{going_on}"
+        units = segments(joined)
+        return introduced_code(sentence, joined, units, 0) if units and units[0].end == len(written) else ""
     if units[number + 1].kind == "item" and ends.endswith(":"):
         return _shown(_run_of("item", text, units, number + 1, going_on))
     table = _after_caption(text, units, number + 1)
@@ -1392,7 +1392,7 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
     place where their block writes one (case and whitespace aside), under the same heading as the first of them,
     up to ``most`` from each place on: where a manual heads an error's explanation with the message, or shows it
     in a log, an FAQ's question or a sentence before it explains it. A place in a listing (a block of code, a
-    table's row) is explained before the next block of code opens (:func:`_explained_before`): Bochs' manual
+    table's row) is explained before the next block of code opens (:func:`_explanations_end`): Bochs' manual
     lists its boot errors in blocks of code, each block followed by what its errors mean, and the sentences
     after the next block explained other errors."""
     # (a whole word at each end: "make clean" is not "make cleanall")
@@ -1414,14 +1414,13 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
                 cursor = at + len(sentence.text)
                 placed.append(sentence)
                 ends.append(cursor)
+        explained_before = _explanations_end(block)
         for place in places:
             # the sentence holding the place, and those after it
             first = bisect.bisect_right(ends, place)
-            stop = _explained_before(block.text, place)
+            stop = explained_before(place)
             following = [sentence for sentence, end in zip(placed[first:first + most], ends[first:first + most])
                          if end - len(sentence.text) < stop]
-            if not following:
-                continue
             for sentence in itertools.takewhile(lambda sentence: _under_one_heading(following[0], sentence),
                                                 following):
                 if id(sentence) not in seen:
@@ -1430,21 +1429,30 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
     return after
 
 
-#: a code fence at a line's start
-_FENCE_AT_LINE_START = re.compile(r"^[ \t]*```", re.MULTILINE)
+def _explanations_end(block: ContextBlock) -> Callable[[int], int]:
+    """For a place in ``block``'s text, where the explanation of what it writes there ends: when the place is in
+    a listing (a block of code, a table), where the next block of code after the listing opens; else the text's
+    end. Blocks and tables as the segmenter reads them (:func:`citesum.segment.segments`), in each passage apart
+    when the block is its passages joined (:func:`_read_by_passage`): a piece of a long block of code, its
+    closing fence in the document's next passage, opens no block in the passage after it."""
+    texts = [p.text for p in block.passages] if _read_by_passage(block) else [block.text]
+    units: list[Segment] = []
+    offset = 0
+    for text in texts:
+        units += [Segment(unit.start + offset, unit.end + offset, unit.kind) for unit in segments(text)]
+        offset += len(text) + 1  # (and the line break joining it to the next)
+    starts = [unit.start for unit in units]
+    code_starts = [unit.start for unit in units if unit.kind == "code"]
+    end = len(block.text)
 
+    def end_of(place: int) -> int:
+        at = bisect.bisect_right(starts, place) - 1
+        if at < 0 or units[at].end <= place or units[at].kind not in ("code", "table"):
+            return end
+        after = bisect.bisect_left(code_starts, units[at].end)
+        return code_starts[after] if after < len(code_starts) else end
 
-def _explained_before(text: str, place: int) -> int:
-    """Where the explanation of what ``text`` writes at ``place`` ends: when the place is in a block of code, where
-    the next block opens; when it is in a table's row, where the first block after it opens; else the text's
-    end."""
-    fences = [found.start() for found in _FENCE_AT_LINE_START.finditer(text)]
-    before = bisect.bisect_left(fences, place)
-    if before % 2:  # (in a block: its own closing fence comes first)
-        return fences[before + 1] if before + 1 < len(fences) else len(text)
-    if text[text.rfind("\n", 0, place) + 1:].lstrip(" \t").startswith("|"):
-        return fences[before] if before < len(fences) else len(text)
-    return len(text)
+    return end_of
 
 
 @lru_cache(maxsize=256)  # a question's form, expected answer and rarest word each read its clause
