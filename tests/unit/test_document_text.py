@@ -1437,3 +1437,28 @@ def test_a_page_that_writes_the_line_marks_is_read_as_it_was(tmp_path: Path) -> 
         main = _main_content(page)
         assert "them (\u241e marks a record) is" in main, main
         assert "- Run the server first: ``` festival --server festival_client --ttw fred.txt ```" in main, main
+
+
+def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:
+    from citesum.ingest.formats import _main_content, _prepared
+
+    # libFLAC's Doxygen page: an item's sentence goes on in a nested list of function names, each a link; the
+    # extractor dropped the list as navigation
+    names = [[f"FLAC__stream_decoder_init_{kind}{name}()" for name in ("stream", "FILE", "file")]
+             for kind in ("", "ogg_")]
+    linked = [" or ".join(f"<a class='el' href='#{name}'>{name}</a>" for name in row) for row in names]
+    item = ("<li>The program initializes the instance to validate the settings and prepare for decoding using<ul>"
+            f"<li>{linked[0]} for native FLAC,</li><li>{linked[1]} for Ogg FLAC</li></ul></li>")
+    page = ("<html><body><div class='contents'><p>The basic usage of this decoder is as follows:</p><ul><li>The "
+            f"program creates an instance of a decoder using <a class='el' href='#n'>new()</a>.</li>{item}<li>The "
+            "program finishes the decoding, which flushes the input and output.</li></ul><p>In more detail, the "
+            "program will create a new instance and then call the functions to override the default options.</p>"
+            "</div></body></html>")
+    main = _main_content(page)
+    assert ("decoding using\n  - FLAC__stream_decoder_init_stream() or FLAC__stream_decoder_init_FILE() or "
+            "FLAC__stream_decoder_init_file() for native FLAC,\n  - FLAC__stream_decoder_init_ogg_stream() or") in main, main
+    # a table of contents keeps its links: its items, and those it lists them under, are links alone
+    contents = ("<ul><li><a href='#t'>Troubleshooting problems</a><ul><li><a href='#e'>Error messages</a><ul>"
+                "<li><a href='#c'>Configuration error: missing parameter</a> <code>name</code></li></ul></li></ul>"
+                "</li></ul>")
+    assert _prepared(f"<html><body>{contents}<p>Text.</p></body></html>").count("<a href") == 3

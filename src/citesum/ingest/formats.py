@@ -753,6 +753,8 @@ def _prepared(html: str, lines_marked: bool = False) -> str:
     for anchor in root.xpath(_NO_LINK):  # a place to link to, or a link that shows nothing to follow
         _unlinked(anchor)
         changed = True
+    for item in root.xpath(_NESTED_ITEM):  # the names a sentence's list goes on with, each linked to its entry
+        changed |= _names_unlinked(item)
     for label in _labels_on_their_lines(root):  # "PROBLEM:" above its paragraph opens that paragraph
         changed |= _label_joined(label)
     for table in list(root.iter("table")):  # (outer tables first: a layout's cells may hold more layout)
@@ -1075,6 +1077,40 @@ def _term_joined(terms: list[Any]) -> bool:
 def _inside(element: Any, tag: str) -> bool:
     """Whether ``element`` is inside a ``tag`` element (a <pre>'s code, a <textarea>'s lines)."""
     return any(isinstance(up.tag, str) and up.tag.lower() == tag for up in element.iterancestors())
+
+
+#: a list's item in another list's item
+_NESTED_ITEM = "//li//li"
+#: the fewest words outside its links that make an item of linked names part of a sentence, and an item above it
+#: a sentence's
+_WORDS_BESIDE_LINKS = 2
+_WORDS_OF_A_SENTENCE = 4
+
+
+def _words_beside_links(item: Any) -> tuple[int, list[Any]]:
+    """The words the list item ``item`` writes outside its links, and its links (its nested lists apart)."""
+    own = "./text()|./*[not(self::ul or self::ol)]//text()"
+    links = item.xpath("./a[@href]|./*[not(self::ul or self::ol)]//a[@href]")
+    linked = sum(len(link.text_content().split()) for link in links)
+    return len(" ".join(item.xpath(own)).split()) - linked, links
+
+
+def _names_unlinked(item: Any) -> bool:
+    """Make the links of the nested list item ``item`` their text when it writes words of its own beside them
+    (:data:`_WORDS_BESIDE_LINKS`) and the item it is listed under writes a sentence of its own
+    (:data:`_WORDS_OF_A_SENTENCE`); whether it did. A sentence in an item goes on in a list of names, each linked
+    to its entry, with words between them (libFLAC's "... prepare for decoding using" over "FLAC__stream_decoder_
+    init_stream() or FLAC__stream_decoder_init_FILE() ... for native FLAC,"): trafilatura drops such a list as
+    navigation, for its links. A menu's or a table of contents' items are links alone, under links."""
+    words, links = _words_beside_links(item)
+    if not links or words < _WORDS_BESIDE_LINKS:
+        return False
+    above = item.xpath("ancestor::li[1]")
+    if not above or _words_beside_links(above[0])[0] < _WORDS_OF_A_SENTENCE:
+        return False
+    for link in links:
+        _unlinked(link)
+    return True
 
 
 def _unlinked(link: Any) -> None:
