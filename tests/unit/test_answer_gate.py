@@ -1341,6 +1341,29 @@ def test_the_askers_case_on_the_line_of_its_question_heads_the_answer_unnumbered
     assert "My advice is to give the cache a quarter of the memory." in dict(_statable_sentences(block, 3))
 
 
+#: lp_solve's FAQ as its web page reads: each entry a typed "- " and its question in bold, its answer below
+LP_SOLVE_FAQ = """ - When I call the API call solve(), several messages are printed on screen. How can I disable those messages?
+Use the set_verbose API call. The default is NORMAL (4).
+ - lp_solve fails to solve my model or it takes a very long time to solve my model. What can I do?
+lp_solve has a lot of options. Consider to use the following:
+"""
+
+
+def test_the_askers_case_on_a_bulleted_line_of_its_question_heads_the_answer() -> None:
+    from citesum.summarize.extractive import _statable_sentences
+
+    [block] = _titled(("lp_solve Frequently Asked Questions", LP_SOLVE_FAQ)).blocks
+    stated = dict(_statable_sentences(block, 3))
+    # before: the asker's trouble was a fact to state ("lp_solve fails to solve my model ...")
+    assert not any(sentence.startswith("lp_solve fails") for sentence in stated), stated
+    assert stated["lp_solve has a lot of options."].splitlines()[-1] == (
+        "lp_solve fails to solve my model or it takes a very long time to solve my model. What can I do?")
+    # outside a document of questions, a bulleted statement before a question is stated
+    [block] = _titled(("Tuning the solver", LP_SOLVE_FAQ)).blocks
+    assert "lp_solve fails to solve my model or it takes a very long time to solve my model." in dict(
+        _statable_sentences(block, 3))
+
+
 #: OpenOCD's FAQ as its web page reads: each entry's title, the asker's trouble told as a statement, the answer
 OPENOCD_FAQ = """Missing: cygwin1.dll
 OpenOCD complains about a missing cygwin1.dll.

@@ -1096,6 +1096,10 @@ def _opens_prose(units: list[Segment], start: int) -> bool:
 _PARAGRAPH_SLACK = 40
 
 
+#: a bullet typed at a line's start, before its first unit
+_TYPED_BULLET = re.compile(r"[ \t]*[-*•][ \t]+")
+
+
 def _premise_of_next(layout: _Layout, number: int) -> bool:
     """Whether ``layout.units[number]`` is a statement on a line, or in a hard-wrapped paragraph, that an FAQ's number
     opens and questions end, with at most three statements before them ("(12) I deleted a lot of data but the
@@ -1150,7 +1154,10 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         # cron. How do I temporarily stop it?"); a tutorial's author speaks as "I" and asks too ("My advice is to
         # give the cache a quarter of the memory. Why a quarter?")
         opening = number_end
-        if opening is None and layout.faq and line and _ASKER.match(text, line[0].start):
+        if opening is None and layout.faq and line and (_ASKER.match(text, line[0].start)
+                                                        or _TYPED_BULLET.fullmatch(text, start, line[0].start)):
+            # (or a bullet typed before it: lp_solve's FAQ sets each entry as "- lp_solve fails to solve my model
+            # or it takes a very long time to solve my model. What can I do?", its answer on the next line)
             opening = line[0].start
         if (not line or opening is None or opening < line[0].start or text[line[-1].end:end].strip()
                 or not all(u.kind in STATABLE for u in line)):
