@@ -2633,3 +2633,31 @@ def test_the_askers_stance_is_no_subject_a_document_must_mention() -> None:
                         _terms({"start": 3})) == []
     summary = ExtractiveSummarizer().summarize(question, _context(text, terms=terms))
     assert not summary.abstained and "terminate the library" in summary.bullets[0].text
+
+
+#: GNU indent's manual on tabs, as its Texinfo page reads
+INDENT_TABS = """1.8 Indentation
+
+By default, indent will use tabs to indent as far as possible, and then pad with spaces until the desired position
+is reached. For those that prefer spaces to tabs, indent provides the -nut option.
+
+Appendix A Option Summary
+
+'-nut', '--no-tabs': Use spaces instead of tabs.
+'-as', '--align-with-spaces': If using tabs for indentation, use spaces for alignment.
+"""
+
+
+def test_a_choice_made_the_other_way_round_does_not_answer() -> None:
+    question = "How do I make indent use tabs instead of spaces?"
+    summary = ExtractiveSummarizer().summarize(question, _titled(("indent: Indent and Format C Program Source",
+                                                                   INDENT_TABS)))
+    stated = [bullet.text for bullet in summary.bullets]
+    # before: the option that does the opposite, holding every word the question weighs, outranked the answer
+    # (over the manual's whole page it was the answer; here the question was turned away, it the first lead)
+    assert stated and stated[0].startswith("By default, indent will use tabs to indent"), stated
+    assert not any("instead of tabs" in text or "prefer spaces to tabs" in text for text in stated), stated
+    from citesum.summarize.extractive import choices
+
+    assert choices("sync it through systemd rather than a cron job") == {("systemd", "cron")}
+    assert choices("Use it instead of them.") == set()  # (a word the analyser drops makes no choice)

@@ -1096,6 +1096,38 @@ def _opens_prose(units: list[Segment], start: int) -> bool:
 _PARAGRAPH_SLACK = 40
 
 
+#: one thing chosen over another: "tabs instead of spaces", "systemd rather than cron", "prefer spaces to tabs"
+_CHOICE = re.compile(r"\b(?:([\w+#.-]+) (?:instead of|rather than) (?:(?:a|an|the|my|your|our) )?([\w+#.-]+)|"
+                     r"prefer(?:s|red)? ([\w+#.-]+) (?:to|over) (?:(?:a|an|the|my|your|our) )?([\w+#.-]+))",
+                     re.IGNORECASE)
+
+
+def choices(text: str) -> set[tuple[str, str]]:
+    """The things ``text`` chooses over others, each as (chosen, passed over), analysed as BM25's analyser
+    analyses words (:data:`_CHOICE`); a word it drops ("it instead of them") makes no choice."""
+    found = set()
+    for match in _CHOICE.finditer(text):
+        chosen, passed_over = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+        chosen_stems, passed_stems = tokenize([chosen, passed_over])
+        if chosen_stems and passed_stems and chosen_stems != passed_stems:
+            found.add((chosen_stems[-1], passed_stems[-1]))
+    return found
+
+
+def _weigh_reversed(query: str, sentences: list[_Sentence], factor: float) -> None:
+    """Scale down (``factor``) the answer score of each sentence that makes the choice the question asks for the
+    other way round: "How do I make indent use tabs instead of spaces?" is not answered by "'-nut', '--no-tabs':
+    Use spaces instead of tabs.", which holds every word the question weighs (a new user's trial, GNU indent's
+    manual)."""
+    asked = choices(query)
+    if not asked:
+        return
+    reversed_choices = {(passed_over, chosen) for chosen, passed_over in asked}
+    for sentence in sentences:
+        if choices(sentence.text) & reversed_choices:
+            sentence.answer *= factor
+
+
 #: a bullet typed at a line's start, before its first unit
 _TYPED_BULLET = re.compile(r"[ \t]*[-*•][ \t]+")
 
@@ -2179,6 +2211,7 @@ class ExtractiveSummarizer:
         form = question_form(query)
         if form != "topic":
             self._weigh_named(query, context, sentences, specific=form == "specific")
+            _weigh_reversed(query, sentences, self.options.off_subject_factor)
         expected = expected_answer(query)
         if expected in ("reason", "method") or _goes_wrong(query):
             _answer_with_cause(sentences, _NAMES_CAUSE if expected == "reason" else
