@@ -213,10 +213,13 @@ class ExtractiveOptions:
     ``thirty-seventh``, written at the round's start and run after them. The twenty-eighth round's (a web page's
     code in a list item keeps its lines, :mod:`citesum.ingest.formats`; a message the question quotes that a
     listing shows is explained before the next listing, :func:`_after_quoted`; a sentence introducing code is
-    stated with the code the next passage opens with, :func:`introduced_code`) were drawn from the
-    ``thirty-seventh`` and the thirty-seven splits' documents and questions, and are reported on the
-    ``thirty-eighth``, written at the round's start and run after them. That topic queries pass ungated was
-    chosen looking at all three SummHay news haystacks, so their figures are in-sample."""
+    stated with the code the next passage opens with, :func:`introduced_code`; in an FAQ, a bulleted line's
+    statements before its questions are the asker's case; a sentence making the question's choice the other way
+    round counts less, :func:`choices`; a web page's nested list of linked names a sentence goes on with is
+    kept) were drawn from the ``thirty-seventh``, the thirty-seven splits' documents and questions and a new
+    user's trial, and are reported on the ``thirty-eighth``, written at the round's start and run after them.
+    That topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
+    in-sample."""
 
     bullets: int | None = 5
     max_words: int | None = None
