@@ -1358,6 +1358,12 @@ def test_the_askers_case_on_a_bulleted_line_of_its_question_heads_the_answer() -
     assert not any(sentence.startswith("lp_solve fails") for sentence in stated), stated
     assert stated["lp_solve has a lot of options."].splitlines()[-1] == (
         "lp_solve fails to solve my model or it takes a very long time to solve my model. What can I do?")
+    # an answer's bulleted list, its item asking a question of its own, keeps the item's statement
+    answer = ("How do I make the solver faster?\n\nThere are several options to try:\n- Presolve removes redundant "
+              "rows and columns. Why not turn it on by default?\n- Scaling improves the numerical stability of the "
+              "model considerably.\n")
+    [block] = _titled(("lp_solve Frequently Asked Questions", answer)).blocks
+    assert "Presolve removes redundant rows and columns." in dict(_statable_sentences(block, 3))
     # outside a document of questions, a bulleted statement before a question is stated
     [block] = _titled(("Tuning the solver", LP_SOLVE_FAQ)).blocks
     assert "lp_solve fails to solve my model or it takes a very long time to solve my model." in dict(
@@ -1926,6 +1932,11 @@ def test_a_sentence_introducing_code_the_next_passage_opens_with_is_stated_with_
     placed = {sentence: shown for sentence, _, _, shown in _placed_sentences(block, 3)}
     [introducer] = [sentence for sentence in placed if sentence.startswith("xmltodict is very fast")]
     assert placed[introducer].startswith(">>> def handle_artist(_, artist):"), placed
+    # a next passage that opens with prose shows nothing the sentence introduces, though code comes after it
+    prose = "Here is how it works in detail with the file given below.\n\n```\nx = 1\n```"
+    going_on = (passages[0], Passage("d1::1", "d1", 1, 0, len(prose), prose, 25))
+    block = ContextBlock(1, "d1", "xmltodict", "\n".join([first, prose]), 55, going_on, 1.0)
+    assert not any(sentence.startswith("xmltodict is very fast") for sentence, *_ in _placed_sentences(block, 3))
     # a passage that is not the document's next shows nothing the sentence introduces: it is not stated
     apart = (passages[0], passages[2])
     block = ContextBlock(1, "d1", "xmltodict", "\n".join([first, later]), 45, apart, 1.0)
@@ -2602,6 +2613,15 @@ def test_a_message_listed_in_code_is_explained_before_the_next_listing() -> None
         block = ContextBlock(1, "d1", "D1", f"{piece}\n{after}", 92, passages, 1.0)
         context = Context((block,), "original", 10_000, 100, None)
         assert _after_quoted(context, stated, ["cd is not eltorito"], 3) == expected
+    # a long listing the chunker cut, its pieces going on from each other: its explanation is right after it
+    pieces = ("```\nE1 disk full\nE2 bad sector", "E9 timeout on the link\n```")
+    explained = "The link to the server dropped: replace the cable and try again."
+    passages = (Passage("d1::0", "d1", 0, 0, len(pieces[0]), pieces[0], 100),
+                Passage("d1::1", "d1", 1, 0, len(pieces[1]), pieces[1], 20, continues=True),
+                Passage("d1::2", "d1", 2, 0, len(explained), explained, 15))
+    block = ContextBlock(1, "d1", "D1", "\n".join([*pieces, explained]), 135, passages, 1.0)
+    stated = [_Sentence(explained, 1, "d1", frozenset(), None)]
+    assert _after_quoted(Context((block,), "original", 10_000, 100, None), stated, ["E9 timeout"], 3) == stated
 
 
 def test_a_quote_no_document_writes_changes_nothing(tmp_path: Path) -> None:

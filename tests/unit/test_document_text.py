@@ -1457,8 +1457,12 @@ def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None
     main = _main_content(page)
     assert ("decoding using\n  - FLAC__stream_decoder_init_stream() or FLAC__stream_decoder_init_FILE() or "
             "FLAC__stream_decoder_init_file() for native FLAC,\n  - FLAC__stream_decoder_init_ogg_stream() or") in main, main
-    # a table of contents keeps its links: its items, and those it lists them under, are links alone
-    contents = ("<ul><li><a href='#t'>Troubleshooting problems</a><ul><li><a href='#e'>Error messages</a><ul>"
-                "<li><a href='#c'>Configuration error: missing parameter</a> <code>name</code></li></ul></li></ul>"
-                "</li></ul>")
+    # a table of contents keeps its links, wrapped in a <div> or not: the items it lists others under are links
+    # alone, though those may write words beside their links
+    contents = ("<ul><li><a href='#t'>Troubleshooting problems</a><div><ul><li><a href='#e'>Error messages</a> "
+                "and warnings<ul><li><a href='#c'>Configuration error: missing parameter</a> <code>name</code> of a "
+                "section</li></ul></li></ul></div></li></ul>")
     assert _prepared(f"<html><body>{contents}<p>Text.</p></body></html>").count("<a href") == 3
+    # an item of links alone under a sentence is a menu's, not the sentence's
+    menu = item.replace(" for native FLAC,", "").replace(" for Ogg FLAC", "").replace(" or ", "")
+    assert _prepared(f"<html><body><ul>{menu}</ul><p>Text.</p></body></html>").count("href=") == 6

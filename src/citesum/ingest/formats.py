@@ -1088,11 +1088,21 @@ _WORDS_OF_A_SENTENCE = 4
 
 
 def _words_beside_links(item: Any) -> tuple[int, list[Any]]:
-    """The words the list item ``item`` writes outside its links, and its links (its nested lists apart)."""
-    own = "./text()|./*[not(self::ul or self::ol)]//text()"
-    links = item.xpath("./a[@href]|./*[not(self::ul or self::ol)]//a[@href]")
-    linked = sum(len(link.text_content().split()) for link in links)
-    return len(" ".join(item.xpath(own)).split()) - linked, links
+    """The words the list item ``item`` writes outside its links, and its links: its own, not those of a list in
+    it (wrapped in another element or not), each element looked at once."""
+    words, links = len((item.text or "").split()), []
+    pending = list(item)
+    while pending:
+        element = pending.pop()
+        words += len((element.tail or "").split())
+        if not isinstance(element.tag, str) or element.tag.lower() in ("ul", "ol"):
+            continue
+        if element.tag.lower() == "a" and element.get("href") is not None:
+            links.append(element)  # (its words are a link's)
+        else:
+            words += len((element.text or "").split())
+            pending.extend(element)
+    return words, links
 
 
 def _names_unlinked(item: Any) -> bool:

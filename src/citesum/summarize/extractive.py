@@ -1131,8 +1131,26 @@ def _weigh_reversed(query: str, sentences: list[_Sentence], factor: float) -> No
             sentence.answer *= factor
 
 
-#: a bullet typed at a line's start, before its first unit
-_TYPED_BULLET = re.compile(r"[ \t]*[-*•][ \t]+")
+#: a bullet typed at a line's start, before its first unit; one that opens a line
+_TYPED_BULLET = re.compile(r"[ \t]*[-*+•][ \t]+")
+_OPENING_BULLET = re.compile(r"[ \t]*[-*+•][ \t]+\S")
+
+
+def _bulleted_entry(text: str, line_start: int, first_unit: int, line_end: int) -> bool:
+    """Whether the line from ``line_start`` to ``line_end`` opens with a typed bullet (before its first unit, at
+    ``first_unit``) as an FAQ's entry does, not as a list's item: lp_solve's FAQ sets each entry as "- lp_solve
+    fails to solve my model or it takes a very long time to solve my model. What can I do?", its answer on the
+    next line, unbulleted. A line among bulleted ones, or under a line that introduces a list (":"), is an item
+    of an answer's list, and its question may be the item's own ("- Presolve removes redundant rows. Why not
+    turn it on by default?")."""
+    if not _TYPED_BULLET.fullmatch(text, line_start, first_unit):
+        return False
+    if _OPENING_BULLET.match(text, line_end + 1):
+        return False
+    before = line_start - 1  # (the last character before the line that is no whitespace)
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before < 0 or text[before] != ":"
 
 
 def _premise_of_next(layout: _Layout, number: int) -> bool:
@@ -1190,9 +1208,7 @@ def _premise_of_next(layout: _Layout, number: int) -> bool:
         # give the cache a quarter of the memory. Why a quarter?")
         opening = number_end
         if opening is None and layout.faq and line and (_ASKER.match(text, line[0].start)
-                                                        or _TYPED_BULLET.fullmatch(text, start, line[0].start)):
-            # (or a bullet typed before it: lp_solve's FAQ sets each entry as "- lp_solve fails to solve my model
-            # or it takes a very long time to solve my model. What can I do?", its answer on the next line)
+                                                        or _bulleted_entry(text, start, line[0].start, end)):
             opening = line[0].start
         if (not line or opening is None or opening < line[0].start or text[line[-1].end:end].strip()
                 or not all(u.kind in STATABLE for u in line)):
@@ -1456,11 +1472,11 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
                 cursor = at + len(sentence.text)
                 placed.append(sentence)
                 ends.append(cursor)
-        explained_before = _explanations_end(block)
+        explanation_end = _explanations_end(block)
         for place in places:
             # the sentence holding the place, and those after it
             first = bisect.bisect_right(ends, place)
-            stop = explained_before(place)
+            stop = explanation_end(place)
             following = [sentence for sentence, end in zip(placed[first:first + most], ends[first:first + most])
                          if end - len(sentence.text) < stop]
             for sentence in itertools.takewhile(lambda sentence: _under_one_heading(following[0], sentence),
@@ -1475,9 +1491,17 @@ def _explanations_end(block: ContextBlock) -> Callable[[int], int]:
     """For a place in ``block``'s text, where the explanation of what it writes there ends: when the place is in
     a listing (a block of code, a table), where the next block of code after the listing opens; else the text's
     end. Blocks and tables as the segmenter reads them (:func:`citesum.segment.segments`), in each passage apart
-    when the block is its passages joined (:func:`_read_by_passage`): a piece of a long block of code, its
-    closing fence in the document's next passage, opens no block in the passage after it."""
-    texts = [p.text for p in block.passages] if _read_by_passage(block) else [block.text]
+    when the block is its passages joined (:func:`_read_by_passage`), a passage with the pieces of a long unit that
+    go on from it: the first piece of a long block of code, packed before a passage the document does not go on
+    with, opens no block in that passage, and a piece that goes on from it closes the block it opened."""
+    texts = [block.text]
+    if _read_by_passage(block):  # (a passage and those that go on with a unit it holds the start of are one text)
+        texts = [block.passages[0].text]
+        for passage, before in zip(block.passages[1:], block.passages):
+            if passage.continues and passage.ordinal == before.ordinal + 1:
+                texts[-1] = f"{texts[-1]}\n{passage.text}"
+            else:
+                texts.append(passage.text)
     units: list[Segment] = []
     offset = 0
     for text in texts:
