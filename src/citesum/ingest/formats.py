@@ -649,10 +649,10 @@ def _main_content(html: str) -> str:
     import trafilatura
 
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
-    # (favor_recall: on the Python documentation pages it kept more of the content at the same precision)
     # a page that writes the marks itself (as characters or as references: "&#x241E;") has none written for it
     lines_marked = not _LINE_MARKS.search(unescape(html))
     try:
+        # favor_recall: on the Python documentation pages it kept more of the content at the same precision
         main = trafilatura.extract(_prepared(html, lines_marked), include_tables=True, include_comments=False,
                                    favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then

@@ -1490,10 +1490,11 @@ def _after_quoted(context: Context, sentences: list[_Sentence], messages: Sequen
 def _explanations_end(block: ContextBlock) -> Callable[[int], int]:
     """For a place in ``block``'s text, where the explanation of what it writes there ends: when the place is in
     a listing (a block of code, a table), where the next block of code after the listing opens; else the text's
-    end. Blocks and tables as the segmenter reads them (:func:`citesum.segment.segments`), in each passage apart
-    when the block is its passages joined (:func:`_read_by_passage`), a passage with the pieces of a long unit that
-    go on from it: the first piece of a long block of code, packed before a passage the document does not go on
-    with, opens no block in that passage, and a piece that goes on from it closes the block it opened."""
+    end. Blocks and tables are read as the segmenter reads them (:func:`citesum.segment.segments`). When the
+    block is its passages joined (:func:`_read_by_passage`), each passage is read apart, together with the pieces
+    of a long unit that go on from it: the first piece of a long block of code, packed before a passage the
+    document does not go on with, opens no block in that passage, and a piece that goes on from it closes the
+    block it opened."""
     texts = [block.text]
     if _read_by_passage(block):  # (a passage and those that go on with a unit it holds the start of are one text)
         texts = [block.passages[0].text]
