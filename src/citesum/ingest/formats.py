@@ -404,16 +404,19 @@ def lists_ended(main: str) -> str:
     out: list[str] = []
     fenced = False
     in_item = False  # whether the line is an item's (its own line, or its text after a block of code it holds)
-    opened_in_item = False  # whether the block of code the line is in, or has just closed, opened in an item
+    opened_in_item = False  # whether the block of code the line is in opened in an item
+    item_goes_on = False  # whether the line comes right after a block of code that an item holds
     for line, following in zip(lines, [*lines[1:], ""]):
         out.append(line)
         if _FENCE_ONLY.match(line):
-            opened_in_item = in_item if not fenced else opened_in_item
+            if not fenced:
+                opened_in_item = in_item
             fenced = not fenced
+            item_goes_on = not fenced and opened_in_item
             in_item = False
             continue
-        after_block = len(out) > 1 and bool(_FENCE_ONLY.match(out[-2]))
-        in_item = not fenced and (bool(_ITEM_LINE.match(line)) or (opened_in_item and after_block))
+        in_item = not fenced and (bool(_ITEM_LINE.match(line)) or item_goes_on)
+        item_goes_on = False
         if (in_item and following[:1].isupper() and not _ITEM_LINE.match(following)
                 and not line.rstrip().endswith((",", "-", "(", ":", "?")) and not _GOES_ON_WORD.search(line)):
             out.append("")

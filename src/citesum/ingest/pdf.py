@@ -373,9 +373,9 @@ def clean_pages(pages: list[str]) -> CleanText:
         # "The Basics - What you need to know to operate in Maxima", the page's "29" at its foot, reads as
         # "CHAPTER 3. THE BASICS - ... 30"), not a header broken over two lines (ReportLab's "User Guide" /
         # "Chapter 11 Graphics" above "Page 118", every page of it numbered alone)
-        # (a page numbered alone has lines)
-        number_at_top = openers and bool(alone[index]) and nonblank[index][0] in alone[index]
-        number_at_foot = openers and bool(alone[index]) and nonblank[index][-1] in alone[index]
+        numbers = alone[index] if openers else []  # (a page numbered alone has lines)
+        number_at_top = bool(numbers) and nonblank[index][0] in numbers
+        number_at_foot = bool(numbers) and nonblank[index][-1] in numbers
         folios = set() if alone[index] else {index + offset for offset in offsets}
         drop = (_edge_run(lines, running, folios, reverse=False, pairs=not number_at_foot)
                 | _edge_run(lines, running, folios, reverse=True, pairs=not number_at_top))

@@ -1131,9 +1131,8 @@ def _weigh_reversed(query: str, sentences: list[_Sentence], factor: float) -> No
             sentence.answer *= factor
 
 
-#: a bullet typed at a line's start, before its first unit; one that opens a line
-_TYPED_BULLET = re.compile(r"[ \t]*[-*+•][ \t]+")
-_OPENING_BULLET = re.compile(r"[ \t]*[-*+•][ \t]+\S")
+#: a bullet typed at a line's start, and the spaces between it and the line's first word
+_TYPED_BULLET = re.compile(r"[ \t]*[-*+•][ \t]+(?=\S)")
 
 
 def _bulleted_entry(text: str, line_start: int, first_unit: int, line_end: int) -> bool:
@@ -1143,9 +1142,8 @@ def _bulleted_entry(text: str, line_start: int, first_unit: int, line_end: int) 
     next line, unbulleted. A line among bulleted ones, or under a line that introduces a list (":"), is an item
     of an answer's list, and its question may be the item's own ("- Presolve removes redundant rows. Why not
     turn it on by default?")."""
-    if not _TYPED_BULLET.fullmatch(text, line_start, first_unit):
-        return False
-    if _OPENING_BULLET.match(text, line_end + 1):
+    bullet = _TYPED_BULLET.match(text, line_start)
+    if bullet is None or bullet.end() != first_unit or _TYPED_BULLET.match(text, line_end + 1):
         return False
     before = line_start - 1  # (the last character before the line that is no whitespace)
     while before >= 0 and text[before].isspace():
