@@ -12,7 +12,8 @@ Run alone: python benchmarks/realdocs/corpus.py dev DEST  (copies the dev split'
 fresh, next, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth,
 sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third,
 twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first,
-thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth)
+thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth,
+thirty-ninth)
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth
           "twenty-fifth", "twenty-sixth", "twenty-seventh",
           "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first",
           "thirty-second", "thirty-third", "thirty-fourth", "thirty-fifth",
-          "thirty-sixth", "thirty-seventh", "thirty-eighth")
+          "thirty-sixth", "thirty-seventh", "thirty-eighth", "thirty-ninth")
 
 
 def entries(split: str | None = None) -> list[dict]:
@@ -169,7 +170,7 @@ if __name__ == "__main__":
                  "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third|"
                  "twenty-fourth|twenty-fifth|twenty-sixth|twenty-seventh|twenty-eighth|twenty-ninth|thirtieth|"
                  "thirty-first|thirty-second|thirty-third|thirty-fourth|thirty-fifth|thirty-sixth|"
-                 "thirty-seventh|thirty-eighth DEST")
+                 "thirty-seventh|thirty-eighth|thirty-ninth DEST")
     folder = gather(sys.argv[1], Path(sys.argv[2]))
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"{path.stat().st_size:9d}  {path.relative_to(folder)}")
