@@ -668,6 +668,20 @@ def test_a_numbered_faq_line_with_two_questions_heads_its_answer() -> None:
                                     "your text, and then hit Meta-I again to turn it back on."}, texts
 
 
+def test_a_common_word_written_as_a_name_no_document_uses_is_a_missing_subject() -> None:
+    # Exuberant Ctags' FAQ never names Rust: the language is what the question asks about, though "rust" is a
+    # common word, which the collection's lack of would otherwise make a paraphrase
+    terms = _terms({"exuber": 5, "ctag": 40, "generat": 10, "tag": 60, "sourc": 20, "file": 50})
+    assert missing_subjects("Can Exuberant Ctags generate tags for Rust source files?", terms) == ["Rust"]
+    # the same word in lower case, opening a sentence, or quoted is no name
+    assert missing_subjects("Can Exuberant Ctags generate tags for rust source files?", terms) == []
+    assert missing_subjects("Rust source files: can Exuberant Ctags generate tags for them?", terms) == []
+    assert missing_subjects('Why does ctags say "Rust file skipped" for my source files?', terms) == []
+    # a name the asker tells as their case, before the sentence that asks, is not what they ask about
+    assert missing_subjects("I write Rust at work. Can Exuberant Ctags generate tags for my source files?",
+                            terms) == []
+
+
 def test_a_name_in_capitals_no_document_uses_is_a_missing_subject() -> None:
     terms = _terms({"convert": 5, "packag": 40, "debian": 30})
     assert missing_subjects("How do I convert an RPM package into a Debian package?", terms) == ["RPM"]

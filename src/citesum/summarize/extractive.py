@@ -217,7 +217,10 @@ class ExtractiveOptions:
     statements before its questions are the asker's case; a sentence making the question's choice the other way
     round counts less, :func:`choices`; a web page's nested list of linked names a sentence goes on with is
     kept) were drawn from the ``thirty-seventh``, the thirty-seven splits' documents and questions and a new
-    user's trial, and are reported on the ``thirty-eighth``, written at the round's start and run after them.
+    user's trial, and are reported on the ``thirty-eighth``, written at the round's start and run after them. The
+    twenty-ninth round's (a common word written with a capital where no sentence starts names a thing,
+    :func:`_written_as_name`) was drawn from the ``thirty-eighth``, checked on the thirty-eight splits pooled,
+    and is reported on the ``thirty-ninth``, written at the round's start and run after it.
     That topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
@@ -2172,14 +2175,38 @@ _GOING_ON = (r"(?:is|are|was|were|be|been|being|keeps?|kept|starts?|started|stop
 
 def _named_things(query: str, words: list[str]) -> list[str]:
     """Those of ``words`` (of ``query``, missing from the collection) that name a thing the question asks about:
-    uncommon (:func:`_uncommon`), and neither a lower-case past participle or adverb nor a gerund after a form of
-    "be", "keep", "start" or "stop", "still", "without" or "from" (:data:`_GOING_ON`). Such a word tells how the
+    uncommon (:func:`_uncommon`) or written as a name is (:func:`_written_as_name`), and neither a lower-case
+    past participle or adverb nor a gerund after a form of "be", "keep", "start" or "stop", "still", "without" or
+    "from" (:data:`_GOING_ON`). Such a word tells how the
     asker's case looks ("my table has misaligned columns", "the indentation comes out wrecked", "without redoing
     the ones that finished") in words of their own, which the documents that answer need not use; a thing that
     no document names ("GPU", "OAuth2", "bindings", "sharding") is what makes a question unanswerable."""
-    return [word for word in _uncommon(words)
-            if not (_DESCRIBING.fullmatch(word) or word.islower() and word.endswith("ing")
-                    and re.search(rf"\b{_GOING_ON}{re.escape(word)}\b", query, re.IGNORECASE))]
+    uncommon = set(_uncommon(words))
+    return [word for word in words if (word in uncommon or _written_as_name(query, word))
+            and not (_DESCRIBING.fullmatch(word) or word.islower() and word.endswith("ing")
+                     and re.search(rf"\b{_GOING_ON}{re.escape(word)}\b", query, re.IGNORECASE))]
+
+
+#: where a sentence of a question starts, or a quotation: a word written there with a capital need not be a name
+_OPENS_SENTENCE = re.compile(r"(?:^|[.!?:;]\s+|[\"'“‘]\s*)$")
+
+
+def _written_as_name(query: str, word: str) -> bool:
+    """Whether ``query`` writes ``word`` with a capital where a sentence does not start, as a name is written
+    ("Can Exuberant Ctags generate tags for Rust source files?"), outside quotation marks: a common word so
+    written names a language, a product or a thing ("Rust", "German", "Bluetooth") that the documents never name,
+    not a paraphrase of what they say. A word written in capitals only ("NOT", "ALL") is stress or an
+    abbreviation, which :func:`_uncommon` reads."""
+    if len(word) < 2 or not word[0].isupper() or not word[1:].islower():
+        return False
+    quoted = [(found.start(), found.end()) for found in _QUOTED_SPAN.finditer(query)]
+    return any(not _OPENS_SENTENCE.search(query[:found.start()])
+               and not any(start < found.start() < end for start, end in quoted)
+               for found in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", query))
+
+
+#: a span of a question between quotation marks, straight or curly
+_QUOTED_SPAN = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<!\w)'[^']*'(?!\w)|‘[^’]*’")
 
 
 def nothing_answers(context: Context) -> str:
