@@ -671,12 +671,30 @@ def test_a_numbered_faq_line_with_two_questions_heads_its_answer() -> None:
 def test_a_common_word_written_as_a_name_no_document_uses_is_a_missing_subject() -> None:
     # Exuberant Ctags' FAQ never names Rust: the language is what the question asks about, though "rust" is a
     # common word, which the collection's lack of would otherwise make a paraphrase
-    terms = _terms({"exuber": 5, "ctag": 40, "generat": 10, "tag": 60, "sourc": 20, "file": 50})
+    terms = _terms({"exuber": 5, "ctag": 40, "generat": 10, "tag": 60, "sourc": 20, "file": 50, "say": 3,
+                    "one": 9, "languag": 4, "two": 4, "parser": 2, "exist": 3, "font": 2, "chang": 8})
     assert missing_subjects("Can Exuberant Ctags generate tags for Rust source files?", terms) == ["Rust"]
-    # the same word in lower case, opening a sentence, or quoted is no name
+    # written so once is enough, though another sentence opens with it
+    assert missing_subjects("Can Exuberant Ctags generate tags for Rust source files? Rust ones?", terms) == ["Rust"]
+    # a quotation closed before it leaves it a name
+    assert missing_subjects('Does the "ctags" Rust parser exist?', terms) == ["Rust"]
+    # in lower case, where a sentence, a clause after a colon or a list's item starts, the capital tells nothing
     assert missing_subjects("Can Exuberant Ctags generate tags for rust source files?", terms) == []
     assert missing_subjects("Rust source files: can Exuberant Ctags generate tags for them?", terms) == []
-    assert missing_subjects('Why does ctags say "Rust file skipped" for my source files?', terms) == []
+    assert missing_subjects("Can Exuberant Ctags generate tags for my source files? Rust ones, say?", terms) == []
+    assert missing_subjects("Which two languages can Exuberant Ctags generate tags for: Rust source files?",
+                            terms) == []
+    assert missing_subjects("Can Exuberant Ctags generate tags for these?\n- Rust\n- Go", terms) == []
+    # a quoted message, a contraction in it closing no quotation, or a message between backticks
+    assert missing_subjects('Why does ctags say "skipped Rust file" for my source files?', terms) == []
+    assert missing_subjects("Why does ctags say 'can't parse Rust file' for my source files?", terms) == []
+    assert missing_subjects("Why does ctags say `Rust file skipped` for my source files?", terms) == []
+    # a title-cased question capitalises every word
+    assert missing_subjects("Can Exuberant Ctags Generate Tags For Rust Source Files?", terms) == []
+    # what the asker runs things on: the documents answer for whatever it is; a path's part is no name
+    assert missing_subjects("How do I change the font on my Mac?", terms) == []
+    assert missing_subjects("Can Exuberant Ctags read my Rust source files?", terms) == ["Rust"]
+    assert missing_subjects("Why can't Exuberant Ctags read source files in ~/Projects/Rust?", terms) == []
     # a name the asker tells as their case, before the sentence that asks, is not what they ask about
     assert missing_subjects("I write Rust at work. Can Exuberant Ctags generate tags for my source files?",
                             terms) == []

@@ -2017,7 +2017,9 @@ def missing_subjects(query: str, terms: TermFrequencies | None, texts: Sequence[
     - its words that no unit of the collection holds and that are not common words (:func:`_named_things`):
       "Can libffi be compiled to WebAssembly with Emscripten?". A common word the collection lacks ("supply",
       "housing") is more often a paraphrase of what the documents say, so a word counts only when the
-      tokenizer's vocabulary, which is ordered by how often words occur, splits it into more than one piece.
+      tokenizer's vocabulary, which is ordered by how often words occur, splits it into more than one piece,
+      or when the question writes it with a capital where a capital tells a name ("Rust",
+      :func:`_written_as_name`).
       Those that ``texts`` (the retrieved passages) write apart, or ``names`` (their documents' paths and
       titles) hold, are mentioned (:func:`absent_words`). None without collection statistics (``terms``);
     - the long command-line options no retrieved passage writes (:func:`unwritten_options`); a short one is
@@ -2177,36 +2179,56 @@ def _named_things(query: str, words: list[str]) -> list[str]:
     """Those of ``words`` (of ``query``, missing from the collection) that name a thing the question asks about:
     uncommon (:func:`_uncommon`) or written as a name is (:func:`_written_as_name`), and neither a lower-case
     past participle or adverb nor a gerund after a form of "be", "keep", "start" or "stop", "still", "without" or
-    "from" (:data:`_GOING_ON`). Such a word tells how the
-    asker's case looks ("my table has misaligned columns", "the indentation comes out wrecked", "without redoing
-    the ones that finished") in words of their own, which the documents that answer need not use; a thing that
-    no document names ("GPU", "OAuth2", "bindings", "sharding") is what makes a question unanswerable."""
+    "from" (:data:`_GOING_ON`). Such a word tells how the asker's case looks ("my table has misaligned columns",
+    "the indentation comes out wrecked", "without redoing the ones that finished") in words of their own, which
+    the documents that answer need not use; a thing that no document names ("GPU", "OAuth2", "bindings",
+    "sharding", "Rust") is what makes a question unanswerable."""
     uncommon = set(_uncommon(words))
     return [word for word in words if (word in uncommon or _written_as_name(query, word))
             and not (_DESCRIBING.fullmatch(word) or word.islower() and word.endswith("ing")
                      and re.search(rf"\b{_GOING_ON}{re.escape(word)}\b", query, re.IGNORECASE))]
 
 
-#: where a sentence of a question starts, or a quotation: a word written there with a capital need not be a name
-_OPENS_SENTENCE = re.compile(r"(?:^|[.!?:;]\s+|[\"'“‘]\s*)$")
+#: where a word may take a capital without being a name: the question's start, a sentence's end (with its closing
+#: quotes and brackets), a colon or semicolon (the clause after one is often capitalised), a line's start or a
+#: list's marker, and an opening bracket or quotation mark there
+_OPENS_SENTENCE = re.compile(r"(?:\A|[.!?:;][\"'”’)\]]*\s+|\n)[ \t]*(?:(?:[-*•+]|\d+[.)])[ \t]+)?[(\[]?"
+                             r"[\"'“‘«„`]?\Z")
+#: an opening quotation mark, not an apostrophe: the word right after it opens a quotation the question leaves open
+_OPENING_QUOTE = re.compile(r"(?:\A|[\s(\[])[\"'“‘«„`]\Z")
+#: a span of a question between quotation marks (straight, curly, angled or German) or backticks: a program's
+#: message or a name as the asker quotes it. An apostrophe between letters ("can't", "doesn’t") closes none
+_QUOTED_SPAN = re.compile(r"\"[^\"]*\"|“[^”]*”|«[^»]*»|„[^“”]*[“”]|`[^`]*`|(?<!\w)'(?:[^']|(?<=\w)'(?=\w))*'(?!\w)"
+                          r"|‘(?:[^’]|(?<=\w)’(?=\w))*’")
+#: what the asker runs things on, with a word at most between: "on my Mac", "on our Windows servers", "under my
+#: new Dell". What they ask about may be theirs too ("Can MPD play my Spotify playlists?")
+_ASKERS_OWN = re.compile(r"\b(?i:on|under)\s+(?i:my|our)\s+(?:[\w-]+\s+)?\Z")
+
+
+def _title_cased(query: str) -> bool:
+    """Whether ``query`` capitalises its words as a title does ("How Do I Install It On Windows?"): all of its
+    words after the first but one at most, of four or more (a word of one letter or in capitals only apart)."""
+    words = [word for word in re.findall(r"[^\W\d_][\w'’-]*", query)[1:] if len(word) >= 2 and not word.isupper()]
+    return len(words) >= 4 and sum(not word[0].isupper() for word in words) <= 1
 
 
 def _written_as_name(query: str, word: str) -> bool:
-    """Whether ``query`` writes ``word`` with a capital where a sentence does not start, as a name is written
-    ("Can Exuberant Ctags generate tags for Rust source files?"), outside quotation marks: a common word so
-    written names a language, a product or a thing ("Rust", "German", "Bluetooth") that the documents never name,
-    not a paraphrase of what they say. A word written in capitals only ("NOT", "ALL") is stress or an
-    abbreviation, which :func:`_uncommon` reads."""
-    if len(word) < 2 or not word[0].isupper() or not word[1:].islower():
+    """Whether ``query`` writes ``word`` with a capital where a capital tells a name ("Can Exuberant Ctags
+    generate tags for Rust source files?"): a common word so written names a language, a product or a thing
+    ("Rust", "German", "Bluetooth") that the documents never name, not a paraphrase of what they say. Not where a
+    sentence, a clause after a colon, a line or a list's item starts (:data:`_OPENS_SENTENCE`), nor in a
+    quotation, nor in a title-cased question, nor as what the asker runs things on ("on my Mac": the documents
+    answer for whatever they run on), nor as a part of a path or an address ("~/Projects/Work"). A word written in
+    capitals only is left to :func:`_uncommon`, which reads it as a name."""
+    if len(word) < 2 or not word[0].isupper() or not word[1:].islower() or _title_cased(query):
         return False
     quoted = [(found.start(), found.end()) for found in _QUOTED_SPAN.finditer(query)]
-    return any(not _OPENS_SENTENCE.search(query[:found.start()])
-               and not any(start < found.start() < end for start, end in quoted)
-               for found in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", query))
-
-
-#: a span of a question between quotation marks, straight or curly
-_QUOTED_SPAN = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<!\w)'[^']*'(?!\w)|‘[^’]*’")
+    for found in re.finditer(rf"(?<![\w/\\-]){re.escape(word)}(?![\w/\\-])", query):
+        before = query[:found.start()]
+        if not (_OPENS_SENTENCE.search(before) or _OPENING_QUOTE.search(before) or _ASKERS_OWN.search(before)
+                or any(start < found.start() < end for start, end in quoted)):
+            return True
+    return False
 
 
 def nothing_answers(context: Context) -> str:
