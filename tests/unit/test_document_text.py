@@ -1439,6 +1439,25 @@ def test_a_page_that_writes_the_line_marks_is_read_as_it_was(tmp_path: Path) -> 
         assert "- Run the server first: ``` festival --server festival_client --ttw fred.txt ```" in main, main
 
 
+def test_a_character_reference_a_page_shows_is_read_as_shown(tmp_path: Path) -> None:
+    # Pango's markup page shows how to write a character reference: the main-content extractor decoded the
+    # references of the text it gave once more, so "&#169; for ©" read "© for ©", and "&amp;" read "&"
+    intro = ("<p>Pango uses GMarkup to parse this language, which means that XML features such as numeric "
+             "character entities such as <code>&amp;#169;</code> for &#169; can be used too.</p>")
+    rest = ("<p>Write <code>&amp;amp;</code> for an ampersand and <code>&amp;lt;</code> for a less-than sign; "
+            "AT&amp;T &lt;b&gt; stays as shown.</p><pre>if (a &amp;&amp; b) x = &amp;y;</pre>"
+            "<p>Other words about the page are written here in a paragraph of its own, long enough.</p>")
+    text = _written(tmp_path, "markup.html", f"<html><body><main><h1>Markup</h1>{intro}{rest}</main></body></html>"
+                    ).text
+    assert "numeric character entities such as &#169; for © can be used too." in text, text
+    assert "Write &amp; for an ampersand and &lt; for a less-than sign; AT&T <b> stays as shown." in text, text
+    assert "if (a && b) x = &y;" in text, text
+    # a page that writes the ampersand's mark itself is read as it was, the mark its own text
+    marked = _written(tmp_path, "marked.html", "<html><body><main><h1>Markup</h1>"
+                      f"<p>The sign \u2426 stands for a substitute.</p>{intro}{rest}</main></body></html>").text
+    assert "The sign \u2426 stands for a substitute." in marked, marked
+
+
 def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:
     from citesum.ingest.formats import _main_content, _prepared
 

@@ -653,14 +653,14 @@ def _main_content(html: str) -> str:
 
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
     # a page that writes the marks itself (as characters or as references: "&#x241E;") has none written for it
-    lines_marked = not _LINE_MARKS.search(unescape(html))
+    marked = not _MARKS.search(unescape(html))
     try:
         # favor_recall: on the Python documentation pages it kept more of the content at the same precision
-        main = trafilatura.extract(_prepared(html, lines_marked), include_tables=True, include_comments=False,
+        main = trafilatura.extract(_prepared(html, marked), include_tables=True, include_comments=False,
                                    favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
         return ""
-    return _lines_restored(main) if lines_marked else main
+    return _marks_restored(main) if marked else main
 
 
 #: elements that start a block of their own: text between them, outside any of them, is a paragraph of its own
@@ -677,7 +677,7 @@ _LOOSE_TEXT_CHARACTERS = 40
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 
 
-def _prepared(html: str, lines_marked: bool = False) -> str:
+def _prepared(html: str, marked: bool = False) -> str:
     """The page made ready for trafilatura, which keeps the text of paragraphs and a <pre>'s lines:
 
     * each run of text that stands outside any paragraph (directly under <body> or a <div>, between headings,
@@ -718,8 +718,11 @@ def _prepared(html: str, lines_marked: bool = False) -> str:
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
       a page of tables in tables, came out as one table cell with every question run into its answer;
-    * with ``lines_marked``, a block of code in a list item, a definition or a quotation is its text, its line
-      breaks, spaces and tabs written as marks that :func:`_lines_restored` reads back (:func:`_mark_lines`).
+    * with ``marked``, a block of code in a list item, a definition or a quotation is its text, its line
+      breaks, spaces and tabs written as marks that :func:`_marks_restored` reads back (:func:`_mark_lines`);
+      and each ampersand of the page's text is written as a mark too (:data:`_AMPERSAND_MARK`): trafilatura
+      decodes character references in the text it gives, so Pango's "<code>&amp;#169;</code> for ©" read "© for
+      ©", and "<code>&amp;amp;</code>" read "&".
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -780,8 +783,10 @@ def _prepared(html: str, lines_marked: bool = False) -> str:
         broken = _breaks_as_lines(block)  # (first: a <br> is a line of the block whose lines are counted)
         fenced = _fence_code(block)
         changed |= broken | fenced
-        if fenced and lines_marked and _held_in_running_text(block):
+        if fenced and marked and _held_in_running_text(block):
             _mark_lines(block)
+    if marked:
+        changed |= _mark_ampersands(root)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
 
 
@@ -790,7 +795,10 @@ def _prepared(html: str, lines_marked: bool = False) -> str:
 #: marks (control pictures, which no page's code writes): Festival's "--ttw" option ran its Scheme code, with
 #: the fences around it, and the sentence after it into one line ("``` (Parameter.set ...) ``` Note that ...")
 _LINE_MARK, _SPACE_MARK, _TAB_MARK = "\u241e", "\u241f", "\u241d"
-_LINE_MARKS = re.compile(f"[{_LINE_MARK}{_SPACE_MARK}{_TAB_MARK}]")
+#: what an ampersand of a page's text is written as for trafilatura, which decodes the character references in
+#: the text it gives once more (a control picture too)
+_AMPERSAND_MARK = "\u2426"
+_MARKS = re.compile(f"[{_LINE_MARK}{_SPACE_MARK}{_TAB_MARK}{_AMPERSAND_MARK}]")
 #: a marked line break, with the space trafilatura puts between the block and the item's text around it
 _MARKED_LINE_BREAK = re.compile(f" ?{_LINE_MARK} ?")
 #: where trafilatura runs a block of code into the text around it (a table's cell keeps its row on one line; a
@@ -812,7 +820,7 @@ def _held_in_running_text(block: Any) -> bool:
 
 def _mark_lines(block: Any) -> None:
     """Replace the fenced <pre> ``block``'s content with its plain text (trafilatura keeps no markup of a block
-    of code), its line breaks, spaces and tabs (its fences' too) written as the marks :func:`_lines_restored`
+    of code), its line breaks, spaces and tabs (its fences' too) written as the marks :func:`_marks_restored`
     reads back (:data:`_LINE_MARK`); a no-break space is a space. The blank lines the code opens or ends with
     are none of it (a page writes "<pre>\\n"): read back, they stood between a fence and the code."""
     for hidden in list(block.iter(*_NOT_CODE_TEXT)):
@@ -827,11 +835,23 @@ def _mark_lines(block: Any) -> None:
                   .replace("\t", _TAB_MARK))
 
 
-def _lines_restored(text: str) -> str:
-    """``text`` with the marks :func:`_mark_lines` wrote read back as the line breaks, spaces and tabs they
-    stand for; the space trafilatura put beside a line break goes."""
+def _mark_ampersands(root: Any) -> bool:
+    """Write each ampersand of the text of the page ``root`` as :data:`_AMPERSAND_MARK`; whether it had any."""
+    found = False
+    for element in root.iter():
+        for name in ("text", "tail"):
+            value = getattr(element, name)
+            if value and "&" in value:
+                setattr(element, name, value.replace("&", _AMPERSAND_MARK))
+                found = True
+    return found
+
+
+def _marks_restored(text: str) -> str:
+    """``text`` with the marks :func:`_mark_lines` and :func:`_mark_ampersands` wrote read back as the line
+    breaks, spaces, tabs and ampersands they stand for; the space trafilatura put beside a line break goes."""
     text = _MARKED_LINE_BREAK.sub("\n", text)
-    return text.replace(_SPACE_MARK, " ").replace(_TAB_MARK, "\t")
+    return text.replace(_SPACE_MARK, " ").replace(_TAB_MARK, "\t").replace(_AMPERSAND_MARK, "&")
 
 
 #: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading (a
