@@ -120,6 +120,12 @@ _fetched: dict[str, Any] = {}
 _FETCHED_VALUES = 4
 
 
+#: Ray waits a fixed 30 s for a node it starts to register, and on a busy machine (two cores running a test suite)
+#: it sometimes does not: "The current node timed out during startup". A second start is given the same wait.
+_RAY_STARTUP_TIMEOUT = "timed out during startup"
+_RAY_STARTS = 2
+
+
 class RayExecutor:
     """Tasks on a Ray cluster (see the module docstring). ``address`` None: a Ray instance on this machine with
     ``num_cpus`` cores (default: all of them)."""
@@ -134,10 +140,17 @@ class RayExecutor:
             if address is None:  # a new instance here, even when a cluster runs on this machine (ray start)
                 address = "local"
                 options["num_cpus"] = num_cpus or os.cpu_count() or 1
-            try:
-                ray.init(address=address, **options)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise CitesumError(f"cannot start or join the Ray cluster at {address}: {exc}") from exc
+            for attempt in range(1, _RAY_STARTS + 1):
+                try:
+                    ray.init(address=address, **options)
+                    break
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    raise CitesumError(f"cannot start or join the Ray cluster at {address}: {exc}") from exc
+                except Exception as exc:  # Ray's own wait for its node to start raises a bare Exception
+                    if _RAY_STARTUP_TIMEOUT not in str(exc) or attempt == _RAY_STARTS:
+                        raise CitesumError(f"cannot start or join the Ray cluster at {address}: {exc}") from exc
+                    log.warning("Ray's node did not start in time (a busy machine?); starting it again")
+                    ray.shutdown()
         self._task = ray.remote(max_retries=TASK_RETRIES)(_call)
 
     def share(self, value: Value) -> Shared[Value]:

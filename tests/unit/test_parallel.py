@@ -205,3 +205,39 @@ def test_an_interrupted_sweep_run_again_with_another_budget_does_only_the_runs_l
     with pytest.raises(Exception, match="judge"):
         sweep_haystacks([haystack], [tmp_path / "other"], configs, judge_name="nonsense")
     assert not list(tmp_path.glob("other*"))
+
+
+def test_a_ray_node_too_slow_to_start_is_started_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    ray = pytest.importorskip("ray")
+    from citesum.errors import CitesumError
+    from citesum.parallel import RayExecutor
+
+    # Ray waits a fixed 30 s for the node it starts; on a busy machine the wait ran out (CI's Ray tests errored)
+    calls: list[str] = []
+    too_slow = "The current node timed out during startup. This could happen because some of the raylet failed"
+
+    def init(address: str, **options: object) -> None:
+        calls.append(f"init {address} {options['num_cpus']}")
+        if calls.count(calls[-1]) == 1:
+            raise Exception(too_slow)
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    monkeypatch.setattr(ray, "init", init)
+    RayExecutor(num_cpus=1)
+    assert calls == ["init local 1", "shutdown", "init local 1"]
+    # too slow twice: a clear error, not Ray's bare exception
+    monkeypatch.setattr(ray, "init", lambda address, **options: (_ for _ in ()).throw(Exception(too_slow)))
+    with pytest.raises(CitesumError, match="cannot start or join the Ray cluster at local: The current node timed"):
+        RayExecutor(num_cpus=1)
+    # any other failure is not tried again
+    calls.clear()
+
+    def refused(address: str, **options: object) -> None:
+        calls.append("init")
+        raise Exception("the object store cannot map its memory")
+
+    monkeypatch.setattr(ray, "init", refused)
+    with pytest.raises(CitesumError, match="object store cannot map"):
+        RayExecutor(num_cpus=1)
+    assert calls == ["init"]
