@@ -337,6 +337,22 @@ def test_a_heading_naming_the_command_its_paragraph_opens_with_stands_apart() ->
     assert "Install the toolchain quickly, before" in clean_pages([wrapped]).text
 
 
+def test_a_sections_numbered_title_and_its_first_sub_sections_stand_apart() -> None:
+    """The Muttprint manual's PDF read "2. Installation 2.1. System requirements" as one line: a numbered title
+    opens with a digit, not a capital, so the heading above it was run into it."""
+    body = "Muttprint was realized in the programming language Perl which requires a functioning Perl interpreter."
+    page = ("It looks better than plain text and is comparable with the printing of well-known mail clients.\n"
+            f"2. Installation\n2.1. System requirements\n{body}\n")
+    paragraphs = clean_pages([page]).text.split("\n\n")
+    assert "2. Installation" in paragraphs and "2.1. System requirements" in paragraphs, paragraphs
+    assert body in paragraphs, paragraphs
+    # a number that is no sub-section's goes on as before ("2" is no section of "21", nor "2.1" of "2.10")
+    text = clean_pages([page.replace("2.1. System requirements", "21 Bar graphs")]).text
+    assert "2. Installation 21 Bar graphs" in text, text
+    text = clean_pages([page.replace("2. Installation\n2.1.", "2.1 Installation\n2.10")]).text
+    assert "2.1 Installation 2.10 System requirements" in text, text
+
+
 def test_a_tex_fonts_ligatures_given_as_their_codes_are_letters_again() -> None:
     # a Type 3 font drawn from a TeX bitmap font gives no Unicode: PDFium passes on the glyph's code, here T1's
     # (fi 28, fl 29, ff 27, ffi 30, quotes 16 and 17), as in the dasm manual

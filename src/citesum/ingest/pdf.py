@@ -554,16 +554,29 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
     short = len(previous) < 0.7 * full_width
     if (short and _SENTENCE_END.search(previous)) or _LIST_ITEM.match(line):
         return "\n\n", False
-    # a heading ("Details", "2.3 Arguments") stands apart from the text before and after it
+    # a heading ("Details", "2.3 Arguments") stands apart from the text before and after it, and from the title
+    # of its first sub-section below it ("2. Installation" above "2.1. System requirements")
     # ...and so is a line well short of the text's width that opens after a sentence's end and ends no sentence,
     # before one that starts with a capital ("Invoked as an interactive login shell, or with --login" above "When
     # Bash is invoked ..."): a paragraph's wrapped lines run to the width, and its last line ends its sentence. A
     # short line inside a sentence (ragged or OCR'd text, before a name) is no heading
     if (_SENTENCE_END.search(previous) and _is_heading(line, full_width)) or \
             (_is_heading(previous, full_width, 0.7 if previous_opens else 0.5)
-             and (line[:1].isupper() or previous_opens and _names_again(previous, line))):
+             and (line[:1].isupper() or _numbers_within(previous, line)
+                  or previous_opens and _names_again(previous, line))):
         return "\n\n", False
     return " ", False
+
+
+def _numbers_within(heading: str, line: str) -> bool:
+    """Whether ``line`` opens with a section number within the one ``heading`` opens with ("2.1." under "2.",
+    "10.3.1" under "10.3"), before a word: a sub-section's title under its section's."""
+    above, below = _SECTION_OPENING.match(heading), _SECTION_OPENING.match(line)
+    return bool(above and below) and below.group(1).startswith(above.group(1).rstrip(".") + ".")
+
+
+#: a section number opening a line, before a word
+_SECTION_OPENING = re.compile(r"(\d{1,3}(?:\.\d{1,3})*\.?)\s+\S")
 
 
 def _names_again(heading: str, line: str) -> bool:
