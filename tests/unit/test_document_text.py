@@ -1444,18 +1444,35 @@ def test_a_character_reference_a_page_shows_is_read_as_shown(tmp_path: Path) -> 
     # references of the text it gave once more, so "&#169; for ©" read "© for ©", and "&amp;" read "&"
     intro = ("<p>Pango uses GMarkup to parse this language, which means that XML features such as numeric "
              "character entities such as <code>&amp;#169;</code> for &#169; can be used too.</p>")
-    rest = ("<p>Write <code>&amp;amp;</code> for an ampersand and <code>&amp;lt;</code> for a less-than sign; "
-            "AT&amp;T &lt;b&gt; stays as shown.</p><pre>if (a &amp;&amp; b) x = &amp;y;</pre>"
+    # (in an element's tail too, after inline code; and CppUnit's "&registry" in a block of code)
+    rest = ("<p>Write <code>&amp;amp;</code> for an ampersand, &amp;lt; for a less-than sign; AT&amp;T &lt;b&gt; "
+            "stays as shown.</p><pre>TestFactoryRegistry &amp;registry = get();</pre>"
             "<p>Other words about the page are written here in a paragraph of its own, long enough.</p>")
     text = _written(tmp_path, "markup.html", f"<html><body><main><h1>Markup</h1>{intro}{rest}</main></body></html>"
                     ).text
     assert "numeric character entities such as &#169; for © can be used too." in text, text
-    assert "Write &amp; for an ampersand and &lt; for a less-than sign; AT&T <b> stays as shown." in text, text
-    assert "if (a && b) x = &y;" in text, text
-    # a page that writes the ampersand's mark itself is read as it was, the mark its own text
+    assert "Write &amp; for an ampersand, &lt; for a less-than sign; AT&T <b> stays as shown." in text, text
+    assert "TestFactoryRegistry &registry = get();" in text, text
+    # a page that writes the ampersand's mark itself is read as it was, the mark its own text, and a block of
+    # code in its list item keeps its lines still
+    item = "<ul><li>Run the server first: <pre>festival --server\nfestival_client x</pre> then go on.</li></ul>"
     marked = _written(tmp_path, "marked.html", "<html><body><main><h1>Markup</h1>"
-                      f"<p>The sign \u2426 stands for a substitute.</p>{intro}{rest}</main></body></html>").text
+                      f"<p>The sign \u2426 stands for a substitute.</p>{item}{intro}{rest}</main></body></html>").text
     assert "The sign \u2426 stands for a substitute." in marked, marked
+    assert "```\nfestival --server\nfestival_client x\n```" in marked, marked
+
+
+def test_a_json_ld_article_body_is_read_decoded_once() -> None:
+    import json
+
+    from citesum.ingest.formats import _main_content
+
+    # a short page's article, which trafilatura reads from its JSON-LD, HTML-escaped there
+    body = "Tom &amp; Jerry is a cartoon about a cat and a mouse; the cat chases the mouse through the house. " * 4
+    data = json.dumps({"@context": "https://schema.org", "@type": "Article", "articleBody": body})
+    main = _main_content(f'<html><head><script type="application/ld+json">{data}</script></head>'
+                         "<body><div>Short.</div></body></html>")
+    assert main.startswith("Tom & Jerry is a cartoon"), main
 
 
 def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:

@@ -652,15 +652,18 @@ def _main_content(html: str) -> str:
     import trafilatura
 
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds too short
-    # a page that writes the marks itself (as characters or as references: "&#x241E;") has none written for it
-    marked = not _MARKS.search(unescape(html))
+    # a page that writes a mark itself (as a character or as a reference: "&#x241E;") has none of its kind written
+    # for it: the line marks and the ampersand's are told apart, so a page that writes one keeps the other
+    unescaped = unescape(html)
+    lines_marked = not _LINE_MARKS.search(unescaped)
+    ampersands_marked = _AMPERSAND_MARK not in unescaped
     try:
         # favor_recall: on the Python documentation pages it kept more of the content at the same precision
-        main = trafilatura.extract(_prepared(html, marked), include_tables=True, include_comments=False,
-                                   favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
+        main = trafilatura.extract(_prepared(html, lines_marked, ampersands_marked), include_tables=True,
+                                   include_comments=False, favor_recall=True, prune_xpath=_NOT_MAIN_CONTENT) or ""
     except Exception:  # lxml raises many kinds of errors on odd pages: the whole text then
         return ""
-    return _marks_restored(main) if marked else main
+    return _marks_restored(main, lines_marked, ampersands_marked)
 
 
 #: elements that start a block of their own: text between them, outside any of them, is a paragraph of its own
@@ -677,7 +680,7 @@ _LOOSE_TEXT_CHARACTERS = 40
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 
 
-def _prepared(html: str, marked: bool = False) -> str:
+def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = False) -> str:
     """The page made ready for trafilatura, which keeps the text of paragraphs and a <pre>'s lines:
 
     * each run of text that stands outside any paragraph (directly under <body> or a <div>, between headings,
@@ -718,11 +721,13 @@ def _prepared(html: str, marked: bool = False) -> str:
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
       a page of tables in tables, came out as one table cell with every question run into its answer;
-    * with ``marked``, a block of code in a list item, a definition or a quotation is its text, its line
+    * with ``lines_marked``, a block of code in a list item, a definition or a quotation is its text, its line
       breaks, spaces and tabs written as marks that :func:`_marks_restored` reads back (:func:`_mark_lines`);
-      and each ampersand of the page's text is written as a mark too (:data:`_AMPERSAND_MARK`): trafilatura
-      decodes character references in the text it gives, so Pango's "<code>&amp;#169;</code> for ©" read "© for
-      ©", and "<code>&amp;amp;</code>" read "&".
+    * with ``ampersands_marked``, each ampersand of the page's text is written as a mark too
+      (:func:`_mark_ampersands`): trafilatura decodes the character references of the text it gives once
+      more, so Pango's "<code>&amp;#169;</code> for ©" read "© for ©", and "<code>&amp;amp;</code>" read "&".
+      A page with an ampersand in its text is then always given to trafilatura as lxml writes it again (its
+      doctype left out), which reads as the page did.
 
     The page as it was when nothing changed (or it cannot be parsed)."""
     import lxml.html
@@ -783,9 +788,9 @@ def _prepared(html: str, marked: bool = False) -> str:
         broken = _breaks_as_lines(block)  # (first: a <br> is a line of the block whose lines are counted)
         fenced = _fence_code(block)
         changed |= broken | fenced
-        if fenced and marked and _held_in_running_text(block):
+        if fenced and lines_marked and _held_in_running_text(block):
             _mark_lines(block)
-    if marked:
+    if ampersands_marked:
         changed |= _mark_ampersands(root)
     return lxml.html.tostring(root, encoding="unicode") if changed else html
 
@@ -796,9 +801,10 @@ def _prepared(html: str, marked: bool = False) -> str:
 #: the fences around it, and the sentence after it into one line ("``` (Parameter.set ...) ``` Note that ...")
 _LINE_MARK, _SPACE_MARK, _TAB_MARK = "\u241e", "\u241f", "\u241d"
 #: what an ampersand of a page's text is written as for trafilatura, which decodes the character references in
-#: the text it gives once more (a control picture too)
+#: the text it gives once more (``xmltotxt``'s unescape, and ``line_processing``'s "&nbsp;", "&#13;" and
+#: "&#10;"): a control picture too, which no page's text writes
 _AMPERSAND_MARK = "\u2426"
-_MARKS = re.compile(f"[{_LINE_MARK}{_SPACE_MARK}{_TAB_MARK}{_AMPERSAND_MARK}]")
+_LINE_MARKS = re.compile(f"[{_LINE_MARK}{_SPACE_MARK}{_TAB_MARK}]")
 #: a marked line break, with the space trafilatura puts between the block and the item's text around it
 _MARKED_LINE_BREAK = re.compile(f" ?{_LINE_MARK} ?")
 #: where trafilatura runs a block of code into the text around it (a table's cell keeps its row on one line; a
@@ -836,10 +842,15 @@ def _mark_lines(block: Any) -> None:
 
 
 def _mark_ampersands(root: Any) -> bool:
-    """Write each ampersand of the text of the page ``root`` as :data:`_AMPERSAND_MARK`; whether it had any."""
+    """Write each ampersand of the text the page ``root`` shows as :data:`_AMPERSAND_MARK`, so that trafilatura
+    decodes no character reference a second time; whether it had any. A script's or a style's own text is left
+    as it is."""
     found = False
     for element in root.iter():
-        for name in ("text", "tail"):
+        # a script's or a style's text is no text the page shows: JSON-LD's is HTML-escaped, and trafilatura
+        # decodes it once on purpose when it falls back to it (its tail is the page's text)
+        names = ("tail",) if element.tag in ("script", "style") else ("text", "tail")
+        for name in names:
             value = getattr(element, name)
             if value and "&" in value:
                 setattr(element, name, value.replace("&", _AMPERSAND_MARK))
@@ -847,11 +858,13 @@ def _mark_ampersands(root: Any) -> bool:
     return found
 
 
-def _marks_restored(text: str) -> str:
-    """``text`` with the marks :func:`_mark_lines` and :func:`_mark_ampersands` wrote read back as the line
-    breaks, spaces, tabs and ampersands they stand for; the space trafilatura put beside a line break goes."""
-    text = _MARKED_LINE_BREAK.sub("\n", text)
-    return text.replace(_SPACE_MARK, " ").replace(_TAB_MARK, "\t").replace(_AMPERSAND_MARK, "&")
+def _marks_restored(text: str, lines: bool = True, ampersands: bool = True) -> str:
+    """``text`` with the marks :func:`_mark_lines` (when ``lines``) and :func:`_mark_ampersands` (when
+    ``ampersands``) wrote read back as the line breaks, spaces, tabs and ampersands they stand for; the space
+    trafilatura put beside a line break goes."""
+    if lines:
+        text = _MARKED_LINE_BREAK.sub("\n", text).replace(_SPACE_MARK, " ").replace(_TAB_MARK, "\t")
+    return text.replace(_AMPERSAND_MARK, "&") if ampersands else text
 
 
 #: inline markup with a class or an id, inside a paragraph, a list item, a definition, a cell or a heading (a
