@@ -571,12 +571,8 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
 def _numbers_within(heading: str, line: str) -> bool:
     """Whether ``line`` opens with a section number within the one ``heading`` opens with ("2.1." under "2.",
     "10.3.1" under "10.3"), before a word: a sub-section's title under its section's."""
-    above, below = _SECTION_OPENING.match(heading), _SECTION_OPENING.match(line)
-    return bool(above and below) and below.group(1).startswith(above.group(1).rstrip(".") + ".")
-
-
-#: a section number opening a line, before a word
-_SECTION_OPENING = re.compile(r"(\d{1,3}(?:\.\d{1,3})*\.?)\s+\S")
+    above, below = _LEADING_NUMBER.match(heading), _LEADING_NUMBER.match(line)
+    return bool(above and below) and below.group().startswith(above.group().rstrip(".") + ".")
 
 
 def _names_again(heading: str, line: str) -> bool:

@@ -2191,9 +2191,8 @@ def _named_things(query: str, words: list[str]) -> list[str]:
 
 #: where a word may take a capital without being a name: the question's start, a sentence's end (with its closing
 #: quotes and brackets), a colon or semicolon (the clause after one is often capitalised), a line's start or a
-#: list's marker, and an opening bracket or quotation mark there
-_OPENS_SENTENCE = re.compile(r"(?:\A|[.!?:;][\"'”’)\]]*\s+|\n)[ \t]*(?:(?:[-*•+]|\d+[.)])[ \t]+)?[(\[]?"
-                             r"[\"'“‘«„`]?\Z")
+#: list's marker, and an opening bracket there (an opening quotation mark anywhere: :data:`_OPENING_QUOTE`)
+_OPENS_SENTENCE = re.compile(r"(?:\A|[.!?:;][\"'”’)\]]*\s+|\n)[ \t]*(?:(?:[-*•+]|\d+[.)])[ \t]+)?[(\[]?\Z")
 #: an opening quotation mark, not an apostrophe: the word right after it opens a quotation the question leaves open
 _OPENING_QUOTE = re.compile(r"(?:\A|[\s(\[])[\"'“‘«„`]\Z")
 #: a span of a question between quotation marks (straight, curly, angled or German) or backticks: a program's
