@@ -1475,6 +1475,25 @@ def test_a_json_ld_article_body_is_read_decoded_once() -> None:
     assert main.startswith("Tom & Jerry is a cartoon"), main
 
 
+def test_a_table_cell_value_in_a_center_is_read(tmp_path: Path) -> None:
+    # GeographicLib's Doxygen page on geoids centres each number of its tables (<td><center>0.6</center></td>):
+    # the main-content extractor dropped every such value, so its table of data files read names only
+    page = ("<html><head><title>Geoid height</title></head><body><div class=\"textblock\">"
+            "<p>The geoid heights are computed using interpolation into a rectangular grid. These data files are "
+            "available for download:</p><center><table class=\"doxtable\"><caption>Available geoid data files"
+            "</caption><tr><th>name</th><th>geoid</th><th><center>grid</center></th><th><center>size (MB)</center>"
+            "</th></tr><tr><td>egm84-30 </td><td>EGM84 </td><td><center>30'</center> </td><td><center>0.6</center>"
+            " </td></tr><tr><td>egm96-5 </td><td>EGM96 </td><td><center>5'</center> </td><td><center> 19</center>"
+            " </td></tr></table></center><p>The size column is the size of the uncompressed data, which is what "
+            "the geoid takes in memory.</p><table><tr><th>option</th><th>meaning</th></tr><tr><td><label>-n</label>"
+            "</td><td>the geoid's name</td></tr></table></div></body></html>")
+    text = _written(tmp_path, "geoid.html", page).text
+    assert "| name | geoid | grid | size (MB) |" in text, text
+    assert "| egm84-30 | EGM84 | 30' | 0.6 |" in text, text
+    assert "| egm96-5 | EGM96 | 5' | 19 |" in text, text
+    assert "| -n | the geoid's name |" in text, text
+
+
 def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:
     from citesum.ingest.formats import _main_content, _prepared
 

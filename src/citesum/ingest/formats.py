@@ -721,6 +721,8 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
       a page of tables in tables, came out as one table cell with every question run into its answer;
+    * a table cell's value wrapped in markup that trafilatura drops from a cell (:data:`_CELL_WRAPPERS`) is the
+      cell's own text: GeographicLib's Doxygen tables of geoids read with every number and link left out;
     * with ``lines_marked``, a block of code in a list item, a definition or a quotation is its text, its line
       breaks, spaces and tabs written as marks that :func:`_marks_restored` reads back (:func:`_mark_lines`);
     * with ``ampersands_marked``, each ampersand of the page's text is written as a mark too
@@ -730,6 +732,7 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
       doctype left out), which reads as the page did.
 
     The page as it was when nothing changed (or it cannot be parsed)."""
+    import lxml.etree
     import lxml.html
 
     try:
@@ -770,6 +773,9 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
         changed |= _label_joined(label)
     for table in list(root.iter("table")):  # (outer tables first: a layout's cells may hold more layout)
         changed |= _unwrap_labelled_rows(table) or _unwrap_layout(table)
+    for cell in root.xpath(_CELL_WRAPPED):  # "<td><center>0.6</center></td>" shows 0.6, and trafilatura drops it
+        lxml.etree.strip_tags(cell, *_CELL_WRAPPERS)
+        changed = True
     for terms in _defined_terms(root):  # "-b" above "Generate additional support code ..." opens it
         changed |= _term_joined(terms)
     for title in _run_in_titles(root):  # "<li><b>Data Aborts</b> When debugging ..." sets its title apart
@@ -879,6 +885,12 @@ _NAMED_INLINE_MARKUP = (
 #: a class that hides what it marks: trafilatura leaves it out, and so should the text
 _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-hidden|screen-reader-text)\b",
                            re.IGNORECASE)
+
+
+#: what wraps a table cell's value and trafilatura drops with the value when the table is in a <div> (as on a
+#: Doxygen page, where every number of GeographicLib's tables of geoids is in a <center>): the cell shows the value
+_CELL_WRAPPERS = ("center", "label", "section", "article", "main")
+_CELL_WRAPPED = "//*[self::td or self::th][" + " or ".join(f".//{tag}" for tag in _CELL_WRAPPERS) + "]"
 
 
 #: what a cell of a table that lays a page out holds, and a table of values' cells do not: a heading, a table
