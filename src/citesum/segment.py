@@ -338,6 +338,8 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
         following = _NEXT_WORD.match(text, cut, end)
         if following is None:
             continue
+        if match.start() > start and text[match.start() - 1] in "([":
+            continue  # an elision in brackets ("The Schema(...) parameter ...", "[...]"): the sentence goes on
         if following.group(1).islower() and _quoted_stop(text, sentence_start, match.start(), cut):
             continue  # a stop named in quotes ("'!' is used by your shell as ..."), the sentence going on
         quotes += text.count('"', counted, match.start())

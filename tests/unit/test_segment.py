@@ -102,6 +102,18 @@ def test_e_g_and_i_e_written_without_their_inner_dot_do_not_cut_and_a_browsers_n
     ]
 
 
+def test_an_elision_in_brackets_does_not_cut() -> None:
+    # schema's README: "The Schema(...) parameter ignore_extra_keys causes ..." was cut after "(...)", and the
+    # sentence stated from "parameter ignore_extra_keys"
+    text = ("The Schema(...) parameter ignore_extra_keys causes validation to ignore extra keys in a dictionary. "
+            "The quoted line [...] ends here. Then another sentence follows.")
+    assert [unit for kind, unit in _units(text)] == [
+        "The Schema(...) parameter ignore_extra_keys causes validation to ignore extra keys in a dictionary.",
+        "The quoted line [...] ends here.",
+        "Then another sentence follows.",
+    ]
+
+
 def test_markdown_headings_fences_and_page_furniture() -> None:
     text = ("# Install\n\nRun the installer once. It needs no network.\n\n```\npip install citesum\n```\n\n"
             "Page 3 of 12\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
