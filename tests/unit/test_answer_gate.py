@@ -2713,3 +2713,42 @@ def test_a_choice_made_the_other_way_round_does_not_answer() -> None:
 
     assert choices("sync it through systemd rather than a cron job") == {("systemd", "cron")}
     assert choices("Use it instead of them.") == set()  # (a word the analyser drops makes no choice)
+
+
+#: mksh's README.Debian (its title is a heading of the text), beside another package's README
+MKSH_README = """Notes for the mksh binary package
+
+The MirBSD Korn Shell provides a workable /bin/sh for Debian; installation however is not automatic due to
+Debian #540512 (a wontfix RC bug in dash).
+
+After installation, it is strongly recommended to copy the file
+/etc/skel/.mkshrc into your home directory to get a nicer prompt,
+pushd/popd/dirs/setenv/enable functionality, some aliases, etc.
+
+The /bin/lksh binary is used to run legacy ksh88 and pdksh scripts. It is not intended for interactive use.
+"""
+SCHEMA_README = """schema is a library for validating Python data structures, such as those obtained from config-files,
+forms, external services or command-line parsing, converted from JSON/YAML (or something else) to Python
+data-types.
+
+If Schema(...) encounters a type (such as int, str, object, etc.), it will check if the corresponding piece of
+data is an instance of that type, otherwise it will raise SchemaError.
+"""
+
+
+def test_the_askers_own_time_and_a_pronoun_name_no_subject() -> None:
+    # "I just installed mksh ...": "just", a word of the other README's title ("Schema validation just got
+    # Pythonic"), was read as a subject the question names, and the answer, which does not say "just", was
+    # scaled down under the floor
+    question = ("I just installed mksh on Debian and the prompt looks bare. What does the package suggest I do to "
+                "get a nicer prompt and the usual conveniences?")
+    context = _titled(("Additional documentation and examples", MKSH_README),
+                      ("Schema validation just got Pythonic", SCHEMA_README))
+    from citesum.summarize.extractive import named_subjects, rarest_asked_word
+
+    assert "just" not in named_subjects(question, context)
+    summary = ExtractiveSummarizer().summarize(question, context)
+    assert not summary.abstained and "/etc/skel/.mkshrc" in summary.bullets[0].text, summary
+    # "them" points back to what the question named: it is no word the answer must hold
+    assert rarest_asked_word("The tag pages inline every post. How can I make them cheaper?",
+                             _terms({"them": 1, "tag": 40, "page": 90, "inline": 30, "post": 60})) != "them"
