@@ -329,7 +329,7 @@ def _word_before(text: str, start: int, end: int) -> str:
 
 def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Sentences of the paragraph ``text[start:end]``: cut after . ! ? and a space, unless the word before is a
-    known abbreviation ("e.g.", "etc.", "Dr.") or an initial. A dot inside a number or a name ("3.5",
+    known abbreviation ("e.g.", "etc.", "Dr.") or an initial, or the dots are an elision in brackets ("(...)"). A dot inside a number or a name ("3.5",
     "example.com") has no space after it. A sentence may start in lower case ("libffi is ...", "dpkg reads")."""
     sentence_start = start
     quotes, counted = 0, start  # the double quotation marks of the sentence so far, counted up to ``counted``
@@ -338,7 +338,7 @@ def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int
         following = _NEXT_WORD.match(text, cut, end)
         if following is None:
             continue
-        if match.start() > start and text[match.start() - 1] in "([":
+        if match.group(0)[0] == "." and match.start() > start and text[match.start() - 1] in "([":
             continue  # an elision in brackets ("The Schema(...) parameter ...", "[...]"): the sentence goes on
         if following.group(1).islower() and _quoted_stop(text, sentence_start, match.start(), cut):
             continue  # a stop named in quotes ("'!' is used by your shell as ..."), the sentence going on

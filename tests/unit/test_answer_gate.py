@@ -2751,4 +2751,5 @@ def test_the_askers_own_time_and_a_pronoun_name_no_subject() -> None:
     assert not summary.abstained and "/etc/skel/.mkshrc" in summary.bullets[0].text, summary
     # "them" points back to what the question named: it is no word the answer must hold
     assert rarest_asked_word("The tag pages inline every post. How can I make them cheaper?",
-                             _terms({"them": 1, "tag": 40, "page": 90, "inline": 30, "post": 60})) != "them"
+                             _terms({"them": 1, "cheaper": 3, "tag": 40, "page": 90, "inline": 30, "post": 60})
+                             ) == "cheaper"

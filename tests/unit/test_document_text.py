@@ -1492,6 +1492,18 @@ def test_a_table_cell_value_in_a_center_is_read(tmp_path: Path) -> None:
     assert "| egm84-30 | EGM84 | 30' | 0.6 |" in text, text
     assert "| egm96-5 | EGM96 | 5' | 19 |" in text, text
     assert "| -n | the geoid's name |" in text, text
+    # two values a cell shows on two lines stay apart; a hidden one stays hidden
+    two = _written(tmp_path, "two.html", page.replace("<center>0.6</center>", "<center>0.6</center><center>1.2"
+                                                      "</center><label class=\"sr-only\">MB</label>")).text
+    assert "| egm84-30 | EGM84 | 30' | 0.6 1.2 |" in two, two
+    # a layout cell's content in a <main> is the page's content, read first, its paragraphs kept apart
+    layout = ("<html><head><title>Guide</title></head><body><table><tr><td><a href=\"/\">Home</a> <a href=\"/a\">"
+              "About</a></td><td><main><p>The first paragraph of the guide tells what the program does and who "
+              "it is for.</p><p>The second paragraph of the guide tells how to install it on a new machine.</p>"
+              "</main></td></tr></table></body></html>")
+    read = _written(tmp_path, "layout.html", layout).text
+    assert read.startswith("The first paragraph of the guide tells what the program does and who it is for.\n"
+                           "The second paragraph of the guide tells how to install it on a new machine.\n"), read
 
 
 def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:

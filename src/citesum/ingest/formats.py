@@ -721,8 +721,9 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
       a page of tables in tables, came out as one table cell with every question run into its answer;
-    * a table cell's value wrapped in markup that trafilatura drops from a cell (:data:`_CELL_WRAPPERS`) is the
-      cell's own text: GeographicLib's Doxygen tables of geoids read with every number and link left out;
+    * a table cell's value wrapped in markup that trafilatura drops from a cell (:data:`_CELL_VALUE_WRAPPERS`) is
+      the cell's own (:func:`_cell_value_unwrapped`): GeographicLib's Doxygen tables of geoids read with every
+      number and link left out;
     * with ``lines_marked``, a block of code in a list item, a definition or a quotation is its text, its line
       breaks, spaces and tabs written as marks that :func:`_marks_restored` reads back (:func:`_mark_lines`);
     * with ``ampersands_marked``, each ampersand of the page's text is written as a mark too
@@ -732,7 +733,6 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
       doctype left out), which reads as the page did.
 
     The page as it was when nothing changed (or it cannot be parsed)."""
-    import lxml.etree
     import lxml.html
 
     try:
@@ -773,9 +773,8 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
         changed |= _label_joined(label)
     for table in list(root.iter("table")):  # (outer tables first: a layout's cells may hold more layout)
         changed |= _unwrap_labelled_rows(table) or _unwrap_layout(table)
-    for cell in root.xpath(_CELL_WRAPPED):  # "<td><center>0.6</center></td>" shows 0.6, and trafilatura drops it
-        lxml.etree.strip_tags(cell, *_CELL_WRAPPERS)
-        changed = True
+    for wrapper in root.xpath(_CELL_VALUE_WRAPPERS):  # "<td><center>0.6</center></td>": trafilatura drops 0.6
+        changed |= _cell_value_unwrapped(wrapper)
     for terms in _defined_terms(root):  # "-b" above "Generate additional support code ..." opens it
         changed |= _term_joined(terms)
     for title in _run_in_titles(root):  # "<li><b>Data Aborts</b> When debugging ..." sets its title apart
@@ -887,10 +886,35 @@ _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-
                            re.IGNORECASE)
 
 
-#: what wraps a table cell's value and trafilatura drops with the value when the table is in a <div> (as on a
-#: Doxygen page, where every number of GeographicLib's tables of geoids is in a <center>): the cell shows the value
-_CELL_WRAPPERS = ("center", "label", "section", "article", "main")
-_CELL_WRAPPED = "//*[self::td or self::th][" + " or ".join(f".//{tag}" for tag in _CELL_WRAPPERS) + "]"
+#: markup that trafilatura drops from a table's cell with what it holds, when the table is in a <div> (a Doxygen
+#: page centres every number of GeographicLib's tables of geoids: "<td><center>0.6</center></td>"), where it wraps
+#: a value: no paragraph, list or other block (a <main> holding a layout cell's paragraphs is the page's content,
+#: which trafilatura finds by it)
+_CELL_VALUE_WRAPPERS = (
+    "//*[self::center or self::label or self::section or self::article or self::main]"
+    "[ancestor::td or ancestor::th][not(ancestor::pre)]"
+    "[not(.//p or .//div or .//ul or .//ol or .//dl or .//pre or .//table or .//blockquote"
+    " or .//h1 or .//h2 or .//h3 or .//h4 or .//h5 or .//h6)]")
+
+
+def _cell_value_unwrapped(wrapper: Any) -> bool:
+    """Make the value that ``wrapper`` (:data:`_CELL_VALUE_WRAPPERS`) holds in a table's cell the cell's own, as
+    a browser shows it: a block (<center>, <section>, ...) a <div> of its own, so that two values stay apart,
+    and an inline <label> its text. A wrapper that hides what it holds is left as it is. Whether it changed."""
+    if _HIDDEN_CLASS.search(wrapper.get("class", "")) or wrapper.get("hidden") is not None:
+        return False
+    if wrapper.tag == "label":
+        wrapper.drop_tag()
+        return True
+    wrapper.tag = "div"
+    wrapper.attrib.clear()
+    # a block's white space at its ends is no part of the value (" 19"): the page's source sets the value apart
+    wrapper.text = (wrapper.text or "").lstrip()
+    if len(wrapper):
+        wrapper[-1].tail = (wrapper[-1].tail or "").rstrip()
+    else:
+        wrapper.text = wrapper.text.rstrip()
+    return True
 
 
 #: what a cell of a table that lays a page out holds, and a table of values' cells do not: a heading, a table

@@ -89,7 +89,8 @@ _QUESTION_FRAME_WORDS = (
     "anyway anyways really actually somehow please supposed "
     # the asker's own time ("I just installed mksh ...": "just" named a subject, in the title "Schema validation
     # just got Pythonic") and what the asker points back to ("How can I make them cheaper?"), which no document
-    # names as the asker does; from the thirtieth round
+    # names as the asker does. The price: a program named "just" (a command runner) is no subject either, and a
+    # question about it is not turned away for a collection that never names it
     "just them")
 
 
