@@ -225,7 +225,11 @@ class ExtractiveOptions:
     user's trial, and are reported on the ``thirty-eighth``, written at the round's start and run after them. The
     twenty-ninth round's (a common word written with a capital where no sentence starts names a thing,
     :func:`_written_as_name`) was drawn from the ``thirty-eighth``, checked on the thirty-eight splits pooled,
-    and is reported on the ``thirty-ninth``, written at the round's start and run after it.
+    and is reported on the ``thirty-ninth``, written at the round's start and run after it. The thirtieth
+    round's ("just" and "them" as frame words; an elision in brackets ends no sentence, :mod:`citesum.segment`; a
+    table cell's wrapped value is read, :mod:`citesum.ingest.formats`) were drawn from the ``thirty-ninth``,
+    checked on the thirty-nine splits pooled, and are reported on the ``fortieth``, written at the round's start
+    and run after them.
     That topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
