@@ -124,10 +124,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                        "twenty-eighth)"),
                     ("thirty-eighth", "thirty-eighth (held out in the twenty-eighth round, tuned on in the "
                                       "twenty-ninth)"),
-                    ("thirty-ninth", "thirty-ninth (held out from every choice; run after the round's rules, "
-                                     "with its code and with the code it started from)"))
+                    ("thirty-ninth", "thirty-ninth (held out in the twenty-ninth round, tuned on in the "
+                                     "thirtieth)"),
+                    ("fortieth", "fortieth (held out from every choice; run after the round's rules, "
+                                 "with its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "thirty-ninth"
+_HELD_OUT_SPLIT = "fortieth"
 
 
 def collections_memory() -> str:
