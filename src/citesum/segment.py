@@ -329,8 +329,9 @@ def _word_before(text: str, start: int, end: int) -> str:
 
 def _sentence_bounds(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Sentences of the paragraph ``text[start:end]``: cut after . ! ? and a space, unless the word before is a
-    known abbreviation ("e.g.", "etc.", "Dr.") or an initial, or the dots are an elision in brackets ("(...)"). A dot inside a number or a name ("3.5",
-    "example.com") has no space after it. A sentence may start in lower case ("libffi is ...", "dpkg reads")."""
+    known abbreviation ("e.g.", "etc.", "Dr.") or an initial, or the dots are an elision in brackets ("(...)").
+    A dot inside a number or a name ("3.5", "example.com") has no space after it. A sentence may start in lower
+    case ("libffi is ...", "dpkg reads")."""
     sentence_start = start
     quotes, counted = 0, start  # the double quotation marks of the sentence so far, counted up to ``counted``
     for match in _SENTENCE_END.finditer(text, start, end):
