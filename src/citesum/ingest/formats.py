@@ -886,37 +886,6 @@ _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-
                            re.IGNORECASE)
 
 
-#: markup that trafilatura drops from a table's cell with what it holds, when the table is in a <div> (a Doxygen
-#: page centres every number of GeographicLib's tables of geoids: "<td><center>0.6</center></td>"), where it wraps
-#: a value: no paragraph, list or other block (a <main> holding a layout cell's paragraphs is the page's content,
-#: which trafilatura finds by it)
-_CELL_VALUE_WRAPPERS = (
-    "//*[self::center or self::label or self::section or self::article or self::main]"
-    "[ancestor::td or ancestor::th][not(ancestor::pre)]"
-    "[not(.//p or .//div or .//ul or .//ol or .//dl or .//pre or .//table or .//blockquote"
-    " or .//h1 or .//h2 or .//h3 or .//h4 or .//h5 or .//h6)]")
-
-
-def _cell_value_unwrapped(wrapper: Any) -> bool:
-    """Make the value that ``wrapper`` (:data:`_CELL_VALUE_WRAPPERS`) holds in a table's cell the cell's own, as
-    a browser shows it: a block (<center>, <section>, ...) a <div> of its own, so that two values stay apart,
-    and an inline <label> its text. A wrapper that hides what it holds is left as it is. Whether it changed."""
-    if _HIDDEN_CLASS.search(wrapper.get("class", "")) or wrapper.get("hidden") is not None:
-        return False
-    if wrapper.tag == "label":
-        wrapper.drop_tag()
-        return True
-    wrapper.tag = "div"
-    wrapper.attrib.clear()
-    # a block's white space at its ends is no part of the value (" 19"): the page's source sets the value apart
-    wrapper.text = (wrapper.text or "").lstrip()
-    if len(wrapper):
-        wrapper[-1].tail = (wrapper[-1].tail or "").rstrip()
-    else:
-        wrapper.text = wrapper.text.rstrip()
-    return True
-
-
 #: what a cell of a table that lays a page out holds, and a table of values' cells do not: a heading, a table
 _LAYOUT_IN_CELL = "|".join(f"./td//{tag}|./th//{tag}" for tag in ("h1", "h2", "h3", "h4", "h5", "h6", "table"))
 
@@ -982,6 +951,36 @@ _SPACES = re.compile(r"\s+")
 _ROW_LABEL = re.compile(r"(?:Q|A|Question|Answer)\s*[:.]|\d{1,3}(?:\.\d{1,3})*\.")
 #: elements a cell holds when it holds paragraphs, not a value
 _CELL_BLOCKS = ("p", "div", "pre", "ul", "ol", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
+
+
+#: markup that trafilatura drops from a table's cell with what it holds, when the table is in a <div> (a Doxygen
+#: page centres every number of GeographicLib's tables of geoids: "<td><center>0.6</center></td>"), where it wraps
+#: a value: no paragraph, list or other block (a <main> holding a layout cell's paragraphs is the page's content,
+#: which trafilatura finds by it)
+_CELL_VALUE_WRAPPERS = (
+    "//*[self::center or self::label or self::section or self::article or self::main]"
+    "[ancestor::td or ancestor::th][not(ancestor::pre)]"
+    "[not(" + " or ".join(f".//{block}" for block in (*_CELL_BLOCKS, "table")) + ")]")
+
+
+def _cell_value_unwrapped(wrapper: Any) -> bool:
+    """Make the value that ``wrapper`` (:data:`_CELL_VALUE_WRAPPERS`) holds in a table's cell the cell's own, as
+    a browser shows it: a block (<center>, <section>, ...) a <div> of its own, so that two values stay apart,
+    and an inline <label> its text. A wrapper that hides what it holds is left as it is. Whether it changed."""
+    if _HIDDEN_CLASS.search(wrapper.get("class", "")) or wrapper.get("hidden") is not None:
+        return False
+    if wrapper.tag == "label":
+        wrapper.drop_tag()
+        return True
+    wrapper.tag = "div"
+    wrapper.attrib.clear()
+    # a block's white space at its ends is no part of the value (" 19"): the page's source sets the value apart
+    wrapper.text = (wrapper.text or "").lstrip()
+    if len(wrapper):
+        wrapper[-1].tail = (wrapper[-1].tail or "").rstrip()
+    else:
+        wrapper.text = wrapper.text.rstrip()
+    return True
 
 
 def _unwrap_labelled_rows(table: Any) -> bool:
