@@ -1506,6 +1506,32 @@ def test_a_table_cell_value_in_a_center_is_read(tmp_path: Path) -> None:
                            "The second paragraph of the guide tells how to install it on a new machine.\n"), read
 
 
+def test_a_section_whose_heading_names_page_furniture_is_kept(tmp_path: Path) -> None:
+    # LibTIFF's Sphinx manual: the section "TIFF Tags" is <section id="tiff-tags">, and the main-content
+    # extractor dropped it whole as a page's list of tags; pandoc's, docutils' and Texinfo's sections are named so
+    intro = ("<p>The library reads and writes images stored in the Tag Image File Format, one directory an image, "
+             "and this page tells how a program uses it.</p>")
+    sections = [("section", "", "tiff-tags", "TIFF Tags", "Tags are identified by a number that is usually a value "
+                 "registered with the Aldus Corporation."),
+                ("section", ' class="level2"', "related-work", "3 Related work", "Earlier readers of the format kept "
+                 "every directory of a file in memory at once."),
+                ("div", ' class="section"', "authors-1", "Authors", "The library was written by Sam Leffler at "
+                 "Silicon Graphics and is kept by volunteers now."),
+                ("div", ' class="section-level-extent"', "Menu-Entries", "2.4 Menu Entries", "Each entry of the "
+                 "program's menu runs one of the commands that the keyboard runs too.")]
+    body = "".join(f"<{tag}{cls} id=\"{name}\"><h2>{heading}</h2><p>{sentence} It says so in the manual page "
+                   f"of the library as well.</p></{tag}>" for tag, cls, name, heading, sentence in sections)
+    page = (f"<html><head><title>Using The TIFF Library</title></head><body><div class=\"body\" role=\"main\">"
+            f"<section id=\"using-the-tiff-library\"><h1>Using The TIFF Library</h1>{intro}{body}</section></div>"
+            "<div id=\"sidebar\"><h3>Sidebar</h3><p>Quick search for the words of a page of this manual, "
+            "across every page of the manual and its indexes.</p></div></body></html>")
+    text = _written(tmp_path, "libtiff.html", page).text
+    for _, _, _, heading, sentence in sections:
+        assert heading in text and sentence in text, text
+    # a page's sidebar, not one of its sections, is still left out, though its heading names it
+    assert "Quick search" not in text, text
+
+
 def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:
     from citesum.ingest.formats import _main_content, _prepared
 

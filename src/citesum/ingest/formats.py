@@ -703,6 +703,8 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     * inline markup in a paragraph, a list item or a cell loses its class and id, which trafilatura reads as a
       block's: getmail's pages mark a placeholder ``<span class="meta">name</span>``, which it dropped as page
       metadata ("requires the parameter , but it was not found").
+    * a section's ``id`` made of its heading is left out (:func:`_heading_id_dropped`): trafilatura took
+      LibTIFF's section "TIFF Tags", ``id="tiff-tags"``, for a page's list of tags, and dropped it;
     * an anchor (``<a name="A1">``, no ``href``) is its text: it marks a place to link to, and trafilatura, taking
       it for a link, dropped dar's FAQ questions, each a bold anchor on a line of its own; so is a link with
       nothing in it to click (Asciidoctor's ``<a class="anchor" href="#id"></a>`` in each heading), for which
@@ -764,6 +766,8 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
             for name in ("class", "id"):
                 inline.attrib.pop(name, None)
             changed = True
+    for section in root.xpath(_SECTIONS):  # "TIFF Tags" is no tag list, though its id says "tags"
+        changed |= _heading_id_dropped(section)
     for anchor in root.xpath(_NO_LINK):  # a place to link to, or a link that shows nothing to follow
         _unlinked(anchor)
         changed = True
@@ -881,6 +885,15 @@ _NAMED_INLINE_MARKUP = (
     + "][@class or @id][" + " or ".join(f"ancestor::{block}" for block in ("p", "li", "dd", "dt", "td", "th", "h1",
                                                                            "h2", "h3", "h4", "h5", "h6"))
     + "][not(ancestor::pre)]")
+#: a section of a page, named by an ``id`` that its generator makes of its heading: docutils and Sphinx
+#: (``<section id="tiff-tags">``, ``<div class="section" id=...>``), pandoc (``class="level2"``), Texinfo
+#: (``class="section-level-extent"``)
+_SECTIONS = ("//*[@id][self::section or self::div][self::section or contains(@class, 'section')"
+             " or contains(@class, 'chapter') or contains(@class, 'level')]")
+#: the first heading in an element
+_FIRST_HEADING = "(.//h1|.//h2|.//h3|.//h4|.//h5|.//h6)[1]"
+#: a number a generator adds to an id made of a heading that another heading of the page already gave
+_REPEAT_NUMBER = re.compile(r"[-_]\d+$")
 #: a class that hides what it marks: trafilatura leaves it out, and so should the text
 _HIDDEN_CLASS = re.compile(r"\b(?:hidden|hide|invisible|d-none|sr-only|visually-hidden|screen-reader-text)\b",
                            re.IGNORECASE)
@@ -1236,6 +1249,23 @@ def _as_preformatted(fragment: Any) -> bool:
     tail = fragment.tail
     fragment.clear()
     fragment.tag, fragment.text, fragment.tail = "pre", "\n".join(lines), tail
+    return True
+
+
+def _heading_id_dropped(section: Any) -> bool:
+    """Drop ``section``'s ``id`` when it is made of the section's heading (:data:`_SECTIONS`), and say whether
+    it was. trafilatura drops, whole, a section whose id holds a word that names page furniture where a site's
+    template writes it ("tags", "related", "author", "menu", "nav", "footer", "share", "sidebar", "button",
+    "hidden" and more): LibTIFF's Sphinx manual lost its section "TIFF Tags" (``id="tiff-tags"``), heading and
+    all. An id its heading gives says what the section is about, not what part of the page it is."""
+    headings = section.xpath(_FIRST_HEADING)
+    if not headings:
+        return False
+    named = re.sub(r"[\W_]+", "", _REPEAT_NUMBER.sub("", section.get("id", "")).lower())
+    heading = re.sub(r"[\W_]+", "", headings[0].text_content().lower())
+    if not named or named not in heading:
+        return False
+    del section.attrib["id"]
     return True
 
 
