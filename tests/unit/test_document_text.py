@@ -1151,6 +1151,40 @@ def test_a_list_ends_only_where_a_block_opens_after_it() -> None:
     assert lists_ended(fenced) == fenced
 
 
+def test_an_item_whose_text_opens_with_a_paragraph_keeps_its_marker_with_its_text(tmp_path: Path) -> None:
+    # the Performance Co-Pilot tutorial and libunistring's manual: an item whose text opens on a line of its own
+    # in the page's source (<li>\n    If executing ...) read as a marker alone on its line, the item's text a
+    # paragraph below it
+    page = ("<html><head><title>Processor performance</title></head><body><div class=\"main\"><p>The state of a "
+            "processor is told from what it was doing just before the clock interrupt came, as follows:</p><ul>"
+            "<li>\n    If executing a userspace task, then\nthe state is user.\n</li><li>\n    If servicing an "
+            "interrupt, then the state is irq.\n</li></ul><p>The main various aspects of a locale are the "
+            "ones below, each a category of its own:</p><ul><li>\nThe character encoding and the character "
+            "properties.  This is the\n<code>LC_CTYPE</code> category.\n</li><li>\nThe sorting rules for text.  "
+            "This is the <code>LC_COLLATE</code> category.\n</li></ul><p>Programs read these categories from the "
+            "environment when they start, and most of them never read them again.</p></div></body></html>")
+    text = _written(tmp_path, "cpuperf.html", page).text
+    assert "- \n" not in text, text
+    assert "- The character encoding and the character properties.  This is the\nLC_CTYPE category." in text, text
+    kinds = _unit_kinds(text)
+    assert kinds["If servicing an interrupt, then the state is irq."] == "item", kinds
+    assert kinds["The sorting rules for text."] == kinds["This is the LC_COLLATE category."] == "item", kinds
+    # before: the paragraph after the list went on its last item
+    assert kinds["Programs read these categories from the environment when they start, and most of them never read "
+                 "them again."] == "sentence", kinds
+
+
+def test_a_marker_alone_goes_with_the_line_below_unless_that_line_stands_apart() -> None:
+    from citesum.ingest.formats import markers_joined
+
+    assert markers_joined("- \nFirst, programs\nusing the library include it.") == \
+        "- First, programs\nusing the library include it."
+    # an FAQ's question below its marker, a heading, a fence, a table's row and another item stay on their lines
+    for below in ("What should I put in user.name?", "## Setup", "```", "| a | b |", "- an item"):
+        assert markers_joined(f"- \n{below}\nmore") == f"- \n{below}\nmore", below
+    assert markers_joined("- \n3.\nmore") == "- \n3. more"  # (a marker below a marker is the one its text follows)
+
+
 #: an FAQ page whose questions are headings that end as sentences do, after the floppy driver's FAQ (Texinfo's
 #: HTML of 2001): one kept by the extractor, one it drops (a DocBook FAQ's), and a question heading left as it is
 FAQ_PAGE = """<html><head><title>Floppy FAQ</title></head><body>

@@ -375,7 +375,7 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     if main and _one_part_of_prose(main, text):
         main = ""
     if main:
-        main = lists_ended(with_headings(main, html))
+        main = lists_ended(markers_joined(with_headings(main, html)))
     return [_document(doc_id, title or _stem(path), _require_text(main or text), path, "html")], []
 
 
@@ -386,6 +386,29 @@ _FENCE_ONLY = re.compile(r"[ \t]*```[\w+-]*[ \t]*$")
 #: a line ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.")
 _GOES_ON_WORD = re.compile(r"\b(?i:a|an|the|to|of|and|or|for|with|in|on|at|by|from|as|is|are|be|that|than|into|"
                            r"its|your|their|this|these|if|when|which|but|not|no)\s*$")
+
+
+#: a list item's marker alone on its line ("- ", "3."): trafilatura writes an item whose text opens with a
+#: paragraph or a line break so, the text on the lines below
+_MARKER_ONLY = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]*$")
+
+
+def markers_joined(main: str) -> str:
+    """``main`` (trafilatura's text of a page) with each list item's marker that stands alone on its line put
+    before the text of the line below: igraph's tutorial read "- " above "First, programs using the igraph
+    library should include ...", and the Performance Co-Pilot tutorial each state of a processor so, its item a
+    paragraph of its own. A question below its marker stays on its line (an FAQ's entry, its answer an item
+    below it: Git's FAQ), as do a heading, a code fence, a table's row and another item."""
+    lines = main.split("\n")
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        if out and out[-1] is not None and _MARKER_ONLY.match(out[-1]) and line.strip() and not (
+                _ITEM_LINE.match(line) or _FENCE_ONLY.match(line) or _MARKER_ONLY.match(line)
+                or line.lstrip().startswith(("#", "|")) or line.rstrip().endswith("?")):
+            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def lists_ended(main: str) -> str:
