@@ -1717,6 +1717,9 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     if terms is not None:
         total = terms.collection_units
         held = {word: terms.holding.get(word, (0, 0))[1] for word in keywords}
+        # a word the collection's units hold only written with a hyphen (:func:`joined_forms`): as many as the
+        # sentences given that hold it
+        held = {word: count or sum(word in tokens for tokens in token_sets) for word, count in held.items()}
     else:
         total = len(token_sets)
         frequency = document_frequency(token_sets)
@@ -2006,17 +2009,32 @@ def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
     """Whether one of ``texts`` writes ``word`` as two whole words of three letters or more, with a space, a line
-    break, a hyphen or an underscore between them ("Data Classes", "file-system"). A word of over
-    ``_LONGEST_JOINED`` letters (a pasted token, a hash) is no two words joined."""
+    break, a hyphen or an underscore between them ("Data Classes", "file-system"), or as a prefix of two letters
+    and a hyphen before a word ("re-compute"); the second word may end as another form of the word does
+    ("file-systems", "re-computed" for "recompute", "re-formatted" for "reformat"). A word of over ``_LONGEST_JOINED`` letters (a pasted token,
+    a hash) is no two words joined."""
     letters = re.sub(r"\W|_", "", word)
     if not _SHORTEST_JOINED <= len(letters) <= _LONGEST_JOINED:
         return False
-    apart = re.compile(r"\b(?:" + "|".join(rf"{re.escape(letters[:i])}[\s_-]+{re.escape(letters[i:])}"
-                                           for i in range(3, len(letters) - 2)) + r")\b", re.IGNORECASE)
+    # "compute": "computes", "computed", "computing"; "format": "formats", "formatted"
+    stem, endings = ((letters[:-1], "(?:e[sd]?|ing)") if letters.endswith("e") else
+                     (letters, rf"(?:s|{re.escape(letters[-1])}?(?:es|ed|ing))?"))
+    pieces = [rf"{re.escape(stem[:i])}[\s_-]+{re.escape(stem[i:])}" for i in range(3, len(stem) - 2)]
+    apart = re.compile(r"\b(?:" + "|".join([*pieces, rf"{re.escape(stem[:2])}-{re.escape(stem[2:])}"]) + rf"){endings}\b",
+                       re.IGNORECASE)
     return any(apart.search(text) for text in texts)
 
 
 _SHORTEST_JOINED, _LONGEST_JOINED = 6, 40
+#: a word written with a hyphen after a short prefix or between two words ("re-computed", "file-system")
+_HYPHENATED = re.compile(r"\b[^\W\d_]{2,}-[^\W\d_]{3,}\b")
+
+
+def joined_forms(text: str) -> frozenset[str]:
+    """The tokens of ``text``'s hyphenated words written as one ("re-computed": "recomput"), which the tokenizer
+    reads as two ("re", "comput"): a question that writes "recompute" asks what "are all re-computed every 5
+    seconds" answers."""
+    return frozenset(tokenize([" ".join(found.replace("-", "") for found in _HYPHENATED.findall(text))])[0])
 
 
 def missing_subjects(query: str, terms: TermFrequencies | None, texts: Sequence[str] = (),
@@ -2490,7 +2508,8 @@ class ExtractiveSummarizer:
         same haystacks and ODSum dev splits it is then reported on.
         """
         keywords = set(tokenize([query])[0])
-        token_sets = [frozenset(tokens) for tokens in tokenize([s.text for s in sentences])]
+        token_sets = [frozenset(tokens) | joined_forms(s.text) for s, tokens in
+                      zip(sentences, tokenize([s.text for s in sentences]))]
         overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets)).tolist()
         absent = self.options.absent_weight
         most = self.options.answer_words
