@@ -126,10 +126,11 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                                       "twenty-ninth)"),
                     ("thirty-ninth", "thirty-ninth (held out in the twenty-ninth round, tuned on in the "
                                      "thirtieth)"),
-                    ("fortieth", "fortieth (held out from every choice; run after the round's rules, "
-                                 "with its code and with the code it started from)"))
+                    ("fortieth", "fortieth (held out in the thirtieth round, tuned on in the thirty-first)"),
+                    ("forty-first", "forty-first (held out from every choice; run after the round's rules, "
+                                    "with its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "fortieth"
+_HELD_OUT_SPLIT = "forty-first"
 
 
 def collections_memory() -> str:

@@ -229,7 +229,10 @@ class ExtractiveOptions:
     round's ("just" and "them" as frame words; an elision in brackets ends no sentence, :mod:`citesum.segment`; a
     table cell's wrapped value is read, :mod:`citesum.ingest.formats`) were drawn from the ``thirty-ninth``,
     checked on the thirty-nine splits pooled, and are reported on the ``fortieth``, written at the round's start
-    and run after them.
+    and run after them. The thirty-first round's (a hyphenated word is a word the documents write,
+    :func:`joined_forms`; a web page's section named by its heading and a list item's text on its marker's next
+    line are read, :mod:`citesum.ingest.formats`) were drawn from the ``fortieth``, checked on the forty splits
+    pooled, and are reported on the ``forty-first``, written at the round's start and run after them.
     That topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
