@@ -1183,6 +1183,15 @@ def test_a_marker_alone_goes_with_the_line_below_unless_that_line_stands_apart()
     for below in ("What should I put in user.name?", "## Setup", "```", "| a | b |", "- an item"):
         assert markers_joined(f"- \n{below}\nmore") == f"- \n{below}\nmore", below
     assert markers_joined("- \n3.\nmore") == "- \n3. more"  # (a marker below a marker is the one its text follows)
+    # a question that wraps stays on its lines too; its answer, an item below it, gets its marker
+    assert markers_joined("- \nWhat should I put\nin user.name?\n- \nYour name.") == \
+        "- \nWhat should I put\nin user.name?\n- Your name."
+    # a block of code is left as it is: a comment's " *" line, a YAML list's "-", a number alone
+    for code in ("/**\n * Open the file.\n *\n */", "-\n  name: alpha", "10.\nprint(x)"):
+        assert markers_joined(f"Code:\n```\n{code}\n```") == f"Code:\n```\n{code}\n```", code
+    # a number alone on its line is an item's marker in a list, not in a paragraph
+    assert markers_joined("Steps:\n1.\nOpen it.\n2.\nClose it.") == "Steps:\n1. Open it.\n2. Close it."
+    assert markers_joined("The answer is\n10.\nThat is all.") == "The answer is\n10.\nThat is all."
 
 
 #: an FAQ page whose questions are headings that end as sentences do, after the floppy driver's FAQ (Texinfo's
@@ -1551,8 +1560,8 @@ def test_a_section_whose_heading_names_page_furniture_is_kept(tmp_path: Path) ->
                  "every directory of a file in memory at once."),
                 ("div", ' class="section"', "authors-1", "Authors", "The library was written by Sam Leffler at "
                  "Silicon Graphics and is kept by volunteers now."),
-                ("div", ' class="section-level-extent"', "Menu-Entries", "2.4 Menu Entries", "Each entry of the "
-                 "program's menu runs one of the commands that the keyboard runs too.")]
+                ("div", ' class="section-level-extent"', "Comments", "2.4 Comments", "The program formats a "
+                 "comment that opens in the first column as it formats the code around it.")]
     body = "".join(f"<{tag}{cls} id=\"{name}\"><h2>{heading}</h2><p>{sentence} It says so in the manual page "
                    f"of the library as well.</p></{tag}>" for tag, cls, name, heading, sentence in sections)
     page = (f"<html><head><title>Using The TIFF Library</title></head><body><div class=\"body\" role=\"main\">"
@@ -1564,6 +1573,13 @@ def test_a_section_whose_heading_names_page_furniture_is_kept(tmp_path: Path) ->
         assert heading in text and sentence in text, text
     # a page's sidebar, not one of its sections, is still left out, though its heading names it
     assert "Quick search" not in text, text
+    # a page's one section named by its heading is a template's: a blog's readers' comments stay out
+    post = ("<html><head><title>Notes on the format</title></head><body><article><h1>Notes on the format</h1>"
+            f"{intro}<p>Each directory of the file is read once, and the strips of an image are read when asked "
+            "for.</p></article><section id=\"comments\"><h2>3 Comments</h2><p>Buy cheap watches from our shop "
+            "today, the best prices of the whole year on every model.</p></section></body></html>")
+    text = _written(tmp_path, "post.html", post).text
+    assert "strips of an image" in text and "cheap watches" not in text, text
 
 
 def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None:

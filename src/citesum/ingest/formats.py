@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from citesum.errors import IngestError, UnreadableError
 from citesum.ingest.asciidoc import asciidoc_markdown
@@ -379,8 +379,10 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
     return [_document(doc_id, title or _stem(path), _require_text(main or text), path, "html")], []
 
 
+#: a list item's marker: a bullet, or a number
+_BULLET_MARKER, _NUMBER_MARKER = r"[-*•]", r"\d+[.)]"
 #: a list item's line as trafilatura writes it ("- log_outputs: defines logging outputs", "  - 4: only errors")
-_ITEM_LINE = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]+\S")
+_ITEM_LINE = re.compile(rf"[ \t]*(?:{_BULLET_MARKER}|{_NUMBER_MARKER})[ \t]+\S")
 #: a line that is a code fence and nothing else (a fence with code on its line opens and closes no block)
 _FENCE_ONLY = re.compile(r"[ \t]*```[\w+-]*[ \t]*$")
 #: a line ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.")
@@ -390,7 +392,23 @@ _GOES_ON_WORD = re.compile(r"\b(?i:a|an|the|to|of|and|or|for|with|in|on|at|by|fr
 
 #: a list item's marker alone on its line ("- ", "3."): trafilatura writes an item whose text opens with a
 #: paragraph or a line break so, the text on the lines below
-_MARKER_ONLY = re.compile(r"[ \t]*(?:[-*•]|\d+[.)])[ \t]*$")
+_MARKER_ONLY = re.compile(rf"[ \t]*(?:{_BULLET_MARKER}|(?P<number>{_NUMBER_MARKER}))[ \t]*$")
+#: how many lines below a marker a question may wrap over before its question mark
+_QUESTION_LINES = 3
+
+
+def _opens_question(lines: Sequence[str]) -> bool:
+    """Whether ``lines`` (the lines below a marker) open with a question: the first line that ends a sentence
+    or a clause, within :data:`_QUESTION_LINES`, ends with a question mark, each line after the first going on
+    in lower case ("What should I put" / "in user.name?"; AWStats' list of FAQ titles, "FAQ-COM025 How to use
+    AWStats with no server log" above "FAQ-COM050 What is the log size limit ...?", is no question)."""
+    for at, line in enumerate(lines[:_QUESTION_LINES]):
+        end = line.rstrip()[-1:]
+        if not end or _ITEM_LINE.match(line) or _MARKER_ONLY.match(line) or (at and not line.lstrip()[:1].islower()):
+            return False
+        if end in ".!?:;":
+            return end == "?"
+    return False
 
 
 def markers_joined(main: str) -> str:
@@ -398,15 +416,23 @@ def markers_joined(main: str) -> str:
     before the text of the line below: igraph's tutorial read "- " above "First, programs using the igraph
     library should include ...", and the Performance Co-Pilot tutorial each state of a processor so, its item a
     paragraph of its own. A question below its marker stays on its line (an FAQ's entry, its answer an item
-    below it: Git's FAQ), as do a heading, a code fence, a table's row and another item."""
+    below it: Git's FAQ), as do a heading, a code fence, a table's row and another item. A block of code is
+    left as it is (a comment's " *" line, a YAML list's "-"), and a number alone on its line is an item's
+    marker only in a list ("The answer is" / "10." is no item)."""
     lines = main.split("\n")
     out: list[str] = []
+    fenced = False
     for number, line in enumerate(lines):
-        if out and out[-1] is not None and _MARKER_ONLY.match(out[-1]) and line.strip() and not (
+        marker = _MARKER_ONLY.match(out[-1]) if out and not fenced else None
+        in_list = marker is not None and (not marker.group("number") or len(out) < 2 or out[-2].rstrip().endswith(":")
+                                          or bool(_ITEM_LINE.match(out[-2]) or _MARKER_ONLY.match(out[-2])))
+        if in_list and line.strip() and not (
                 _ITEM_LINE.match(line) or _FENCE_ONLY.match(line) or _MARKER_ONLY.match(line)
-                or line.lstrip().startswith(("#", "|")) or line.rstrip().endswith("?")):
+                or line.lstrip().startswith(("#", "|")) or _opens_question(lines[number:])):
             out[-1] = f"{out[-1].rstrip()} {line.strip()}"
             continue
+        if _FENCE_ONLY.match(line):
+            fenced = not fenced
         out.append(line)
     return "\n".join(out)
 
@@ -726,7 +752,7 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     * inline markup in a paragraph, a list item or a cell loses its class and id, which trafilatura reads as a
       block's: getmail's pages mark a placeholder ``<span class="meta">name</span>``, which it dropped as page
       metadata ("requires the parameter , but it was not found").
-    * a section's ``id`` made of its heading is left out (:func:`_heading_id_dropped`): trafilatura took
+    * a section's ``id`` made of its heading is left out (:func:`_heading_ids_dropped`): trafilatura took
       LibTIFF's section "TIFF Tags", ``id="tiff-tags"``, for a page's list of tags, and dropped it;
     * an anchor (``<a name="A1">``, no ``href``) is its text: it marks a place to link to, and trafilatura, taking
       it for a link, dropped dar's FAQ questions, each a bold anchor on a line of its own; so is a link with
@@ -789,8 +815,7 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
             for name in ("class", "id"):
                 inline.attrib.pop(name, None)
             changed = True
-    for section in root.xpath(_SECTIONS):  # "TIFF Tags" is no tag list, though its id says "tags"
-        changed |= _heading_id_dropped(section)
+    changed |= _heading_ids_dropped(root)  # "TIFF Tags" is no tag list, though its id says "tags"
     for anchor in root.xpath(_NO_LINK):  # a place to link to, or a link that shows nothing to follow
         _unlinked(anchor)
         changed = True
@@ -911,8 +936,12 @@ _NAMED_INLINE_MARKUP = (
 #: a section of a page, named by an ``id`` that its generator makes of its heading: docutils and Sphinx
 #: (``<section id="tiff-tags">``, ``<div class="section" id=...>``), pandoc (``class="level2"``), Texinfo
 #: (``class="section-level-extent"``)
-_SECTIONS = ("//*[@id][self::section or self::div][self::section or contains(@class, 'section')"
-             " or contains(@class, 'chapter') or contains(@class, 'level')]")
+_SECTIONS = "//*[@id][self::section or self::div]"
+#: a class that names a ``<div>`` a section: docutils' "section", DocBook's "chapter", pandoc's "level2",
+#: Texinfo's "section-level-extent" (a class token, not part of one: "sidebar-section" is no section)
+_SECTION_CLASS = re.compile(r"(?:^|\s)(?:section|chapter|level\d|[a-z]+-level-extent)(?=\s|$)")
+#: a heading's number ("3.1 ", "A.2. ") that the id its generator makes of it leaves out
+_HEADING_NUMBER = re.compile(r"^\s*(?:\d+|[A-Z](?=\.))(?:\.\d+)*\.?\s+")
 #: the first heading in an element
 _FIRST_HEADING = "(.//h1|.//h2|.//h3|.//h4|.//h5|.//h6)[1]"
 #: a number a generator adds to an id made of a heading that another heading of the page already gave
@@ -1275,20 +1304,33 @@ def _as_preformatted(fragment: Any) -> bool:
     return True
 
 
-def _heading_id_dropped(section: Any) -> bool:
-    """Drop ``section``'s ``id`` when it is made of the section's heading (:data:`_SECTIONS`), and say whether
-    it was. trafilatura drops, whole, a section whose id holds a word that names page furniture where a site's
-    template writes it ("tags", "related", "author", "menu", "nav", "footer", "share", "sidebar", "button",
-    "hidden" and more): LibTIFF's Sphinx manual lost its section "TIFF Tags" (``id="tiff-tags"``), heading and
-    all. An id its heading gives says what the section is about, not what part of the page it is."""
+def _named_by_heading(section: Any) -> bool:
+    """Whether ``section`` (:data:`_SECTIONS`) is a section whose ``id`` its generator made of its first heading:
+    the id's letters are the heading's, its number aside ("tiff-tags" for "3.1 TIFF Tags¶", "Comments-1" for
+    a page's second "Comments")."""
+    if section.tag != "section" and not _SECTION_CLASS.search(section.get("class", "")):
+        return False
     headings = section.xpath(_FIRST_HEADING)
     if not headings:
         return False
-    named = re.sub(r"[\W_]+", "", _REPEAT_NUMBER.sub("", section.get("id", "")).lower())
-    heading = re.sub(r"[\W_]+", "", headings[0].text_content().lower())
-    if not named or named not in heading:
+    id_letters = re.sub(r"[\W_]+", "", _REPEAT_NUMBER.sub("", section.get("id", "")).lower())
+    heading_letters = re.sub(r"[\W_]+", "", _HEADING_NUMBER.sub("", headings[0].text_content()).lower())
+    return bool(id_letters) and id_letters == heading_letters
+
+
+def _heading_ids_dropped(root: Any) -> bool:
+    """Drop the ``id`` of each section of ``root`` named by its heading (:func:`_named_by_heading`), when the
+    page names two sections or more so, as a manual's generator does, and say whether any was. trafilatura
+    drops, whole, a section whose id holds a word that names page furniture where a site's template writes it
+    ("tags", "related", "author", "menu", "nav", "footer", "share", "sidebar", "button", "hidden" and more):
+    LibTIFF's Sphinx manual lost its section "TIFF Tags" (``id="tiff-tags"``), heading and all. An id its
+    heading gives says what the section is about, not what part of the page it is. A page's one section so
+    named is a template's (a blog's ``<section id="comments">`` above its readers' comments): it stays out."""
+    named = [section for section in root.xpath(_SECTIONS) if _named_by_heading(section)]
+    if len(named) < 2:
         return False
-    del section.attrib["id"]
+    for section in named:
+        del section.attrib["id"]
     return True
 
 

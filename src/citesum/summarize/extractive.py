@@ -230,9 +230,10 @@ class ExtractiveOptions:
     table cell's wrapped value is read, :mod:`citesum.ingest.formats`) were drawn from the ``thirty-ninth``,
     checked on the thirty-nine splits pooled, and are reported on the ``fortieth``, written at the round's start
     and run after them. The thirty-first round's (a hyphenated word is a word the documents write,
-    :func:`joined_forms`; a web page's section named by its heading and a list item's text on its marker's next
-    line are read, :mod:`citesum.ingest.formats`) were drawn from the ``fortieth``, checked on the forty splits
-    pooled, and are reported on the ``forty-first``, written at the round's start and run after them.
+    :func:`hyphen_joined_terms`; a web page's section named by its heading and a list item's text on its
+    marker's next line are read, :mod:`citesum.ingest.formats`) were drawn from the ``fortieth``, checked on the
+    forty splits pooled, and are reported on the ``forty-first``, written at the round's start and run after
+    them.
     That topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
@@ -1694,9 +1695,10 @@ def quote_sentence(text: str) -> str:
 
 def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequencies | None,
                   absent_weight: float = 0.0, most_words: int | None = None) -> np.ndarray:
-    """For each sentence (its analysed words), the share of the question's words it holds, each weighted by
-    its rarity in the collection: log((N + 1) / (n + 1)) over the collection's N units, n of which hold it
-    (``terms``, which counts the query's words too; without it, the sentences given are the collection).
+    """For each sentence (its analysed words, :func:`sentence_terms`), the share of the question's words it
+    holds, each weighted by its rarity in the collection: log((N + 1) / (n + 1)) over the collection's N units, n
+    of which hold it (``terms``, which counts the query's words too; without it, or for a word the collection
+    writes only with a hyphen, the sentences given are the collection).
 
     Unlike the ranking's relevance, the score is not relative to the context: a sentence holding every rare word
     of the question scores near 1 whatever else was retrieved, and when the question's rarest word is in no
@@ -1717,20 +1719,22 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
         keywords = set(tokenize([query])[0])
     if not keywords:
         return np.zeros(len(token_sets))
+    frequency = document_frequency(token_sets)
     if terms is not None:
-        total = terms.collection_units
+        totals = {word: terms.collection_units for word in keywords}
         held = {word: terms.holding.get(word, (0, 0))[1] for word in keywords}
-        # a word the collection's units hold only written with a hyphen (:func:`joined_forms`): as many as the
-        # sentences given that hold it
-        held = {word: count or sum(word in tokens for tokens in token_sets) for word, count in held.items()}
+        # a word the collection's units hold only written with a hyphen (:func:`sentence_terms`) is not counted
+        # there: its rarity is taken among the sentences given, as without ``terms`` (a share of the collection's
+        # units would make it the rarest word of all)
+        for word in [word for word, count in held.items() if not count and frequency.get(word)]:
+            totals[word], held[word] = len(token_sets), frequency[word]
     else:
-        total = len(token_sets)
-        frequency = document_frequency(token_sets)
+        totals = {word: len(token_sets) for word in keywords}
         held = {word: frequency.get(word, 0) for word in keywords}
     # A word the collection never uses cannot tell its sentences apart: it weighs nothing. Such a word is a
     # paraphrase ("water supply" where the documents say "water mains") or, when it is no common word, the
     # subject of a question the documents cannot answer, which :func:`missing_subjects` finds first.
-    idf = {word: math.log((total + 1) / (held[word] + 1)) + 0.01 if held[word] else 0.0 for word in keywords}
+    idf = {word: math.log((totals[word] + 1) / (held[word] + 1)) + 0.01 if held[word] else 0.0 for word in keywords}
     present = [weight for weight in idf.values() if weight > 0]
     # a word or two of several missing is likely a paraphrase ("water supply" where the documents say "water
     # mains", "fall" where they say "fell"); most of the question's words missing, a question about something else
@@ -2012,32 +2016,38 @@ def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str 
 
 def _written_apart(word: str, texts: Sequence[str]) -> bool:
     """Whether one of ``texts`` writes ``word`` as two whole words of three letters or more, with a space, a line
-    break, a hyphen or an underscore between them ("Data Classes", "file-system"), or as a prefix of two letters
-    and a hyphen before a word ("re-compute"); the second word may end as another form of the word does
-    ("file-systems", "re-computed" for "recompute", "re-formatted" for "reformat"). A word of over ``_LONGEST_JOINED`` letters (a pasted token,
-    a hash) is no two words joined."""
+    break, a hyphen or an underscore between them ("Data Classes", "file-system"), or with hyphens in another of
+    its forms ("re-computed" for "recompute", "file-systems" for "filesystem": the analysed words of a
+    hyphenated word written as one, :func:`hyphen_joined_terms`, hold the word's). A word of over
+    ``_LONGEST_JOINED`` letters (a pasted token, a hash) is no two words joined."""
     letters = re.sub(r"\W|_", "", word)
     if not _SHORTEST_JOINED <= len(letters) <= _LONGEST_JOINED:
         return False
-    # "compute": "computes", "computed", "computing"; "format": "formats", "formatted"
-    stem, endings = ((letters[:-1], "(?:e[sd]?|ing)") if letters.endswith("e") else
-                     (letters, rf"(?:s|{re.escape(letters[-1])}?(?:es|ed|ing))?"))
-    pieces = [rf"{re.escape(stem[:i])}[\s_-]+{re.escape(stem[i:])}" for i in range(3, len(stem) - 2)]
-    apart = re.compile(r"\b(?:" + "|".join([*pieces, rf"{re.escape(stem[:2])}-{re.escape(stem[2:])}"]) + rf"){endings}\b",
-                       re.IGNORECASE)
+    stems = frozenset(tokenize([letters])[0])
+    if stems and any(stems <= hyphen_joined_terms(text) for text in texts):
+        return True
+    apart = re.compile(r"\b(?:" + "|".join(rf"{re.escape(letters[:i])}[\s_-]+{re.escape(letters[i:])}"
+                                           for i in range(3, len(letters) - 2)) + r")\b", re.IGNORECASE)
     return any(apart.search(text) for text in texts)
 
 
 _SHORTEST_JOINED, _LONGEST_JOINED = 6, 40
-#: a word written with a hyphen after a short prefix or between two words ("re-computed", "file-system")
-_HYPHENATED = re.compile(r"\b[^\W\d_]{2,}-[^\W\d_]{3,}\b")
+#: a word written with hyphens after a short prefix or between words ("re-computed", "file-system",
+#: "state-of-the-art")
+_HYPHENATED = re.compile(r"\b[^\W\d_]{2,}(?:-[^\W\d_]{2,})+\b")
 
 
-def joined_forms(text: str) -> frozenset[str]:
+def hyphen_joined_terms(text: str) -> frozenset[str]:
     """The tokens of ``text``'s hyphenated words written as one ("re-computed": "recomput"), which the tokenizer
-    reads as two ("re", "comput"): a question that writes "recompute" asks what "are all re-computed every 5
-    seconds" answers."""
+    reads as several ("re", "comput"): a question that writes "recompute" asks what "are all re-computed every
+    5 seconds" answers."""
     return frozenset(tokenize([" ".join(found.replace("-", "") for found in _HYPHENATED.findall(text))])[0])
+
+
+def sentence_terms(texts: Sequence[str]) -> list[frozenset[str]]:
+    """Each of ``texts``' analysed words, as :func:`answer_scores` reads a sentence: its tokens and its
+    hyphenated words written as one (:func:`hyphen_joined_terms`)."""
+    return [frozenset(tokens) | hyphen_joined_terms(text) for text, tokens in zip(texts, tokenize(list(texts)))]
 
 
 def missing_subjects(query: str, terms: TermFrequencies | None, texts: Sequence[str] = (),
@@ -2511,8 +2521,7 @@ class ExtractiveSummarizer:
         same haystacks and ODSum dev splits it is then reported on.
         """
         keywords = set(tokenize([query])[0])
-        token_sets = [frozenset(tokens) | joined_forms(s.text) for s, tokens in
-                      zip(sentences, tokenize([s.text for s in sentences]))]
+        token_sets = sentence_terms([s.text for s in sentences])
         overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets)).tolist()
         absent = self.options.absent_weight
         most = self.options.answer_words

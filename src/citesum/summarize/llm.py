@@ -44,10 +44,9 @@ def answering_bullets(query: str, bullets: Sequence[Bullet],
     extractive summarizer weighs them, :func:`~citesum.summarize.extractive.answer_scores`) and those that hold
     none: a bullet about something else answers another question, however true it is. A paraphrase that keeps
     none of the question's words is lost too, so the bar is low on purpose."""
-    from citesum.index.lexical import tokenize
-    from citesum.summarize.extractive import answer_scores
+    from citesum.summarize.extractive import answer_scores, sentence_terms
 
-    scores = answer_scores(query, [frozenset(words) for words in tokenize([b.text for b in bullets])], context.terms)
+    scores = answer_scores(query, sentence_terms([b.text for b in bullets]), context.terms)
     kept = tuple(b for b, score in zip(bullets, scores.tolist()) if score > 0)
     return kept, tuple(b for b, score in zip(bullets, scores.tolist()) if score <= 0)
 
