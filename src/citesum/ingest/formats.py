@@ -398,11 +398,11 @@ _QUESTION_LINES = 3
 
 
 def _opens_question(lines: Sequence[str]) -> bool:
-    """Whether ``lines`` (the lines below a marker) open with a question: the first line that ends a sentence
-    or a clause, within :data:`_QUESTION_LINES`, ends with a question mark, each line after the first going on
+    """Whether ``lines`` (the :data:`_QUESTION_LINES` lines below a marker) open with a question: the first line
+    that ends a sentence or a clause ends with a question mark, each line after the first going on
     in lower case ("What should I put" / "in user.name?"; AWStats' list of FAQ titles, "FAQ-COM025 How to use
     AWStats with no server log" above "FAQ-COM050 What is the log size limit ...?", is no question)."""
-    for at, line in enumerate(lines[:_QUESTION_LINES]):
+    for at, line in enumerate(lines):
         end = line.rstrip()[-1:]
         if not end or _ITEM_LINE.match(line) or _MARKER_ONLY.match(line) or (at and not line.lstrip()[:1].islower()):
             return False
@@ -428,7 +428,7 @@ def markers_joined(main: str) -> str:
                                           or bool(_ITEM_LINE.match(out[-2]) or _MARKER_ONLY.match(out[-2])))
         if in_list and line.strip() and not (
                 _ITEM_LINE.match(line) or _FENCE_ONLY.match(line) or _MARKER_ONLY.match(line)
-                or line.lstrip().startswith(("#", "|")) or _opens_question(lines[number:])):
+                or line.lstrip().startswith(("#", "|")) or _opens_question(lines[number:number + _QUESTION_LINES])):
             out[-1] = f"{out[-1].rstrip()} {line.strip()}"
             continue
         if _FENCE_ONLY.match(line):

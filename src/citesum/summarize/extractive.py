@@ -1719,16 +1719,18 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
         keywords = set(tokenize([query])[0])
     if not keywords:
         return np.zeros(len(token_sets))
-    frequency = document_frequency(token_sets)
     if terms is not None:
         totals = {word: terms.collection_units for word in keywords}
         held = {word: terms.holding.get(word, (0, 0))[1] for word in keywords}
         # a word the collection's units hold only written with a hyphen (:func:`sentence_terms`) is not counted
         # there: its rarity is taken among the sentences given, as without ``terms`` (a share of the collection's
         # units would make it the rarest word of all)
-        for word in [word for word, count in held.items() if not count and frequency.get(word)]:
-            totals[word], held[word] = len(token_sets), frequency[word]
+        for word in [word for word, count in held.items() if not count]:
+            given = sum(word in tokens for tokens in token_sets)
+            if given:
+                totals[word], held[word] = len(token_sets), given
     else:
+        frequency = document_frequency(token_sets)
         totals = {word: len(token_sets) for word in keywords}
         held = {word: frequency.get(word, 0) for word in keywords}
     # A word the collection never uses cannot tell its sentences apart: it weighs nothing. Such a word is a
@@ -1818,8 +1820,11 @@ def absent_words(query: str, terms: TermFrequencies | None, texts: Sequence[str]
     if terms is None:
         return []
     named = {word for name in names for word in re.findall(r"[^\W_]+", name.lower())}
-    return [word for word in _surface_words(query)
-            if not _held(word, terms) and word.lower() not in named and not _written_apart(word, texts)
+    unheld = [word for word in _surface_words(query) if not _held(word, terms) and word.lower() not in named]
+    if not unheld:
+        return []
+    hyphenated = frozenset().union(*map(hyphen_joined_terms, texts))  # once for all the words, not once a word
+    return [word for word in unheld if not _written_apart(word, texts, hyphenated)
             and not any(_asked_stems(other) and _held(other, terms) for other in other_spellings(word))
             and not _begins_written_names(query, word, texts)]
 
@@ -2014,17 +2019,17 @@ def mended_slip(word: str, holds: Callable[[Sequence[str]], list[bool]]) -> str 
     return next((slip for slip in held if not _uncommon([slip])), None)
 
 
-def _written_apart(word: str, texts: Sequence[str]) -> bool:
+def _written_apart(word: str, texts: Sequence[str], hyphenated: frozenset[str]) -> bool:
     """Whether one of ``texts`` writes ``word`` as two whole words of three letters or more, with a space, a line
     break, a hyphen or an underscore between them ("Data Classes", "file-system"), or with hyphens in another of
-    its forms ("re-computed" for "recompute", "file-systems" for "filesystem": the analysed words of a
-    hyphenated word written as one, :func:`hyphen_joined_terms`, hold the word's). A word of over
-    ``_LONGEST_JOINED`` letters (a pasted token, a hash) is no two words joined."""
+    its forms ("re-computed" for "recompute", "file-systems" for "filesystem": ``hyphenated``, the analysed
+    words of ``texts``' hyphenated words written as one, :func:`hyphen_joined_terms`, hold the word's). A word of
+    over ``_LONGEST_JOINED`` letters (a pasted token, a hash) is no two words joined."""
     letters = re.sub(r"\W|_", "", word)
     if not _SHORTEST_JOINED <= len(letters) <= _LONGEST_JOINED:
         return False
     stems = frozenset(tokenize([letters])[0])
-    if stems and any(stems <= hyphen_joined_terms(text) for text in texts):
+    if stems and stems <= hyphenated:
         return True
     apart = re.compile(r"\b(?:" + "|".join(rf"{re.escape(letters[:i])}[\s_-]+{re.escape(letters[i:])}"
                                            for i in range(3, len(letters) - 2)) + r")\b", re.IGNORECASE)
