@@ -48,10 +48,18 @@ questions that quote two words or more are asked. Chosen on all thirty-two split
 pooled (the tuning part: their questions that quote something, whose answers were looked at before the rule was
 written); ``thirty-third``, held out from the whole round, is reported by ``realdocs.py`` itself.
 
-Run: python benchmarks/answer_choices.py [--choice fifth|going-on|entry-question|second-opinion|quoted]
+``--choice asked-first`` (the thirty-second round's; writes answer_choices_asked_first.json):
+``asked_clause_first``, whether the words a long question's coverage counts (its seven rarest, ``answer_words``)
+are the words of the clause that asks first, then the rarest of the case told before it, or the rarest wherever
+they are. Chosen on the twenty splits ``dev`` to ``twentieth`` pooled (the tuning part); the twenty-one splits
+``twenty-first`` to ``forty-first`` (the checking part) were looked at only once it was chosen, though earlier
+rules were tuned on them; ``forty-second``, held out from the whole round, is reported by ``realdocs.py``
+itself.
+
+Run: python benchmarks/answer_choices.py [--choice fifth|going-on|entry-question|second-opinion|quoted|asked-first]
                                          [--splits dev,test,...] [--work DIR]
 Writes: benchmarks/results/answer_choices.json (or answer_choices_going_on.json, answer_choices_entry_question.json,
-answer_choices_second_opinion.json, answer_choices_quoted.json)
+answer_choices_second_opinion.json, answer_choices_quoted.json, answer_choices_asked_first.json)
 """
 
 from __future__ import annotations
@@ -113,6 +121,16 @@ QUOTED_TUNING = SECOND_OPINION_TUNING + SECOND_OPINION_CHECKING + (
     "twenty-third", "twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh", "twenty-eighth",
     "twenty-ninth", "thirtieth", "thirty-first", "thirty-second")
 
+#: the thirty-second round's choice
+ASKED_FIRST: list[tuple[str, dict[str, Any]]] = [
+    ("rarest words wherever they are", {"asked_clause_first": False}),
+    ("the asking clause's words first", {"asked_clause_first": True}),
+]
+_SEEN_IN_ROUND_32 = QUOTED_TUNING + ("thirty-third", "thirty-fourth", "thirty-fifth", "thirty-sixth",
+                                     "thirty-seventh", "thirty-eighth", "thirty-ninth", "fortieth", "forty-first")
+ASKED_FIRST_TUNING = _SEEN_IN_ROUND_32[: _SEEN_IN_ROUND_32.index("twentieth") + 1]
+ASKED_FIRST_CHECKING = _SEEN_IN_ROUND_32[len(ASKED_FIRST_TUNING):]
+
 
 def _quotes(question: str) -> bool:
     from citesum.summarize.extractive import quoted_messages
@@ -134,6 +152,8 @@ CHOICES: dict[str, tuple[list[tuple[str, dict[str, Any]]], tuple[str, ...], dict
                        {"tuning": SECOND_OPINION_TUNING, "checking": SECOND_OPINION_CHECKING},
                        "answer_choices_second_opinion"),
     "quoted": (QUOTED, QUOTED_TUNING, {"tuning": QUOTED_TUNING}, "answer_choices_quoted"),
+    "asked-first": (ASKED_FIRST, ASKED_FIRST_TUNING + ASKED_FIRST_CHECKING,
+                    {"tuning": ASKED_FIRST_TUNING, "checking": ASKED_FIRST_CHECKING}, "answer_choices_asked_first"),
 }
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from citesum.llm.fake import FakeLLM
-from citesum.summarize.extractive import ExtractiveOptions, ExtractiveSummarizer, missing_subjects, question_form
+from citesum.summarize.extractive import (ExtractiveOptions, ExtractiveSummarizer, missing_subjects, question_form,
+                                          sentence_terms)
 from citesum.summarize.llm import LLMSummarizer
 from citesum.errors import ConfigError
 from citesum.index.lexical import tokenize
@@ -945,6 +946,54 @@ def test_a_long_question_is_answered_by_a_sentence_holding_its_rarest_words() ->
     with pytest.raises(ConfigError):
         ExtractiveOptions(answer_words=0)
 
+
+CCACHE_SHARING = """Sharing a local cache
+
+A group of developers can increase the cache hit rate by sharing a local cache directory. To share a local cache
+without unpleasant side effects, the following conditions should to be met:
+
+Use the same cache directory.
+
+Make sure that the configuration option hard_link is false (which is the default).
+
+Make sure that all users are in the same group.
+
+Set the configuration option umask to 002. This ensures that cached files are accessible to everyone in the group.
+
+Make sure that all users have write permission in the entire cache directory (and that you trust all users of the
+shared cache).
+
+Make sure that the setgid bit is set on all directories in the cache.
+"""
+
+
+def test_a_question_told_after_its_case_counts_the_words_of_the_clause_that_asks_first() -> None:
+    from citesum.summarize.extractive import answer_scores
+
+    # ccache's manual: the case told first ("five", "server") is rarer in the collection than what is asked
+    # ("set up", "everyone"), and no sentence that answers holds it
+    question = ("Five of us build on the same server and we'd like to share one ccache directory. What do we have "
+                "to set up so that it works for everyone?")
+    terms = _terms({"five": 1, "everyon": 3, "us": 8, "share": 28, "server": 39, "build": 67, "same": 83,
+                    "so": 107, "directori": 110, "work": 128, "ccach": 129, "like": 147, "one": 150, "have": 162,
+                    "up": 169, "set": 192}, units=1395)
+    answer = sentence_terms(["Set the configuration option umask to 002. This ensures that cached files are "
+                             "accessible to everyone in the group."])
+    rarest = answer_scores(question, answer, terms, 1.0, 7)[0]
+    asked_first = answer_scores(question, answer, terms, 1.0, 7, asked_clause_first=True)[0]
+    assert rarest < asked_first <= 1.0
+    # a question that asks in one clause counts its rarest words, as before
+    whole = "Which ccache directory do we have to set up so that it works for everyone on the same server?"
+    assert (answer_scores(whole, answer, terms, 1.0, 7)[0]
+            == answer_scores(whole, answer, terms, 1.0, 7, asked_clause_first=True)[0])
+    # the answer gate on the coverage alone (the ranking's relevance is relative to a context of one section here)
+    context = _titled(("ccache(1)", CCACHE_SHARING), terms=terms)
+    turned_away = ExtractiveSummarizer(ExtractiveOptions(coverage_weight=1.0, asked_clause_first=False))
+    assert turned_away.summarize(question, context).abstained
+    answered = ExtractiveSummarizer(ExtractiveOptions(coverage_weight=1.0)).summarize(question, context)
+    assert not answered.abstained
+    assert answered.bullets[0].text == ("Set the configuration option umask to 002. This ensures that cached files "
+                                        "are accessible to everyone in the group."), answered.bullets
 
 VALGRIND_FAQ = """4.1. My program uses the C++ STL and string classes. Valgrind reports
 'still reachable' memory leaks involving these classes at the exit of

@@ -36,6 +36,10 @@ from citesum.segment import CODE_FENCE
 
 #: where PDFium breaks a word at a line end (the hyphen it removes)
 _SOFT_BREAK = "\ufffe"
+#: a soft hyphen (U+00AD) in a text layer is a hyphen drawn on the page: a word processor's PDF (LibreOffice's)
+#: maps its hyphen-minus glyph to it, so that options ("-T"), ranges ("1-500") and names ("raxmlHPC-AVX") were
+#: not found by the hyphen a reader types
+_DRAWN_SOFT_HYPHEN = "\u00ad"
 #: control characters in a text layer; U+0002 is the hyphen of some OCR layers (pypdf reads "-" there)
 _CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: the codes of a TeX font's ligatures and quotes where the PDF gives no Unicode for them (a Type 3 font drawn
@@ -352,7 +356,8 @@ def tex_font_codes(pages: list[str]) -> list[str]:
 
 def clean_pages(pages: list[str]) -> CleanText:
     """Join the pages' lines into paragraphs (see the module docstring)."""
-    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK)) for page in tex_font_codes(pages)]
+    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK).replace(_DRAWN_SOFT_HYPHEN, "-"))
+             for page in tex_font_codes(pages)]
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
     nonblank = [[line for line in lines if line.strip()] for lines in split]
     running, offsets = running_lines(nonblank), folio_offsets(nonblank)

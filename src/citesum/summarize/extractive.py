@@ -280,6 +280,14 @@ class ExtractiveOptions:
     #: 5, 6, 7, 8 and None: 7 stated four more gold sentences than None at the same answer precision, and one
     #: unanswerable question fewer abstained; 5 stated ten more at 1.6 points of precision and four abstentions)
     answer_words: int | None = 7
+    #: ...and of those words, the ones of the clause that asks (:func:`asked_clause`) come first, the rarest of
+    #: the asker's case told before it filling the places left: "Five of us build on the same server and we'd
+    #: like to share one ccache directory. What do we have to set up so that it works for everyone?" is answered
+    #: by sentences that hold "set up" and "everyone", not "five" and "server", the case's rarest words. False
+    #: takes the rarest words wherever they are. From the thirty-second round: chosen on the dev to twentieth
+    #: splits pooled, checked on twenty-first to forty-first pooled (``benchmarks/answer_choices.py --choice
+    #: asked-first``, in docs/answers.md), reported on forty-second
+    asked_clause_first: bool = True
     #: the question's words that a sentence's section (its document's title, the heading above it) holds
     #: count this much towards its coverage
     section_weight: float = 1.0
@@ -1694,7 +1702,8 @@ def quote_sentence(text: str) -> str:
 
 
 def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequencies | None,
-                  absent_weight: float = 0.0, most_words: int | None = None) -> np.ndarray:
+                  absent_weight: float = 0.0, most_words: int | None = None,
+                  asked_clause_first: bool = False) -> np.ndarray:
     """For each sentence (its analysed words, :func:`sentence_terms`), the share of the question's words it
     holds, each weighted by its rarity in the collection: log((N + 1) / (n + 1)) over the collection's N units, n
     of which hold it (``terms``, which counts the query's words too; without it, or for a word the collection
@@ -1713,7 +1722,10 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     With ``most_words``, a question of more words is answered in full by a sentence holding as much weight as
     its ``most_words`` rarest words (the score is capped at 1): a question that tells what happened before it
     asks ("My program is launched by a wrapper shell script, and Memcheck reports nothing ...") has more words
-    than any one sentence that answers it holds."""
+    than any one sentence that answers it holds. With ``asked_clause_first``, those words are the words of the
+    clause that asks (:func:`asked_clause`) first, its rarest first, then the rarest of the words told before it:
+    what the asker tells of their case ("Five of us build on the same server ...") is often rarer in the
+    collection than what they ask, and no sentence that answers holds it."""
     keywords = set(tokenize([query])[0]) - _question_frame()
     if not keywords:  # a question of frame words only: every word counts
         keywords = set(tokenize([query])[0])
@@ -1746,7 +1758,10 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
         idf = {word: weight if held[word] else typical for word, weight in idf.items()}
     # (a question about something else keeps all its words: its missing ones must count against every sentence)
     if most_words is not None and len(keywords) > most_words and not about_else:
-        enough = sum(sorted(idf.values(), reverse=True)[:most_words])
+        asked = keywords & set(tokenize([asked_clause(query)])[0]) if asked_clause_first else keywords
+        first = sorted((idf[word] for word in asked), reverse=True)[:most_words]
+        rest = sorted((idf[word] for word in keywords - asked), reverse=True)[: most_words - len(first)]
+        enough = sum(first) + sum(rest)
         if enough > 0:
             return np.minimum(1.0, np.array([sum(idf[k] for k in keywords & tokens) for tokens in token_sets]) / enough)
     return weighted_keyword_share(keywords, token_sets, idf)
@@ -2530,11 +2545,13 @@ class ExtractiveSummarizer:
         overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets)).tolist()
         absent = self.options.absent_weight
         most = self.options.answer_words
-        answers = answer_scores(query, token_sets, terms, absent, most)
+        first = self.options.asked_clause_first
+        answers = answer_scores(query, token_sets, terms, absent, most, first)
         # "Thread Safety" above "It is not completely safe": the section says what the sentence is about
         sections = [frozenset(t) | words for t, words in zip(tokenize([s.section for s in sentences]), token_sets)]
         if self.options.section_weight:
-            answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most)
+            answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most,
+                                                                             first)
                                                                - answers)
         expected = expected_answer(query)
         term = defined_term(query)
