@@ -982,10 +982,20 @@ def test_a_question_told_after_its_case_counts_the_words_of_the_clause_that_asks
     rarest = answer_scores(question, answer, terms, 1.0, 7)[0]
     asked_first = answer_scores(question, answer, terms, 1.0, 7, asked_clause_first=True)[0]
     assert rarest < asked_first <= 1.0
-    # a question that asks in one clause counts its rarest words, as before
-    whole = "Which ccache directory do we have to set up so that it works for everyone on the same server?"
-    assert (answer_scores(whole, answer, terms, 1.0, 7)[0]
-            == answer_scores(whole, answer, terms, 1.0, 7, asked_clause_first=True)[0])
+    # a word of the clause that no unit holds weighs nothing and takes no place among the seven: a sentence of
+    # the case's words alone scores as it did
+    case_only = sentence_terms(["Five of us share it."])
+    unheld = ("Five of us build on the same server and we'd like to share one ccache directory. How should we "
+              "configure it for everybody?")
+    assert (answer_scores(unheld, case_only, terms, 1.0, 7, asked_clause_first=True)[0]
+            == answer_scores(unheld, case_only, terms, 1.0, 7)[0] < 1.0)
+    # nor do seven such words leave the one held word of the clause to cover the whole question
+    many = ("Five of us build on the same server. Is there a knob my colleagues could tweak remotely over the vpn "
+            "to use it safely and quietly?")
+    used = {**{word: count for word, count in terms.holding.items()}, "use": (3, 300)}
+    terms_used = dataclasses.replace(terms, holding=used)
+    used_once = sentence_terms(["You can use it."])
+    assert answer_scores(many, used_once, terms_used, 1.0, 7, asked_clause_first=True)[0] < 0.2
     # the answer gate on the coverage alone (the ranking's relevance is relative to a context of one section here)
     context = _titled(("ccache(1)", CCACHE_SHARING), terms=terms)
     turned_away = ExtractiveSummarizer(ExtractiveOptions(coverage_weight=1.0, asked_clause_first=False))

@@ -77,14 +77,17 @@ def test_a_word_hyphenated_at_a_line_end_is_joined_again_and_a_compound_keeps_it
 
 def test_a_soft_hyphen_drawn_on_the_page_is_the_hyphen_a_reader_types() -> None:
     # RAxML's manual, made by LibreOffice, maps its hyphen glyph to U+00AD: its options were no "-f"
-    clean = clean_pages(["\u00adf b draw bipartition information on a tree provided with \u00adt (typically the best\u00ad\n"
-                         "known ML tree) based on multiple trees (e.g., from a bootstrap) in a file specified by \u00adz\n"
-                         "Example: raxmlHPC \u00adf b \u00adt ref \u00adz trees \u00adm GTRCAT \u00adn TEST",
-                         "DNA, gene1 = 1\u00ad500", "A third page about the best-known tree."])
-    assert "\u00ad" not in clean.text
-    assert "-f b draw bipartition information on a tree provided with -t (typically the best-known ML tree)" in clean.text
+    soft = "\u00ad"
+    clean = clean_pages([f"{soft}f b draw bipartition information on a tree provided with {soft}t (typically the "
+                         f"best{soft}\nknown ML tree) based on multiple trees (e.g., from a bootstrap) in a file "
+                         f"specified by {soft}z\nExample: raxmlHPC {soft}f b {soft}t ref {soft}z trees {soft}m GTRCAT "
+                         f"{soft}n TEST", f"DNA, gene1 = 1{soft}500", "A third page about the best-known tree."])
+    assert soft not in clean.text
+    assert ("-f b draw bipartition information on a tree provided with -t (typically the best-known ML tree)"
+            in clean.text)
     assert "raxmlHPC -f b -t ref -z trees -m GTRCAT -n TEST" in clean.text
     assert "DNA, gene1 = 1-500" in clean.text
+
 
 def test_hyphenation_in_a_pdf_is_undone(tmp_path: Path) -> None:
     lines = ["The vis-", "itors who had come from Jackson to see the fleet left the well-",

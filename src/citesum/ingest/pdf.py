@@ -37,8 +37,8 @@ from citesum.segment import CODE_FENCE
 #: where PDFium breaks a word at a line end (the hyphen it removes)
 _SOFT_BREAK = "\ufffe"
 #: a soft hyphen (U+00AD) in a text layer is a hyphen drawn on the page: a word processor's PDF (LibreOffice's)
-#: maps its hyphen-minus glyph to it, so that options ("-T"), ranges ("1-500") and names ("raxmlHPC-AVX") were
-#: not found by the hyphen a reader types
+#: maps its hyphen-minus glyph to it, so options ("-T"), ranges ("1-500") and names ("raxmlHPC-AVX") were not
+#: found by the hyphen a reader types
 _DRAWN_SOFT_HYPHEN = "\u00ad"
 #: control characters in a text layer; U+0002 is the hyphen of some OCR layers (pypdf reads "-" there)
 _CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")

@@ -233,7 +233,10 @@ class ExtractiveOptions:
     :func:`hyphen_joined_terms`; a web page's section named by its heading and a list item's text on its
     marker's next line are read, :mod:`citesum.ingest.formats`) were drawn from the ``fortieth``, checked on the
     forty splits pooled, and are reported on the ``forty-first``, written at the round's start and run after
-    them.
+    them. The thirty-second round's (the clause that asks counts first in a long question's coverage,
+    ``asked_clause_first``; a PDF's soft hyphen is a hyphen, :mod:`citesum.ingest.pdf`) were drawn from the
+    ``forty-first``, ``asked_clause_first`` chosen on the dev to twentieth splits and checked on the twenty-first
+    to forty-first, and are reported on the ``forty-second``, written at the round's start and run after them.
     That topic queries pass ungated was chosen looking at all three SummHay news haystacks, so their figures are
     in-sample."""
 
@@ -1566,6 +1569,12 @@ def asked_clause(query: str) -> str:
     return query
 
 
+@lru_cache(maxsize=256)  # read for the sentences and for their sections
+def asked_words(query: str) -> frozenset[str]:
+    """The analysed words of the clause of ``query`` that asks (:func:`asked_clause`), frame words included."""
+    return frozenset(tokenize([asked_clause(query)])[0])
+
+
 def _asks_question(text: str) -> bool:
     """Whether ``text`` opens as a question does (a question word, or a request such as "Describe ...")."""
     return bool(_SPECIFIC_OPENING.match(text) or _BROAD_OPENING.match(text))
@@ -1725,7 +1734,8 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
     than any one sentence that answers it holds. With ``asked_clause_first``, those words are the words of the
     clause that asks (:func:`asked_clause`) first, its rarest first, then the rarest of the words told before it:
     what the asker tells of their case ("Five of us build on the same server ...") is often rarer in the
-    collection than what they ask, and no sentence that answers holds it."""
+    collection than what they ask, and no sentence that answers holds it. (Off by default here: the extractive
+    summarizer asks for it, ``ExtractiveOptions.asked_clause_first``; the LLM summarizer's check caps nothing.)"""
     keywords = set(tokenize([query])[0]) - _question_frame()
     if not keywords:  # a question of frame words only: every word counts
         keywords = set(tokenize([query])[0])
@@ -1758,7 +1768,8 @@ def answer_scores(query: str, token_sets: list[frozenset[str]], terms: TermFrequ
         idf = {word: weight if held[word] else typical for word, weight in idf.items()}
     # (a question about something else keeps all its words: its missing ones must count against every sentence)
     if most_words is not None and len(keywords) > most_words and not about_else:
-        asked = keywords & set(tokenize([asked_clause(query)])[0]) if asked_clause_first else keywords
+        # (a word of the clause that no unit holds weighs nothing: it takes no place from a word that weighs)
+        asked = {word for word in keywords & asked_words(query) if idf[word]} if asked_clause_first else keywords
         first = sorted((idf[word] for word in asked), reverse=True)[:most_words]
         rest = sorted((idf[word] for word in keywords - asked), reverse=True)[: most_words - len(first)]
         enough = sum(first) + sum(rest)
@@ -1795,7 +1806,7 @@ def rarest_asked_word(query: str, terms: TermFrequencies | None) -> str | None:
     in diff's manual). None without statistics (``terms``) or when the context holds none of its words."""
     if terms is None:
         return None
-    held = [(terms.holding[word][1], word) for word in set(tokenize([asked_clause(query)])[0]) - _question_frame()
+    held = [(terms.holding[word][1], word) for word in asked_words(query) - _question_frame()
             if terms.holding.get(word, (0, 0))[0] > 0]
     if not held:
         return None
@@ -2545,13 +2556,13 @@ class ExtractiveSummarizer:
         overlaps = keyword_overlap(keywords, token_sets, document_frequency(token_sets)).tolist()
         absent = self.options.absent_weight
         most = self.options.answer_words
-        first = self.options.asked_clause_first
-        answers = answer_scores(query, token_sets, terms, absent, most, first)
+        asked_first = self.options.asked_clause_first
+        answers = answer_scores(query, token_sets, terms, absent, most, asked_first)
         # "Thread Safety" above "It is not completely safe": the section says what the sentence is about
         sections = [frozenset(t) | words for t, words in zip(tokenize([s.section for s in sentences]), token_sets)]
         if self.options.section_weight:
             answers = answers + self.options.section_weight * (answer_scores(query, sections, terms, absent, most,
-                                                                             first)
+                                                                             asked_first)
                                                                - answers)
         expected = expected_answer(query)
         term = defined_term(query)
