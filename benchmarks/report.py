@@ -128,10 +128,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("thirty-ninth", "thirty-ninth (held out in the twenty-ninth round, tuned on in the "
                                      "thirtieth)"),
                     ("fortieth", "fortieth (held out in the thirtieth round, tuned on in the thirty-first)"),
-                    ("forty-first", "forty-first (held out from every choice; run after the round's rules, "
-                                    "with its code and with the code it started from)"))
+                    ("forty-first", "forty-first (held out in the thirty-first round, tuned on in the "
+                                    "thirty-second)"),
+                    ("forty-second", "forty-second (held out from every choice; run after the round's rules, "
+                                     "with its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "forty-first"
+_HELD_OUT_SPLIT = "forty-second"
 
 
 def collections_memory() -> str:
@@ -224,6 +226,12 @@ def answer_choices_quoted() -> str:
     data = _load("answer_choices_quoted")
     return (_answer_choice_by_part("answer_choices_quoted", ("false_abstention",))
             + f" Only the {data['questions']} questions of those splits that quote two words or more were asked.")
+
+
+def answer_choices_asked_first() -> str:
+    """The thirty-second round's choice (a long question's coverage counts the words of the clause that asks
+    first), on its tuning part and its checking part, each pooled."""
+    return _answer_choice_by_part("answer_choices_asked_first", ("abstention", "false_abstention"))
 
 
 def slips() -> str:
@@ -1621,6 +1629,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "answer-choices-entry-question": answer_choices_entry_question,
     "answer-choices-second-opinion": answer_choices_second_opinion,
     "answer-choices-quoted": answer_choices_quoted,
+    "answer-choices-asked-first": answer_choices_asked_first,
     "collections-memory": collections_memory, "slips": slips, "gate-contextual": gate_contextual,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
