@@ -992,8 +992,7 @@ def test_a_question_told_after_its_case_counts_the_words_of_the_clause_that_asks
     # nor do seven such words leave the one held word of the clause to cover the whole question
     many = ("Five of us build on the same server. Is there a knob my colleagues could tweak remotely over the vpn "
             "to use it safely and quietly?")
-    used = {**{word: count for word, count in terms.holding.items()}, "use": (3, 300)}
-    terms_used = dataclasses.replace(terms, holding=used)
+    terms_used = dataclasses.replace(terms, holding={**terms.holding, "use": (3, 300)})
     used_once = sentence_terms(["You can use it."])
     assert answer_scores(many, used_once, terms_used, 1.0, 7, asked_clause_first=True)[0] < 0.2
     # the answer gate on the coverage alone (the ranking's relevance is relative to a context of one section here)
@@ -1004,6 +1003,7 @@ def test_a_question_told_after_its_case_counts_the_words_of_the_clause_that_asks
     assert not answered.abstained
     assert answered.bullets[0].text == ("Set the configuration option umask to 002. This ensures that cached files "
                                         "are accessible to everyone in the group."), answered.bullets
+
 
 VALGRIND_FAQ = """4.1. My program uses the C++ STL and string classes. Valgrind reports
 'still reachable' memory leaks involving these classes at the exit of
