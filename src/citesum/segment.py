@@ -271,6 +271,13 @@ def _next_paragraph_opens(text: str, lines: list[tuple[int, int]], kinds: list[_
     return False
 
 
+def reads_as_title(line: str) -> bool:
+    """Whether a line standing alone, between blank lines, is read as a title without a mark: a short line that a
+    capital or a number opens and no stop ends ("Thread Safety"), or a lower-case title of three to ten words
+    ("getmail seems to take longer than expected to initialize"). "hosts" is read as a line of text."""
+    return _looks_like_heading(line) or _lower_case_title(line)
+
+
 # --- sentences inside a paragraph ---------------------------------------------------------------------------
 
 # A candidate end: . ! ? (plus closing quotes and brackets), then whitespace.

@@ -281,6 +281,41 @@ def test_headings_go_back_once_and_before_their_own_words() -> None:
     assert kinds["getmail seems to take longer than expected to initialize"] == "heading", kinds
 
 
+def test_a_heading_is_not_taken_for_the_same_word_on_a_line_further_down() -> None:
+    from citesum.ingest.formats import with_headings
+
+    # Radicale's configuration reference: each section and option is a heading ("server", "hosts"), which the
+    # extractor dropped; "server" is also a line of a diagram further down. Taken for the heading kept, that line
+    # made every heading in between lost, and "Default: localhost:5232" no longer said which option it is
+    page = ("<h3>Configuration</h3><p>All options are described.</p><h4>server</h4><p>The configuration options in "
+            "this category are only relevant in standalone mode.</p><h5>hosts</h5><p>A comma separated list of "
+            "addresses that the server will bind to.</p><p>Default: localhost:5232</p><h4>auth</h4><h5>type</h5>"
+            "<p>The method to verify usernames and passwords.</p><h3>Architecture</h3><pre>client\n  |\nserver\n"
+            "</pre><p>The client talks to the server.</p>")
+    main = ("Configuration\nAll options are described.\nThe configuration options in this category are only relevant "
+            "in standalone mode.\nA comma separated list of addresses that the server will bind to.\nDefault: "
+            "localhost:5232\nThe method to verify usernames and passwords.\nArchitecture\n```\nclient\n  |\n"
+            "auth\nserver\n```\nThe client talks to the server.")
+    restored = with_headings(main, page)
+    assert restored == (
+        # a heading in lower case gets its level's mark: alone on its line, "hosts" reads as a line of text
+        "Configuration\n\nAll options are described.\n\n#### server\n\nThe configuration options in this category "
+        "are only relevant in standalone mode.\n\n##### hosts\n\nA comma separated list of addresses that the "
+        "server will bind to.\nDefault: localhost:5232\n\n#### auth\n\n##### type\n\nThe method to verify usernames "
+        "and passwords.\n\nArchitecture\n\n```\nclient\n  |\nauth\nserver\n```\nThe client talks to the server."
+    ), restored
+    kinds = _unit_kinds(restored)
+    assert kinds["##### hosts"] == kinds["#### server"] == "heading", kinds
+    # Gammu's FAQ: two answers open with the same words; the second's heading, kept right above its answer, is
+    # where it was kept, not before the first answer
+    page = ("<h3>Can I use Gammu to send MMS?</h3><p>MMS contains of two parts and Gammu can create the "
+            "notification.</p><h3>Can I use Gammu to receive MMS?</h3><p>MMS contains of two parts and Gammu will "
+            "receive the notification.</p>")
+    main = ("Can I use Gammu to send MMS?\nMMS contains of two parts and Gammu can create the notification.\n"
+            "Can I use Gammu to receive MMS?\nMMS contains of two parts and Gammu will receive the notification.")
+    assert with_headings(main, page) == main.replace("\n", "\n\n")
+
+
 def test_a_forms_tables_inside_table_cells_are_read_once(tmp_path: Path) -> None:
     import docx
 

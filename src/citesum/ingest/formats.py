@@ -26,7 +26,7 @@ from citesum.ingest.asciidoc import asciidoc_markdown
 from citesum.ingest.base import IngestOptions, decode_text, path_text
 from citesum.ingest.pdf import FILE_DIGEST, NOTE_PAGES, PAGE_LABELS, PAGE_STARTS, clean_pages, read_pages
 from citesum.segment import (CODE_FENCE, FAQ_ANSWER_WORDS, FAQ_QUESTION_WORDS, PERMALINK_MARKS, code_marks,
-                             faq_labels, holds_fence)
+                             faq_labels, holds_fence, reads_as_title)
 from citesum.types import Document
 
 # A reader returns the documents of a file and the problems with parts it had to leave out.
@@ -596,14 +596,26 @@ def with_headings(main: str, html: str) -> str:
     out: list[str] = []
     done = 0  # main is copied up to here
     pending: list[_PageHeading] = []  # headings with no text of their own before the next heading
-    for found_heading in parser.found:
+    anchors = _anchor_words(parser.found)
+    for found_heading, anchor_words in zip(parser.found, anchors):
         heading = found_heading.text
         on_its_lines = _heading_line(heading)  # however wrapped, a permalink mark after it
-        if heading in lines or (heading in flat and on_its_lines.search(main)):
+        kept_as_line = heading in lines or (heading in flat and on_its_lines.search(main) is not None)
+        kept = on_its_lines.search(main, done) if kept_as_line else None
+        if kept is not None and anchor_words:
+            # a line of the same words past the text the heading opens, and not followed by it, is not the heading
+            # kept, but a later line (Radicale's section "server", a word on a line of its own in a diagram pages
+            # below): taken for it, every heading in between was lost. The heading is put back before its text,
+            # as a lost one is. Its text's first words may also open an earlier answer (Gammu's FAQ answers how to
+            # send an MMS and how to receive one with the same words)
+            anchor = _anchor_pattern(anchor_words)
+            before = anchor.search(main, done, kept.start())
+            after = anchor.search(main, kept.end(), kept.end() + _HEADING_ANCHOR_CHARACTERS)
+            kept_as_line = before is None or after is not None
+        if kept_as_line:
             # a numbered chapter's heading whose text the main content lost (its list of sections) goes right
             # before its first section's heading, which the main content kept ("2 R Basics" above "2.1 What is R?")
             chapters = [waiting for waiting in pending if _NUMBERED_HEADING.match(waiting.text)]
-            kept = on_its_lines.search(main, done)
             if kept is not None:
                 # the kept heading is set apart, as a heading put back is: trafilatura gives a heading a line of
                 # its own, with no blank line, and a heading in lower case ("getmail seems to take longer than
@@ -616,13 +628,11 @@ def with_headings(main: str, html: str) -> str:
                     done += 1
             pending = []
             continue
-        words = found_heading.after.split()[:_HEADING_ANCHOR_WORDS]
+        words = _own_words(found_heading)
         if len(words) < 2:
             pending.append(found_heading)
             continue
-        # the words may run over a list's start in the main content ("possibilities:\n- Privoxy"), or a code
-        # block's ("This can be done with\n```\nregister unsigned char ...")
-        found = re.compile(_BETWEEN_WORDS.join(map(re.escape, words))).search(main, done)
+        found = _anchor_pattern(words).search(main, done)
         if found is None:
             # a numbered heading waits for the next one found (a sidebar's "Next topic" has no number)
             pending = ([*(waiting for waiting in pending if _NUMBERED_HEADING.match(waiting.text)), found_heading]
@@ -643,6 +653,30 @@ def with_headings(main: str, html: str) -> str:
     return "".join(out)
 
 
+def _own_words(heading: _PageHeading) -> list[str]:
+    """The first words of the text right after a heading, which find its place in the main content."""
+    return heading.after.split()[:_HEADING_ANCHOR_WORDS]
+
+
+def _anchor_words(headings: Sequence[_PageHeading]) -> list[list[str]]:
+    """For each heading, the first words of the text it opens: its own, or, for a heading followed at once by
+    another ("auth" right above "type"), those of the first heading after it that has text (none: [])."""
+    anchors: list[list[str]] = []
+    going_on: list[str] = []
+    for heading in reversed(headings):
+        words = _own_words(heading)
+        if len(words) >= 2:
+            going_on = words
+        anchors.append(going_on)
+    return anchors[::-1]
+
+
+def _anchor_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """The words in the main content: they may run over a list's start ("possibilities:\n- Privoxy"), or a code
+    block's ("This can be done with\n```\nregister unsigned char ...")."""
+    return re.compile(_BETWEEN_WORDS.join(map(re.escape, words)))
+
+
 #: a heading that ends as a sentence does ("Mtools says ... when accessing a disk formatted with the old mtools.",
 #: "The open command doesn't work."), not as a question
 _ENDS_AS_SENTENCE = re.compile(r"""[.!]["'”’)\]]*$""")
@@ -653,9 +687,12 @@ def _marked(heading: _PageHeading, as_kept: str = "") -> str:
     ("#### Mtools says ..."): the page's text keeps no other mark of which lines were headings, and read as text
     such a line is a sentence, which an answer could state as a fact of the page (the floppy FAQ's question
     "Mtools says "fat_read: Wrong FAT encoding 12 16?" (or similar) when accessing a disk formatted with the old
-    mtools." stated for an answer to it). Other headings read as headings without the mark (short, or a question),
-    and are left as the page writes them: ``as_kept``, the lines the main content kept it on, when it did."""
-    if _ENDS_AS_SENTENCE.search(heading.text):
+    mtools." stated for an answer to it). So does one in lower case that would not be read as a title standing
+    alone (:func:`~citesum.segment.reads_as_title`): a word or two ("hosts", "max_connections", Radicale's
+    options) reads as a line of text, and the sentences under it had no section of their own. Other headings
+    read as headings without the mark (short, or a question), and are left as the page writes them:
+    ``as_kept``, the lines the main content kept it on, when it did."""
+    if _ENDS_AS_SENTENCE.search(heading.text) or heading.text[:1].islower() and not reads_as_title(heading.text):
         return f"{'#' * heading.level} {heading.text}"
     return as_kept or heading.text
 
