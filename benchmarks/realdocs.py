@@ -411,9 +411,12 @@ def score_question(q: dict[str, Any], payload: dict[str, Any], seconds: float, d
                         "answers": answers(text, acceptable) if acceptable else False,
                         "states_gold": [i for i, g in enumerate(gold) if matches(text, g)], "citations": cited})
     stated = gold_stated([b["text"] for b in bullets], gold)
+    leads = [lead.get("text", "") for lead in payload.get("leads", [])]
     return {"id": q["id"], "kind": q["kind"], "question": q["question"], "seconds": round(seconds, 3),
-            "abstained": abstained(payload), "bullets": bullets,
-            "leads": [lead.get("text", "") for lead in payload.get("leads", [])],
+            "abstained": abstained(payload), "bullets": bullets, "leads": leads,
+            # the places (1 first) of the leads that state a gold sentence: a question turned away whose answer
+            # was listed below it
+            "leads_stating_gold": [place for place, lead in enumerate(leads, 1) if any(matches(lead, g) for g in gold)],
             "gold_stated": stated, "notes": payload.get("notes", []), "timings": payload.get("timings", {})}
 
 

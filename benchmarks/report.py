@@ -179,6 +179,71 @@ def realdocs_round() -> str:
                 "asked (–)." if unread else ""))
 
 
+def _short_ids(ids: list[str]) -> str:
+    """Question ids without their split's name ("forty-second-s11" is "s11"), or "none"."""
+    return ", ".join(qid.rsplit("-", 1)[-1] for qid in ids) or "none"
+
+
+def answer_changes() -> str:
+    """Which of the seen splits' answers the round changed: each question's answer at the round's start
+    (realdocs_round_start.json) against its answer after (realdocs.json)."""
+    after, start = _load("realdocs"), _load("realdocs_round_start")
+    seen = [split for split, _ in _REALDOCS_SPLITS if split != _HELD_OUT_SPLIT and split in start["splits"]]
+    changes: dict[str, list[str]] = {key: [] for key in ("changed", "answered", "turned_away", "more_gold",
+                                                         "less_gold", "unanswerable")}
+    questions = 0
+    for split in seen:
+        was = {q["id"]: q for q in start["splits"][split]["details"]}
+        for now in after["splits"][split]["details"]:
+            questions += 1
+            before = was[now["id"]]
+            if ([b["text"] for b in before["bullets"]], before["abstained"]) == (
+                    [b["text"] for b in now["bullets"]], now["abstained"]):
+                continue
+            changes["changed"].append(now["id"])
+            if now["kind"] == "unanswerable":
+                changes["unanswerable"].append(now["id"])
+                continue
+            if before["abstained"] != now["abstained"]:
+                changes["turned_away" if now["abstained"] else "answered"].append(now["id"])
+            gained = sum(now["gold_stated"]) - sum(before["gold_stated"])
+            if gained:
+                changes["more_gold" if gained > 0 else "less_gold"].append(now["id"])
+    rows = [["answers changed", str(len(changes["changed"])), ""],
+            ["answerable, turned away before, answered now", str(len(changes["answered"])), ""],
+            ["answerable, answered before, turned away now", str(len(changes["turned_away"])),
+             ", ".join(changes["turned_away"]) or "none"],
+            ["more gold sentences stated", str(len(changes["more_gold"])), ""],
+            ["fewer gold sentences stated", str(len(changes["less_gold"])), ", ".join(changes["less_gold"]) or "none"],
+            ["unanswerable, answer changed", str(len(changes["unanswerable"])),
+             ", ".join(changes["unanswerable"]) or "none"]]
+    return (_table([f"the {questions:,} questions of the {len(seen)} seen splits (in-sample)", "answers", "which"],
+                   rows)
+            + f"\n\nThe splits {_named_splits(seen)}. Each question's answer at the round's start "
+            "(`realdocs_round_start.json`: the previous round's last runs) against its answer after. "
+            + _provenance({**after["splits"][seen[0]]["run"],
+                           "command": re.sub(r" --out \S+", "", after["splits"][seen[0]]["run"]["command"])}))
+
+
+def held_out_misses() -> str:
+    """What the held-out split's answers miss, question by question."""
+    held = _load("realdocs")["splits"][_HELD_OUT_SPLIT]
+    details = held["details"]
+    answerable = [q for q in details if q["kind"] != "unanswerable"]
+    away = [q for q in answerable if q["abstained"]]
+    led = [f"{q['id'].rsplit('-', 1)[-1]} (lead {', '.join(map(str, q['leads_stating_gold']))})"
+           for q in away if q["leads_stating_gold"]]
+    rows = [["answerable, turned away", str(len(away)), _short_ids([q["id"] for q in away])],
+            ["of them, a gold sentence among the leads", str(len(led)), ", ".join(led) or "none"],
+            ["answerable, answered without a gold sentence",
+             str(sum(not q["abstained"] and not any(q["gold_stated"]) for q in answerable)),
+             _short_ids([q["id"] for q in answerable if not q["abstained"] and not any(q["gold_stated"])])],
+            ["unanswerable, answered", str(sum(q["kind"] == "unanswerable" and not q["abstained"] for q in details)),
+             _short_ids([q["id"] for q in details if q["kind"] == "unanswerable" and not q["abstained"]])]]
+    return (_table([f"{_HELD_OUT_SPLIT} (held out, {len(details)} questions)", "questions", "which"], rows)
+            + "\n\n" + _provenance(held["run"]))
+
+
 def realdocs_contextual() -> str:
     """The held-out split answered offline by default and with MiniLM scoring the first candidates again."""
     default = _load("realdocs")["splits"][_HELD_OUT_SPLIT]
@@ -1624,6 +1689,7 @@ def results() -> str:
 
 TABLES: dict[str, Callable[[], str]] = {
     "llm-defaults": llm_defaults, "realdocs": realdocs, "realdocs-round": realdocs_round,
+    "answer-changes": answer_changes, "held-out-misses": held_out_misses,
     "realdocs-contextual": realdocs_contextual, "answer-choices": answer_choices,
     "answer-choices-going-on": answer_choices_going_on,
     "answer-choices-entry-question": answer_choices_entry_question,

@@ -149,3 +149,14 @@ def test_heading_merged_both_ways() -> None:
     assert rd.whole_sentence_problem("Can I delete Python?¶ That depends on where Python came from.", [sphinx]) \
         == "heading merged"
     assert rd.is_whole_sentence("That depends on where Python came from.", [sphinx])
+
+
+def test_leads_stating_gold_both_ways() -> None:
+    question = {"id": "x-s01", "kind": "specific", "question": "Is libffi thread-safe?",
+                "gold": [{"sentence": "libffi is not completely thread-safe."}]}
+    leads = [{"text": "Some programs may not know what arguments are to be passed."},
+             {"text": "libffi is not completely thread-safe."}]
+    turned_away = rd.score_question(question, {"bullets": [], "abstained": True, "leads": leads}, 1.0, {}, [])
+    assert turned_away["leads_stating_gold"] == [2] and turned_away["gold_stated"] == [False]
+    off_topic = rd.score_question(question, {"bullets": [], "abstained": True, "leads": leads[:1]}, 1.0, {}, [])
+    assert off_topic["leads_stating_gold"] == []
