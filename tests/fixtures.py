@@ -29,9 +29,11 @@ def make_book_with_front_matter() -> bytes:
     return make_pdf_pages(BOOK_PAGES, page_labels="0 << /S /r >> 2 << /S /D >>")
 
 
-def make_pdf_pages(pages: list[list[tuple[float, float, str]]], font_size: int = 11, page_labels: str = "") -> bytes:
+def make_pdf_pages(pages: list[list[tuple[float, float, str]]] | list[list[tuple[float, float, str, float]]],
+                   font_size: int = 11, page_labels: str = "") -> bytes:
     """A valid PDF (US Letter, Helvetica) whose pages show each ``(x, y, text)`` at that point, in the given
-    order in the content stream (as a writer that fills two columns line by line across the page would).
+    order in the content stream (as a writer that fills two columns line by line across the page would), in
+    ``font_size`` points, or in the size a fourth item gives (``(x, y, text, size)``).
     ``page_labels``: the catalog's /PageLabels number tree's /Nums array ("0 << /S /r >> 2 << /S /D >>": the
     first two pages numbered i, ii, the rest 1, 2, ... as a book's front matter and body are)."""
     fonts = 3 + 2 * len(pages)
@@ -40,7 +42,8 @@ def make_pdf_pages(pages: list[list[tuple[float, float, str]]], font_size: int =
                "<< /Type /Pages /Kids [" + " ".join(f"{3 + 2 * n} 0 R" for n in range(len(pages)))
                + f"] /Count {len(pages)} >>"]
     for n, lines in enumerate(pages):
-        stream = " ".join(f"BT /F1 {font_size} Tf {x:g} {y:g} Td {_pdf_string(text)} Tj ET" for x, y, text in lines)
+        stream = " ".join(f"BT /F1 {line[3] if len(line) > 3 else font_size:g} Tf {line[0]:g} {line[1]:g} Td "
+                          f"{_pdf_string(line[2])} Tj ET" for line in lines)
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * n} 0 R "
                        f"/Resources << /Font << /F1 {fonts} 0 R >> >> >>")
         objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")

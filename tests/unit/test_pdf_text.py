@@ -97,6 +97,25 @@ def test_hyphenation_in_a_pdf_is_undone(tmp_path: Path) -> None:
     assert "left the well-known hotel at once" in text
 
 
+def test_a_heading_set_larger_than_the_text_is_a_paragraph_of_its_own(tmp_path: Path) -> None:
+    # RAxML's manual (a word processor's PDF): its 12-point section headings have no number a contents page
+    # lists and follow a 10-point line that ends with a link, not a sentence's end; the heading ran into that
+    # line and the sentence below it ("... ijkey=VTEqgUJYCDcf0kP II. Getting help RAxML support is provided ...")
+    lines = [("When using RAxML please cite the paper, open access at the link:", 10),
+             ("http://bioinformatics.oxfordjournals.org/content/early/2014/01/21/btu033", 10),
+             ("II. Getting help", 12),
+             ("RAxML support is provided via the RAxML Google group, which has a search function.", 10),
+             ("Before posting, read this manual first, and search the group to see if your issue was", 10),
+             ("discussed. A dedicated server is described at", 10),
+             ("http://epa.h-its.org/raxml/placement-manual.pdf", 12),
+             ("in all its detail.", 10)] + [("The likelihood of a tree is computed under the model chosen.", 10)] * 3
+    pages = [[(72, 700 - 16 * i, text, size) for i, (text, size) in enumerate(lines)]]
+    text = _read(tmp_path, make_pdf_pages(pages)).text
+    assert "\n\nII. Getting help\n\nRAxML support is provided" in text, text
+    # a line set large in a sentence that goes on in lower case below it (a link) does not end the paragraph
+    assert "described at http://epa.h-its.org/raxml/placement-manual.pdf in all its detail." in text, text
+
+
 def test_two_columns_written_line_by_line_across_the_page_are_read_column_after_column(tmp_path: Path) -> None:
     left = textwrap.wrap("The left column tells of the river. It rose in the spring and flooded the lower town "
                          "for three weeks, and the people moved to the hills.", 38)

@@ -1682,12 +1682,13 @@ def read_pdf(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     import pypdfium2
 
     try:
-        pages, title, labels = read_pages(data)
+        read = read_pages(data)
     except pypdfium2.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise UnreadableError("encrypted PDF (a password is required)") from exc
         raise UnreadableError(_unreadable_pdf(data, str(exc))) from exc
-    clean = clean_pages(pages)
+    pages, title, labels = read.pages, read.title, read.labels
+    clean = clean_pages(pages, read.display_lines)
     if not clean.text:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
     # pages with no text layer are scanned images: what they say is not in the index, and a question about it

@@ -92,36 +92,103 @@ class CleanText:
     note_pages: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def read_pages(data: bytes) -> tuple[list[str], str, list[str]]:
-    """(the text of each page in content order, the document's title or "", each page's printed label: "xii",
-    "16", or "" where the file gives none); raises ``pypdfium2.PdfiumError`` on a corrupt file or one that needs
-    a password. PDFium is not thread-safe: one thread at a time."""
+@dataclass(frozen=True)
+class PdfPages:
+    """What :func:`read_pages` reads of a PDF."""
+
+    #: the text of each page in reading order
+    pages: list[str]
+    #: the document's title, or ""
+    title: str
+    #: each page's printed label ("xii", "16"), or "" where the file gives none
+    labels: list[str]
+    #: the keys (:func:`_key`) of the lines set larger than the document's text: its headings and titles
+    display_lines: frozenset[str] = frozenset()
+
+
+def read_pages(data: bytes) -> PdfPages:
+    """The pages' text, the title, the page labels and the lines set large; raises ``pypdfium2.PdfiumError`` on a
+    corrupt file or one that needs a password. PDFium is not thread-safe: one thread at a time."""
     import pypdfium2
 
     document = pypdfium2.PdfDocument(data)
     try:
         pages, labels = [], []
+        sized: list[tuple[str, float]] = []
         for number in range(len(document)):
             page = document[number]
             textpage = page.get_textpage()
-            pages.append(_reading_order(textpage, *page.get_size()))
+            whole = str(textpage.get_text_range())
+            pages.append(_reading_order(textpage, *page.get_size(), whole))
+            sized += _sized_lines(textpage, whole)
             textpage.close()
             page.close()
             labels.append(document.get_page_label(number) or "")
-        return pages, (document.get_metadata_dict().get("Title") or "").strip(), labels
+        return PdfPages(pages, (document.get_metadata_dict().get("Title") or "").strip(), labels,
+                        display_lines(sized))
     finally:
         document.close()
 
 
-def _reading_order(textpage: Any, width: float, height: float) -> str:
+def _sized_lines(textpage: Any, text: str) -> list[tuple[str, float]]:
+    """Each line of the page's text (in the content stream's order) with the font size most of its letters are
+    set in (a larger initial or a symbol does not make a line large), read from the letters among 2 ×
+    :data:`_SIZE_SAMPLES` characters spread over the line. ``text``: the page's text in PDFium's order, a
+    character for each of the page's, line breaks included."""
+    import pypdfium2.raw as pdfium
+
+    if len(text) != textpage.count_chars():  # (a character outside the BMP: the indices no longer match)
+        return []
+    lines: list[tuple[str, float]] = []
+    start = 0
+    for found in re.finditer(r"\r\n|[\r\n]|$", text):
+        step = max(1, (found.start() - start) // (2 * _SIZE_SAMPLES))
+        letters = [index for index in range(start, found.start(), step) if text[index].isalpha()]
+        if letters:
+            sizes = Counter(round(pdfium.FPDFText_GetFontSize(textpage.raw, index), 1) for index in letters)
+            lines.append((text[start:found.start()], sizes.most_common(1)[0][0]))
+        start = found.end()
+        if found.start() == len(text):
+            break
+    return lines
+
+
+#: about how many letters of a line are looked at for its size
+_SIZE_SAMPLES = 8
+#: how much larger than the document's text a line's letters are set for the line to be a heading's or a title's
+_DISPLAY_SIZE = 1.15
+
+
+def display_lines(sized: Sequence[tuple[str, float]]) -> frozenset[str]:
+    """The keys of the lines set larger than the document's text (the size most of its letters are set in): a
+    manual's section headings, which a word processor's PDF sets on a line of their own with no other mark
+    (RAxML's 12-point "II. Getting help" under a 10-point line that ends with a link, run into it)."""
+    keyed = [(_key(line), size) for line, size in sized]
+    letters: Counter[float] = Counter()
+    for key, size in keyed:
+        letters[size] += len(key)
+    if not letters:
+        return frozenset()
+    text_size = letters.most_common(1)[0][0]
+    large, other = Counter[str](), Counter[str]()
+    for key, size in keyed:
+        if key:
+            (large if size >= _DISPLAY_SIZE * text_size else other)[key] += 1
+    # a line's letters that the text writes as often at its own size are no heading's (an equation's "x" between
+    # its exponents, set on lines of their own; a title repeated in a running header is one still)
+    return frozenset(key for key, count in large.items() if count > other[key])
+
+
+def _reading_order(textpage: Any, width: float, height: float, whole: str) -> str:
     """A page's text in reading order. PDFium gives the order of the content stream, which some writers fill
     line by line across both columns of a page; on a two-column page each column is read whole instead, band
     by band between the lines that span both (a title, a wide figure caption, a footer). A band is read within
-    bounds that keep out the letters of the lines next to it (see the loop)."""
+    bounds that keep out the letters of the lines next to it (see the loop). ``whole``: the page's text in
+    PDFium's order."""
     rects = np.array([textpage.get_rect(i) for i in range(textpage.count_rects())], dtype=float).reshape(-1, 4)
     gutter = _gutter(rects, width)
     if gutter is None:
-        return str(textpage.get_text_range())
+        return whole
     parts: list[str] = []
     top = height
     middles = (rects[:, 1] + rects[:, 3]) / 2
@@ -354,8 +421,10 @@ def tex_font_codes(pages: list[str]) -> list[str]:
     return [_OT1_LIGATURE.sub(lambda m: _OT1_CODES[m[0]], page) for page in pages]
 
 
-def clean_pages(pages: list[str]) -> CleanText:
-    """Join the pages' lines into paragraphs (see the module docstring)."""
+def clean_pages(pages: list[str], display: frozenset[str] = frozenset()) -> CleanText:
+    """Join the pages' lines into paragraphs (see the module docstring). ``display``: the keys of the lines set
+    larger than the text (:func:`display_lines`); a paragraph ends where the size changes, a heading's lines
+    kept together."""
     pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK).replace(_DRAWN_SOFT_HYPHEN, "-"))
              for page in tex_font_codes(pages)]
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
@@ -399,6 +468,7 @@ def clean_pages(pages: list[str]) -> CleanText:
     starts: list[int] = []
     joined = 0
     last, soft_last, pending_break = "", False, False
+    last_large = False  # whether the last line is set large (``display``)
     opens = True  # whether the last line began a paragraph or followed a sentence's end
     # footnotes, with their pages, to go after the paragraph they interrupt (it may go on over the page)
     waiting: list[tuple[str, int]] = []
@@ -429,10 +499,15 @@ def clean_pages(pages: list[str]) -> CleanText:
             body = _INNER_BREAK.sub(lambda m: m.group(1) + _hyphen(m.group(1), m.group(2), vocabulary) + m.group(2),
                                     inner).replace(_SOFT_BREAK, "")
             next_opens = True
+            large = bool(display) and _key(body) in display
             if parts:
                 glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
                                                                              opens)
-                if glue == " " and (_stands_apart(last, headings) or _stands_apart(body, headings)):
+                # a paragraph ends where the size changes (a heading set large, :func:`display_lines`), but for a
+                # line that opens in lower case: a sentence going on over a link set large ("... is described at"
+                # / "http://.../manual.pdf for a nice and detailed" / "description of these models.")
+                if glue == " " and (_stands_apart(last, headings) or _stands_apart(body, headings)
+                                    or large != last_large and not body[:1].islower()):
                     glue = "\n\n"
                 if example and not pending_break and _example_line(body, full) and not _prose_line(body):
                     glue, rejoined = "\n", False  # the example goes on, line by line
@@ -456,7 +531,7 @@ def clean_pages(pages: list[str]) -> CleanText:
                 page_start = length
             parts.append(body)
             length += len(body)
-            last, soft_last, pending_break, opens = body, soft_end, False, next_opens
+            last, soft_last, pending_break, opens, last_large = body, soft_end, False, next_opens, large
         starts.append(length if page_start is None else page_start)
         waiting.extend((note, len(starts) - 1) for note in page_notes)  # (the page's number from 0)
     if example:
