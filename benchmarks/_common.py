@@ -68,10 +68,11 @@ def machine() -> dict[str, Any]:
     return {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count()}
 
 
-def git_state() -> dict[str, Any]:
-    """The commit measured, and the files under src/ that differ from it (a run of uncommitted code says so)."""
+def git_state(tree: Path = ROOT) -> dict[str, Any]:
+    """The commit measured, and the files under src/ that differ from it (a run of uncommitted code says so):
+    this checkout's, or that of the checkout at ``tree``."""
     def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+        done = subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True, check=False)
         return done.stdout.strip() if done.returncode == 0 else ""
 
     return {"commit": git("rev-parse", "HEAD"),

@@ -510,6 +510,14 @@ def run_split(split: str, work: Path, citesum: Path, extra: Sequence[str], check
     return result
 
 
+def code_state(citesum: Path) -> dict[str, Any]:
+    """The commit of the code ``citesum`` runs (a ``--citesum`` of another checkout runs that checkout's), and the
+    files under its src/ that differ from it."""
+    where = subprocess.run([str(citesum.parent / "python"), "-c", "import citesum; print(citesum.__file__)"],
+                           capture_output=True, text=True).stdout.strip()
+    return git_state(Path(where).parents[2]) if where else git_state()
+
+
 def machine(citesum: Path) -> dict[str, Any]:
     venv_python = subprocess.run([str(citesum.parent / "python"), "-c", "import sys; print(sys.version.split()[0])"],
                                  capture_output=True, text=True).stdout.strip()
@@ -566,7 +574,7 @@ def main(argv: Sequence[str]) -> None:
         raise SystemExit(f"error: no citesum at {args.citesum} (make install, or --citesum PATH)")
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     run = {"command": " ".join(["python", "benchmarks/realdocs.py", *argv]),
-           "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "git": git_state(),
+           "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "git": code_state(args.citesum),
            "machine": machine(args.citesum), "summarize_args": extra}
     results = {}
     for split in splits:
