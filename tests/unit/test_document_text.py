@@ -316,6 +316,33 @@ def test_a_heading_is_not_taken_for_the_same_word_on_a_line_further_down() -> No
     assert with_headings(main, page) == main.replace("\n", "\n\n")
 
 
+def test_texinfos_navigation_between_nodes_is_left_out_of_the_text() -> None:
+    from citesum.ingest.base import IngestOptions
+    from citesum.ingest.formats import read_html
+
+    # GNU SASL's manual on one page (Texinfo 6) and a node of a Texinfo 7 manual: a line of links to the next,
+    # previous and parent nodes above every node stayed in the text, 55 of them on the one page
+    def node(panel: str, up: str, title: str, text: str) -> str:
+        return (f'<div class="{panel}"><p>Next: <a href="#n" accesskey="n" rel="next">Features</a>, Previous: <a '
+                f'href="#p" accesskey="p" rel="prev">Overview</a>, Up: <a href="#u" accesskey="u" rel="up">{up}</a> '
+                '&nbsp; [<a href="#SEC_Contents" rel="contents">Contents</a>][<a href="#Index" rel="index">Index'
+                f'</a>]</p></div><h3>{title}</h3><p>{text}</p>')
+
+    for panel in ("header", "nav-panel"):
+        page = ("<html><head><title>GNU SASL</title></head><body>"
+                + node(panel, "Introduction", "1.2 Implementation", "GNU SASL is written in pure ANSI C89 to be "
+                       "portable to embedded and otherwise limited platforms, and the whole library fits in a small "
+                       "footprint on an Intel x86 platform without any modifications to the code.")
+                + node(panel, "Introduction", "1.3 Features", "GNU SASL might have a couple of advantages over other "
+                       "libraries doing a similar job: it is free software, and it is thread-safe throughout.")
+                + '<div class="header"><p>The header of a page that is no navigation stays.</p></div></body></html>')
+        (document,), _ = read_html(page.encode(), "sasl", Path("gsasl.html"), IngestOptions())
+        assert "Next:" not in document.text and "[Contents]" not in document.text, document.text
+        assert "GNU SASL is written in pure ANSI C89" in document.text
+        assert "it is free software, and it is thread-safe throughout." in document.text
+        assert "The header of a page that is no navigation stays." in document.text
+
+
 def test_a_forms_tables_inside_table_cells_are_read_once(tmp_path: Path) -> None:
     import docx
 

@@ -213,10 +213,15 @@ _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
                    "wbr"})
 
 
+def _class_test(name: str) -> str:
+    """An XPath test of whether an element has class ``name`` (among others)."""
+    return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
+
+
 def _with_class(name: str, tag: str = "*", within: str = "") -> str:
     """An XPath to the ``tag`` elements of class ``name`` (among others), in the document or ``within`` the
     element the path starts from (".")."""
-    return f"{within}//{tag}[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
+    return f"{within}//{tag}[{_class_test(name)}]"
 
 
 def _has_class(attrs: list[tuple[str, str | None]], name: str) -> bool:
@@ -376,7 +381,8 @@ def read_html(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> R
         main = ""
     if main:
         main = lists_ended(markers_joined(with_headings(main, html)))
-    return [_document(doc_id, title or _stem(path), _require_text(main or text), path, "html")], []
+    text = without_node_navigation(main or text, html)
+    return [_document(doc_id, title or _stem(path), _require_text(text), path, "html")], []
 
 
 #: a list item's marker: a bullet, or a number
@@ -729,6 +735,29 @@ def _heading_line(heading: str) -> re.Pattern[str]:
 _NOT_MAIN_CONTENT = ["//nav", "//aside", "//header[not(ancestor::article or ancestor::main)]",
                      "//footer[not(ancestor::article or ancestor::main)]",
                      "//*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary']"]
+#: Texinfo's navigation between nodes: "Next: ..., Previous: ..., Up: ... [Contents][Index]" above every node, a
+#: <div class="header"> (Texinfo 6) or "nav-panel" (Texinfo 7) holding links to the next, previous or parent node
+_NODE_NAVIGATION = (f"//div[({_class_test('header')} or {_class_test('nav-panel')})"
+                    " and .//a[@rel='next' or @rel='prev' or @rel='up']]")
+
+
+def without_node_navigation(text: str, html: str) -> str:
+    """``text`` without the lines of Texinfo's navigation between nodes (:data:`_NODE_NAVIGATION`). They stayed in
+    the text a line a node, as boilerplate a passage had to make room for (GNU SASL's manual on one page holds 55).
+    They are taken out of the text extracted, not out of the page given to the extractor: without them, it took
+    some short node pages' main content for another part (libffi's "Missing Features" lost its list)."""
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(html)
+    except Exception:  # (lxml raises many kinds of errors on odd pages)
+        return text
+    lines = {" ".join(element.text_content().split()) for element in root.xpath(_NODE_NAVIGATION)}
+    lines.discard("")
+    if not lines:
+        return text
+    kept = [line for line in text.split("\n") if " ".join(line.split()) not in lines]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
 def _main_content(html: str) -> str:
