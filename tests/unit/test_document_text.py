@@ -481,6 +481,23 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
     assert _read(badge).title == "RSNAPSHOT"
 
 
+def test_a_markdown_tables_rows_are_table_rows(tmp_path: Path) -> None:
+    # node_exporter's README: its tables of collectors came out a cell a paragraph, "Exposes ARP statistics from
+    # /proc/net/arp." a sentence without the collector it is about, "arp" and "Linux" lines of their own
+    readme = _written(tmp_path, "README.md", "## Collectors\n\nName     | Description | OS\n---------|-------------|----\n"
+                      "arp | Exposes ARP statistics from `/proc/net/arp`. | Linux\nbcache | Exposes bcache statistics "
+                      "from `/sys/fs/bcache/`. | Linux\n\nSince v0.10 fail2ban supports the matching of IPv6 addresses."
+                      "\n\n| | |\n|-|-|\n| | A note laid out in a table, beside an empty cell. |\n")
+    lines = readme.text.splitlines()
+    assert lines[lines.index("| Name | Description | OS |") + 1:][:2] == [
+        "| arp | Exposes ARP statistics from /proc/net/arp. | Linux |",
+        "| bcache | Exposes bcache statistics from /sys/fs/bcache/. | Linux |"], lines
+    kinds = _unit_kinds(readme.text)
+    assert kinds["| arp | Exposes ARP statistics from /proc/net/arp. | Linux |"] == "table", kinds
+    # a row of one cell with text lays out a note, not data: it is read as its text
+    assert kinds["A note laid out in a table, beside an empty cell."] == "sentence", kinds
+
+
 def test_a_markdown_headings_attributes_are_markup_not_text(tmp_path: Path) -> None:
     # libsamplerate's FAQ (Pandoc's syntax): "## Q6 : ... Why? {#Q006}". CommonMark keeps "{#Q006}" in the
     # heading's text, where it ended the line after the question, and the entry's question headed nothing

@@ -167,6 +167,8 @@ def plain_text_name(name: str) -> bool:
 _FENCE_ON_ITS_LINE = f"\n{CODE_FENCE}\n"
 #: what marks, until the text is joined, a fence that :class:`_HTMLText` put around a <pre>
 _PUT = "\x00"
+#: where this parser puts a table's cell in a row it writes as a line (the mark is no text of the page)
+_CELL_PUT = "\x01"
 _CODE_FENCE_PUT = f"\n{CODE_FENCE}{_PUT}\n"
 _SENTENCE_CLOSE = re.compile(r"""[a-z)][.!?]["')]*(?:\s|$)""")
 
@@ -272,15 +274,22 @@ class _HTMLText(HTMLParser):
     space (outside <pre>): paragraphs stay whole instead of breaking into the source's lines (each line break
     ends a sentence for chunking). A <pre> block of code keeps its lines between code fences
     (:data:`CODE_FENCE`), so no sentence runs into it or out of it, each line as written (autopep8's README,
-    reStructuredText read through this text, lost its examples' indentation)."""
+    reStructuredText read through this text, lost its examples' indentation). With ``table_rows``, a table's row
+    of cells that hold no block is a line of its own, its cells between "|" (``| arp | Exposes ARP statistics.
+    | Linux |``), as a table row is written in Markdown; otherwise, and for a row whose cells hold paragraphs or
+    lists, or of one cell with text (a page, or a note, laid out in a table), each cell is a block of its own."""
 
     _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
     _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
               "blockquote", "table", "ul", "ol", "header", "footer", "td", "th"}
+    _CELLS = {"td", "th"}
 
-    def __init__(self) -> None:
+    def __init__(self, table_rows: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self._table_rows = table_rows
+        self._tables = 0  # how many tables the parser is inside
+        self._rows: list[tuple[int, int]] = []  # each open row's table depth and where in parts it starts
         self.title = ""
         self._skip_depth = 0
         self._pre_depth = 0
@@ -306,8 +315,36 @@ class _HTMLText(HTMLParser):
             if self._pre_depth == 1:
                 self._pre_start = len(self.parts)
                 self.parts.append("")  # the opening fence, once the block is known to be code
-        if tag in self._BLOCK:
+        if self._table_rows and tag in ("table", "tr", *self._CELLS):
+            self._table_start(tag)
+        elif tag in self._BLOCK:
             self.parts.append("\n")
+
+    def _table_start(self, tag: str) -> None:
+        if tag == "table":
+            self._tables += 1
+            self.parts.append("\n")
+            return
+        if tag == "tr":
+            self._row_end()  # (a row's end tag may be left out)
+            self.parts.append("\n")
+            self._rows.append((self._tables, len(self.parts)))
+        elif self._rows and self._rows[-1][0] == self._tables:
+            self.parts.append(_CELL_PUT)
+        else:  # a cell outside any row
+            self.parts.append("\n")
+
+    def _row_end(self) -> None:
+        """The open row of the innermost table as a line of cells, or its cells as blocks when one holds a block."""
+        if not self._rows or self._rows[-1][0] != self._tables:
+            return
+        _, start = self._rows.pop()
+        cells = "".join(self.parts[start:]).split(_CELL_PUT)[1:]
+        # a row of one cell with text lays out a note or a badge, not data: its text is a block
+        if any("\n" in cell for cell in cells) or sum(bool(cell.strip()) for cell in cells) < 2:
+            self.parts[start:] = ["".join(self.parts[start:]).replace(_CELL_PUT, "\n"), "\n"]
+        else:
+            self.parts[start:] = ["| " + " | ".join(" ".join(cell.split()) for cell in cells) + " |"]
 
     def handle_endtag(self, tag: str) -> None:
         self._hidden.end(tag)
@@ -322,7 +359,12 @@ class _HTMLText(HTMLParser):
             if not self._pre_depth:
                 self.parts.append("")  # the closing fence, once the text after the block is known
                 self._unfenced = (self._pre_start, len(self.parts) - 1)
-        if tag in self._BLOCK:
+        if self._table_rows and tag in ("table", "tr"):
+            self._row_end()
+            if tag == "table" and self._tables:
+                self._tables -= 1
+                self.parts.append("\n")  # (a row's line ends where the next row's starts: rows are lines)
+        elif tag in self._BLOCK and not (self._table_rows and tag in self._CELLS):
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
@@ -331,7 +373,7 @@ class _HTMLText(HTMLParser):
         elif not self._skip_depth and not self._hidden.inside:
             if data.strip() and self._unfenced is not None:
                 self._fence(data)
-            data = data.replace(_PUT, "")  # (the mark of a fence this parser puts is its own)
+            data = data.replace(_PUT, "").replace(_CELL_PUT, "")  # (the marks this parser puts are its own)
             self.parts.append(data if self._pre_depth else re.sub(r"\s+", " ", data))
 
     def _fence(self, following: str) -> None:
@@ -359,9 +401,9 @@ class _HTMLText(HTMLParser):
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def html_to_text(html: str) -> tuple[str, str]:
-    """(title, visible text) of an HTML string."""
-    parser = _HTMLText()
+def html_to_text(html: str, table_rows: bool = False) -> tuple[str, str]:
+    """(title, visible text) of an HTML string; ``table_rows``: see :class:`_HTMLText`."""
+    parser = _HTMLText(table_rows)
     parser.feed(html)
     parser.close()
     return " ".join(parser.title.split()), parser.text()
@@ -1648,7 +1690,7 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
             last = inline.children[-1]
             if last.type == "text":
                 last.content = _without_attributes(last.content)
-    _, text = html_to_text(markdown.renderer.render(tokens, markdown.options, {}))
+    _, text = html_to_text(markdown.renderer.render(tokens, markdown.options, {}), table_rows=True)
     return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
 
 
@@ -1675,7 +1717,7 @@ def read_rst(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> Re
     except Exception as exc:  # docutils gave up (halt_level is off: nesting too deep for its recursion, ...)
         problem = f"docutils could not render the reStructuredText ({type(exc).__name__}); read as plain text"
         return [_document(doc_id, text_title(source) or _stem(path), source, path, "rst")], [problem]
-    _, text = html_to_text(body)
+    _, text = html_to_text(body, table_rows=True)
     return [_document(doc_id, title or text_title(text) or _stem(path), _require_text(text), path, "rst")], []
 
 
