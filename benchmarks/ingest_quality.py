@@ -207,7 +207,8 @@ def _pdfium(data: bytes) -> list[str]:
 def _citesum(data: bytes) -> tuple[str, list[int]]:
     from citesum.ingest.pdf import clean_pages, read_pages
 
-    clean = clean_pages(read_pages(data)[0])
+    read = read_pages(data)
+    clean = clean_pages(read.pages, read.display_lines)
     return clean.text, clean.page_starts
 
 

@@ -512,10 +512,14 @@ def run_split(split: str, work: Path, citesum: Path, extra: Sequence[str], check
 
 def code_state(citesum: Path) -> dict[str, Any]:
     """The commit of the code ``citesum`` runs (a ``--citesum`` of another checkout runs that checkout's), and the
-    files under its src/ that differ from it."""
+    files under its src/ that differ from it; for an installed citesum outside any checkout, where it is."""
     where = subprocess.run([str(citesum.parent / "python"), "-c", "import citesum; print(citesum.__file__)"],
                            capture_output=True, text=True).stdout.strip()
-    return git_state(Path(where).parents[2]) if where else git_state()
+    if not where:
+        return {**git_state(), "citesum": "not importable by the citesum's python"}
+    tree = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=Path(where).parent, capture_output=True,
+                          text=True).stdout.strip()
+    return git_state(Path(tree)) if tree else {"commit": "", "uncommitted_in_src": [], "citesum": where}
 
 
 def machine(citesum: Path) -> dict[str, Any]:

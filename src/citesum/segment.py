@@ -220,6 +220,8 @@ def _is_table_row(line: str) -> bool:
     return len(_COLUMN_GAP.findall(stripped)) >= 2
 
 
+#: a table's row written between pipes, as Markdown writes one ("| arp | Exposes ARP statistics. | Linux |")
+_PIPE_ROW = re.compile(r"\|.*\|")
 #: the shortest line, and the fewest words, of fully justified prose
 _JUSTIFIED_CHARACTERS = 50
 _JUSTIFIED_WORDS = 7
@@ -233,8 +235,8 @@ def _justified(text: str, lines: list[tuple[int, int]], number: int) -> bool:
     it are no columns of a table, which line up from row to row and leave the rows' ends ragged."""
     line = text[slice(*lines[number])].rstrip()
     fields = line.split()
-    if len(line) < _JUSTIFIED_CHARACTERS or len(fields) < _JUSTIFIED_WORDS:
-        return False
+    if len(line) < _JUSTIFIED_CHARACTERS or len(fields) < _JUSTIFIED_WORDS or _PIPE_ROW.fullmatch(line.strip()):
+        return False  # (a row written between pipes is a row, whatever its length: "| loadavg | Exposes ... |")
     # words, not a fixed-width table's figures ("1234 root 20 0 1024 512 256 S 1.0 0.1 0:01.00 sshd")
     if sum(bool(_WORD.fullmatch(field.strip(".,;:()\"'"))) for field in fields) < _JUSTIFIED_WORD_SHARE * len(fields):
         return False

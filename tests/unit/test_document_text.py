@@ -341,6 +341,10 @@ def test_texinfos_navigation_between_nodes_is_left_out_of_the_text() -> None:
         assert "GNU SASL is written in pure ANSI C89" in document.text
         assert "it is free software, and it is thread-safe throughout." in document.text
         assert "The header of a page that is no navigation stays." in document.text
+        # a page that opens with an XML declaration (XHTML) loses its navigation too
+        (xhtml,), _ = read_html(('<?xml version="1.0" encoding="utf-8"?>\n' + page).encode(), "sasl",
+                                Path("gsasl.xhtml"), IngestOptions())
+        assert "Next:" not in xhtml.text and "GNU SASL is written in pure ANSI C89" in xhtml.text
 
 
 def test_a_forms_tables_inside_table_cells_are_read_once(tmp_path: Path) -> None:
@@ -496,6 +500,23 @@ def test_a_markdown_tables_rows_are_table_rows(tmp_path: Path) -> None:
     assert kinds["| arp | Exposes ARP statistics from /proc/net/arp. | Linux |"] == "table", kinds
     # a row of one cell with text lays out a note, not data: it is read as its text
     assert kinds["A note laid out in a table, beside an empty cell."] == "sentence", kinds
+    # rows of words as long as each other are rows, not fully justified prose cut into sentences
+    long_rows = _written(tmp_path, "rows.md", "Name | Description\n-----|------------\nloadavg | Exposes the load "
+                         "average of the whole system.\nmeminfo | Exposes the memory statistics of the machine.\n")
+    assert set(_unit_kinds(long_rows.text).values()) == {"table"}, _unit_kinds(long_rows.text)
+
+
+def test_a_table_read_as_rows_survives_code_open_rows_and_pipes_in_cells() -> None:
+    from citesum.ingest.formats import html_to_text
+
+    # a <pre> in a row's last cell (python-docx's index.rst: an image beside a code block) crashed the reader
+    assert html_to_text("<table><tr><td>a</td><td><pre>x = 1</pre></td></tr></table><p>After.</p>",
+                        table_rows=True)[1] == "a\n\n```\n\nx = 1\n```\n\nAfter."
+    # rows and tables a page leaves open are ended with it, with no mark of their cells left in the text
+    assert html_to_text("<table><tr><td>foo</td><td>bar</td></tr><tr><td>baz</td><td>qux</td>",
+                        table_rows=True)[1] == "| foo | bar |\n| baz | qux |"
+    # a cell that holds a "|" keeps it, escaped, as Markdown writes it in a cell
+    assert html_to_text("<table><tr><td>a | b</td><td>c</td></tr></table>", table_rows=True)[1] == "| a \\| b | c |"
 
 
 def test_a_markdown_headings_attributes_are_markup_not_text(tmp_path: Path) -> None:

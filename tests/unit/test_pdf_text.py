@@ -109,7 +109,10 @@ def test_a_heading_set_larger_than_the_text_is_a_paragraph_of_its_own(tmp_path: 
              ("discussed. A dedicated server is described at", 10),
              ("http://epa.h-its.org/raxml/placement-manual.pdf", 12),
              ("in all its detail.", 10)] + [("The likelihood of a tree is computed under the model chosen.", 10)] * 3
-    pages = [[(72, 700 - 16 * i, text, size) for i, (text, size) in enumerate(lines)]]
+    # a contents page lists the heading in the text's size, on another page: it does not count against it
+    contents = [(72, 700, "Contents", 12), (72, 680, "I. About RAxML", 10), (72, 664, "II. Getting help", 10),
+                (72, 648, "III. Compiling RAxML", 10)]
+    pages = [contents, [(72, 700 - 16 * i, text, size) for i, (text, size) in enumerate(lines)]]
     text = _read(tmp_path, make_pdf_pages(pages)).text
     assert "\n\nII. Getting help\n\nRAxML support is provided" in text, text
     # a line set large in a sentence that goes on in lower case below it (a link) does not end the paragraph

@@ -334,17 +334,20 @@ class _HTMLText(HTMLParser):
         else:  # a cell outside any row
             self.parts.append("\n")
 
-    def _row_end(self) -> None:
-        """The open row of the innermost table as a line of cells, or its cells as blocks when one holds a block."""
-        if not self._rows or self._rows[-1][0] != self._tables:
+    def _row_end(self, any_table: bool = False) -> None:
+        """The open row of the innermost table (or, ``any_table``, the last one open) as a line of cells, or its
+        cells as blocks when one holds a block."""
+        if not self._rows or (self._rows[-1][0] != self._tables and not any_table):
             return
+        if self._unfenced is not None:  # a <pre> that ends the row: its fences are put before the row is joined
+            self._fence("")
         _, start = self._rows.pop()
         cells = "".join(self.parts[start:]).split(_CELL_PUT)[1:]
         # a row of one cell with text lays out a note or a badge, not data: its text is a block
         if any("\n" in cell for cell in cells) or sum(bool(cell.strip()) for cell in cells) < 2:
             self.parts[start:] = ["".join(self.parts[start:]).replace(_CELL_PUT, "\n"), "\n"]
         else:
-            self.parts[start:] = ["| " + " | ".join(" ".join(cell.split()) for cell in cells) + " |"]
+            self.parts[start:] = ["| " + " | ".join(" ".join(cell.split()).replace("|", "\\|") for cell in cells) + " |"]
 
     def handle_endtag(self, tag: str) -> None:
         self._hidden.end(tag)
@@ -388,6 +391,8 @@ class _HTMLText(HTMLParser):
                     self.parts[number] = " "
 
     def text(self) -> str:
+        while self._rows:  # rows and tables a page leaves open
+            self._row_end(any_table=True)
         if self._unfenced is not None:  # a <pre> the page ends with
             self._fence("")
         lines: list[str] = []
@@ -791,7 +796,7 @@ def without_node_navigation(text: str, html: str) -> str:
     import lxml.html
 
     try:
-        root = lxml.html.fromstring(html)
+        root = lxml.html.fromstring(_XML_DECLARATION.sub("", html, count=1))  # (lxml refuses one in a str)
     except Exception:  # (lxml raises many kinds of errors on odd pages)
         return text
     lines = {" ".join(element.text_content().split()) for element in root.xpath(_NODE_NAVIGATION)}

@@ -24,6 +24,7 @@ under the AGPL, was left out of the core install.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -102,8 +103,9 @@ class PdfPages:
     title: str
     #: each page's printed label ("xii", "16"), or "" where the file gives none
     labels: list[str]
-    #: the keys (:func:`_key`) of the lines set larger than the document's text: its headings and titles
-    display_lines: frozenset[str] = frozenset()
+    #: for each page, the keys (:func:`_key`) of its lines set larger than the document's text: its headings and
+    #: titles (:func:`display_lines`)
+    display_lines: list[frozenset[str]] = field(default_factory=list)
 
 
 def read_pages(data: bytes) -> PdfPages:
@@ -114,13 +116,13 @@ def read_pages(data: bytes) -> PdfPages:
     document = pypdfium2.PdfDocument(data)
     try:
         pages, labels = [], []
-        sized: list[tuple[str, float]] = []
+        sized: list[list[tuple[str, float]]] = []
         for number in range(len(document)):
             page = document[number]
             textpage = page.get_textpage()
             whole = str(textpage.get_text_range())
             pages.append(_reading_order(textpage, *page.get_size(), whole))
-            sized += _sized_lines(textpage, whole)
+            sized.append(_sized_lines(textpage, whole))
             textpage.close()
             page.close()
             labels.append(document.get_page_label(number) or "")
@@ -131,22 +133,31 @@ def read_pages(data: bytes) -> PdfPages:
 
 
 def _sized_lines(textpage: Any, text: str) -> list[tuple[str, float]]:
-    """Each line of the page's text (in the content stream's order) with the font size most of its letters are
-    set in (a larger initial or a symbol does not make a line large), read from the letters among 2 ×
-    :data:`_SIZE_SAMPLES` characters spread over the line. ``text``: the page's text in PDFium's order, a
-    character for each of the page's, line breaks included."""
+    """Each line of the page's text (in the content stream's order) with the size most of its letters are set in
+    (a larger initial or a symbol does not make a line large), read from the letters among 2 ×
+    :data:`_SIZE_SAMPLES` characters spread over the line. A letter's size is its font's size scaled by the
+    letter's matrix: cairo sets its text in a 1-point font and scales it so. ``text``: the page's text in PDFium's
+    order; where it does not hold a character for each of the page's (a glyph without Unicode, as TeX's fonts
+    have, is left out of it), the page's characters are read one by one."""
     import pypdfium2.raw as pdfium
 
-    if len(text) != textpage.count_chars():  # (a character outside the BMP: the indices no longer match)
-        return []
+    count = textpage.count_chars()
+    if len(text) != count:
+        text = "".join(chr(pdfium.FPDFText_GetUnicode(textpage.raw, index) or 0xFFFD) for index in range(count))
+    matrix = pdfium.FS_MATRIX()
+
+    def size(index: int) -> float:
+        pdfium.FPDFText_GetMatrix(textpage.raw, index, matrix)
+        scale = math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c)) or 1.0
+        return round(pdfium.FPDFText_GetFontSize(textpage.raw, index) * scale, 1)
+
     lines: list[tuple[str, float]] = []
     start = 0
     for found in re.finditer(r"\r\n|[\r\n]|$", text):
         step = max(1, (found.start() - start) // (2 * _SIZE_SAMPLES))
         letters = [index for index in range(start, found.start(), step) if text[index].isalpha()]
         if letters:
-            sizes = Counter(round(pdfium.FPDFText_GetFontSize(textpage.raw, index), 1) for index in letters)
-            lines.append((text[start:found.start()], sizes.most_common(1)[0][0]))
+            lines.append((text[start:found.start()], Counter(map(size, letters)).most_common(1)[0][0]))
         start = found.end()
         if found.start() == len(text):
             break
@@ -159,24 +170,34 @@ _SIZE_SAMPLES = 8
 _DISPLAY_SIZE = 1.15
 
 
-def display_lines(sized: Sequence[tuple[str, float]]) -> frozenset[str]:
-    """The keys of the lines set larger than the document's text (the size most of its letters are set in): a
-    manual's section headings, which a word processor's PDF sets on a line of their own with no other mark
-    (RAxML's 12-point "II. Getting help" under a 10-point line that ends with a link, run into it)."""
-    keyed = [(_key(line), size) for line, size in sized]
+def display_lines(pages: Sequence[Sequence[tuple[str, float]]]) -> list[frozenset[str]]:
+    """For each page, the keys of its lines set larger than the document's text (the size most of its letters are
+    set in): a manual's section headings, which a word processor's PDF sets on a line of their own with no other
+    mark (RAxML's 12-point "II. Getting help" under a 10-point line that ends with a link, run into it). A line
+    of a few letters (:data:`_NAMING_LETTERS`) that the page also sets as often at a smaller size is none (an
+    equation's "x" between its exponents, each set on a line of its own); a longer one is, though a contents list
+    names it in the text's size."""
+    keyed = [[(_key(line), size) for line, size in lines] for lines in pages]
     letters: Counter[float] = Counter()
-    for key, size in keyed:
-        letters[size] += len(key)
+    for lines in keyed:
+        for key, size in lines:
+            letters[size] += len(key)
     if not letters:
-        return frozenset()
+        return [frozenset() for _ in pages]
     text_size = letters.most_common(1)[0][0]
-    large, other = Counter[str](), Counter[str]()
-    for key, size in keyed:
-        if key:
-            (large if size >= _DISPLAY_SIZE * text_size else other)[key] += 1
-    # a line's letters that the text writes as often at its own size are no heading's (an equation's "x" between
-    # its exponents, set on lines of their own; a title repeated in a running header is one still)
-    return frozenset(key for key, count in large.items() if count > other[key])
+    display = []
+    for lines in keyed:
+        large, other = Counter[str](), Counter[str]()
+        for key, size in lines:
+            if key:
+                (large if size >= _DISPLAY_SIZE * text_size else other)[key] += 1
+        display.append(frozenset(key for key, count in large.items()
+                                 if len(key) >= _NAMING_LETTERS or count > other[key]))
+    return display
+
+
+#: the fewest letters of a line that name it: fewer (an equation's "x", a unit) may be set at any size
+_NAMING_LETTERS = 4
 
 
 def _reading_order(textpage: Any, width: float, height: float, whole: str) -> str:
@@ -421,10 +442,10 @@ def tex_font_codes(pages: list[str]) -> list[str]:
     return [_OT1_LIGATURE.sub(lambda m: _OT1_CODES[m[0]], page) for page in pages]
 
 
-def clean_pages(pages: list[str], display: frozenset[str] = frozenset()) -> CleanText:
-    """Join the pages' lines into paragraphs (see the module docstring). ``display``: the keys of the lines set
-    larger than the text (:func:`display_lines`); a paragraph ends where the size changes, a heading's lines
-    kept together."""
+def clean_pages(pages: list[str], display: Sequence[frozenset[str]] = ()) -> CleanText:
+    """Join the pages' lines into paragraphs (see the module docstring). ``display``: for each page, the keys of
+    its lines set larger than the text (:func:`display_lines`); a paragraph ends where the size changes, a
+    heading's lines kept together."""
     pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK).replace(_DRAWN_SOFT_HYPHEN, "-"))
              for page in tex_font_codes(pages)]
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
@@ -485,7 +506,8 @@ def clean_pages(pages: list[str], display: frozenset[str] = frozenset()) -> Clea
         waiting.clear()
 
     example = False  # whether the last line was one of an example's (fenced as code)
-    for lines, page_notes in zip(kept, notes):
+    for page_number, (lines, page_notes) in enumerate(zip(kept, notes)):
+        large_here = display[page_number] if page_number < len(display) else frozenset()
         page_start = None
         for line in lines:
             text = " ".join(line.split())
@@ -499,7 +521,7 @@ def clean_pages(pages: list[str], display: frozenset[str] = frozenset()) -> Clea
             body = _INNER_BREAK.sub(lambda m: m.group(1) + _hyphen(m.group(1), m.group(2), vocabulary) + m.group(2),
                                     inner).replace(_SOFT_BREAK, "")
             next_opens = True
-            large = bool(display) and _key(body) in display
+            large = bool(large_here) and _key(body) in large_here
             if parts:
                 glue, rejoined = ("\n\n", False) if pending_break else _glue(last, soft_last, body, full, vocabulary,
                                                                              opens)
