@@ -109,6 +109,25 @@ def test_bad_files_are_skipped_with_reason_and_the_run_goes_on(
     assert reason in entry.reason
 
 
+def test_a_readers_own_fault_on_one_file_is_reported_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citesum.ingest import formats
+
+    # a reader's bug on an odd file (a <pre> in a table's last cell once raised IndexError in the Markdown reader)
+    # ended the whole index run: the file is reported, with the error, and the others are read
+    def failing(data: bytes, doc_id: str, path: Path, options: IngestOptions) -> formats.Read:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setitem(formats.READERS, ".md", failing)
+    (tmp_path / "odd.md").write_text("| a | b |\n|---|---|\n| 1 | 2 |\n", encoding="utf-8")
+    (tmp_path / "good.txt").write_text("A good document survives.")
+    documents, report = ingest_paths([tmp_path])
+    assert [d.id for d in documents] == ["good.txt"]
+    entry = _by_name(report)["odd.md"]
+    assert entry.status == "skipped" and "md reader failed on it (IndexError)" in entry.reason
+
+
 def test_encrypted_pdf_is_reported(tmp_path: Path) -> None:
     (tmp_path / "locked.pdf").write_bytes(make_encrypted_pdf(["Top secret."]))
     documents, report = ingest_paths([tmp_path])

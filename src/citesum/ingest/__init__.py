@@ -88,6 +88,10 @@ def ingest_file(path: Path, doc_id: str, options: IngestOptions) -> tuple[list[D
         return skipped(f"cannot read ({exc.strerror or exc})", unreadable=True)
     except RecursionError:
         return skipped("content nested too deeply to parse", unreadable=False)
+    except Exception as exc:  # a reader's own fault on an odd file: that file is reported, the run goes on (the
+        # error's name only: its message may name a path of the machine that read it)
+        return skipped(f"citesum's {fmt} reader failed on it ({type(exc).__name__}); please report it with the file",
+                       unreadable=True)
     reason = f"{len(problems)} part(s) left out: " + "; ".join(problems[:5]) if problems else ""
     # Each document knows its file: a record's id ("path#record") cannot say where the path ends.
     # (and its source is the file it came from: a gzip file's, not the name of the file it holds)
