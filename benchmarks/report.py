@@ -130,10 +130,12 @@ _REALDOCS_SPLITS = (("dev", "dev (tuned on)"), ("test", "test (held out, then tu
                     ("fortieth", "fortieth (held out in the thirtieth round, tuned on in the thirty-first)"),
                     ("forty-first", "forty-first (held out in the thirty-first round, tuned on in the "
                                     "thirty-second)"),
-                    ("forty-second", "forty-second (held out from every choice; run after the round's rules, "
-                                     "with its code and with the code it started from)"))
+                    ("forty-second", "forty-second (held out in the thirty-second round, tuned on in the "
+                                     "thirty-third)"),
+                    ("forty-third", "forty-third (held out from every choice; run after the round's rules, "
+                                    "with its code and with the code it started from)"))
 #: the split held out from every choice of the latest round (written at its start, run once after its rules)
-_HELD_OUT_SPLIT = "forty-second"
+_HELD_OUT_SPLIT = "forty-third"
 
 
 def collections_memory() -> str:
@@ -188,13 +190,16 @@ def answer_changes() -> str:
     """Which of the seen splits' answers the round changed: each question's answer at the round's start
     (realdocs_round_start.json) against its answer after (realdocs.json)."""
     after, start = _load("realdocs"), _load("realdocs_round_start")
-    seen = [split for split, _ in _REALDOCS_SPLITS if split != _HELD_OUT_SPLIT and split in start["splits"]]
+    seen = [split for split, _ in _REALDOCS_SPLITS
+            if split != _HELD_OUT_SPLIT and split in start["splits"] and split in after["splits"]]
     changes: dict[str, list[str]] = {key: [] for key in ("changed", "answered", "turned_away", "more_gold",
                                                          "less_gold", "unanswerable")}
     questions = 0
     for split in seen:
         was = {q["id"]: q for q in start["splits"][split]["details"]}
         for now in after["splits"][split]["details"]:
+            if now["id"] not in was:  # (a question written since the round started has no start to compare)
+                continue
             questions += 1
             before = was[now["id"]]
             if ([b["text"] for b in before["bullets"]], before["abstained"]) == (
@@ -231,10 +236,12 @@ def held_out_misses() -> str:
     details = held["details"]
     answerable = [q for q in details if q["kind"] != "unanswerable"]
     away = [q for q in answerable if q["abstained"]]
+    recorded = all("leads_stating_gold" in q for q in away)  # (a run before the benchmark recorded them: –)
     led = [f"{q['id'].rsplit('-', 1)[-1]} (lead {', '.join(map(str, q['leads_stating_gold']))})"
-           for q in away if q["leads_stating_gold"]]
+           for q in away if q.get("leads_stating_gold")]
     rows = [["answerable, turned away", str(len(away)), _short_ids([q["id"] for q in away])],
-            ["of them, a gold sentence among the leads", str(len(led)), ", ".join(led) or "none"],
+            ["of them, a gold sentence among the leads", str(len(led)) if recorded else "–",
+             ", ".join(led) or "none" if recorded else "–"],
             ["answerable, answered without a gold sentence",
              str(sum(not q["abstained"] and not any(q["gold_stated"]) for q in answerable)),
              _short_ids([q["id"] for q in answerable if not q["abstained"] and not any(q["gold_stated"])])],
