@@ -488,7 +488,8 @@ def test_a_markdown_title_is_its_top_heading_in_either_syntax(tmp_path: Path) ->
 def test_a_markdown_tables_rows_are_table_rows(tmp_path: Path) -> None:
     # node_exporter's README: its tables of collectors came out a cell a paragraph, "Exposes ARP statistics from
     # /proc/net/arp." a sentence without the collector it is about, "arp" and "Linux" lines of their own
-    readme = _written(tmp_path, "README.md", "## Collectors\n\nName     | Description | OS\n---------|-------------|----\n"
+    readme = _written(tmp_path, "README.md", "## Collectors\n\nName     | Description | OS\n"
+                      "---------|-------------|----\n"
                       "arp | Exposes ARP statistics from `/proc/net/arp`. | Linux\nbcache | Exposes bcache statistics "
                       "from `/sys/fs/bcache/`. | Linux\n\nSince v0.10 fail2ban supports the matching of IPv6 addresses."
                       "\n\n| | |\n|-|-|\n| | A note laid out in a table, beside an empty cell. |\n")

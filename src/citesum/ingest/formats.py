@@ -347,7 +347,8 @@ class _HTMLText(HTMLParser):
         if any("\n" in cell for cell in cells) or sum(bool(cell.strip()) for cell in cells) < 2:
             self.parts[start:] = ["".join(self.parts[start:]).replace(_CELL_PUT, "\n"), "\n"]
         else:
-            self.parts[start:] = ["| " + " | ".join(" ".join(cell.split()).replace("|", "\\|") for cell in cells) + " |"]
+            shown = (" ".join(cell.split()).replace("|", "\\|") for cell in cells)
+            self.parts[start:] = ["| " + " | ".join(shown) + " |"]
 
     def handle_endtag(self, tag: str) -> None:
         self._hidden.end(tag)
