@@ -418,7 +418,7 @@ def score_question(q: dict[str, Any], payload: dict[str, Any], seconds: float, d
             "abstained": abstained(payload), "bullets": bullets, "leads": leads,
             # the places (1 first) of the leads that state a gold sentence: a question turned away whose answer
             # was listed below it
-            "leads_stating_gold": [place for place, lead in enumerate(leads, 1) if any(matches(lead, g) for g in gold)],
+            "leads_stating_gold": [place for place, lead in enumerate(leads, 1) if answers(lead, gold)],
             "gold_stated": stated, "notes": payload.get("notes", []), "timings": payload.get("timings", {})}
 
 

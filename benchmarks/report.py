@@ -239,14 +239,13 @@ def held_out_misses() -> str:
     recorded = all("leads_stating_gold" in q for q in away)  # (a run before the benchmark recorded them: –)
     led = [f"{q['id'].rsplit('-', 1)[-1]} (lead {', '.join(map(str, q['leads_stating_gold']))})"
            for q in away if q.get("leads_stating_gold")]
+    missed = [q["id"] for q in answerable if not q["abstained"] and not any(q["gold_stated"])]
+    answered = [q["id"] for q in details if q["kind"] == "unanswerable" and not q["abstained"]]
     rows = [["answerable, turned away", str(len(away)), _short_ids([q["id"] for q in away])],
             ["of them, a gold sentence among the leads", str(len(led)) if recorded else "–",
-             ", ".join(led) or "none" if recorded else "–"],
-            ["answerable, answered without a gold sentence",
-             str(sum(not q["abstained"] and not any(q["gold_stated"]) for q in answerable)),
-             _short_ids([q["id"] for q in answerable if not q["abstained"] and not any(q["gold_stated"])])],
-            ["unanswerable, answered", str(sum(q["kind"] == "unanswerable" and not q["abstained"] for q in details)),
-             _short_ids([q["id"] for q in details if q["kind"] == "unanswerable" and not q["abstained"]])]]
+             (", ".join(led) or "none") if recorded else "–"],
+            ["answerable, answered without a gold sentence", str(len(missed)), _short_ids(missed)],
+            ["unanswerable, answered", str(len(answered)), _short_ids(answered)]]
     return (_table([f"{_HELD_OUT_SPLIT} (held out, {len(details)} questions)", "questions", "which"], rows)
             + "\n\n" + _provenance(held["run"]))
 

@@ -342,10 +342,11 @@ class _HTMLText(HTMLParser):
         if self._unfenced is not None:  # a <pre> that ends the row: its fences are put before the row is joined
             self._fence("")
         _, start = self._rows.pop()
-        cells = "".join(self.parts[start:]).split(_CELL_PUT)[1:]
+        row = "".join(self.parts[start:])
+        cells = row.split(_CELL_PUT)[1:]
         # a row of one cell with text lays out a note or a badge, not data: its text is a block
         if any("\n" in cell for cell in cells) or sum(bool(cell.strip()) for cell in cells) < 2:
-            self.parts[start:] = ["".join(self.parts[start:]).replace(_CELL_PUT, "\n"), "\n"]
+            self.parts[start:] = [row.replace(_CELL_PUT, "\n"), "\n"]
         else:
             shown = (" ".join(cell.split()).replace("|", "\\|") for cell in cells)
             self.parts[start:] = ["| " + " | ".join(shown) + " |"]

@@ -152,15 +152,12 @@ def _sized_lines(textpage: Any, text: str) -> list[tuple[str, float]]:
         return round(pdfium.FPDFText_GetFontSize(textpage.raw, index) * scale, 1)
 
     lines: list[tuple[str, float]] = []
-    start = 0
-    for found in re.finditer(r"\r\n|[\r\n]|$", text):
-        step = max(1, (found.start() - start) // (2 * _SIZE_SAMPLES))
-        letters = [index for index in range(start, found.start(), step) if text[index].isalpha()]
+    for line in re.finditer(r"[^\r\n]+", text):
+        start, end = line.span()
+        letters = [index for index in range(start, end, max(1, (end - start) // (2 * _SIZE_SAMPLES)))
+                   if text[index].isalpha()]
         if letters:
-            lines.append((text[start:found.start()], Counter(map(size, letters)).most_common(1)[0][0]))
-        start = found.end()
-        if found.start() == len(text):
-            break
+            lines.append((line.group(), Counter(map(size, letters)).most_common(1)[0][0]))
     return lines
 
 
