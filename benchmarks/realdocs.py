@@ -1,7 +1,7 @@
 """Real documents, real questions: cited answers over a folder of public documents of mixed formats.
 
 The corpus (benchmarks/realdocs/corpus.json, gathered by benchmarks/realdocs/corpus.py, never committed) is
-forty-three splits, each of other packages' documents: ``dev`` to tune on and ``test`` to report on, then a split
+forty-four splits, each of other packages' documents: ``dev`` to tune on and ``test`` to report on, then a split
 written for each later round of answer rules and held out from it, its questions unseen until the round's rules were
 final: ``holdout``, ``fresh``, ``next``, ``sixth``, ``seventh``, ``eighth`` (the sixth round's), ``ninth`` and
 ``tenth`` (the seventh round's: ``ninth`` held out from its first rules, ``tenth`` from all of them), ``eleventh``
@@ -27,20 +27,21 @@ from it), ``thirty-fifth`` (written at the start of the twenty-fifth round, held
 twenty-seventh round, held out from it), ``thirty-eighth`` (written at the start of the twenty-eighth round, held out
 from it), ``thirty-ninth`` (written at the start of the twenty-ninth round, held out from it), ``fortieth`` (written
 at the start of the thirtieth round, held out from it), ``forty-first`` (written at the start of the thirty-first
-round, held out from it), ``forty-second`` (written at the start of the thirty-second round, held out from it) and
-``forty-third`` (written at the start of the thirty-third round, held out from it).
+round, held out from it), ``forty-second`` (written at the start of the thirty-second round, held out from it),
+``forty-third`` (written at the start of the thirty-third round, held out from it) and ``forty-fourth`` (written at
+the start of the thirty-fourth round, held out from it).
 ``--split all`` runs dev and test; the others run only when named. Each split holds hard-wrapped plain text (Debian's
 README, FAQ and spec files), HTML manuals with navigation bars (Texinfo, Sphinx, DocBook, latex2html, SQLite's site),
 PDFs (TeX- and DocBook-made manuals, a scanned page with OCR) and Markdown; dev, test, fresh and next hold DOCX too,
 eighth AsciiDoc, ninth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second,
 twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth,
 thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh,
-thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second and forty-third reStructuredText, and tenth,
-eleventh, twelfth, thirteenth, fourteenth and fifteenth both. The questions (benchmarks/realdocs/questions.json) were
-written from reading the documents: ``specific`` (one or two sentences answer), ``broad`` (several sentences answer;
-every one of the split is listed) and ``unanswerable`` (no document of the split answers). Gold sentences are
-verbatim from the text citesum extracts; a gold sentence that the index's text does not hold stops the run (the
-extraction changed or mangles it).
+thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third and forty-fourth reStructuredText, and
+tenth, eleventh, twelfth, thirteenth, fourteenth and fifteenth both. The questions
+(benchmarks/realdocs/questions.json) were written from reading the documents: ``specific`` (one or two sentences
+answer), ``broad`` (several sentences answer; every one of the split is listed) and ``unanswerable`` (no document of
+the split answers). Gold sentences are verbatim from the text citesum extracts; a gold sentence that the index's
+text does not hold stops the run (the extraction changed or mangles it).
 
 A run gathers a split, builds an index with ``citesum index`` (one process), reads the documents' text back from
 that index, then asks every question in a process of its own as a user would, with the defaults:
@@ -71,7 +72,7 @@ Run:   python benchmarks/realdocs.py --split dev|test|holdout|fresh|next|sixth|s
                                                thirty-first|thirty-second|thirty-third|thirty-fourth|
                                                thirty-fifth|thirty-sixth|thirty-seventh|thirty-eighth|
                                                thirty-ninth|fortieth|forty-first|forty-second|
-                                               forty-third|all
+                                               forty-third|forty-fourth|all
                                        [--work DIR] [--out FILE]
                                        [-- SUMMARIZE ARGS...]
        python benchmarks/realdocs.py --split dev --check-only      (gather, index and check the gold only)
@@ -559,14 +560,15 @@ def main(argv: Sequence[str]) -> None:
                                             "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first",
                                             "thirty-second", "thirty-third", "thirty-fourth", "thirty-fifth",
                                             "thirty-sixth", "thirty-seventh", "thirty-eighth", "thirty-ninth",
-                                            "fortieth", "forty-first", "forty-second", "forty-third", "all"],
+                                            "fortieth", "forty-first", "forty-second", "forty-third", "forty-fourth",
+                                            "all"],
                         required=True, help="all: dev and test (holdout, fresh, next, sixth, seventh, eighth, ninth, "
                         "tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, "
                         "eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, "
                         "twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, "
                         "thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, "
                         "thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, "
-                        "forty-second and forty-third run only when named)")
+                        "forty-second, forty-third and forty-fourth run only when named)")
     parser.add_argument("--work", type=Path, default=ROOT / ".bench-cache" / "realdocs",
                         help="Where the corpus, its cache and the indexes go.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "realdocs.json")

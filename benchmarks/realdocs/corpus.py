@@ -13,7 +13,7 @@ fresh, next, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth
 sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third,
 twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first,
 thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth,
-thirty-ninth, fortieth, forty-first, forty-second, forty-third)
+thirty-ninth, fortieth, forty-first, forty-second, forty-third, forty-fourth)
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ SPLITS = ("dev", "test", "holdout", "fresh", "next", "sixth", "seventh", "eighth
           "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first",
           "thirty-second", "thirty-third", "thirty-fourth", "thirty-fifth",
           "thirty-sixth", "thirty-seventh", "thirty-eighth", "thirty-ninth",
-          "fortieth", "forty-first", "forty-second", "forty-third")
+          "fortieth", "forty-first", "forty-second", "forty-third", "forty-fourth")
 
 
 def entries(split: str | None = None) -> list[dict]:
@@ -171,7 +171,8 @@ if __name__ == "__main__":
                  "eighteenth|nineteenth|twentieth|twenty-first|twenty-second|twenty-third|"
                  "twenty-fourth|twenty-fifth|twenty-sixth|twenty-seventh|twenty-eighth|twenty-ninth|thirtieth|"
                  "thirty-first|thirty-second|thirty-third|thirty-fourth|thirty-fifth|thirty-sixth|"
-                 "thirty-seventh|thirty-eighth|thirty-ninth|fortieth|forty-first|forty-second|forty-third DEST")
+                 "thirty-seventh|thirty-eighth|thirty-ninth|fortieth|forty-first|forty-second|forty-third|forty-fourth "
+                 "DEST")
     folder = gather(sys.argv[1], Path(sys.argv[2]))
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         print(f"{path.stat().st_size:9d}  {path.relative_to(folder)}")
