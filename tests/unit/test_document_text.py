@@ -1710,3 +1710,41 @@ def test_a_nested_list_of_linked_names_a_sentence_goes_on_with_is_kept() -> None
     # an item of links alone under a sentence is a menu's, not the sentence's
     menu = item.replace(" for native FLAC,", "").replace(" for Ogg FLAC", "").replace(" or ", "")
     assert _prepared(f"<html><body><ul>{menu}</ul><p>Text.</p></body></html>").count("href=") == 6
+
+
+def test_a_table_in_a_list_item_is_read_as_its_rows(tmp_path: Path) -> None:
+    # trafilatura ran such a table into the item's text, its cells not even spaced apart: FreedomBox's numbered
+    # steps of a mesh connection ("Field Name Example Value Explanation Connection Name Mesh Join ..."), and the
+    # list items that lay out a Javadoc page ("static java.lang.StringgetExtension(java.lang.String fileName)Gets")
+    fields = "".join(f"<tr><td>{name}</td><td>{value}</td><td>{meaning}</td></tr>" for name, value, meaning in (
+        ("Field Name", "Example Value", "Explanation"), ("Connection Name", "Mesh Join - BATMAN", "The name of the "
+         "connection, shown in the list of connections"), ("Interface", "wlan0", "The Wi-Fi device to join with")))
+    steps = ("<ol><li><p>Create a new connection, then select the connection type as Wi-Fi. In the following dialog, "
+             f"provide the following values:</p><div><table><tbody>{fields}</tbody></table></div><p>Save the connection"
+             ". Join the mesh network by activating this newly created connection.</p></li><li><p>Create a second "
+             "connection of the type Generic, for the BATMAN device itself.</p></li></ol>")
+    summary = ("<ul class='blockList'><li class='blockList'><h3>Method Summary</h3><table><tr><th>Modifier and Type"
+               "</th><th>Method</th><th>Description</th></tr><tr><td><code>static java.lang.String</code></td><th>"
+               "<code><a href='#getExtension'>getExtension</a>(java.lang.String&nbsp;fileName)</code></th><td><div>"
+               "Gets the extension of a fileName.</div></td></tr><tr><td><code>static boolean</code></td><th><code>"
+               "<a href='#isExtension'>isExtension</a>(java.lang.String&nbsp;fileName)</code></th><td><div>Checks "
+               "whether the extension of the fileName is that specified.</div></td></tr></table></li></ul>")
+    note = ("<ul><li><p>Choose a password for the database.</p><table><tr><td><img src='warning.png'></td><td>Keep "
+            "this password safe, as a database whose password is lost cannot be opened again.</td></tr></table>"
+            "</li></ul>")
+    page = tmp_path / "mesh.html"
+    page.write_text("<html><body><main><h1>Mesh networks</h1><p>FreedomBox can join an existing mesh network in "
+                    f"your area or create a new one and share its Internet connection.</p>{steps}{summary}{note}"
+                    "<p>Each connection is kept until it is deleted from the list of connections.</p></main></body>"
+                    "</html>", encoding="utf-8")
+    text = _read(page).text
+    units = _units(text)
+    for row in ("| Connection Name | Mesh Join - BATMAN | The name of the connection, shown in the list of "
+                "connections |", "| static java.lang.String | getExtension(java.lang.String fileName) | Gets the "
+                "extension of a fileName. |"):
+        assert ("table", row) in units, text
+    assert ("sentence", "Save the connection.") in units, units
+    assert "StringgetExtension" not in text and "Field Name Example Value" not in text
+    # a note set beside its icon, one cell of text a row, is read as the item's text, not as a table's row
+    assert ("item", "Keep this password safe, as a database whose password is lost cannot be opened "
+            "again.") in units, units

@@ -940,6 +940,9 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
         changed |= _label_joined(label)
     for table in list(root.iter("table")):  # (outer tables first: a layout's cells may hold more layout)
         changed |= _unwrap_labelled_rows(table) or _unwrap_layout(table)
+    if lines_marked:  # a table in a list item: its rows, not its cells run together
+        for table in list(root.iter("table")):
+            changed |= _held_in_running_text(table) and _rows_marked(table)
     for wrapper in root.xpath(_CELL_VALUE_WRAPPERS):  # "<td><center>0.6</center></td>": trafilatura drops 0.6
         changed |= _cell_value_unwrapped(wrapper)
     for terms in _defined_terms(root):  # "-b" above "Generate additional support code ..." opens it
@@ -1090,6 +1093,38 @@ def _unwrap_layout(table: Any) -> bool:
     holder.tail = table.tail
     table.getparent().replace(table, holder)
     return True
+
+
+def _rows_marked(table: Any) -> bool:
+    """Replace ``table`` with a paragraph of its caption and its rows, each row a line of its cells between "|"
+    (as :class:`_HTMLText` writes a row with ``table_rows``), the line breaks written as :data:`_LINE_MARK`;
+    whether it was replaced. trafilatura runs a table held in a list item, a definition or a quotation into the
+    text around it, its cells not even spaced apart: FreedomBox's table of a mesh connection's fields, inside a
+    numbered step, read "Field Name Example Value Explanation Connection Name Mesh Join - BATMAN ...", and
+    Commons IO's Javadoc summaries, in the list items that lay its page out, "static java.lang.StringgetExtension
+    (java.lang.String fileName)Gets the extension of a fileName.static ...". A table with a cell that holds
+    blocks (paragraphs, a list, code; Sphinx puts a value in a paragraph of its own), or with no row of two cells
+    with text, is left as it is: its cells are no row's values."""
+    import lxml.html
+
+    rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+    cells = [row.xpath("./td|./th") for row in rows]
+    filled = [sum(bool(cell.text_content().strip()) for cell in row) for row in cells]
+    if max(filled, default=0) < 2 or any(cell.xpath(_BLOCK_IN_CELL) or len(cell.xpath(".//p")) > 1
+                                         for row in cells for cell in row):
+        return False  # (a note beside its icon, or a box around code, is laid out in a table of one cell a row)
+    lines = [" ".join(caption.text_content().split()) for caption in table.xpath("./caption")]
+    lines += [" | ".join(" ".join(cell.text_content().split()) for cell in row).join(("| ", " |"))
+              for row in cells if any(cell.text_content().strip() for cell in row)]
+    paragraph = lxml.html.Element("p")
+    paragraph.text = "".join(f"{_LINE_MARK}{line}" for line in lines if line) + _LINE_MARK
+    paragraph.tail = table.tail
+    table.getparent().replace(table, paragraph)
+    return True
+
+
+#: what makes a table's cell no value of a row (a row of such cells is blocks laid out side by side)
+_BLOCK_IN_CELL = ".//ul|.//ol|.//dl|.//pre|.//table|.//blockquote|.//h1|.//h2|.//h3|.//h4|.//h5|.//h6"
 
 
 def _cell_content(cell: Any) -> Any:
