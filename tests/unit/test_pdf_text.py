@@ -405,6 +405,25 @@ def test_a_tex_fonts_ligatures_given_as_their_codes_are_letters_again() -> None:
     assert "\u201c" not in formula and "The derivative is v(x) over the interval." in formula
 
 
+def test_a_bullet_given_as_a_control_code_opens_a_list_item() -> None:
+    # PDFium gives U+0088 for the bullets of some TeX-made manuals (JAGS's installation manual, as here): read as
+    # nothing, each item ran into the sentence above it ("options such as:  The names of the C, C++, ...")
+    clean = clean_pages(["1.1 Configure options\r\nAt configure time you also have the option of defining options "
+                         "such as:\r\n\x88 The names of the C, C++, and Fortran compilers.\r\n\x88 Optimization "
+                         "flags for the compilers. JAGS is optimized by default if the GNU compiler\r\n(gcc) is used."
+                         "\r\n\x88 Installation directories.\r\n"]).text
+    lines = clean.split("\n")
+    assert "At configure time you also have the option of defining options such as:" in lines, clean
+    assert "\u2022 The names of the C, C++, and Fortran compilers." in lines, clean
+    assert ("\u2022 Optimization flags for the compilers. JAGS is optimized by default if the GNU compiler (gcc) is "
+            "used.") in lines, clean
+    assert "\x88" not in clean
+    # "(gcc)" opening a line is the wrapped sentence's, but a debugger's prompt opens a line of its example
+    example = clean_pages(["Since the array has been allocated dynamically, gdb does not know its size; you must "
+                           "give it with\r\n(gdb) print a[0]@(argc - 1)\r\n"]).text
+    assert "(gdb) print a[0]@(argc - 1)" in example.split("\n"), example
+
+
 def test_a_chapters_title_under_its_pages_number_stays_and_headers_holding_the_number_go() -> None:
     # LaTeX-Mk's manual (Texinfo): a chapter a page, each page's number alone at its top, the chapter's title
     # below it; the chapters' numbers counted on with the pages, read as a second way of numbering them, and every

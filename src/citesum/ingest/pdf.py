@@ -41,6 +41,10 @@ _SOFT_BREAK = "\ufffe"
 #: maps its hyphen-minus glyph to it, so options ("-T"), ranges ("1-500") and names ("raxmlHPC-AVX") were not
 #: found by the hyphen a reader types
 _DRAWN_SOFT_HYPHEN = "\u00ad"
+#: what PDFium gives for a list's bullet in some TeX-made PDFs (a C1 control, which no text writes): JAGS's,
+#: Velvet's, GNU Prolog's and CFITSIO's manuals, their items run into the paragraph above them ("options such as:
+#: \x88 The names of the C, C++, and Fortran compilers.")
+_CONTROL_BULLET = "\x88"
 #: control characters in a text layer; U+0002 is the hyphen of some OCR layers (pypdf reads "-" there)
 _CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: the codes of a TeX font's ligatures and quotes where the PDF gives no Unicode for them (a Type 3 font drawn
@@ -59,6 +63,10 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—(\[]?\s*(?:\d{1,5}|[ivxlcdm]{1,
                           r"(?:\s*(?:of|/)\s*\d{1,5})?$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"""[.!?:]["'”’)\]]*$""")
 _LIST_ITEM = re.compile(r"^(?:[-–•*▪‣]|\d{1,3}[.)]|[a-z][.)]|\(\w{1,3}\))\s+\S")
+#: a word in parentheses that opens a line, no list's number ("(gcc) is used."): it goes on the line above when
+#: that line is the text's width and ends no sentence. A debugger's prompt ("(gdb) print a[0]") opens a line of
+#: an example
+_PARENTHESIZED_WORD = re.compile(r"^\((?![ivx]+\))(?!(?:gdb|lldb|pdb)\))[a-z]{2,}\)\s")
 _WORD_BEFORE_HYPHEN = re.compile(r"(\w+)-$")
 _WORD_AFTER = re.compile(r"^(\w+)")
 #: a line beginning or ending with a number (a page's number in its header or footer)
@@ -443,7 +451,8 @@ def clean_pages(pages: list[str], display: Sequence[frozenset[str]] = ()) -> Cle
     """Join the pages' lines into paragraphs (see the module docstring). ``display``: for each page, the keys of
     its lines set larger than the text (:func:`display_lines`); a paragraph ends where the size changes, a
     heading's lines kept together."""
-    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK).replace(_DRAWN_SOFT_HYPHEN, "-"))
+    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK).replace(_DRAWN_SOFT_HYPHEN, "-")
+                          .replace(_CONTROL_BULLET, "•"))
              for page in tex_font_codes(pages)]
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
     nonblank = [[line for line in lines if line.strip()] for lines in split]
@@ -651,7 +660,9 @@ def _glue(previous: str, soft_break: bool, line: str, full_width: float,
         if soft_break or (before and after):
             return "", True
     short = len(previous) < 0.7 * full_width
-    if (short and _SENTENCE_END.search(previous)) or _LIST_ITEM.match(line):
+    if (short and _SENTENCE_END.search(previous)) or (_LIST_ITEM.match(line)
+                                                       and (short or _SENTENCE_END.search(previous)
+                                                            or not _PARENTHESIZED_WORD.match(line))):
         return "\n\n", False
     # a heading ("Details", "2.3 Arguments") stands apart from the text before and after it, and from the title
     # of its first sub-section below it ("2. Installation" above "2.1. System requirements")
