@@ -339,6 +339,32 @@ def gate_contextual() -> str:
             + _provenance(run))
 
 
+def gate_margin() -> str:
+    """Answering a question turned away at the floor with its best sentence when that one stands out: what each
+    least score and margin would have done on both halves of the seen splits."""
+    data = _load("gate_margin")
+    halves = ("choose", "report")
+    by_half = {half: {(row["low"], row["margin"]): row for row in data["grid"][half]} for half in halves}
+    rows = [[f"{low:.2f}", f"{margin:.2f}",
+             *[_n(by_half[half][low, margin][key]) for half in halves
+               for key in ("gold", "answers_no_gold", "no_answer", "unanswerable_answered")]]
+            for low, margin in by_half["choose"]]
+    header = ["least best score", "margin over the runner-up",
+              *[f"{half}: {label}" for half in ("chosen on", "reported on")
+                for label in ("gold sentence", "another answer", "no answer", "unanswerable answered")]]
+    chosen_on = set(data["choose_on"])
+    counts = data["turned_away_at_the_floor"]
+    run = {**data, "command": re.sub(r" --work \S+", "", data["command"])}
+    return (_table(header, rows)
+            + f"\n\nChosen on the splits {', '.join(s for s in data['splits'] if s in chosen_on)}; reported on "
+            f"{', '.join(s for s in data['splits'] if s not in chosen_on)}; both in-sample for the other answer "
+            "rules. Turned away at the floor: "
+            + "; ".join(f"{half} {_n(c['answerable'])} answerable questions ({_n(c['best_states_gold'])} with a "
+                        f"gold sentence as the best) and {_n(c['unanswerable'])} unanswerable ones"
+                        for half, c in zip(("chosen on", "reported on"), (counts["choose"], counts["report"])))
+            + ". " + _provenance(run))
+
+
 def _answer_choice_by_part(result: str, more: tuple[str, ...] = ()) -> str:
     """A choice of the answer rules, each setting's figures (``more`` columns too) on the choice's tuning and
     checking parts."""
@@ -1703,6 +1729,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "answer-choices-quoted": answer_choices_quoted,
     "answer-choices-asked-first": answer_choices_asked_first,
     "collections-memory": collections_memory, "slips": slips, "gate-contextual": gate_contextual,
+    "gate-margin": gate_margin,
     "answer-relevance": answer_relevance,
     "summhay-answers": summhay_answers, "demo": demo, "faults": faults, "verify-cost": verify_cost,
     # docs/ingestion.md
