@@ -1748,3 +1748,75 @@ def test_a_table_in_a_list_item_is_read_as_its_rows(tmp_path: Path) -> None:
     # a note set beside its icon, one cell of text a row, is read as the item's text, not as a table's row
     assert ("item", "Keep this password safe, as a database whose password is lost cannot be opened "
             "again.") in units, units
+
+
+def test_sphinxs_source_link_after_a_signature_is_left_out(tmp_path: Path) -> None:
+    # python-can's API pages ended every signature with "[source]", the viewcode extension's link to the code
+    signature = ('<dl class="py method"><dt class="sig sig-object py" id="can.Bus.recv"><span class="sig-name '
+                 'descname"><span class="pre">recv</span></span><span class="sig-paren">(</span><em class="sig-param">'
+                 '<span class="n"><span class="pre">timeout</span></span></em><span class="sig-paren">)</span><a '
+                 'class="reference internal" href="../_modules/can/bus.html#Bus.recv"><span class="viewcode-link">'
+                 '<span class="pre">[source]</span></span></a><a class="headerlink" href="#can.Bus.recv">¶</a></dt>'
+                 '<dd><p>Block waiting for a message from the Bus, for at most timeout seconds.</p></dd></dl>')
+    page = tmp_path / "bus.html"
+    page.write_text('<html><body><div class="body"><h1>Bus<a class="headerlink" href="#bus">¶</a></h1><p>A bus '
+                    'sends and receives the messages of one CAN channel, and is opened with its interface.</p>'
+                    f'{signature}</div></body></html>', encoding="utf-8")
+    text = _read(page).text
+    assert "[source]" not in text
+    assert "recv(timeout)" in text and "Block waiting for a message from the Bus, for at most timeout seconds." in text
+
+
+def _doxygen_member(name: str, declaration_rows: str, text: str, labels: str = "") -> str:
+    """A member's documentation as Doxygen writes it: its heading, its declaration laid out in a table (in a
+    table of its labels, with ``labels``), then its description."""
+    declaration = f'<table class="memname">{declaration_rows}</table>'
+    if labels:
+        declaration = (f'<table class="mlabels"><tr><td class="mlabels-left">{declaration}</td><td class="mlabels-'
+                       f'right"><span class="mlabels"><span class="mlabel">{labels}</span></span></td></tr></table>')
+    return (f'<h2 class="memtitle"><span class="permalink"><a href="#{name}">&#9670;&nbsp;</a></span>{name}()</h2>'
+            f'<div class="memitem"><div class="memproto">{declaration}</div><div class="memdoc"><p>{text}</p>'
+            '</div></div>')
+
+
+def test_a_doxygen_members_declaration_is_code_under_its_heading(tmp_path: Path) -> None:
+    # Box2D's b2Body page: each member's declaration, laid out a parameter a row, read as table rows, or, set
+    # in a table beside its "inline" label, was lost, and so was every member's heading ("ApplyForce()")
+    force = ('<tr><td class="memname">void b2Body::ApplyForce </td><td>(</td><td class="paramtype">const b2Vec2 '
+             '&amp;&#160;</td><td class="paramname"><em>force</em>, </td></tr><tr><td class="paramkey"></td><td></td>'
+             '<td class="paramtype">bool&#160;</td><td class="paramname"><em>wake</em>&#160;</td></tr><tr><td></td>'
+             '<td>)</td><td></td><td></td></tr>')
+    torque = ('<tr><td class="memname">void b2Body::ApplyTorque </td><td>(</td><td class="paramtype">float&#160;'
+              '</td><td class="paramname"><em>torque</em></td><td>)</td></tr>')
+    page = tmp_path / "classb2_body.html"
+    page.write_text(
+        '<html><body><div class="contents"><p>A rigid body. These are created via b2World::CreateBody, and each one '
+        'holds the fixtures that give it a shape.</p><h2 class="groupheader">Member Function Documentation</h2>'
+        + _doxygen_member("ApplyForce", force, "Apply a force at a world point. If the force is not applied at the "
+                          "center of mass, it will generate a torque and affect the angular velocity.", "inline")
+        + _doxygen_member("ApplyTorque", torque, "Apply a torque. This affects the angular velocity without "
+                          "affecting the linear velocity of the center of mass.")
+        + '</div></body></html>', encoding="utf-8")
+    text = _read(page).text
+    assert ("ApplyForce()\n\n```\nvoid b2Body::ApplyForce ( const b2Vec2 & force, bool wake ) [inline]\n```\n"
+            "Apply a force at a world point.") in text, text
+    assert "ApplyTorque()\n\n```\nvoid b2Body::ApplyTorque ( float torque )\n```\nApply a torque." in text, text
+    assert "◆" not in text and "|" not in text
+    units = _units(text)
+    assert ("heading", "ApplyForce()") in units and ("code", "``` void b2Body::ApplyForce ( const b2Vec2 & force, "
+                                                     "bool wake ) [inline] ```") in units, units
+
+
+def test_a_heading_is_not_taken_for_the_one_line_of_code_it_names() -> None:
+    from citesum.ingest.formats import with_headings
+
+    # libgpiod's "anonymous enum": its declaration says what its heading does; the heading goes above the block,
+    # and the block keeps its line. Between a block's closing fence and the next one's opening, a heading's line
+    # is the heading
+    page = ('<p>Check whether the line is free.</p><h2>anonymous enum</h2><pre>anonymous enum</pre><p>Available '
+            'types of requests.</p><h2>Output a standard PDF</h2><pre>ocrmypdf --output-type pdf in.pdf out.pdf</pre>')
+    main = ("Check whether the line is free.\n```\nanonymous enum\n```\nAvailable types of requests.\n```\n"
+            "echo\n```\nOutput a standard PDF\n```\nocrmypdf --output-type pdf in.pdf out.pdf\n```")
+    restored = with_headings(main, page)
+    assert "free.\n\n## anonymous enum\n\n```\nanonymous enum\n```\nAvailable types" in restored, restored
+    assert restored.count("Output a standard PDF") == 1, restored

@@ -4,6 +4,7 @@ when it was read and holds nothing to index."""
 
 from __future__ import annotations
 
+import bisect
 import copy
 import csv
 import hashlib
@@ -234,13 +235,17 @@ def _has_class(attrs: list[tuple[str, str | None]], name: str) -> bool:
 
 #: a Sphinx heading's (or definition's) permalink
 _PERMALINK_XPATH = _with_class("headerlink", "a")
+#: the "[source]" link Sphinx's viewcode extension puts after each signature of an API's page (python-can's
+#: "class can.interfaces.socketcan.SocketcanBus(channel='', ...)[source]")
+_VIEWCODE_LINK = _with_class("viewcode-link", "span")
 
 
 class _Decoration:
     """Whether a parser is inside an element marked ``aria-hidden="true"``, what a page shows for decoration and
     a screen reader does not read, such as a heading's permalink marks (Texinfo's "# TOC" after each heading),
     or inside a Sphinx heading's permalink (``<a class="headerlink">``): "¶", an icon, or the Furo theme's "#",
-    which ended each of mypy's headings ("Ignoring a whole file#")."""
+    which ended each of mypy's headings ("Ignoring a whole file#"), or Doxygen's (``<span class="permalink">``),
+    the "◆" that opens each member's heading."""
 
     def __init__(self) -> None:
         self._tag: str | None = None
@@ -254,7 +259,8 @@ class _Decoration:
         if tag in _VOID:
             return
         if self._tag is None:
-            permalink = tag == "a" and _has_class(attrs, "headerlink")
+            permalink = ((tag == "a" and _has_class(attrs, "headerlink"))
+                         or (tag == "span" and _has_class(attrs, "permalink")))  # Doxygen's "◆" before a member
             if ("aria-hidden", "true") in attrs or permalink:
                 self._tag, self._depth = tag, 1
         elif tag == self._tag:
@@ -440,6 +446,8 @@ _BULLET_MARKER, _NUMBER_MARKER = r"[-*•]", r"\d+[.)]"
 _ITEM_LINE = re.compile(rf"[ \t]*(?:{_BULLET_MARKER}|{_NUMBER_MARKER})[ \t]+\S")
 #: a line that is a code fence and nothing else (a fence with code on its line opens and closes no block)
 _FENCE_ONLY = re.compile(r"[ \t]*```[\w+-]*[ \t]*$")
+#: a line that is a code block's fence alone, in a text
+_FENCE_LINE = re.compile(r"^[ \t]*```[\w+-]*[ \t]*$", re.MULTILINE)
 #: a line ending with a word a sentence goes on after ("Set the value to" / "TRUE to enable it.")
 _GOES_ON_WORD = re.compile(r"\b(?i:a|an|the|to|of|and|or|for|with|in|on|at|by|from|as|is|are|be|that|than|into|"
                            r"its|your|their|this|these|if|when|which|but|not|no)\s*$")
@@ -622,8 +630,10 @@ class _Headings(HTMLParser):
 
 
 def _opens_code(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
-    """Whether the element opens a block of code: a <pre>, or Doxygen's <div class="fragment">."""
-    return tag == "pre" or (tag == "div" and _has_class(attrs, "fragment"))
+    """Whether the element opens a block of code: a <pre>, Doxygen's <div class="fragment">, or its table of a
+    member's declaration (:func:`_as_declaration` makes it a <pre>)."""
+    return (tag == "pre" or (tag == "div" and _has_class(attrs, "fragment"))
+            or (tag == "table" and _has_class(attrs, "memname")))
 
 
 #: how many words after a heading find its place in the main content, and how much of the text after it is kept
@@ -652,11 +662,14 @@ def with_headings(main: str, html: str) -> str:
     done = 0  # main is copied up to here
     pending: list[_PageHeading] = []  # headings with no text of their own before the next heading
     anchors = _anchor_words(parser.found)
+    fences = [line.start() for line in _FENCE_LINE.finditer(main)]  # where each fence line of a code block starts
     for found_heading, anchor_words in zip(parser.found, anchors):
         heading = found_heading.text
         on_its_lines = _heading_line(heading)  # however wrapped, a permalink mark after it
         kept_as_line = heading in lines or (heading in flat and on_its_lines.search(main) is not None)
         kept = on_its_lines.search(main, done) if kept_as_line else None
+        if kept is not None and _between_fences(main, kept, fences):  # a block's one line of code, not the heading
+            kept_as_line, kept = False, None  # (libgpiod's "anonymous enum", declared as its heading says)
         if kept is not None and anchor_words:
             # a line of the same words past the text the heading opens, and not followed by it, is not the heading
             # kept, but a later line (Radicale's section "server", a word on a line of its own in a diagram pages
@@ -688,6 +701,11 @@ def with_headings(main: str, html: str) -> str:
             pending.append(found_heading)
             continue
         found = _anchor_pattern(words).search(main, done)
+        if found is not None and not found_heading.code_follows and _opens_code_block(main, found, fences):
+            # words of prose or of a table found only where a block of code opens (and runs out of it) are another
+            # part of the page's: Opus's Doxygen summary of its typedefs opens with the words that declare the
+            # typedef further down
+            found = None
         if found is None:
             # a numbered heading waits for the next one found (a sidebar's "Next topic" has no number)
             pending = ([*(waiting for waiting in pending if _NUMBERED_HEADING.match(waiting.text)), found_heading]
@@ -706,6 +724,32 @@ def with_headings(main: str, html: str) -> str:
         done = at
     out.append(main[done:])
     return "".join(out)
+
+
+def _line_above(text: str, start: int) -> str:
+    """The line of ``text`` above the one ``start`` is on ("" on the first line)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : max(line_start - 1, 0)] if line_start else ""
+
+
+def _between_fences(text: str, found: re.Match[str], fences: Sequence[int]) -> bool:
+    """Whether what ``found`` matched in ``text`` is a line alone between two code fences, the one above opening
+    a block (an even number of fences above it, ``fences`` being where each fence line of ``text`` starts): a
+    block's one line, not the text between two blocks."""
+    line_end = text.find("\n", found.end())
+    below = text[line_end + 1 : (text.find("\n", line_end + 1) + 1 or len(text) + 1) - 1] if line_end >= 0 else ""
+    above = text.rfind("\n", 0, max(text.rfind("\n", 0, found.start()), 0)) + 1
+    return (bool(_FENCE_ONLY.fullmatch(_line_above(text, found.start())) and _FENCE_ONLY.fullmatch(below))
+            and bisect.bisect_left(fences, above) % 2 == 0)
+
+
+def _opens_code_block(text: str, found: re.Match[str], fences: Sequence[int]) -> bool:
+    """Whether what ``found`` matched in ``text`` opens right below a code fence that opens a block (an even
+    number of fences above it, ``fences`` being where each fence line of ``text`` starts) and runs past the fence
+    that closes it: it starts in a block of code. (Below a closing fence, it opens the text after a block.)"""
+    above = text.rfind("\n", 0, max(text.rfind("\n", 0, found.start()), 0)) + 1
+    return (bool(_FENCE_ONLY.fullmatch(_line_above(text, found.start()))) and CODE_FENCE in found.group()
+            and bisect.bisect_left(fences, above) % 2 == 0)
 
 
 def _own_words(heading: _PageHeading) -> list[str]:
@@ -854,9 +898,11 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     * each <pre> block of code is put between code fences (:data:`CODE_FENCE`), as :class:`_HTMLText` does:
       borg's FAQ ran "borg delete --cache-only REPO" into the sentence after it;
     * what is marked ``aria-hidden="true"`` (a heading's permalink marks) is left out, as a screen reader leaves
-      it: ffmpeg's Texinfo pages ended every heading with "# TOC";
+      it: ffmpeg's Texinfo pages ended every heading with "# TOC"; so is the "◆" that opens each of Doxygen's
+      member headings;
     * a Sphinx heading's permalink reads "¶", whatever its theme shows: the segmenter leaves that mark out of the
-      heading, and the Furo theme's "#" ended each of mypy's headings ("Ignoring a whole file#");
+      heading, and the Furo theme's "#" ended each of mypy's headings ("Ignoring a whole file#"); the "[source]"
+      link after each of an API page's signatures is left out;
     * Doxygen's block of code, a <div> a line, is a <pre> of its lines (:func:`_as_preformatted`), and the
       tooltip Doxygen gives each name in it, shown under the pointer only, is left out;
     * inline code outside a <pre> that holds markup of its own, or sits in other inline markup, is made its plain
@@ -907,7 +953,7 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     except Exception:  # lxml raises many kinds of errors on odd pages
         return html
     changed = False
-    for hidden in root.xpath("//*[@aria-hidden='true']"):  # decoration a screen reader does not read
+    for hidden in root.xpath("//*[@aria-hidden='true']|" + _DOXYGEN_PERMALINK):  # decoration, not words
         hidden.drop_tree()
         changed = True
     for permalink in root.xpath(_PERMALINK_XPATH):  # Furo's "#" as the "¶" that other themes show
@@ -917,8 +963,16 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
                 child.drop_tree()
             permalink.text = PERMALINK_MARKS[0]
             changed = True
+    for source in root.xpath(_VIEWCODE_LINK):  # Sphinx's "[source]" after a signature: a link, not its words
+        link = source.getparent()
+        (link if link is not None and link.tag == "a" and link.text_content() == source.text_content()
+         else source).drop_tree()
+        changed = True
     for tooltip in root.xpath(_DOXYGEN_TOOLTIP):  # shown only while the pointer is over a name in the code
         tooltip.drop_tree()
+        changed = True
+    for signature in root.xpath(_DOXYGEN_SIGNATURE):  # a member's declaration, laid out a parameter a row
+        _as_declaration(signature)
         changed = True
     for fragment in root.xpath(_DOXYGEN_FRAGMENT):  # a block of code as a <div> a line
         changed |= _as_preformatted(fragment)
@@ -1093,6 +1147,26 @@ def _unwrap_layout(table: Any) -> bool:
     holder.tail = table.tail
     table.getparent().replace(table, holder)
     return True
+
+
+def _as_declaration(table: Any) -> None:
+    """Replace Doxygen's ``table`` of a member's declaration with a <pre> of the declaration on one line, its
+    words spaced as the page's ("void b2Body::ApplyForce ( const b2Vec2 & force, bool wake )", which
+    :func:`with_headings` finds after the member's heading, as it finds a section's words). Read as a
+    table, each parameter was a row ("| void b2Body::ApplyForceToCenter | ( | const b2Vec2 & | force, |"), or,
+    in a table of the member's labels ("inline"), the declaration was lost."""
+    import lxml.html
+
+    declaration = " ".join(" ".join(cell.text_content() for cell in table.xpath(".//td|.//th")).split())
+    labelled = table.xpath(f"ancestor::table[{_class_test('mlabels')}][1]")
+    if labelled:  # the table that sets the member's labels beside it: the labels go after it, as Doxygen shows them
+        labels = [" ".join(label.text_content().split()) for label in labelled[0].xpath(_DOXYGEN_LABEL)]
+        declaration += "".join(f" [{label}]" for label in labels if label)
+        table = labelled[0]
+    block = lxml.html.Element("pre")
+    block.text = declaration
+    block.tail = table.tail
+    table.getparent().replace(table, block)
 
 
 def _rows_marked(table: Any) -> bool:
@@ -1430,6 +1504,12 @@ def _links_only(row: Any) -> bool:
 #: Doxygen's block of code, a <div> a line (not a <pre>), and the tooltip it gives each name in it
 _DOXYGEN_FRAGMENT = _with_class("fragment", "div")
 _DOXYGEN_TOOLTIP = _with_class("ttc", "div")
+#: the table in which Doxygen lays out a member's declaration above its description, a parameter a row
+_DOXYGEN_SIGNATURE = _with_class("memname", "table")
+#: the "◆" that opens each member's heading, a link to it
+_DOXYGEN_PERMALINK = _with_class("permalink", "span")
+#: a label Doxygen sets beside a member's declaration ("inline", "static", "virtual")
+_DOXYGEN_LABEL = _with_class("mlabel", "span", within=".")
 #: a line of a Doxygen block (in the block, or in a part of it that a reader may fold away), and its number
 _DOXYGEN_LINE = _with_class("line", "div", within=".")
 _DOXYGEN_LINE_NUMBER = _with_class("lineno", within=".")
