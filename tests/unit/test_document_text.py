@@ -1820,3 +1820,18 @@ def test_a_heading_is_not_taken_for_the_one_line_of_code_it_names() -> None:
     restored = with_headings(main, page)
     assert "free.\n\n## anonymous enum\n\n```\nanonymous enum\n```\nAvailable types" in restored, restored
     assert restored.count("Output a standard PDF") == 1, restored
+
+
+def test_a_bold_label_on_its_own_markdown_line_stays_apart_from_the_text_below(tmp_path: Path) -> None:
+    # Shairport Sync's troubleshooting guide: CommonMark joins "**Problem**" to the next line, and the label ran
+    # into the sentence ("Problem When using a USB DAC ..."); a label in a sentence's line stays in it
+    text = _written(tmp_path, "TROUBLESHOOTING.md", (
+        "### Stuttering audio on certain USB DACs\n\n**Problem**\nWhen using a USB DAC on a Raspberry Pi, audio "
+        "plays fine through other players but stutters when streamed.\n\n**Possible Solution**\nCheck the details "
+        "of your USB DAC with 'aplay -l' first.\n\n**Note:** the buffer can also be made longer.\n")).text
+    units = _units(text)
+    assert ("sentence", "When using a USB DAC on a Raspberry Pi, audio plays fine through other players but stutters "
+            "when streamed.") in units, units
+    assert ("sentence", "Check the details of your USB DAC with 'aplay -l' first.") in units, units
+    assert "Problem When" not in text and "Possible Solution Check" not in text
+    assert "Note: the buffer can also be made longer." in text

@@ -1812,8 +1812,41 @@ def read_markdown(data: bytes, doc_id: str, path: Path, options: IngestOptions) 
             last = inline.children[-1]
             if last.type == "text":
                 last.content = _without_attributes(last.content)
+    tokens = _run_in_labels_apart(tokens)
     _, text = html_to_text(markdown.renderer.render(tokens, markdown.options, {}), table_rows=True)
     return [_document(doc_id, markdown_title(source) or _stem(path), _require_text(text), path, "md")], []
+
+
+def _run_in_labels_apart(tokens: list[Any]) -> list[Any]:
+    """The Markdown ``tokens`` with each paragraph that opens with a bold label alone on its source line ("**Problem**"
+    above "When using a USB DAC ...") made two paragraphs, the label's and the text's. CommonMark joins a line
+    to the next one, so the label ran into the sentence below it ("Problem When using a USB DAC on a Raspberry Pi
+    audio plays fine ...": Shairport Sync's troubleshooting guide), and that sentence read as a fragment; a label
+    followed by a blank line was already a paragraph of its own."""
+    out: list[Any] = []
+    for token in tokens:
+        children = token.children or []
+        start = next((i for i, child in enumerate(children) if not (child.type == "text" and not child.content)),
+                     len(children))
+        label = children[start : start + 3]
+        rest = children[start + 3 :]
+        while rest and rest[0].type == "text" and not rest[0].content.strip():
+            rest = rest[1:]
+        if (token.type != "inline" or not out or out[-1].type != "paragraph_open"
+                or [child.type for child in label] != ["strong_open", "text", "strong_close"]
+                or len(label[1].content.split()) > _LABEL_WORDS or len(rest) < 2 or rest[0].type != "softbreak"):
+            out.append(token)
+            continue
+        opening = out[-1]
+        out.append(token.copy(children=children[: start + 3], content=label[1].content))
+        out.append(opening.copy(type="paragraph_close", tag="p", nesting=-1))
+        out.append(opening.copy())
+        out.append(token.copy(children=rest[1:], content=""))
+    return out
+
+
+#: the most words of a bold label run into its paragraph's text
+_LABEL_WORDS = 4
 
 
 #: the attributes Pandoc, kramdown and PHP Markdown Extra let a heading end with ("## Q6 : ... Why? {#Q006}",
