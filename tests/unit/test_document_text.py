@@ -1835,3 +1835,18 @@ def test_a_bold_label_on_its_own_markdown_line_stays_apart_from_the_text_below(t
     assert ("sentence", "Check the details of your USB DAC with 'aplay -l' first.") in units, units
     assert "Problem When" not in text and "Possible Solution Check" not in text
     assert "Note: the buffer can also be made longer." in text
+
+
+def test_two_sections_that_open_with_the_same_words_each_get_their_heading() -> None:
+    from citesum.ingest.formats import with_headings
+
+    # Icecast's URL authentication: "mount_add" and "mount_remove" both open with "This URL is for informing the
+    # auth server of a stream"; both headings went before the first section, the second's text left without one
+    page = ("<p>The options are described below in more detail.</p><h4>mount_add</h4><p>This URL is for informing the "
+            "auth server of a stream starting.</p><h4>mount_remove</h4><p>This URL is for informing the auth server "
+            "of a stream finishing.</p>")
+    main = ("The options are described below in more detail.\nThis URL is for informing the auth server of a stream "
+            "starting.\nThis URL is for informing the auth server of a stream finishing.")
+    restored = with_headings(main, page)
+    assert "\n\n#### mount_add\n\nThis URL is for informing the auth server of a stream starting." in restored, restored
+    assert "\n\n#### mount_remove\n\nThis URL is for informing the auth server of a stream finishing." in restored

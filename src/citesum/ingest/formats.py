@@ -660,6 +660,7 @@ def with_headings(main: str, html: str) -> str:
     flat = " ".join(main.split())
     out: list[str] = []
     done = 0  # main is copied up to here
+    opened = 0  # where the text the last heading put back opens: the next one's text opens past it
     pending: list[_PageHeading] = []  # headings with no text of their own before the next heading
     anchors = _anchor_words(parser.found)
     fences = [line.start() for line in _FENCE_LINE.finditer(main)]  # where each fence line of a code block starts
@@ -700,7 +701,9 @@ def with_headings(main: str, html: str) -> str:
         if len(words) < 2:
             pending.append(found_heading)
             continue
-        found = _anchor_pattern(words).search(main, done)
+        # (two sections may open with the same words: Icecast's "mount_add" and "mount_remove" both open with
+        # "This URL is for informing the auth server of a stream", and both headings went before the first)
+        found = _anchor_pattern(words).search(main, max(done, opened))
         if found is not None and not found_heading.code_follows and _opens_code_block(main, found, fences):
             # words of prose or of a table found only where a block of code opens (and runs out of it) are another
             # part of the page's: Opus's Doxygen summary of its typedefs opens with the words that declare the
@@ -721,7 +724,7 @@ def with_headings(main: str, html: str) -> str:
         out.append(main[done:at])
         out.append(_gap(out) + "\n\n".join(map(_marked, [*pending, found_heading])) + "\n\n")
         pending = []
-        done = at
+        done, opened = at, found.start() + 1
     out.append(main[done:])
     return "".join(out)
 
