@@ -195,9 +195,13 @@ def test_a_lone_surrogate_is_a_422_not_a_500(client) -> None:  # type: ignore[no
 
 
 def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None:  # type: ignore[no-untyped-def]
-    def post(body: bytes, kind: str | None = "application/json") -> Any:
-        return client.post("/search", content=body, headers={"content-type": kind} if kind else {})
+    def post(body: bytes, kind: str | None = "application/json", path: str = "/search") -> Any:
+        return client.post(path, content=body, headers={"content-type": kind} if kind else {})
 
+    # the page's own endpoint, the streamed answer, says the same (it answered 422 "body.10: JSON decode error")
+    for path in ("/summarize", "/summarize/stream"):
+        assert "not valid JSON: Expecting value at line 1, column 11" in _error(post(b'{"query": ', path=path), 400)
+        assert "Content-Type: application/json" in _error(post(b'{"query": "w"}', "text/plain", path), 415)
     assert "not UTF-8" in _error(post(b'{"query": "\xff\xfe"}'), 400)
     assert "not valid JSON: Expecting value at line 1, column 11" in _error(post(b'{"query": '), 400)
     # (a message that ends with its own "at" gets no second one)

@@ -28,7 +28,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UPLOAD_PATH = "/documents"
-JSON_PATHS = ("/search", "/summarize")
+JSON_PATHS = ("/search", "/summarize", "/summarize/stream")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 #: an over-long body is read and dropped up to this many bytes before the 413 goes out, so that a client still
 #: sending it gets the answer instead of a reset connection; past it the connection is closed
