@@ -1850,3 +1850,28 @@ def test_two_sections_that_open_with_the_same_words_each_get_their_heading() -> 
     restored = with_headings(main, page)
     assert "\n\n#### mount_add\n\nThis URL is for informing the auth server of a stream starting." in restored, restored
     assert "\n\n#### mount_remove\n\nThis URL is for informing the auth server of a stream finishing." in restored
+
+
+def test_a_docbook_pages_table_of_contents_is_left_out(tmp_path: Path) -> None:
+    # FreedomBox's manual, Mutt's and APT's chapters: the links went, their title "Table of Contents" stayed as
+    # the page's first line of text
+    sections = [("id1", "Default setup", "In a fresh image of FreedomBox, the network is not configured at all "
+                 "until the device boots for the first time."),
+                ("id2", "Internet Connection Sharing", "FreedomBox shares the Internet connection of its external "
+                 "interface with the machines on its internal network.")]
+    links = "".join(f'<li><span class="section"><a href="#{anchor}">{title}</a></span></li>'
+                    for anchor, title, _ in sections)
+    body = "".join(f'<section class="section" id="{anchor}"><div class="titlepage"><div><div><h3 class="title">'
+                   f'{title}</h3></div></div></div><p>{text}</p></section>' for anchor, title, text in sections)
+    page = tmp_path / "Networks.part.html"
+    page.write_text(
+        '<section class="article" id="id0"><div class="titlepage"><div><div><h2 class="title">Networks</h2></div>'
+        '</div><hr/></div><div class="toc"><div class="toc-title">Table of Contents</div><ul class="toc"><li><span '
+        f'class="section"><a href="#id9">Networks</a></span><ul>{links}</ul></li></ul></div><section class="section" '
+        'id="id9"><div class="titlepage"><div><div><h2 class="title">Networks</h2></div></div></div><p>This section '
+        f'describes how networking is set up by default in FreedomBox and how you can customize it.</p>{body}'
+        '</section></section>', encoding="utf-8")
+    text = _read(page).text
+    assert "Table of Contents" not in text, text
+    assert "This section describes how networking is set up by default in FreedomBox" in text
+    assert "\nDefault setup\n" in text

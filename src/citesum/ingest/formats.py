@@ -235,6 +235,19 @@ def _has_class(attrs: list[tuple[str, str | None]], name: str) -> bool:
 
 #: a Sphinx heading's (or definition's) permalink
 _PERMALINK_XPATH = _with_class("headerlink", "a")
+#: DocBook's table of contents at the top of a page (trafilatura left its title, "Table of Contents", as a line
+#: of text above the page's: FreedomBox's manual, Mutt's and APT's chapters)
+_DOCBOOK_CONTENTS = _with_class("toc", "div")
+#: the least share of a table of contents' words that are its links' (the rest: its title)
+_CONTENTS_LINK_SHARE = 0.6
+
+
+def _link_text_share(element: Any) -> float:
+    """The share of ``element``'s words that are in its links."""
+    words = len(element.text_content().split())
+    return sum(len(link.text_content().split()) for link in element.iter("a")) / words if words else 0.0
+
+
 #: the "[source]" link Sphinx's viewcode extension puts after each signature of an API's page (python-can's
 #: "class can.interfaces.socketcan.SocketcanBus(channel='', ...)[source]")
 _VIEWCODE_LINK = _with_class("viewcode-link", "span")
@@ -965,6 +978,10 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
             for child in permalink:
                 child.drop_tree()
             permalink.text = PERMALINK_MARKS[0]
+            changed = True
+    for contents in root.xpath(_DOCBOOK_CONTENTS):  # a list of links to the page's sections, and its title
+        if _link_text_share(contents) >= _CONTENTS_LINK_SHARE:
+            contents.drop_tree()
             changed = True
     for source in root.xpath(_VIEWCODE_LINK):  # Sphinx's "[source]" after a signature: a link, not its words
         link = source.getparent()
