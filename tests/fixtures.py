@@ -30,12 +30,13 @@ def make_book_with_front_matter() -> bytes:
 
 
 def make_pdf_pages(pages: list[list[tuple[float, float, str]]] | list[list[tuple[float, float, str, float]]],
-                   font_size: int = 11, page_labels: str = "") -> bytes:
+                   font_size: int = 11, page_labels: str = "", title: str = "") -> bytes:
     """A valid PDF (US Letter, Helvetica) whose pages show each ``(x, y, text)`` at that point, in the given
     order in the content stream (as a writer that fills two columns line by line across the page would), in
     ``font_size`` points, or in the size a fourth item gives (``(x, y, text, size)``).
     ``page_labels``: the catalog's /PageLabels number tree's /Nums array ("0 << /S /r >> 2 << /S /D >>": the
-    first two pages numbered i, ii, the rest 1, 2, ... as a book's front matter and body are)."""
+    first two pages numbered i, ii, the rest 1, 2, ... as a book's front matter and body are). ``title``: the
+    document information's /Title."""
     fonts = 3 + 2 * len(pages)
     labels = f" /PageLabels << /Nums [{page_labels}] >>" if page_labels else ""
     objects = [f"<< /Type /Catalog /Pages 2 0 R{labels} >>",
@@ -48,6 +49,8 @@ def make_pdf_pages(pages: list[list[tuple[float, float, str]]] | list[list[tuple
                        f"/Resources << /Font << /F1 {fonts} 0 R >> >> >>")
         objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")
     objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    if title:
+        objects.append(f"<< /Title {_pdf_string(title)} >>")
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -58,7 +61,8 @@ def make_pdf_pages(pages: list[list[tuple[float, float, str]]] | list[list[tuple
     out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
     for offset in offsets:
         out.write(f"{offset:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    info = f" /Info {len(objects)} 0 R" if title else ""
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
 
 

@@ -424,6 +424,21 @@ def test_a_bullet_given_as_a_control_code_opens_a_list_item() -> None:
     assert "(gdb) print a[0]@(argc - 1)" in example.split("\n"), example
 
 
+def test_a_file_name_given_as_a_pdfs_title_is_no_title(tmp_path: Path) -> None:
+    # pypdf's scanned sample is titled "Binder1.pdf" by the tool that bound it; dvipdfm titles CFITSIO's manual
+    # "cfitsio.dvi": a reader shown those names learns nothing the file's own name does not say better
+    page = [[(72, 720, "The siege of Vicksburg lasted from May to July 1863, and ended with the city's surrender.")]]
+    for name, title, expected in (("vicksburg.pdf", "Binder1.pdf", "vicksburg"),
+                                  ("cfitsio.pdf", "cfitsio.dvi", "cfitsio"),
+                                  ("report.pdf", "Microsoft Word - Annual report 2023.docx", "report"),
+                                  ("siege.pdf", "The Siege of Vicksburg", "The Siege of Vicksburg")):
+        path = tmp_path / name
+        path.write_bytes(make_pdf_pages(page, title=title))
+        documents, report = ingest_file(path, name, IngestOptions())
+        assert report.status == "ingested", report.reason
+        assert documents[0].title == expected, (title, documents[0].title)
+
+
 def test_a_chapters_title_under_its_pages_number_stays_and_headers_holding_the_number_go() -> None:
     # LaTeX-Mk's manual (Texinfo): a chapter a page, each page's number alone at its top, the chapter's title
     # below it; the chapters' numbers counted on with the pages, read as a second way of numbering them, and every

@@ -134,7 +134,7 @@ def read_pages(data: bytes) -> PdfPages:
             textpage.close()
             page.close()
             labels.append(document.get_page_label(number) or "")
-        return PdfPages(pages, (document.get_metadata_dict().get("Title") or "").strip(), labels,
+        return PdfPages(pages, metadata_title(document.get_metadata_dict().get("Title") or ""), labels,
                         display_lines(sized))
     finally:
         document.close()
@@ -171,6 +171,19 @@ def _sized_lines(textpage: Any, text: str) -> list[tuple[str, float]]:
 
 #: about how many letters of a line are looked at for its size
 _SIZE_SAMPLES = 8
+def metadata_title(title: str) -> str:
+    """The title a PDF's metadata gives, or "" when it is the name of the file the PDF was made from, which a
+    tool writes there for want of one ("Binder1.pdf", "cfitsio.dvi", "Microsoft Word - report.docx"): the PDF is
+    then titled as one without a title is."""
+    title = " ".join(title.split())
+    return "" if _FILE_NAME_TITLE.fullmatch(title) else title
+
+
+#: a file's name given as a PDF's title, by Acrobat's binder, dvipdfm or a word processor's printer driver
+_FILE_NAME_TITLE = re.compile(r"(?i)(?:microsoft (?:word|excel|powerpoint) - )?[^/\\]*[\w)-]\."
+                              r"(?:pdf|dvi|ps|eps|tex|docx?|odt|rtf|xlsx?|pptx?|indd|qxd|txt|html?)|untitled")
+
+
 #: how much larger than the document's text a line's letters are set for the line to be a heading's or a title's
 _DISPLAY_SIZE = 1.15
 
