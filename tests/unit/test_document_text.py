@@ -1718,7 +1718,8 @@ def test_a_table_in_a_list_item_is_read_as_its_rows(tmp_path: Path) -> None:
     # list items that lay out a Javadoc page ("static java.lang.StringgetExtension(java.lang.String fileName)Gets")
     fields = "".join(f"<tr><td>{name}</td><td>{value}</td><td>{meaning}</td></tr>" for name, value, meaning in (
         ("Field Name", "Example Value", "Explanation"), ("Connection Name", "Mesh Join - BATMAN", "The name of the "
-         "connection, shown in the list of connections"), ("Interface", "wlan0", "The Wi-Fi device to join with")))
+         "connection, shown in the list of connections"), ("Interface", "wlan0", "The Wi-Fi device to join with"),
+        ("Flags", "a|b", "<div>Set by the</div><div>driver,</div> as a value<br>written on two lines")))
     steps = ("<ol><li><p>Create a new connection, then select the connection type as Wi-Fi. In the following dialog, "
              f"provide the following values:</p><div><table><tbody>{fields}</tbody></table></div><p>Save the connection"
              ". Join the mesh network by activating this newly created connection.</p></li><li><p>Create a second "
@@ -1729,12 +1730,15 @@ def test_a_table_in_a_list_item_is_read_as_its_rows(tmp_path: Path) -> None:
                "Gets the extension of a fileName.</div></td></tr><tr><td><code>static boolean</code></td><th><code>"
                "<a href='#isExtension'>isExtension</a>(java.lang.String&nbsp;fileName)</code></th><td><div>Checks "
                "whether the extension of the fileName is that specified.</div></td></tr></table></li></ul>")
+    laid_out = ("<ul><li>Two ways to join:<table><tr><td>By hand</td><td><p>Open the connection dialog of the "
+                "mesh.</p><p>Then type its name.</p></td></tr></table></li></ul>")
     note = ("<ul><li><p>Choose a password for the database.</p><table><tr><td><img src='warning.png'></td><td>Keep "
             "this password safe, as a database whose password is lost cannot be opened again.</td></tr></table>"
             "</li></ul>")
     page = tmp_path / "mesh.html"
     page.write_text("<html><body><main><h1>Mesh networks</h1><p>FreedomBox can join an existing mesh network in "
                     f"your area or create a new one and share its Internet connection.</p>{steps}{summary}{note}"
+                    f"{laid_out}"
                     "<p>Each connection is kept until it is deleted from the list of connections.</p></main></body>"
                     "</html>", encoding="utf-8")
     text = _read(page).text
@@ -1743,6 +1747,10 @@ def test_a_table_in_a_list_item_is_read_as_its_rows(tmp_path: Path) -> None:
                 "connections |", "| static java.lang.String | getExtension(java.lang.String fileName) | Gets the "
                 "extension of a fileName. |"):
         assert ("table", row) in units, text
+    # a table whose cell holds paragraphs lays blocks out side by side: no row of values
+    assert "Open the connection dialog of the mesh." in text and "| By hand |" not in text, text
+    # a cell's lines and blocks are one value, spaced; a "|" in it is escaped, as in any table read as rows
+    assert ("table", "| Flags | a\\|b | Set by the driver, as a value written on two lines |") in units, text
     assert ("sentence", "Save the connection.") in units, units
     assert "StringgetExtension" not in text and "Field Name Example Value" not in text
     # a note set beside its icon, one cell of text a row, is read as the item's text, not as a table's row
@@ -1820,6 +1828,17 @@ def test_a_heading_is_not_taken_for_the_one_line_of_code_it_names() -> None:
     restored = with_headings(main, page)
     assert "free.\n\n## anonymous enum\n\n```\nanonymous enum\n```\nAvailable types" in restored, restored
     assert restored.count("Output a standard PDF") == 1, restored
+    # Opus's Doxygen page: its summary of typedefs ("Typedefs", a table the extractor dropped) opens with the words
+    # that declare the typedef further down; the summary's heading is not put inside that declaration's block,
+    # and the member's heading, whose declaration Doxygen lays out in a table, goes above the block
+    page = ('<h2>Typedefs</h2><table><tr><td>typedef struct OpusEncoder</td> <td>OpusEncoder</td></tr>\n<tr><td>'
+            '</td> <td>Opus encoder state. More...</td></tr></table><p>Encodes Opus frames.</p><h2>OpusEncoder</h2>'
+            '<div class="memproto"><table class="memname"><tr><td class="memname">typedef struct OpusEncoder '
+            'OpusEncoder</td></tr></table></div><p>Opus encoder state.</p>')
+    main = "Encodes Opus frames.\n```\ntypedef struct OpusEncoder OpusEncoder\n```\nOpus encoder state."
+    restored = with_headings(main, page)
+    assert "frames.\n\nOpusEncoder\n\n```\ntypedef struct OpusEncoder OpusEncoder\n```\nOpus" in restored, restored
+    assert "```\n\nTypedefs" not in restored and "Typedefs\n\n```" not in restored, restored
 
 
 def test_a_bold_label_on_its_own_markdown_line_stays_apart_from_the_text_below(tmp_path: Path) -> None:
@@ -1828,13 +1847,18 @@ def test_a_bold_label_on_its_own_markdown_line_stays_apart_from_the_text_below(t
     text = _written(tmp_path, "TROUBLESHOOTING.md", (
         "### Stuttering audio on certain USB DACs\n\n**Problem**\nWhen using a USB DAC on a Raspberry Pi, audio "
         "plays fine through other players but stutters when streamed.\n\n**Possible Solution**\nCheck the details "
-        "of your USB DAC with 'aplay -l' first.\n\n**Note:** the buffer can also be made longer.\n")).text
+        "of your USB DAC with 'aplay -l' first.\n\n**Note:** the buffer can also be made longer.\n\n**Do not delete "
+        "the**\nconfiguration file while the player runs.\n\n**A label of five words here**\nThe text goes on.\n\n"
+        "- **Cause**\n  When the list is tight, its label stays in its item.\n")).text
     units = _units(text)
     assert ("sentence", "When using a USB DAC on a Raspberry Pi, audio plays fine through other players but stutters "
             "when streamed.") in units, units
     assert ("sentence", "Check the details of your USB DAC with 'aplay -l' first.") in units, units
     assert "Problem When" not in text and "Possible Solution Check" not in text
     assert "Note: the buffer can also be made longer." in text
+    assert "Do not delete the configuration file while the player runs." in text  # a wrapped sentence, no label
+    assert "A label of five words here The text goes on." in text
+    assert "Cause When the list is tight, its label stays in its item." in text
 
 
 def test_two_sections_that_open_with_the_same_words_each_get_their_heading() -> None:
@@ -1875,3 +1899,7 @@ def test_a_docbook_pages_table_of_contents_is_left_out(tmp_path: Path) -> None:
     assert "Table of Contents" not in text, text
     assert "This section describes how networking is set up by default in FreedomBox" in text
     assert "\nDefault setup\n" in text
+    # a box of that class that is mostly prose, not a list of links, is the page's text
+    page.write_text('<div class="toc"><p>This page explains, in a few paragraphs of prose, how the network of the '
+                    'box is set up, and how to <a href="#id1">change it</a>.</p></div>', encoding="utf-8")
+    assert "how the network of the box is set up" in _read(page).text

@@ -418,6 +418,8 @@ def test_a_bullet_given_as_a_control_code_opens_a_list_item() -> None:
     assert ("\u2022 Optimization flags for the compilers. JAGS is optimized by default if the GNU compiler (gcc) is "
             "used.") in lines, clean
     assert "\x88" not in clean
+    # set in a word it is no bullet (a MacRoman "à" read as Latin-1): it stays as it was
+    assert "voil\x88 tout" in clean_pages(["Et voil\x88 tout ce qu'il faut savoir.\r\n"]).text
     # "(gcc)" opening a line is the wrapped sentence's, but a debugger's prompt opens a line of its example
     example = clean_pages(["Since the array has been allocated dynamically, gdb does not know its size; you must "
                            "give it with\r\n(gdb) print a[0]@(argc - 1)\r\n"]).text

@@ -194,6 +194,19 @@ def test_a_lone_surrogate_is_a_422_not_a_500(client) -> None:  # type: ignore[no
         assert "lone UTF-16 surrogate) at position 6" in _error(response, 422)
 
 
+def test_every_route_that_reads_a_json_body_has_it_checked_before_it(client) -> None:  # type: ignore[no-untyped-def]
+    # the streamed answer's route was missing from the guard's list, and answered malformed JSON with a 422 that
+    # said "body.10: JSON decode error": every POST route but the upload (multipart) must be on the list
+    from citesum.service.guard import JSON_PATHS, UPLOAD_PATH
+
+    app = client.app
+    while not hasattr(app, "openapi"):  # (the guard, and any middleware, wrap the application)
+        app = app.app
+    paths = app.openapi()["paths"]
+    posted = {path for path, operations in paths.items() if "post" in operations}
+    assert posted - {UPLOAD_PATH} == set(JSON_PATHS), posted
+
+
 def test_malformed_bodies_get_json_errors_that_say_what_to_fix(client) -> None:  # type: ignore[no-untyped-def]
     def post(body: bytes, kind: str | None = "application/json", path: str = "/search") -> Any:
         return client.post(path, content=body, headers={"content-type": kind} if kind else {})

@@ -949,6 +949,10 @@ def _prepared(html: str, lines_marked: bool = False, ampersands_marked: bool = F
     * a table that lays the page out (a cell of it holds a heading or another table: a menu beside the content,
       the content in a box) is made its cells' content, cell after cell (:func:`_unwrap_layout`). libxml2's FAQ,
       a page of tables in tables, came out as one table cell with every question run into its answer;
+    * a table in a list item, a definition or a quotation is a paragraph of its rows, each a line of its cells
+      between "|" (:func:`_rows_marked`), when line marks are written: trafilatura ran its cells into the item;
+    * Doxygen's declaration of a member, laid out in a table a parameter a row, is a <pre> of the declaration
+      on one line (:func:`_as_declaration`), and DocBook's table of contents is left out (:data:`_DOCBOOK_CONTENTS`);
     * a table cell's value wrapped in markup that trafilatura drops from a cell (:data:`_CELL_VALUE_WRAPPERS`) is
       the cell's own (:func:`_cell_value_unwrapped`): GeographicLib's Doxygen tables of geoids read with every
       number and link left out;
@@ -1067,8 +1071,8 @@ _OPENING_BLANK_LINES = re.compile(r"\A(?:[ \t\xa0]*\n)+")
 
 
 def _held_in_running_text(block: Any) -> bool:
-    """Whether the <pre> ``block`` is in a list item, a definition or a quotation (:data:`_RUNNING_TEXT`), and in
-    no table's cell."""
+    """Whether ``block`` (a <pre>, a table) is in a list item, a definition or a quotation
+    (:data:`_RUNNING_TEXT`), and in no table's cell."""
     above = {up.tag.lower() for up in block.iterancestors() if isinstance(up.tag, str)}
     return bool(above & _RUNNING_TEXT) and not above & _ROW_CELLS
 
@@ -1153,7 +1157,7 @@ def _unwrap_layout(table: Any) -> bool:
     table in a cell is read so too, its rows as blocks). Whether it was replaced."""
     import lxml.html
 
-    rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")  # its own rows, not a nested table's
+    rows = table.xpath(_OWN_ROWS)
     if not any(row.xpath(_LAYOUT_IN_CELL) for row in rows):
         return False
     holder = lxml.html.Element("div")
@@ -1190,33 +1194,41 @@ def _as_declaration(table: Any) -> None:
 
 
 def _rows_marked(table: Any) -> bool:
-    """Replace ``table`` with a paragraph of its caption and its rows, each row a line of its cells between "|"
-    (as :class:`_HTMLText` writes a row with ``table_rows``), the line breaks written as :data:`_LINE_MARK`;
+    """Replace ``table`` with a paragraph of its text as :class:`_HTMLText` reads a table with ``table_rows`` (its
+    caption, then each row a line of its cells between "|"), the line breaks written as :data:`_LINE_MARK`;
     whether it was replaced. trafilatura runs a table held in a list item, a definition or a quotation into the
     text around it, its cells not even spaced apart: FreedomBox's table of a mesh connection's fields, inside a
     numbered step, read "Field Name Example Value Explanation Connection Name Mesh Join - BATMAN ...", and
     Commons IO's Javadoc summaries, in the list items that lay its page out, "static java.lang.StringgetExtension
-    (java.lang.String fileName)Gets the extension of a fileName.static ...". A table with a cell that holds
-    blocks (paragraphs, a list, code; Sphinx puts a value in a paragraph of its own), or with no row of two cells
-    with text, is left as it is: its cells are no row's values."""
+    (java.lang.String fileName)Gets the extension of a fileName.static ...". A cell's <div>, <p> and <br> are
+    spaces in its value. A table with a cell that holds blocks (a list, code, several paragraphs; Sphinx puts a
+    value in a paragraph of its own), or with no row of two cells with text, is left as it is: its cells are no
+    row's values (awstats' FAQ lays out a table of steps so, which trafilatura reads as rows)."""
     import lxml.html
 
-    rows = table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
-    cells = [row.xpath("./td|./th") for row in rows]
+    cells = [row.xpath("./td|./th") for row in table.xpath(_OWN_ROWS)]
     filled = [sum(bool(cell.text_content().strip()) for cell in row) for row in cells]
     if max(filled, default=0) < 2 or any(cell.xpath(_BLOCK_IN_CELL) or len(cell.xpath(".//p")) > 1
                                          for row in cells for cell in row):
         return False  # (a note beside its icon, or a box around code, is laid out in a table of one cell a row)
-    lines = [" ".join(caption.text_content().split()) for caption in table.xpath("./caption")]
-    lines += [" | ".join(" ".join(cell.text_content().split()) for cell in row).join(("| ", " |"))
-              for row in cells if any(cell.text_content().strip() for cell in row)]
+    for row in cells:  # a cell's text in a <div> (Javadoc's) or a <p> (Sphinx's), its lines, are one value
+        for cell in row:
+            for part in list(cell.iter("div", "p", "br")):
+                part.tail = " " + (part.tail or "")
+                if part.tag == "br":
+                    part.drop_tag()
+                else:
+                    part.tag = "span"
+    _, text = html_to_text(lxml.html.tostring(table, encoding="unicode", with_tail=False), table_rows=True)
     paragraph = lxml.html.Element("p")
-    paragraph.text = "".join(f"{_LINE_MARK}{line}" for line in lines if line) + _LINE_MARK
+    paragraph.text = "".join(f"{_LINE_MARK}{line}" for line in text.split("\n") if line.strip()) + _LINE_MARK
     paragraph.tail = table.tail
     table.getparent().replace(table, paragraph)
     return True
 
 
+#: a table's own rows, not a nested table's
+_OWN_ROWS = "./tr|./thead/tr|./tbody/tr|./tfoot/tr"
 #: what makes a table's cell no value of a row (a row of such cells is blocks laid out side by side)
 _BLOCK_IN_CELL = ".//ul|.//ol|.//dl|.//pre|.//table|.//blockquote|.//h1|.//h2|.//h3|.//h4|.//h5|.//h6"
 
@@ -1302,7 +1314,7 @@ def _unwrap_labelled_rows(table: Any) -> bool:
     import lxml.html
 
     laid_out: list[tuple[str, Any]] = []  # (label, the cell of paragraphs) or ("", a spanning cell)
-    for row in table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr"):  # its own rows, not a nested table's
+    for row in table.xpath(_OWN_ROWS):
         cells = [cell for cell in row if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
         if len(cells) == 1 and _links_only(row):
             continue
@@ -1842,7 +1854,9 @@ def _run_in_labels_apart(tokens: list[Any]) -> list[Any]:
     above "When using a USB DAC ...") made two paragraphs, the label's and the text's. CommonMark joins a line
     to the next one, so the label ran into the sentence below it ("Problem When using a USB DAC on a Raspberry Pi
     audio plays fine ...": Shairport Sync's troubleshooting guide), and that sentence read as a fragment; a label
-    followed by a blank line was already a paragraph of its own."""
+    followed by a blank line was already a paragraph of its own. The text below opens with a capital (a bold line
+    that wraps a sentence, "**Do not delete the**" above "configuration file ...", is no label); a tight list's
+    item, whose paragraphs are not written, is left as it is."""
     out: list[Any] = []
     for token in tokens:
         children = token.children or []
@@ -1852,9 +1866,10 @@ def _run_in_labels_apart(tokens: list[Any]) -> list[Any]:
         rest = children[start + 3 :]
         while rest and rest[0].type == "text" and not rest[0].content.strip():
             rest = rest[1:]
-        if (token.type != "inline" or not out or out[-1].type != "paragraph_open"
+        if (token.type != "inline" or not out or out[-1].type != "paragraph_open" or out[-1].hidden
                 or [child.type for child in label] != ["strong_open", "text", "strong_close"]
-                or len(label[1].content.split()) > _LABEL_WORDS or len(rest) < 2 or rest[0].type != "softbreak"):
+                or len(label[1].content.split()) > _LABEL_WORDS or len(rest) < 2 or rest[0].type != "softbreak"
+                or rest[1].type != "text" or not rest[1].content[:1].isupper()):
             out.append(token)
             continue
         opening = out[-1]

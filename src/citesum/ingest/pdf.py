@@ -44,7 +44,7 @@ _DRAWN_SOFT_HYPHEN = "\u00ad"
 #: what PDFium gives for a list's bullet in some TeX-made PDFs (a C1 control, which no text writes): JAGS's,
 #: Velvet's, GNU Prolog's and CFITSIO's manuals, their items run into the paragraph above them ("options such as:
 #: \x88 The names of the C, C++, and Fortran compilers.")
-_CONTROL_BULLET = "\x88"
+_CONTROL_BULLET = re.compile(r"(?<!\S)\x88(?=\s)")  # (set apart by spaces, as a bullet is: no letter)
 #: control characters in a text layer; U+0002 is the hyphen of some OCR layers (pypdf reads "-" there)
 _CONTROL = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: the codes of a TeX font's ligatures and quotes where the PDF gives no Unicode for them (a Type 3 font drawn
@@ -64,9 +64,9 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s*)?[-–—(\[]?\s*(?:\d{1,5}|[ivxlcdm]{1,
 _SENTENCE_END = re.compile(r"""[.!?:]["'”’)\]]*$""")
 _LIST_ITEM = re.compile(r"^(?:[-–•*▪‣]|\d{1,3}[.)]|[a-z][.)]|\(\w{1,3}\))\s+\S")
 #: a word in parentheses that opens a line, no list's number ("(gcc) is used."): it goes on the line above when
-#: that line is the text's width and ends no sentence. A debugger's prompt ("(gdb) print a[0]") opens a line of
-#: an example
-_PARENTHESIZED_WORD = re.compile(r"^\((?![ivx]+\))(?!(?:gdb|lldb|pdb)\))[a-z]{2,}\)\s")
+#: that line is the text's width and ends no sentence. GDB's prompt ("(gdb) print a[0]") opens a line of an
+#: example
+_PARENTHESIZED_WORD = re.compile(r"^\((?![ivx]+\))(?!gdb\))[a-z]{2,}\)\s")
 _WORD_BEFORE_HYPHEN = re.compile(r"(\w+)-$")
 _WORD_AFTER = re.compile(r"^(\w+)")
 #: a line beginning or ending with a number (a page's number in its header or footer)
@@ -464,8 +464,8 @@ def clean_pages(pages: list[str], display: Sequence[frozenset[str]] = ()) -> Cle
     """Join the pages' lines into paragraphs (see the module docstring). ``display``: for each page, the keys of
     its lines set larger than the text (:func:`display_lines`); a paragraph ends where the size changes, a
     heading's lines kept together."""
-    pages = [_CONTROL.sub("", page.replace("\x02", _SOFT_BREAK).replace(_DRAWN_SOFT_HYPHEN, "-")
-                          .replace(_CONTROL_BULLET, "•"))
+    pages = [_CONTROL.sub("", _CONTROL_BULLET.sub("•", page.replace("\x02", _SOFT_BREAK)
+                                                   .replace(_DRAWN_SOFT_HYPHEN, "-")))
              for page in tex_font_codes(pages)]
     split = [[line.rstrip() for line in page.replace("\r\n", "\n").replace("\r", "\n").split("\n")] for page in pages]
     nonblank = [[line for line in lines if line.strip()] for lines in split]
