@@ -5,8 +5,8 @@ summarizer turns the question away and lists the closest sentences as leads. The
 question, but the scores a question's sentences get are not on one scale: a question asked in other words than
 the documents' (a trouble described, "no captcha image ever shows up") gets low scores everywhere, and its answer
 may still stand far above every other sentence. This script measures a rule that answers such a question with its
-best sentence: when the best sentence's answer score reaches ``low`` and exceeds the runner-up's (the best of
-another text) by ``margin``.
+best sentence: when the best sentence's answer score reaches ``low`` and exceeds the runner-up's (the best
+sentence worded otherwise, from any document) by ``margin``.
 
 For every question the summarizer turns away at the floor (not those for a subject no document mentions, nor
 those whose best sentence holds too few of the question's words, ``abstain_below``: the rule does not reach
@@ -45,23 +45,26 @@ MARGINS = (0.06, 0.08, 0.1, 0.12, 0.15)
 
 
 class _Recording(ExtractiveSummarizer):
-    """The default offline summarizer, recording the scores of the sentences of each question it turns away, and
-    whether it turned it away at the floor (it had weighed the facts against the gate, and none reached it)."""
+    """The default offline summarizer, recording, for each question it turns away, the scores of its sentences
+    and the gate the facts were weighed against (None when they were not: the question was turned away before,
+    for a subject no document mentions or too few of its words)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.gated = False
+        self.gate: float | None = None
         self.turned_away: dict[str, Any] | None = None
 
-    def _select(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.gated = True
-        return super()._select(*args, **kwargs)
+    def _select(self, groups, sentences, vectors, query_terms, terms, gate, *rest):  # type: ignore[no-untyped-def]
+        self.gate = gate
+        return super()._select(groups, sentences, vectors, query_terms, terms, gate, *rest)
 
     def _abstain(self, context, sentences, started, missing, read_as=()):  # type: ignore[no-untyped-def]
         ranked = sorted(sentences, key=lambda s: -s.answer)
         best = ranked[0] if ranked else None
         runner_up = next((s for s in ranked[1:] if best is not None and s.text != best.text), None)
-        self.turned_away = {"at_the_floor": self.gated and best is not None,
+        # at the floor: no sentence reached the gate (not one that reached it, its fact then left out for
+        # another reason, as too far below the best group's relevance)
+        self.turned_away = {"at_the_floor": best is not None and self.gate is not None and best.answer < self.gate,
                             "best": round(best.answer, 4) if best else None,
                             "runner_up": round(runner_up.answer, 4) if runner_up else None,
                             "best_text": best.text if best else ""}
@@ -73,12 +76,14 @@ def turned_away(splits: Sequence[str], work: Path) -> list[dict[str, Any]]:
     whether the best sentence states a gold sentence."""
     rd = load_script(ROOT / "benchmarks" / "realdocs.py", "realdocs")
     rows = []
+    gated = 0
     for split in splits:
         recording = _Recording()
         pipeline = Pipeline(rd.checked_index(work, split), summarizer=recording)
         for q in rd.load_questions(split):
-            recording.gated, recording.turned_away = False, None
+            recording.gate, recording.turned_away = None, None
             pipeline.summarize(q["question"])
+            gated += recording.gate is not None
             record = recording.turned_away
             if record is None or not record["at_the_floor"]:
                 continue
@@ -88,6 +93,8 @@ def turned_away(splits: Sequence[str], work: Path) -> list[dict[str, Any]]:
                          "runner_up": record["runner_up"],
                          "best_states_gold": rd.states_gold([record["best_text"]], gold),
                          "best_answers": bool(acceptable) and rd.answers(record["best_text"], acceptable)})
+    if not gated:  # (the hooks above name the summarizer's own steps: renamed, they would record nothing)
+        raise SystemExit("error: no question reached the answer gate; has ExtractiveSummarizer._select changed?")
     return rows
 
 
